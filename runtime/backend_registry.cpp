@@ -1,0 +1,65 @@
+#include "backend_registry.hpp"
+
+#include <functional>
+
+#include "common/failure.hpp"
+#include "replay/cpu_reference_device.hpp"
+#include "replay/replay_executor.hpp"
+
+namespace taconite {
+
+namespace {
+
+using Factory = std::function<std::unique_ptr<Executor>(const plan::Plan&, const LoadOptions&, int threads)>;
+
+struct BackendEntry {
+  std::string_view name;
+  Factory open;
+};
+
+// In `auto` preference order: NPU backends first, then the fast CPU backend, then the exact one.
+std::vector<BackendEntry> backend_table() {
+  std::vector<BackendEntry> table;
+  table.push_back({kBackendCpuReference, [](const plan::Plan& plan, const LoadOptions&, int threads) {
+                     return replay::make_replay_executor(plan, replay::make_cpu_reference_device(threads), threads);
+                   }});
+  return table;
+}
+
+std::string joined_names(const std::vector<BackendEntry>& table) {
+  std::string names;
+  for (const BackendEntry& entry : table) names += (names.empty() ? "" : ", ") + std::string(entry.name);
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::string> compiled_backends() {
+  std::vector<std::string> names;
+  for (const BackendEntry& entry : backend_table()) names.emplace_back(entry.name);
+  return names;
+}
+
+OpenedBackend open_backend(const plan::Plan& plan, const LoadOptions& options, int threads) {
+  const std::vector<BackendEntry> table = backend_table();
+  if (options.backend == kBackendAuto) {
+    std::string skipped;
+    for (const BackendEntry& entry : table) {
+      try {
+        auto executor = entry.open(plan, options, threads);
+        std::string reason = "auto: " + std::string(entry.name);
+        reason += skipped.empty() ? " (first compiled backend)" : " (" + skipped + ")";
+        return {std::move(executor), reason};
+      } catch (const Failure& failure) {
+        skipped += (skipped.empty() ? "" : "; ") + std::string(entry.name) + " unavailable: " + failure.error().message;
+      }
+    }
+    fail(ErrorKind::Device, "no backend could be opened: " + skipped);
+  }
+  for (const BackendEntry& entry : table)
+    if (entry.name == options.backend) return {entry.open(plan, options, threads), "requested"};
+  fail(ErrorKind::Device, "backend '" + options.backend + "' is not available in this build; compiled backends: " +
+                              joined_names(table) + " (or auto)");
+}
+
+}  // namespace taconite

@@ -1,0 +1,51 @@
+#include "bundle/bundle.hpp"
+
+#include <system_error>
+
+#include "bundle/text_lines.hpp"
+#include "common/failure.hpp"
+
+namespace taconite::bundle {
+
+namespace fs = std::filesystem;
+
+Bundle Bundle::open(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) fail(ErrorKind::Io, dir.string() + ": not a bundle directory (no such directory)");
+  const bool has_manifest = fs::exists(dir / kManifestFile, ec);
+  if (!has_manifest && fs::exists(dir / "plan.txt", ec))
+    fail(ErrorKind::Bundle, dir.string() +
+                                ": old-format bundle (plan.txt, no manifest.txt); re-export it with "
+                                "export_ir18.py / export_ir101.py");
+  if (!has_manifest) fail(ErrorKind::Io, (dir / kManifestFile).string() + ": missing; not a bundle directory");
+
+  Bundle bundle;
+  bundle.dir_ = fs::canonical(dir, ec);
+  if (ec) fail(ErrorKind::Io, dir.string() + ": " + ec.message());
+  bundle.manifest_ = parse_manifest(read_text_file((bundle.dir_ / kManifestFile).string()));
+  bundle.tensors_ = TensorStore::open(bundle.dir_);
+  return bundle;
+}
+
+fs::path Bundle::resolve_inside(std::string_view relative, int line, std::string_view line_text,
+                                bool must_exist) const {
+  auto bad = [&](const std::string& problem) {
+    fail(ErrorKind::Bundle, located_message(kManifestFile, line, line_text, problem));
+  };
+  const fs::path rel(relative);
+  if (relative.empty()) bad("empty file name");
+  if (rel.is_absolute()) bad("file '" + std::string(relative) + "' must be relative to the bundle");
+  for (const fs::path& part : rel)
+    if (part == "..") bad("file '" + std::string(relative) + "' escapes the bundle ('..')");
+
+  std::error_code ec;
+  const fs::path resolved = fs::weakly_canonical(dir_ / rel, ec);
+  if (ec) bad("cannot resolve file '" + std::string(relative) + "': " + ec.message());
+  // Compare whole path components so /a/bundle2 is not "inside" /a/bundle.
+  auto [dir_end, res_it] = std::mismatch(dir_.begin(), dir_.end(), resolved.begin(), resolved.end());
+  if (dir_end != dir_.end()) bad("file '" + std::string(relative) + "' resolves outside the bundle (symlink?)");
+  if (must_exist && !fs::is_regular_file(resolved, ec)) bad("file '" + std::string(relative) + "' does not exist");
+  return resolved;
+}
+
+}  // namespace taconite::bundle

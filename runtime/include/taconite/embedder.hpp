@@ -1,0 +1,109 @@
+// taconite::IrEmbedder: load an AdaFace IR bundle once, turn aligned 112x112 faces into
+// 512-d embeddings many times.
+//
+// Contract: an IrEmbedder is movable, not copyable, and NOT safe for concurrent calls: use one
+// per thread, or share one behind a mutex or a single worker thread. The library never prints
+// (except TACONITE_TIMING=1 statistics on stderr at destruction), never aborts, never exits,
+// and no exception escapes these calls.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "taconite/error.hpp"
+
+namespace taconite {
+
+// Backend names. `auto` picks an NPU backend when one is compiled in and its device opens,
+// else the fast CPU backend, else cpu-reference.
+inline constexpr std::string_view kBackendAuto = "auto";
+inline constexpr std::string_view kBackendCpu = "cpu";
+inline constexpr std::string_view kBackendCpuReference = "cpu-reference";
+inline constexpr std::string_view kBackendNpuDirect = "npu-direct";
+inline constexpr std::string_view kBackendNpuXrt = "npu-xrt";
+
+// The backends this build of the library contains, in `auto` preference order.
+std::vector<std::string> compiled_backends();
+
+enum class Precision {
+  Auto,  // bf16 where the CPU computes it natively (AVX512-BF16 / AMX), f32 elsewhere (cpu backend)
+  F32,   // force f32 compute (cpu backend)
+};
+
+struct LoadOptions {
+  std::string backend{kBackendAuto};
+  int threads = 0;  // worker threads for CPU work; 0 = TACONITE_THREADS if set, else all cores
+  Precision precision = Precision::Auto;
+};
+
+// Shape of the network's input step (channels is the padded stem width, e.g. 8).
+struct InputDims {
+  int channels = 0;
+  int height = 0;
+  int width = 0;
+};
+
+// A caller's face: channel-major f32, RGB, cvlface preprocessing ((rgb/255)-0.5)/0.5.
+// data holds channels*height*width values; 1 <= channels <= input_dims().channels.
+struct FaceChw {
+  std::span<const float> data;
+  int channels = 3;
+  int height = 112;
+  int width = 112;
+};
+
+using Embedding = std::vector<float>;  // raw (not L2-normalised) head output, embed_dim() values
+
+class IrEmbedder {
+ public:
+  // Maps and validates every record of the bundle and prepares the backend. Errors: Io, Bundle
+  // (names manifest.txt:<line> or tensors.txt:<line>), Device (backend unavailable or failed).
+  static Result<IrEmbedder> load(const std::filesystem::path& bundle_dir, const LoadOptions& options = {});
+
+  IrEmbedder(IrEmbedder&&) noexcept;
+  IrEmbedder& operator=(IrEmbedder&&) noexcept;
+  IrEmbedder(const IrEmbedder&) = delete;
+  IrEmbedder& operator=(const IrEmbedder&) = delete;
+  ~IrEmbedder();
+
+  // One face -> one embedding. The face is rounded to bf16, zero-padded to the stem's channels
+  // and tiled (spec §8). Errors: Input (wrong size or channel count), Device.
+  Result<Embedding> embed(const FaceChw& face);
+
+  // Several faces in one pass (the throughput path). Results equal embed() face by face up to
+  // the backend's batching numerics. An empty batch gives an empty result.
+  Result<std::vector<Embedding>> embed_batch(std::span<const FaceChw> faces);
+
+  // Replays the bundle's recorded input (the input step's tensor, normally ref.input).
+  Result<Embedding> embed_recorded();
+
+  InputDims input_dims() const;
+  int embed_dim() const;
+  std::string model() const;            // the bundle's `param model`, or "" when absent
+  int num_conv_dispatches() const;      // conv records in the manifest (NPU dispatches per face)
+  std::string backend() const;          // the backend actually running, e.g. "cpu-reference"
+  std::string backend_reason() const;   // why that backend was chosen (for `auto`)
+  std::string param(std::string_view name) const;  // a `param` record's value, or "" when absent
+
+  // An f32 reference tensor stored in the bundle (ref.input_chw, ref.npu_embedding,
+  // ref.cpu_embedding); empty when the bundle has none of that name or it is not f32.
+  std::vector<float> reference_f32(std::string_view name) const;
+
+  // Non-fatal findings of the load (e.g. the stem zero-pattern check of spec §5.3).
+  const std::vector<std::string>& diagnostics() const;
+
+ private:
+  struct Impl;
+  explicit IrEmbedder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Cosine similarity in double precision; 0 when either vector is all zero or sizes differ.
+double cosine(std::span<const float> a, std::span<const float> b) noexcept;
+
+}  // namespace taconite
