@@ -28,7 +28,7 @@ inline constexpr std::string_view kBackendNpuDirect = "npu-direct";
 inline constexpr std::string_view kBackendNpuXrt = "npu-xrt";
 
 // The backends this build of the library contains, in `auto` preference order.
-std::vector<std::string> compiled_backends();
+TACONITE_API std::vector<std::string> compiled_backends();
 
 enum class Precision {
   Auto,  // bf16 where the CPU computes it natively (AVX512-BF16 / AMX), f32 elsewhere (cpu backend)
@@ -59,7 +59,7 @@ struct FaceChw {
 
 using Embedding = std::vector<float>;  // raw (not L2-normalised) head output, embed_dim() values
 
-class IrEmbedder {
+class TACONITE_API IrEmbedder {
  public:
   // Maps and validates every record of the bundle and prepares the backend. Errors: Io, Bundle
   // (names manifest.txt:<line> or tensors.txt:<line>), Device (backend unavailable or failed).
@@ -104,6 +104,6 @@ class IrEmbedder {
 };
 
 // Cosine similarity in double precision; 0 when either vector is all zero or sizes differ.
-double cosine(std::span<const float> a, std::span<const float> b) noexcept;
+TACONITE_API double cosine(std::span<const float> a, std::span<const float> b) noexcept;
 
 }  // namespace taconite

@@ -6,6 +6,9 @@
 #include <utility>
 #include <variant>
 
+// Marks the library's exported API (the library is built with hidden visibility).
+#define TACONITE_API __attribute__((visibility("default")))
+
 namespace taconite {
 
 enum class ErrorKind {
@@ -15,7 +18,7 @@ enum class ErrorKind {
   Input,   // the caller's input is wrong; the message says what was expected and what was given
 };
 
-const char* to_string(ErrorKind kind) noexcept;
+TACONITE_API const char* to_string(ErrorKind kind) noexcept;
 
 struct Error {
   ErrorKind kind;

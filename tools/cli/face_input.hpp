@@ -1,0 +1,24 @@
+// Reading a caller's face for the CLI: an image file (OpenCV) or a raw f32 CHW file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "taconite/embedder.hpp"
+
+namespace taconite::cli {
+
+// An owned CHW tensor ready for IrEmbedder::embed.
+struct OwnedFace {
+  std::vector<float> data;
+  int channels = 3, height = 0, width = 0;
+  FaceChw view() const { return {data, channels, height, width}; }
+};
+
+// Decodes, resizes to width x height, converts to RGB and applies ((x/255)-0.5)/0.5, CHW.
+Result<OwnedFace> read_face_image(const std::string& path, int height, int width);
+// A raw little-endian f32 CHW file of c*height*width values (c = file size / (4*h*w)).
+Result<OwnedFace> read_face_f32(const std::string& path, int height, int width);
+Status write_f32(const std::string& path, const std::vector<float>& values);
+
+}  // namespace taconite::cli
