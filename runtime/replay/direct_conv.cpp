@@ -26,7 +26,7 @@ v8f load(const float* p) {
 }
 
 // Eight output channels x eight columns of one row, accumulated in registers.
-__attribute__((target_clones("arch=haswell", "default"))) void conv_block_row(
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void conv_block_row(
     const ConvGeometry& g, const PlanarLayout& L, const float* planar, const float* packed_weights, int y,
     float* out_block /* [8][w] */) {
   const int k = g.kernel;
