@@ -1,0 +1,109 @@
+/* gsttaconitemeta: face embeddings attached to video buffers by the taconiteadaface element.
+ *
+ * Link with pkg-config `gsttaconitemeta-1.0`. Two carriers exist:
+ *  - GstTaconiteEmbeddingMeta: one per face, survives videoscale/videoconvert/tee/queue
+ *    (no API tags, deep copy on COPY and SCALE, ROI id kept).
+ *  - A "taconite-embedding" GstStructure in the params of the face's GstVideoRegionOfInterestMeta,
+ *    for applications that only read ROI metas (GStreamer 1.22 drops ROI params on SCALE).
+ *
+ * Contract: all functions are thread-safe in the GStreamer sense (metas follow their buffer's
+ * writability rules); embeddings are 'dim' little-endian float32 values, L2-normalised.
+ */
+#pragma once
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#ifndef GST_TACONITE_META_API
+#define GST_TACONITE_META_API __attribute__((visibility("default"))) extern
+#endif
+
+/**
+ * GstTaconiteEmbeddingStatus:
+ * @GST_TACONITE_EMBEDDING_COMPUTED: computed for this buffer.
+ * @GST_TACONITE_EMBEDDING_CACHED: re-attached from an earlier frame of the same track
+ *   (see @cache_age); reserved for track reuse.
+ * @GST_TACONITE_EMBEDDING_SKIPPED: not computed (the engine fell behind); @dim is 0.
+ */
+typedef enum {
+  GST_TACONITE_EMBEDDING_COMPUTED = 0,
+  GST_TACONITE_EMBEDDING_CACHED = 1,
+  GST_TACONITE_EMBEDDING_SKIPPED = 2,
+} GstTaconiteEmbeddingStatus;
+
+/**
+ * GstTaconiteEmbeddingMeta:
+ * @meta: parent #GstMeta.
+ * @roi_id: id of the #GstVideoRegionOfInterestMeta this face belongs to; -1 when the whole
+ *   buffer is the face (input-mode=crops).
+ * @dim: number of values in @embedding (512 for AdaFace IR), 0 when skipped.
+ * @embedding: @dim floats, L2-normalised (compare two faces with a dot product / cosine).
+ * @norm: L2 norm of the raw network output before normalisation (AdaFace's quality signal).
+ * @model: model name from the bundle (e.g. "IR-18"), never NULL.
+ * @backend: backend that computed it (e.g. "cpu-reference"), never NULL.
+ * @aligned: TRUE when the face was warped to the 5-point template, FALSE for a box crop.
+ * @status: how this embedding was obtained.
+ * @cache_age: frames since the embedding was computed (0 unless @status is CACHED).
+ *
+ * The meta owns @embedding, @model and @backend.
+ */
+typedef struct {
+  GstMeta meta;
+
+  gint roi_id;
+  guint dim;
+  gfloat *embedding;
+  gdouble norm;
+  gchar *model;
+  gchar *backend;
+  gboolean aligned;
+  GstTaconiteEmbeddingStatus status;
+  guint cache_age;
+
+  /*< private >*/
+  gpointer _gst_reserved[GST_PADDING];
+} GstTaconiteEmbeddingMeta;
+
+/* The ROI param structure name and the ROI id used for whole-buffer crops. */
+#define GST_TACONITE_EMBEDDING_PARAMS_NAME "taconite-embedding"
+#define GST_TACONITE_WHOLE_BUFFER_ROI_ID (-1)
+
+GST_TACONITE_META_API GType gst_taconite_embedding_meta_api_get_type(void);
+#define GST_TACONITE_EMBEDDING_META_API_TYPE (gst_taconite_embedding_meta_api_get_type())
+
+GST_TACONITE_META_API const GstMetaInfo *gst_taconite_embedding_meta_get_info(void);
+#define GST_TACONITE_EMBEDDING_META_INFO (gst_taconite_embedding_meta_get_info())
+
+/* Adds a meta (the buffer must be writable). @embedding holds @dim already L2-normalised
+ * floats and is copied; @model/@backend may be NULL (stored as ""). */
+GST_TACONITE_META_API GstTaconiteEmbeddingMeta *gst_buffer_add_taconite_embedding_meta(
+    GstBuffer *buffer, gint roi_id, const gfloat *embedding, guint dim, gdouble norm, const gchar *model,
+    const gchar *backend, gboolean aligned);
+
+/* The first meta on @buffer (any ROI), or NULL. Iterate all of them with
+ * gst_buffer_iterate_meta_filtered (buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE). */
+#define gst_buffer_get_taconite_embedding_meta(b) \
+  ((GstTaconiteEmbeddingMeta *)gst_buffer_get_meta((b), GST_TACONITE_EMBEDDING_META_API_TYPE))
+
+/* The meta belonging to ROI @roi_id (-1: the whole-buffer crop), or NULL. */
+GST_TACONITE_META_API GstTaconiteEmbeddingMeta *gst_buffer_get_taconite_embedding_meta_for_roi(GstBuffer *buffer,
+                                                                                              gint roi_id);
+
+/* Cosine similarity of two embeddings in double precision; 0 when either is skipped or the
+ * dimensions differ. */
+GST_TACONITE_META_API gdouble gst_taconite_embedding_meta_cosine(const GstTaconiteEmbeddingMeta *a,
+                                                                const GstTaconiteEmbeddingMeta *b);
+
+/* A new "taconite-embedding" structure: norm (double), model (string), backend (string),
+ * aligned (boolean), dim (uint), embedding (GBytes, dim little-endian float32). */
+GST_TACONITE_META_API GstStructure *gst_taconite_embedding_params_new(const gfloat *embedding, guint dim,
+                                                                     gdouble norm, const gchar *model,
+                                                                     const gchar *backend, gboolean aligned);
+
+/* Reads a "taconite-embedding" structure. Returns a new array of *@dim floats (g_free it), or
+ * NULL when @params is not a valid embedding structure. @norm may be NULL. */
+GST_TACONITE_META_API gfloat *gst_taconite_embedding_params_get_embedding(const GstStructure *params, guint *dim,
+                                                                         gdouble *norm);
+
+G_END_DECLS

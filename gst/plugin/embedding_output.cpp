@@ -1,0 +1,72 @@
+#include "embedding_output.hpp"
+
+#include <gst/taconite/gsttaconitemeta.h>
+#include <gst/video/video.h>
+
+#include <cmath>
+
+namespace taconite::gst {
+
+double l2_normalise(const std::vector<float>& raw, std::vector<float>& unit) {
+  double sum = 0.0;
+  for (float v : raw) sum += static_cast<double>(v) * v;
+  const double norm = std::sqrt(sum);
+  unit.resize(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) unit[i] = norm > 0.0 ? static_cast<float>(raw[i] / norm) : 0.0f;
+  return norm;
+}
+
+void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbedding>& faces, const std::string& model,
+                       const std::string& backend) {
+  for (const FaceEmbedding& face : faces) {
+    const guint dim = static_cast<guint>(face.unit.size());
+    gst_buffer_add_taconite_embedding_meta(writable_buffer, face.face.roi_id, face.unit.data(), dim, face.norm,
+                                           model.c_str(), backend.c_str(), face.aligned);
+    if (face.face.roi)
+      gst_video_region_of_interest_meta_add_param(
+          face.face.roi, gst_taconite_embedding_params_new(face.unit.data(), dim, face.norm, model.c_str(),
+                                                           backend.c_str(), face.aligned));
+  }
+}
+
+namespace {
+
+GstStructure* face_structure(const FaceEmbedding& face) {
+  GstStructure* params = gst_taconite_embedding_params_new(face.unit.data(), static_cast<guint>(face.unit.size()),
+                                                           face.norm, "", "", face.aligned);
+  const GValue* embedding = gst_structure_get_value(params, "embedding");
+  GstStructure* s = gst_structure_new("face", "roi-id", G_TYPE_INT, face.face.roi_id, "x", G_TYPE_INT, face.face.box.x,
+                                      "y", G_TYPE_INT, face.face.box.y, "width", G_TYPE_INT, face.face.box.width,
+                                      "height", G_TYPE_INT, face.face.box.height, "norm", G_TYPE_DOUBLE, face.norm,
+                                      "aligned", G_TYPE_BOOLEAN, face.aligned, nullptr);
+  gst_structure_set_value(s, "embedding", embedding);
+  gst_structure_free(params);
+  return s;
+}
+
+}  // namespace
+
+GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment,
+                                      const std::vector<FaceEmbedding>& faces) {
+  const GstClockTime pts = GST_BUFFER_PTS(buffer);
+  GstClockTime running_time = GST_CLOCK_TIME_NONE, stream_time = GST_CLOCK_TIME_NONE;
+  if (segment.format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID(pts)) {
+    running_time = gst_segment_to_running_time(&segment, GST_FORMAT_TIME, pts);
+    stream_time = gst_segment_to_stream_time(&segment, GST_FORMAT_TIME, pts);
+  }
+  GValue list = G_VALUE_INIT;
+  gst_value_list_init(&list, static_cast<guint>(faces.size()));
+  for (const FaceEmbedding& face : faces) {
+    GValue item = G_VALUE_INIT;
+    g_value_init(&item, GST_TYPE_STRUCTURE);
+    g_value_take_boxed(&item, face_structure(face));
+    gst_value_list_append_and_take_value(&list, &item);
+  }
+  GstStructure* s = gst_structure_new("taconiteadaface", "timestamp", G_TYPE_UINT64, pts, "stream-time", G_TYPE_UINT64,
+                                      stream_time, "running-time", G_TYPE_UINT64, running_time, "duration",
+                                      G_TYPE_UINT64, GST_BUFFER_DURATION(buffer), nullptr);
+  gst_structure_take_value(s, "faces", &list);
+  return s;
+}
+
+}  // namespace taconite::gst

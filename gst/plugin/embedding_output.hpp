@@ -1,0 +1,33 @@
+// Writes embeddings where applications read them: the own meta, the ROI's params, bus messages.
+#pragma once
+
+#include <gst/gst.h>
+
+#include <string>
+#include <vector>
+
+#include "face_selection.hpp"
+
+namespace taconite::gst {
+
+struct FaceEmbedding {
+  FaceJob face;
+  std::vector<float> unit;  // L2-normalised embedding
+  double norm = 0.0;        // L2 norm of the raw network output
+  bool aligned = false;
+};
+
+// Normalises a raw embedding; returns its L2 norm (0 leaves an all-zero vector).
+double l2_normalise(const std::vector<float>& raw, std::vector<float>& unit);
+
+// Adds one GstTaconiteEmbeddingMeta per face and, for ROI faces, a "taconite-embedding" param
+// structure on the ROI meta. The buffer must be writable.
+void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbedding>& faces, const std::string& model,
+                       const std::string& backend);
+
+// The per-frame element message: timestamps plus a list of faces (roi-id, box, norm, aligned,
+// embedding as GBytes of little-endian float32).
+GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment,
+                                      const std::vector<FaceEmbedding>& faces);
+
+}  // namespace taconite::gst

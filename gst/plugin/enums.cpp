@@ -1,0 +1,57 @@
+#include "enums.hpp"
+
+#include <gst/gst.h>
+
+
+GType taconite_input_mode_get_type() {
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(InputMode::Crops), "Each buffer is one aligned face crop (resized to the model input when needed)",
+       "crops"},
+      {static_cast<gint>(InputMode::Rois), "Embed the face ROIs (GstVideoRegionOfInterestMeta of roi-type) of each frame",
+       "rois"},
+      {static_cast<gint>(InputMode::Auto), "Use the ROIs when the buffer has ROIs of roi-type, else the whole buffer",
+       "auto"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconiteAdafaceInputMode", values));
+  return static_cast<GType>(type);
+}
+
+GType taconite_channel_order_get_type() {
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(ChannelOrder::Rgb), "Feed the network R,G,B planes (the bundle contract)", "rgb"},
+      {static_cast<gint>(ChannelOrder::Bgr), "Feed the network B,G,R planes (for BGR-trained checkpoints)", "bgr"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconiteAdafaceChannelOrder", values));
+  return static_cast<GType>(type);
+}
+
+GType taconite_backend_get_type() {
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(BackendChoice::Auto), "NPU when available, else the fast CPU backend, else cpu-reference",
+       "auto"},
+      {static_cast<gint>(BackendChoice::Cpu), "Fast CPU backend (oneDNN)", "cpu"},
+      {static_cast<gint>(BackendChoice::CpuReference), "Exact CPU emulation of the NPU numerics (slow)",
+       "cpu-reference"},
+      {static_cast<gint>(BackendChoice::NpuDirect), "AMD XDNA NPU through the amdxdna driver directly", "npu-direct"},
+      {static_cast<gint>(BackendChoice::NpuXrt), "AMD XDNA NPU through XRT", "npu-xrt"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconiteAdafaceBackend", values));
+  return static_cast<GType>(type);
+}
+
+const char* backend_choice_name(BackendChoice choice) {
+  switch (choice) {
+    case BackendChoice::Auto: return "auto";
+    case BackendChoice::Cpu: return "cpu";
+    case BackendChoice::CpuReference: return "cpu-reference";
+    case BackendChoice::NpuDirect: return "npu-direct";
+    case BackendChoice::NpuXrt: return "npu-xrt";
+  }
+  return "auto";
+}

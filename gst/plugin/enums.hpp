@@ -1,0 +1,30 @@
+// Enum property types of taconiteadaface, registered with GLib so gst-inspect lists their values.
+#pragma once
+
+#include <glib-object.h>
+
+enum class InputMode : int {
+  Crops = 0,  // every buffer is one aligned face crop
+  Rois = 1,   // frames carrying GstVideoRegionOfInterestMeta of type roi-type
+  Auto = 2,   // rois when the buffer has matching ROIs, else crops
+};
+
+enum class ChannelOrder : int {
+  Rgb = 0,  // the bundle's contract (cvlface)
+  Bgr = 1,  // for checkpoints trained on BGR input (AdaFace's inference.py)
+};
+
+enum class BackendChoice : int {
+  Auto = 0,
+  Cpu = 1,
+  CpuReference = 2,
+  NpuDirect = 3,
+  NpuXrt = 4,
+};
+
+GType taconite_input_mode_get_type();
+GType taconite_channel_order_get_type();
+GType taconite_backend_get_type();
+
+// The runtime's backend name for a choice ("auto", "cpu", ...).
+const char* backend_choice_name(BackendChoice choice);

@@ -1,0 +1,900 @@
+/**
+ * SECTION:element-taconiteadaface
+ * @title: taconiteadaface
+ *
+ * Computes AdaFace IR face embeddings (512 floats) on its own streaming thread and attaches them
+ * to the video buffers, which pass through unchanged and in order.
+ *
+ * The faces are either the whole buffer (`input-mode=crops`: each buffer is one aligned face
+ * crop, e.g. 112x112) or the face ROIs of each frame (`input-mode=rois`:
+ * #GstVideoRegionOfInterestMeta of type `roi-type`, as `facedetect` emits; each box is cropped
+ * square with `margin` and resized). `auto` picks per buffer. Every face gets a
+ * #GstTaconiteEmbeddingMeta (library gsttaconitemeta-1.0) linked to its ROI by id; ROI faces also
+ * get a `taconite-embedding` structure in the ROI's params, and `post-messages=true` posts one
+ * `taconiteadaface` element message per frame.
+ *
+ * Like `queue`, the sink pad enqueues (at most `max-queued` buffers, then upstream blocks) and a
+ * src-pad task runs the engine and pushes; serialized events and queries stay in order with the
+ * buffers. The bundle is loaded in the READY to PAUSED transition.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 multifilesrc location=face%03d.png caps=image/png,framerate=1/1 ! pngdec ! \
+ *     videoconvert ! taconiteadaface bundle=/path/to/bundle input-mode=crops post-messages=true ! \
+ *     fakesink -m
+ * ]| Embeds pre-cropped face images and prints one message per image.
+ * |[
+ * gst-launch-1.0 v4l2src ! videoconvert ! facedetect display=false ! \
+ *     taconiteadaface bundle=/path/to/bundle input-mode=rois min-face-size=40 margin=0.1 ! \
+ *     videoconvert ! autovideosink
+ * ]| Embeds the faces facedetect finds in a camera stream.
+ *
+ * Since: 0.1
+ */
+#include "gsttaconiteadaface.h"
+
+#include <gst/video/video.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "debug_categories.hpp"
+#include "embedding_output.hpp"
+#include "engine_client.hpp"
+#include "enums.hpp"
+#include "face_preprocess.hpp"
+#include "face_selection.hpp"
+
+#define GST_CAT_DEFAULT taconite_adaface_debug
+
+GST_DEBUG_CATEGORY(taconite_adaface_debug);
+GST_DEBUG_CATEGORY(taconite_dataflow_debug);
+GST_DEBUG_CATEGORY(taconite_runtime_debug);
+
+void taconite_debug_categories_init() {
+  static gsize done = 0;
+  if (g_once_init_enter(&done)) {
+    GST_DEBUG_CATEGORY_INIT(taconite_adaface_debug, "taconiteadaface", 0, "taconiteadaface element");
+    GST_DEBUG_CATEGORY_INIT(taconite_dataflow_debug, "taconiteadaface-dataflow", 0,
+                            "taconiteadaface per-buffer dataflow");
+    GST_DEBUG_CATEGORY_INIT(taconite_runtime_debug, "taconite-runtime", 0, "taconite inference runtime (engine)");
+    g_once_init_leave(&done, 1);
+  }
+}
+
+namespace {
+
+using namespace taconite::gst;
+
+constexpr InputMode kDefaultInputMode = InputMode::Auto;
+constexpr const char* kDefaultRoiType = "face";
+constexpr guint kDefaultMinFaceSize = 0;
+constexpr guint kDefaultMaxFaces = 0;
+constexpr double kDefaultMargin = 0.0;
+constexpr ChannelOrder kDefaultChannelOrder = ChannelOrder::Rgb;
+constexpr BackendChoice kDefaultBackend = BackendChoice::Auto;
+constexpr guint kDefaultMaxQueued = 8;
+constexpr gint kDefaultThreads = 0;
+constexpr gboolean kDefaultPostMessages = FALSE;
+
+// Property values; guarded by the object lock.
+struct Settings {
+  std::string bundle;
+  BackendChoice backend = kDefaultBackend;
+  gint threads = kDefaultThreads;
+  InputMode input_mode = kDefaultInputMode;
+  std::string roi_type = kDefaultRoiType;
+  guint min_face_size = kDefaultMinFaceSize;
+  guint max_faces = kDefaultMaxFaces;
+  double margin = kDefaultMargin;
+  ChannelOrder channel_order = kDefaultChannelOrder;
+  gboolean post_messages = kDefaultPostMessages;
+};
+
+// The queue between the sink pad (producer) and the src task (consumer); guarded by `lock`.
+struct Queue {
+  std::mutex lock;
+  std::condition_variable item_added;    // the task waits for work
+  std::condition_variable item_removed;  // chain waits for room; serialized queries wait for answers
+  std::deque<GstMiniObject*> items;      // buffers and events (owned), queries (borrowed)
+  guint buffers = 0;                     // buffers among `items`
+  GstFlowReturn srcresult = GST_FLOW_FLUSHING;  // last downstream result, returned upstream
+  bool eos = false;                             // EOS is queued or was pushed
+  GstQuery* in_flight = nullptr;                // a query the task is answering outside the lock
+  GstQuery* answered = nullptr;                 // the last query the task answered ...
+  bool answer = false;                          // ... and its result
+};
+
+// What only the streaming (task) thread touches while the pads are active.
+struct Stream {
+  GstVideoInfo info;
+  bool have_info = false;
+  GstSegment segment;
+  std::unique_ptr<EngineClient> engine;  // loaded at READY->PAUSED, released at PAUSED->READY
+  std::vector<float> scratch;
+};
+
+struct Counters {
+  std::atomic<guint64> frames_in{0};
+  std::atomic<guint64> frames_out{0};
+  std::atomic<guint64> faces_embedded{0};
+  std::atomic<guint64> processed{0};
+  std::atomic<guint64> processing_ns{0};
+  std::atomic<GstClockTime> reported_latency{0};  // what the last LATENCY query added
+};
+
+}  // namespace
+
+struct _GstTaconiteAdaface {
+  GstElement parent;
+  GstPad* sinkpad;
+  GstPad* srcpad;
+  std::atomic<guint> max_queued;
+  Settings* settings;
+  Queue* queue;
+  Stream* stream;
+  Counters* counters;
+};
+
+enum {
+  PROP_0,
+  PROP_BUNDLE,
+  PROP_BACKEND,
+  PROP_THREADS,
+  PROP_INPUT_MODE,
+  PROP_ROI_TYPE,
+  PROP_MIN_FACE_SIZE,
+  PROP_MAX_FACES,
+  PROP_MARGIN,
+  PROP_CHANNEL_ORDER,
+  PROP_MAX_QUEUED,
+  PROP_POST_MESSAGES,
+  PROP_FRAMES_IN,
+  PROP_FRAMES_OUT,
+  PROP_FACES_EMBEDDED,
+  PROP_MEAN_LATENCY_MS,
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(TACONITE_ADAFACE_VIDEO_FORMATS)));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
+    "src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(TACONITE_ADAFACE_VIDEO_FORMATS)));
+
+G_DEFINE_TYPE_WITH_CODE(GstTaconiteAdaface, gst_taconite_adaface, GST_TYPE_ELEMENT, taconite_debug_categories_init());
+GST_ELEMENT_REGISTER_DEFINE(taconiteadaface, "taconiteadaface", GST_RANK_NONE, GST_TYPE_TACONITE_ADAFACE);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Queue helpers (call with queue->lock held)                                                  */
+
+static void queue_clear_locked(Queue* q) {
+  for (GstMiniObject* item : q->items)
+    if (!GST_IS_QUERY(item)) gst_mini_object_unref(item);  // queries belong to their waiting caller
+  q->items.clear();
+  q->buffers = 0;
+  q->item_removed.notify_all();
+}
+
+static void queue_set_flushing_locked(Queue* q) {
+  q->srcresult = GST_FLOW_FLUSHING;
+  q->item_added.notify_all();
+  q->item_removed.notify_all();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Engine lifetime                                                                             */
+
+static const char* what_to_do(taconite::ErrorKind kind) {
+  switch (kind) {
+    case taconite::ErrorKind::Io:
+      return "Set the 'bundle' property to a bundle directory (manifest.txt, tensors.txt, tensors.bin) that this "
+             "process can read.";
+    case taconite::ErrorKind::Bundle:
+      return "The bundle is malformed at the line quoted above: re-export it, or write a test bundle with "
+             "taconite-mkbundle.";
+    case taconite::ErrorKind::Device:
+      return "Choose another backend (backend=cpu or backend=cpu-reference), or check the NPU driver and device "
+             "permissions.";
+    case taconite::ErrorKind::Input: return "Report this as a bug: the element built an invalid input.";
+  }
+  return "";
+}
+
+static gboolean load_engine(GstTaconiteAdaface* self) {
+  EngineRequest request;
+  GST_OBJECT_LOCK(self);
+  request.bundle = self->settings->bundle;
+  request.backend = backend_choice_name(self->settings->backend);
+  request.threads = self->settings->threads;
+  GST_OBJECT_UNLOCK(self);
+
+  if (request.bundle.empty()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No face-embedding bundle set."),
+                      ("Set the 'bundle' property to an AdaFace IR bundle directory (write a test bundle with "
+                       "taconite-mkbundle --model ir18 --out DIR)."));
+    return FALSE;
+  }
+  GST_CAT_INFO_OBJECT(taconite_runtime_debug, self, "loading bundle %s with backend %s", request.bundle.c_str(),
+                      request.backend.c_str());
+  taconite::Result<std::unique_ptr<EngineClient>> opened = open_engine_client(request);
+  if (!opened) {
+    const taconite::Error& error = opened.error();
+    // GST_ELEMENT_ERROR with a code chosen at run time, plus details applications can read.
+    const GstResourceError code =
+        error.kind == taconite::ErrorKind::Io ? GST_RESOURCE_ERROR_OPEN_READ : GST_RESOURCE_ERROR_SETTINGS;
+    gst_element_message_full_with_details(
+        GST_ELEMENT(self), GST_MESSAGE_ERROR, GST_RESOURCE_ERROR, code,
+        g_strdup_printf("Could not load the face-embedding bundle '%s'.", request.bundle.c_str()),
+        g_strdup_printf("%s error: %s. %s", taconite::to_string(error.kind), error.message.c_str(),
+                        what_to_do(error.kind)),
+        __FILE__, GST_FUNCTION, __LINE__,
+        gst_structure_new("details", "bundle", G_TYPE_STRING, request.bundle.c_str(), "backend", G_TYPE_STRING,
+                          request.backend.c_str(), "error-kind", G_TYPE_STRING, taconite::to_string(error.kind),
+                          nullptr));
+    return FALSE;
+  }
+  const EngineInfo& info = opened.value()->info();
+  GST_CAT_INFO_OBJECT(taconite_runtime_debug, self, "loaded model '%s' (%dx%d -> %d) on backend %s (%s)",
+                      info.model.c_str(), info.input_width, info.input_height, info.embed_dim, info.backend.c_str(),
+                      info.backend_reason.c_str());
+  for (const std::string& finding : info.diagnostics)
+    GST_CAT_WARNING_OBJECT(taconite_runtime_debug, self, "bundle check: %s", finding.c_str());
+  self->stream->engine = std::move(opened).value();
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The work done on the streaming thread                                                       */
+
+static SelectionRules selection_rules(GstTaconiteAdaface* self, double* margin, ChannelOrder* order,
+                                      gboolean* post_messages) {
+  SelectionRules rules;
+  GST_OBJECT_LOCK(self);
+  const Settings& s = *self->settings;
+  rules.mode = s.input_mode;
+  rules.roi_type = g_quark_from_string(s.roi_type.c_str());
+  rules.min_face_size = s.min_face_size;
+  rules.max_faces = s.max_faces;
+  *margin = s.margin;
+  *order = s.channel_order;
+  *post_messages = s.post_messages;
+  GST_OBJECT_UNLOCK(self);
+  return rules;
+}
+
+static void record_latency(GstTaconiteAdaface* self, guint64 ns) {
+  Counters* c = self->counters;
+  const guint64 count = ++c->processed;
+  const guint64 total = (c->processing_ns += ns);
+  // Ask the pipeline to re-query latency when the estimate moved by more than 25 %.
+  const GstClockTime mean = total / count;
+  const GstClockTime reported = c->reported_latency.load();
+  if (mean > reported + reported / 4 || mean < reported - reported / 4) {
+    GST_DEBUG_OBJECT(self, "processing latency now %" GST_TIME_FORMAT ", was %" GST_TIME_FORMAT, GST_TIME_ARGS(mean),
+                     GST_TIME_ARGS(reported));
+    c->reported_latency = mean;
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
+  }
+}
+
+// Embeds the buffer's faces and attaches the results. Returns the (possibly new) buffer, or
+// nullptr after posting an error.
+static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer) {
+  Stream* st = self->stream;
+  double margin = 0.0;
+  ChannelOrder order = ChannelOrder::Rgb;
+  gboolean post_messages = FALSE;
+  const SelectionRules rules = selection_rules(self, &margin, &order, &post_messages);
+
+  buffer = gst_buffer_make_writable(buffer);  // metas and ROI ids are written below
+  std::vector<FaceJob> jobs = select_faces(buffer, st->info, rules);
+  const EngineInfo& engine = st->engine->info();
+
+  std::vector<FaceEmbedding> faces;
+  if (!jobs.empty()) {
+    GstVideoFrame frame;
+    if (!gst_video_frame_map(&frame, &st->info, buffer, GST_MAP_READ)) {
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map a video buffer for reading."),
+                        ("buffer %" GST_PTR_FORMAT " does not match the negotiated caps", static_cast<gpointer>(buffer)));
+      gst_buffer_unref(buffer);
+      return nullptr;
+    }
+    const std::size_t face_size = static_cast<std::size_t>(3) * engine.input_width * engine.input_height;
+    st->scratch.resize(face_size * jobs.size());
+    std::vector<taconite::FaceChw> inputs;
+    std::vector<float> one;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      face_to_chw(frame, jobs[i], margin, engine.input_width, engine.input_height, order, one);
+      std::copy(one.begin(), one.end(), st->scratch.begin() + static_cast<std::ptrdiff_t>(i * face_size));
+      inputs.push_back({std::span<const float>(st->scratch.data() + i * face_size, face_size), 3,
+                        engine.input_height, engine.input_width});
+    }
+    gst_video_frame_unmap(&frame);
+
+    taconite::Result<std::vector<taconite::Embedding>> result = st->engine->embed(inputs);
+    if (!result) {
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("The face-embedding engine failed."),
+                        ("%s error: %s (backend %s)", taconite::to_string(result.error().kind),
+                         result.error().message.c_str(), engine.backend.c_str()));
+      gst_buffer_unref(buffer);
+      return nullptr;
+    }
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      FaceEmbedding face;
+      face.face = jobs[i];
+      face.aligned = jobs[i].whole_buffer;  // a crop is aligned by contract; a ROI box is not
+      face.norm = l2_normalise(result.value()[i], face.unit);
+      faces.push_back(std::move(face));
+    }
+    attach_embeddings(buffer, faces, engine.model, engine.backend);
+    self->counters->faces_embedded += faces.size();
+  }
+  GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "embedded %zu faces of %" GST_PTR_FORMAT, faces.size(), static_cast<gpointer>(buffer));
+  if (post_messages)
+    gst_element_post_message(GST_ELEMENT(self),
+                             gst_message_new_element(GST_OBJECT(self), frame_message_structure(buffer, st->segment, faces)));
+  return buffer;
+}
+
+static GstFlowReturn process_buffer(GstTaconiteAdaface* self, GstBuffer* buffer) {
+  if (!self->stream->have_info) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("A buffer arrived before caps."), ("no CAPS event before %" GST_PTR_FORMAT, static_cast<gpointer>(buffer)));
+    gst_buffer_unref(buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  buffer = embed_faces(self, buffer);
+  if (!buffer) return GST_FLOW_ERROR;
+  record_latency(self, static_cast<guint64>(
+                           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
+  GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "pushing %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
+  const GstFlowReturn ret = gst_pad_push(self->srcpad, buffer);
+  ++self->counters->frames_out;
+  return ret;
+}
+
+// Serialized events reach the task in order with the buffers; apply them to the stream state
+// here, then forward.
+static GstFlowReturn process_event(GstTaconiteAdaface* self, GstEvent* event) {
+  Stream* st = self->stream;
+  GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "pushing %" GST_PTR_FORMAT, static_cast<gpointer>(event));
+  switch (GST_EVENT_TYPE(event)) {
+    case GST_EVENT_CAPS: {
+      GstCaps* caps = nullptr;
+      gst_event_parse_caps(event, &caps);
+      GST_OBJECT_LOCK(self);  // src_query reads the frame rate
+      st->have_info = gst_video_info_from_caps(&st->info, caps);
+      GST_OBJECT_UNLOCK(self);
+      GST_DEBUG_OBJECT(self, "stream caps %" GST_PTR_FORMAT, static_cast<gpointer>(caps));
+      break;
+    }
+    case GST_EVENT_SEGMENT: gst_event_copy_segment(event, &st->segment); break;
+    case GST_EVENT_STREAM_START: gst_segment_init(&st->segment, GST_FORMAT_TIME); break;
+    case GST_EVENT_EOS:
+      // Nothing is held back between buffers, so the queue ahead of EOS is already drained.
+      gst_pad_push_event(self->srcpad, event);
+      return GST_FLOW_EOS;
+    default: break;
+  }
+  gst_pad_push_event(self->srcpad, event);
+  return GST_FLOW_OK;
+}
+
+static void answer_query(GstTaconiteAdaface* self, GstQuery* query) {
+  Queue* q = self->queue;
+  gboolean result = gst_pad_peer_query(self->srcpad, query);
+  if (GST_QUERY_TYPE(query) == GST_QUERY_ALLOCATION && !result) {
+    // Nobody downstream proposes anything: the buffers only pass through us, and we read any
+    // stride or plane offset, so strided buffers are welcome.
+    gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+    result = TRUE;
+  }
+  GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "answered %" GST_PTR_FORMAT ": %d", static_cast<gpointer>(query), result);
+  std::lock_guard<std::mutex> guard(q->lock);
+  q->in_flight = nullptr;
+  q->answered = query;
+  q->answer = result;
+  q->item_removed.notify_all();
+}
+
+static void src_loop(gpointer user_data) {
+  auto* self = GST_TACONITE_ADAFACE(user_data);
+  Queue* q = self->queue;
+  GstMiniObject* item = nullptr;
+  {
+    std::unique_lock<std::mutex> guard(q->lock);
+    q->item_added.wait(guard, [&] { return q->srcresult != GST_FLOW_OK || !q->items.empty(); });
+    if (q->srcresult != GST_FLOW_OK) {
+      GST_DEBUG_OBJECT(self, "pausing task: %s", gst_flow_get_name(q->srcresult));
+      gst_pad_pause_task(self->srcpad);
+      return;
+    }
+    item = q->items.front();
+    q->items.pop_front();
+    if (GST_IS_BUFFER(item)) --q->buffers;
+    if (GST_IS_QUERY(item)) q->in_flight = GST_QUERY_CAST(item);
+    q->item_removed.notify_all();
+  }
+
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (GST_IS_BUFFER(item))
+    ret = process_buffer(self, GST_BUFFER_CAST(item));
+  else if (GST_IS_EVENT(item))
+    ret = process_event(self, GST_EVENT_CAST(item));
+  else
+    answer_query(self, GST_QUERY_CAST(item));
+
+  if (ret == GST_FLOW_OK) return;
+  bool report_fatal = false;
+  {
+    std::lock_guard<std::mutex> guard(q->lock);
+    if (q->srcresult == GST_FLOW_FLUSHING) {
+      // A flush raced with the push; FLUSH_STOP restarts the task.
+    } else if (GST_IS_EVENT(item)) {
+      // EOS went out. Keep running when a new stream (STREAM_START/SEGMENT) is already queued;
+      // otherwise wait for one (sink_event restarts the task).
+      if (!q->items.empty()) return;
+      q->srcresult = GST_FLOW_EOS;
+    } else {
+      q->srcresult = ret;
+      // Upstream learns of the failure from chain's return; once EOS is queued it no longer
+      // calls chain, so a fatal failure must be reported here (as queue does).
+      report_fatal = (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS) && q->eos;
+      queue_clear_locked(q);
+    }
+    GST_DEBUG_OBJECT(self, "pausing task after %s", gst_flow_get_name(ret));
+    q->item_removed.notify_all();
+    gst_pad_pause_task(self->srcpad);  // under the lock, so a restart in sink_event cannot be lost
+  }
+  if (report_fatal) {
+    GST_ELEMENT_FLOW_ERROR(self, ret);
+    gst_pad_push_event(self->srcpad, gst_event_new_eos());
+  }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sink pad                                                                                    */
+
+static GstFlowReturn sink_chain(GstPad*, GstObject* parent, GstBuffer* buffer) {
+  auto* self = GST_TACONITE_ADAFACE(parent);
+  Queue* q = self->queue;
+  ++self->counters->frames_in;
+  std::unique_lock<std::mutex> guard(q->lock);
+  q->item_removed.wait(guard, [&] {
+    return q->srcresult != GST_FLOW_OK || q->eos || q->buffers < self->max_queued.load();
+  });
+  GstFlowReturn ret = q->srcresult;
+  if (ret == GST_FLOW_OK && q->eos) ret = GST_FLOW_EOS;
+  if (ret != GST_FLOW_OK) {
+    GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "refusing %" GST_PTR_FORMAT ": %s", static_cast<gpointer>(buffer),
+                       gst_flow_get_name(ret));
+    guard.unlock();
+    gst_buffer_unref(buffer);
+    return ret;
+  }
+  GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "queueing %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
+  q->items.push_back(GST_MINI_OBJECT_CAST(buffer));
+  ++q->buffers;
+  q->item_added.notify_one();
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+  auto* self = GST_TACONITE_ADAFACE(parent);
+  Queue* q = self->queue;
+  GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "received %" GST_PTR_FORMAT, static_cast<gpointer>(event));
+
+  switch (GST_EVENT_TYPE(event)) {
+    case GST_EVENT_FLUSH_START: {
+      gst_pad_push_event(self->srcpad, event);
+      {
+        std::lock_guard<std::mutex> guard(q->lock);
+        queue_set_flushing_locked(q);
+      }
+      gst_pad_pause_task(self->srcpad);  // waits for the current iteration to finish
+      GST_DEBUG_OBJECT(self, "flush started, task paused");
+      return GST_FLOW_OK;
+    }
+    case GST_EVENT_FLUSH_STOP: {
+      gst_pad_push_event(self->srcpad, event);
+      std::lock_guard<std::mutex> guard(q->lock);
+      queue_clear_locked(q);
+      q->srcresult = GST_FLOW_OK;
+      q->eos = false;
+      if (GST_PAD_MODE(self->srcpad) == GST_PAD_MODE_PUSH)
+        gst_pad_start_task(self->srcpad, src_loop, self, nullptr);
+      GST_DEBUG_OBJECT(self, "flush stopped, task restarted");
+      return GST_FLOW_OK;
+    }
+    default: break;
+  }
+
+  if (!GST_EVENT_IS_SERIALIZED(event)) return gst_pad_push_event(self->srcpad, event) ? GST_FLOW_OK : GST_FLOW_ERROR;
+
+  if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
+    GstCaps* caps = nullptr;
+    GstVideoInfo info;
+    gst_event_parse_caps(event, &caps);
+    if (!gst_video_info_from_caps(&info, caps)) {
+      GST_WARNING_OBJECT(self, "refusing caps %" GST_PTR_FORMAT, static_cast<gpointer>(caps));
+      gst_event_unref(event);
+      return GST_FLOW_NOT_NEGOTIATED;
+    }
+  }
+
+  std::lock_guard<std::mutex> guard(q->lock);
+  const bool restarts = GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START || GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT;
+  if (q->eos && restarts) {
+    // A new stream after EOS: accept data again.
+    q->eos = false;
+    if (q->srcresult == GST_FLOW_EOS) {
+      q->srcresult = GST_FLOW_OK;
+      gst_pad_start_task(self->srcpad, src_loop, self, nullptr);
+    }
+  }
+  GstFlowReturn ret = q->srcresult;
+  if (ret == GST_FLOW_OK && q->eos) ret = GST_FLOW_EOS;
+  if (ret != GST_FLOW_OK) {
+    GST_DEBUG_OBJECT(self, "refusing %" GST_PTR_FORMAT ": %s", static_cast<gpointer>(event), gst_flow_get_name(ret));
+    gst_event_unref(event);
+    return ret;
+  }
+  if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) q->eos = true;
+  q->items.push_back(GST_MINI_OBJECT_CAST(event));
+  q->item_added.notify_one();
+  (void)pad;
+  return GST_FLOW_OK;
+}
+
+static gboolean sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+  auto* self = GST_TACONITE_ADAFACE(parent);
+  Queue* q = self->queue;
+  if (!GST_QUERY_IS_SERIALIZED(query)) return gst_pad_query_default(pad, parent, query);
+
+  // Serialized queries (ALLOCATION, DRAIN, ...) go through the queue and are answered by the
+  // task, after every buffer queued before them.
+  std::unique_lock<std::mutex> guard(q->lock);
+  if (q->srcresult != GST_FLOW_OK || q->eos) return FALSE;
+  GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "queueing %" GST_PTR_FORMAT, static_cast<gpointer>(query));
+  q->items.push_back(GST_MINI_OBJECT_CAST(query));
+  q->item_added.notify_one();
+  q->item_removed.wait(guard, [&] {
+    return q->answered == query || (q->srcresult != GST_FLOW_OK && q->in_flight != query);
+  });
+  if (q->answered == query) {
+    q->answered = nullptr;
+    return q->answer;
+  }
+  // Flushing or failed before the task answered: take the query back out if still queued.
+  for (auto it = q->items.begin(); it != q->items.end(); ++it)
+    if (*it == GST_MINI_OBJECT_CAST(query)) {
+      q->items.erase(it);
+      break;
+    }
+  return FALSE;
+}
+
+static gboolean sink_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
+  auto* self = GST_TACONITE_ADAFACE(parent);
+  if (mode != GST_PAD_MODE_PUSH) return FALSE;
+  if (!active) {
+    {
+      std::lock_guard<std::mutex> guard(self->queue->lock);
+      queue_set_flushing_locked(self->queue);
+    }
+    // Wait for a chain call that may still be running (it sees FLUSHING and returns).
+    GST_PAD_STREAM_LOCK(pad);
+    {
+      std::lock_guard<std::mutex> guard(self->queue->lock);
+      queue_clear_locked(self->queue);
+    }
+    GST_PAD_STREAM_UNLOCK(pad);
+  }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Src pad                                                                                     */
+
+static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
+  auto* self = GST_TACONITE_ADAFACE(parent);
+  Queue* q = self->queue;
+  if (mode != GST_PAD_MODE_PUSH) return FALSE;
+  if (active) {
+    std::lock_guard<std::mutex> guard(q->lock);
+    q->srcresult = GST_FLOW_OK;
+    q->eos = false;
+    self->stream->have_info = false;
+    gst_segment_init(&self->stream->segment, GST_FORMAT_TIME);
+    return gst_pad_start_task(pad, src_loop, self, nullptr);
+  }
+  {
+    std::lock_guard<std::mutex> guard(q->lock);
+    queue_set_flushing_locked(q);
+  }
+  const gboolean stopped = gst_pad_stop_task(pad);  // joins the task
+  std::lock_guard<std::mutex> guard(q->lock);
+  queue_clear_locked(q);
+  return stopped;
+}
+
+static gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+  auto* self = GST_TACONITE_ADAFACE(parent);
+  if (GST_QUERY_TYPE(query) != GST_QUERY_LATENCY) return gst_pad_query_default(pad, parent, query);
+
+  if (!gst_pad_peer_query(self->sinkpad, query)) return FALSE;
+  gboolean live = FALSE;
+  GstClockTime min = 0, max = GST_CLOCK_TIME_NONE;
+  gst_query_parse_latency(query, &live, &min, &max);
+  // The processing time (with 5 % headroom) delays every buffer; the queue can hold max-queued
+  // more frames.
+  const GstClockTime ours = self->counters->reported_latency.load() * 105 / 100;
+  GstClockTime queue_span = 0;
+  GST_OBJECT_LOCK(self);
+  const GstVideoInfo info = self->stream->info;
+  const bool have_info = self->stream->have_info;
+  GST_OBJECT_UNLOCK(self);
+  if (have_info && GST_VIDEO_INFO_FPS_N(&info) > 0)
+    queue_span = gst_util_uint64_scale(self->max_queued.load() * GST_SECOND, GST_VIDEO_INFO_FPS_D(&info),
+                                       GST_VIDEO_INFO_FPS_N(&info));
+  min += ours;
+  if (GST_CLOCK_TIME_IS_VALID(max)) max += ours + queue_span;
+  GST_DEBUG_OBJECT(self, "latency: live %d min %" GST_TIME_FORMAT " max %" GST_TIME_FORMAT " (ours %" GST_TIME_FORMAT ")",
+                   live, GST_TIME_ARGS(min), GST_TIME_ARGS(max), GST_TIME_ARGS(ours));
+  gst_query_set_latency(query, live, min, max);
+  return TRUE;
+}
+
+static gboolean src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+  auto* self = GST_TACONITE_ADAFACE(parent);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_RECONFIGURE) {
+    // Downstream was relinked: retry after NOT_LINKED, as queue does.
+    Queue* q = self->queue;
+    std::lock_guard<std::mutex> guard(q->lock);
+    if (q->srcresult == GST_FLOW_NOT_LINKED) {
+      q->srcresult = GST_FLOW_OK;
+      gst_pad_start_task(self->srcpad, src_loop, self, nullptr);
+    }
+  }
+  return gst_pad_event_default(pad, parent, event);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* GObject / GstElement                                                                        */
+
+static GstStateChangeReturn change_state(GstElement* element, GstStateChange transition) {
+  auto* self = GST_TACONITE_ADAFACE(element);
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    self->counters->processed = 0;
+    self->counters->processing_ns = 0;
+    self->counters->reported_latency = 0;
+    if (!load_engine(self)) return GST_STATE_CHANGE_FAILURE;
+  }
+  const GstStateChangeReturn ret = GST_ELEMENT_CLASS(gst_taconite_adaface_parent_class)->change_state(element, transition);
+  // The task is stopped once the pads are deactivated, so the engine is ours to drop.
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY ||
+      (transition == GST_STATE_CHANGE_READY_TO_PAUSED && ret == GST_STATE_CHANGE_FAILURE))
+    self->stream->engine.reset();
+  return ret;
+}
+
+static bool mutable_now(GstTaconiteAdaface* self, GParamSpec* pspec) {
+  if (!(pspec->flags & GST_PARAM_MUTABLE_READY)) return true;
+  GST_OBJECT_LOCK(self);
+  const bool ok = GST_STATE(self) <= GST_STATE_READY && GST_STATE_PENDING(self) <= GST_STATE_READY;
+  GST_OBJECT_UNLOCK(self);
+  if (!ok)
+    GST_WARNING_OBJECT(self, "property '%s' can only be changed in the NULL or READY state; ignoring", pspec->name);
+  return ok;
+}
+
+static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
+  auto* self = GST_TACONITE_ADAFACE(object);
+  if (!mutable_now(self, pspec)) return;
+  GST_OBJECT_LOCK(self);
+  Settings& s = *self->settings;
+  switch (prop_id) {
+    case PROP_BUNDLE: s.bundle = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_BACKEND: s.backend = static_cast<BackendChoice>(g_value_get_enum(value)); break;
+    case PROP_THREADS: s.threads = g_value_get_int(value); break;
+    case PROP_INPUT_MODE: s.input_mode = static_cast<InputMode>(g_value_get_enum(value)); break;
+    case PROP_ROI_TYPE: s.roi_type = g_value_get_string(value) ? g_value_get_string(value) : kDefaultRoiType; break;
+    case PROP_MIN_FACE_SIZE: s.min_face_size = g_value_get_uint(value); break;
+    case PROP_MAX_FACES: s.max_faces = g_value_get_uint(value); break;
+    case PROP_MARGIN: s.margin = g_value_get_double(value); break;
+    case PROP_CHANNEL_ORDER: s.channel_order = static_cast<ChannelOrder>(g_value_get_enum(value)); break;
+    case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
+    case PROP_MAX_QUEUED: {
+      self->max_queued = g_value_get_uint(value);
+      GST_OBJECT_UNLOCK(self);
+      std::lock_guard<std::mutex> guard(self->queue->lock);
+      self->queue->item_removed.notify_all();  // a larger limit may unblock upstream
+      return;
+    }
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
+  auto* self = GST_TACONITE_ADAFACE(object);
+  const Counters& c = *self->counters;
+  GST_OBJECT_LOCK(self);
+  const Settings& s = *self->settings;
+  switch (prop_id) {
+    case PROP_BUNDLE: g_value_set_string(value, s.bundle.empty() ? nullptr : s.bundle.c_str()); break;
+    case PROP_BACKEND: g_value_set_enum(value, static_cast<gint>(s.backend)); break;
+    case PROP_THREADS: g_value_set_int(value, s.threads); break;
+    case PROP_INPUT_MODE: g_value_set_enum(value, static_cast<gint>(s.input_mode)); break;
+    case PROP_ROI_TYPE: g_value_set_string(value, s.roi_type.c_str()); break;
+    case PROP_MIN_FACE_SIZE: g_value_set_uint(value, s.min_face_size); break;
+    case PROP_MAX_FACES: g_value_set_uint(value, s.max_faces); break;
+    case PROP_MARGIN: g_value_set_double(value, s.margin); break;
+    case PROP_CHANNEL_ORDER: g_value_set_enum(value, static_cast<gint>(s.channel_order)); break;
+    case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
+    case PROP_MAX_QUEUED: g_value_set_uint(value, self->max_queued.load()); break;
+    case PROP_FRAMES_IN: g_value_set_uint64(value, c.frames_in.load()); break;
+    case PROP_FRAMES_OUT: g_value_set_uint64(value, c.frames_out.load()); break;
+    case PROP_FACES_EMBEDDED: g_value_set_uint64(value, c.faces_embedded.load()); break;
+    case PROP_MEAN_LATENCY_MS: {
+      const guint64 n = c.processed.load();
+      g_value_set_double(value, n ? static_cast<double>(c.processing_ns.load()) / static_cast<double>(n) / 1e6 : 0.0);
+      break;
+    }
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void finalize(GObject* object) {
+  auto* self = GST_TACONITE_ADAFACE(object);
+  delete self->counters;
+  delete self->stream;
+  delete self->queue;
+  delete self->settings;
+  G_OBJECT_CLASS(gst_taconite_adaface_parent_class)->finalize(object);
+}
+
+static void gst_taconite_adaface_init(GstTaconiteAdaface* self) {
+  self->settings = new Settings();
+  self->queue = new Queue();
+  self->stream = new Stream();
+  self->counters = new Counters();
+  new (&self->max_queued) std::atomic<guint>(kDefaultMaxQueued);
+  gst_video_info_init(&self->stream->info);
+  gst_segment_init(&self->stream->segment, GST_FORMAT_TIME);
+
+  self->sinkpad = gst_pad_new_from_static_template(&sink_template, "sink");
+  gst_pad_set_chain_function(self->sinkpad, GST_DEBUG_FUNCPTR(sink_chain));
+  gst_pad_set_event_full_function(self->sinkpad, GST_DEBUG_FUNCPTR(sink_event));
+  gst_pad_set_query_function(self->sinkpad, GST_DEBUG_FUNCPTR(sink_query));
+  gst_pad_set_activatemode_function(self->sinkpad, GST_DEBUG_FUNCPTR(sink_activate_mode));
+  GST_PAD_SET_PROXY_CAPS(self->sinkpad);
+  gst_element_add_pad(GST_ELEMENT(self), self->sinkpad);
+
+  self->srcpad = gst_pad_new_from_static_template(&src_template, "src");
+  gst_pad_set_activatemode_function(self->srcpad, GST_DEBUG_FUNCPTR(src_activate_mode));
+  gst_pad_set_query_function(self->srcpad, GST_DEBUG_FUNCPTR(src_query));
+  gst_pad_set_event_function(self->srcpad, GST_DEBUG_FUNCPTR(src_event));
+  GST_PAD_SET_PROXY_CAPS(self->srcpad);
+  gst_element_add_pad(GST_ELEMENT(self), self->srcpad);
+}
+
+static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
+  GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
+  gobject_class->set_property = set_property;
+  gobject_class->get_property = get_property;
+  gobject_class->finalize = finalize;
+  element_class->change_state = GST_DEBUG_FUNCPTR(change_state);
+
+  const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  const auto rw_ready = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY);
+  const auto rw_playing = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING);
+  const auto ro = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * GstTaconiteAdaface:bundle:
+   *
+   * The AdaFace IR bundle directory. Since: 0.1
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_BUNDLE,
+      g_param_spec_string("bundle", "Bundle",
+                          "Path of the AdaFace IR bundle directory (manifest.txt, tensors.txt, tensors.bin); loaded "
+                          "when going from READY to PAUSED. Default: none (required)",
+                          nullptr, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_BACKEND,
+      g_param_spec_enum("backend", "Backend",
+                        "Inference backend; 'auto' picks an NPU when one opens, else the fast CPU backend, else "
+                        "cpu-reference. Default: auto",
+                        taconite_backend_get_type(), static_cast<gint>(kDefaultBackend), rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_THREADS,
+      g_param_spec_int("threads", "Threads",
+                       "CPU worker threads of the engine; 0 uses TACONITE_THREADS when set, else all cores. "
+                       "Default: 0",
+                       0, 1024, kDefaultThreads, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_INPUT_MODE,
+      g_param_spec_enum("input-mode", "Input mode",
+                        "What a face is: the whole buffer (crops), the face ROIs of the frame (rois), or ROIs when "
+                        "present else the whole buffer (auto). Default: auto",
+                        taconite_input_mode_get_type(), static_cast<gint>(kDefaultInputMode), rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_ROI_TYPE,
+      g_param_spec_string("roi-type", "ROI type",
+                          "roi_type of the GstVideoRegionOfInterestMeta to embed (facedetect emits \"face\"). "
+                          "Default: \"face\"",
+                          kDefaultRoiType, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MIN_FACE_SIZE,
+      g_param_spec_uint("min-face-size", "Minimum face size",
+                        "ROIs whose smaller side is below this many pixels are not embedded; 0 embeds every ROI. "
+                        "Default: 0",
+                        0, G_MAXUINT, kDefaultMinFaceSize, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_FACES,
+      g_param_spec_uint("max-faces", "Maximum faces",
+                        "Embed at most this many ROIs per frame, the largest ones; 0 means no limit. Default: 0", 0,
+                        G_MAXUINT, kDefaultMaxFaces, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MARGIN,
+      g_param_spec_double("margin", "Margin",
+                          "Extra border around a ROI box on every side, as a fraction of the box's longer side, "
+                          "before the square crop is resized to the model input (rois mode). Default: 0",
+                          0.0, 1.0, kDefaultMargin, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_CHANNEL_ORDER,
+      g_param_spec_enum("channel-order", "Channel order",
+                        "Colour plane order fed to the network: rgb (the bundle contract) or bgr (for BGR-trained "
+                        "checkpoints). Default: rgb",
+                        taconite_channel_order_get_type(), static_cast<gint>(kDefaultChannelOrder), rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_QUEUED,
+      g_param_spec_uint("max-queued", "Maximum queued buffers",
+                        "Buffers waiting for the engine before upstream blocks (backpressure). Default: 8", 1,
+                        G_MAXUINT, kDefaultMaxQueued, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean("post-messages", "Post messages",
+                           "Post a 'taconiteadaface' element message per frame with running-time and each face's "
+                           "box, norm and embedding (GBytes of little-endian float32). Default: false",
+                           kDefaultPostMessages, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_FRAMES_IN,
+      g_param_spec_uint64("frames-in", "Frames in", "Buffers received on the sink pad since creation", 0,
+                          G_MAXUINT64, 0, ro));
+  g_object_class_install_property(
+      gobject_class, PROP_FRAMES_OUT,
+      g_param_spec_uint64("frames-out", "Frames out", "Buffers pushed on the src pad since creation", 0, G_MAXUINT64,
+                          0, ro));
+  g_object_class_install_property(
+      gobject_class, PROP_FACES_EMBEDDED,
+      g_param_spec_uint64("faces-embedded", "Faces embedded", "Faces embedded since creation", 0, G_MAXUINT64, 0,
+                          ro));
+  g_object_class_install_property(
+      gobject_class, PROP_MEAN_LATENCY_MS,
+      g_param_spec_double("mean-latency-ms", "Mean latency",
+                          "Mean processing time per buffer in milliseconds (selection, preprocessing, engine, "
+                          "metadata) since the last READY to PAUSED",
+                          0.0, G_MAXDOUBLE, 0.0, ro));
+
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "AdaFace face embedder", "Filter/Analyzer/Video",
+      "Computes AdaFace IR face embeddings for face crops or face ROIs on its own streaming thread and attaches them "
+      "as GstTaconiteEmbeddingMeta, ROI params and optional messages",
+      "taconite-adaface maintainers");
+
+  gst_type_mark_as_plugin_api(taconite_input_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(taconite_channel_order_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(taconite_backend_get_type(), static_cast<GstPluginAPIFlags>(0));
+}

@@ -1,0 +1,14 @@
+// The `taconite` plugin: registers the taconiteadaface element.
+#include <gst/gst.h>
+
+#include "gsttaconiteadaface.h"
+
+#ifndef PACKAGE
+#define PACKAGE "taconite-adaface"
+#endif
+
+static gboolean plugin_init(GstPlugin* plugin) { return GST_ELEMENT_REGISTER(taconiteadaface, plugin); }
+
+GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, taconite,
+                  "AdaFace face embeddings (NPU, oneDNN CPU and exact CPU backends)", plugin_init,
+                  TACONITE_VERSION, "Apache-2.0", "taconite-adaface", "https://github.com/taconite-adaface")
