@@ -3,8 +3,17 @@
 #include <functional>
 
 #include "common/failure.hpp"
+#ifdef TACONITE_HAVE_ONEDNN
+#include "cpu/cpu_executor.hpp"
+#endif
 #include "replay/cpu_reference_device.hpp"
 #include "replay/replay_executor.hpp"
+#ifdef TACONITE_HAVE_NPU_DIRECT
+#include "npu/direct/npu_direct_device.hpp"
+#endif
+#ifdef TACONITE_HAVE_XRT
+#include "npu/xrt/npu_xrt_device.hpp"
+#endif
 
 namespace taconite {
 
@@ -20,6 +29,16 @@ struct BackendEntry {
 // In `auto` preference order: NPU backends first, then the fast CPU backend, then the exact one.
 std::vector<BackendEntry> backend_table() {
   std::vector<BackendEntry> table;
+#ifdef TACONITE_HAVE_NPU_DIRECT
+  table.push_back({kBackendNpuDirect, [](const plan::Plan& plan, const LoadOptions&, int threads) {
+                     return replay::make_replay_executor(plan, npu::make_npu_direct_device(plan), threads);
+                   }});
+#endif
+#ifdef TACONITE_HAVE_XRT
+  table.push_back({kBackendNpuXrt, [](const plan::Plan& plan, const LoadOptions&, int threads) {
+                     return replay::make_replay_executor(plan, npu::make_npu_xrt_device(plan), threads);
+                   }});
+#endif
   table.push_back({kBackendCpuReference, [](const plan::Plan& plan, const LoadOptions&, int threads) {
                      return replay::make_replay_executor(plan, replay::make_cpu_reference_device(threads), threads);
                    }});

@@ -1,0 +1,108 @@
+#include "npu/direct/direct_context.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "common/failure.hpp"
+#include "npu/direct/cache_maintenance.hpp"
+#include "npu/direct/driver_error.hpp"
+#include "npu/direct/xclbin.hpp"
+
+namespace taconite::npu {
+
+namespace {
+
+std::vector<std::byte> read_instruction_stream(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorKind::Device, path.string() + ": cannot open the instruction stream");
+  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (raw.empty() || raw.size() % 4 != 0)
+    fail(ErrorKind::Device, path.string() + ": instruction stream is " + std::to_string(raw.size()) +
+                                " bytes; expected a non-zero multiple of 4 (32-bit words)");
+  std::vector<std::byte> bytes(raw.size());
+  std::memcpy(bytes.data(), raw.data(), raw.size());
+  return bytes;
+}
+
+std::string where(const plan::KernelContext& context) {
+  return "context '" + context.key + "' (manifest.txt:" + std::to_string(context.xclbin_line) + ")";
+}
+
+}  // namespace
+
+DirectContext::DirectContext(AmdxdnaDevice& device, const plan::KernelContext& context, const NpuSettings& settings)
+    : device_(device) {
+  // Files first: a bad xclbin must not cost a hardware-context slot.
+  const XclbinPartition partition = read_xclbin(context.xclbin);
+  const std::vector<std::byte> instructions = read_instruction_stream(context.insts);
+  const uapi::AieMetadata& aie = device.aie_metadata();
+  if (partition.column_width > aie.cols)
+    fail(ErrorKind::Device, context.xclbin.string() + ": partition is " + std::to_string(partition.column_width) +
+                                " columns wide but the NPU has " + std::to_string(aie.cols));
+
+  uapi::QosInfo qos{};  // all zero: no QoS request (the DPM level stays at the driver's choice)
+  uapi::CreateHwctx create{};
+  create.qos_p = reinterpret_cast<std::uintptr_t>(&qos);
+  create.max_opc = partition.operations_per_cycle;
+  create.num_tiles = static_cast<std::uint32_t>(partition.column_width) * aie.core.row_count;
+  if (const int error = device.ioctl_status(uapi::kIoctlCreateHwctx, &create); error != 0) {
+    const std::string detail = where(context) + ", " + std::to_string(create.num_tiles) + " tiles";
+    if (error == EINVAL || error == ENOENT || error == ENODEV) refuse_context("CREATE_HWCTX", error, detail);
+    fail_driver_call("CREATE_HWCTX", error, detail);
+  }
+  hwctx_ = create.handle;
+  syncobj_ = create.syncobj_handle;
+  try {
+    pdi_ = std::make_unique<DeviceBo>(device, uapi::kBoDev, partition.pdi.size());
+    std::memcpy(pdi_->host(), partition.pdi.data(), partition.pdi.size());
+    flush_cache_range(pdi_->host(), partition.pdi.size());
+
+    uapi::CuConfigBlob cu{};
+    cu.num_cus = 1;
+    cu.cu_bo = pdi_->handle();
+    cu.cu_func = partition.cu_function;
+    uapi::ConfigHwctx config{};
+    config.handle = hwctx_;
+    config.param_type = uapi::kConfigCu;
+    config.param_val = reinterpret_cast<std::uintptr_t>(&cu);
+    config.param_val_size = sizeof cu;
+    if (const int error = device.ioctl_status(uapi::kIoctlConfigHwctx, &config); error != 0)
+      fail_driver_call("CONFIG_HWCTX(CONFIG_CU)", error, where(context));
+
+    instructions_ = std::make_unique<DeviceBo>(device, uapi::kBoDev, instructions.size());
+    std::memcpy(instructions_->host(), instructions.data(), instructions.size());
+    flush_cache_range(instructions_->host(), instructions.size());
+    ninstr_ = ninstr_value(instructions.size(), settings.ninstr_unit);
+
+    command_ = std::make_unique<DeviceBo>(device, uapi::kBoCmd, uapi::kCmdBoSize);
+  } catch (...) {
+    command_.reset();
+    instructions_.reset();
+    destroy_hwctx();
+    pdi_.reset();
+    throw;
+  }
+}
+
+DirectContext::~DirectContext() {
+  if (run_abandoned_) destroy_hwctx();  // first: the job may still hold the buffers
+  command_.reset();
+  instructions_.reset();
+  destroy_hwctx();
+  pdi_.reset();  // the PDI after the context that was configured with it
+}
+
+void DirectContext::destroy_hwctx() noexcept {
+  if (hwctx_ == 0) return;
+  uapi::DestroyHwctx destroy{hwctx_, 0};
+  device_.ioctl_status(uapi::kIoctlDestroyHwctx, &destroy);
+  uapi::SyncobjDestroy syncobj{syncobj_, 0};  // the context's syncobj stays ours to destroy
+  device_.ioctl_status(uapi::kIoctlSyncobjDestroy, &syncobj);
+  hwctx_ = 0;
+  syncobj_ = 0;
+}
+
+}  // namespace taconite::npu

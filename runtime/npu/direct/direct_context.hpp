@@ -1,0 +1,42 @@
+// One resident hardware context of the direct path (npu-direct.md §1 steps 6-11): the hwctx and
+// its syncobj, the PDI configured as CU 0, the instruction stream in a DEV BO, and one CMD BO
+// (one run in flight at a time). Released in the spec's teardown order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "npu/context_cache.hpp"
+#include "npu/direct/amdxdna_device.hpp"
+#include "npu/npu_settings.hpp"
+#include "plan/plan.hpp"
+
+namespace taconite::npu {
+
+class DirectContext final : public ResidentContext {
+ public:
+  // Throws ContextRefused when CREATE_HWCTX is refused (the cache may evict and retry),
+  // Failure(Device) for anything else (unreadable/unsupported xclbin or insts, other driver errors).
+  DirectContext(AmdxdnaDevice& device, const plan::KernelContext& context, const NpuSettings& settings);
+  ~DirectContext() override;
+
+  std::uint32_t hwctx() const { return hwctx_; }
+  std::uint32_t syncobj() const { return syncobj_; }
+  const DeviceBo& instructions() const { return *instructions_; }
+  const DeviceBo& command() const { return *command_; }
+  std::uint32_t ninstr() const { return ninstr_; }
+  // A run timed out: the firmware may still own the CMD and argument BOs, so teardown destroys
+  // the hardware context (which waits for/aborts the job) before freeing any buffer.
+  void abandon_in_flight_run() { run_abandoned_ = true; }
+
+ private:
+  void destroy_hwctx() noexcept;
+
+  AmdxdnaDevice& device_;
+  std::uint32_t hwctx_ = 0, syncobj_ = 0;
+  bool run_abandoned_ = false;
+  std::uint32_t ninstr_ = 0;
+  std::unique_ptr<DeviceBo> pdi_, instructions_, command_;
+};
+
+}  // namespace taconite::npu

@@ -1,0 +1,166 @@
+#include "npu/direct/npu_direct_device.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <unordered_map>
+
+#include "common/failure.hpp"
+#include "npu/context_cache.hpp"
+#include "npu/direct/amdxdna_device.hpp"
+#include "npu/direct/cache_maintenance.hpp"
+#include "npu/direct/direct_context.hpp"
+#include "npu/direct/driver_error.hpp"
+#include "npu/direct/start_cu_packet.hpp"
+#include "npu/npu_settings.hpp"
+#include "npu/npu_stats.hpp"
+
+namespace taconite::npu {
+
+namespace {
+
+using numerics::bf16_t;
+constexpr std::size_t kAlignment = 64;  // cache line: flushes of one tensor never touch another
+
+std::size_t align_up(std::size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+std::int64_t monotonic_now_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return std::int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
+}
+
+const char* state_name(std::uint32_t state) {
+  switch (state) {
+    case 1: return "NEW (never reached the firmware)";
+    case 2: return "QUEUED";
+    case 3: return "RUNNING";
+    case 5: return "ERROR";
+    case 6: return "ABORT";
+    case 8: return "TIMEOUT";
+    case 9: return "NORESPONSE";
+    default: return "unknown";
+  }
+}
+
+std::size_t elements_bytes(std::size_t elements) { return elements * sizeof(bf16_t); }
+
+class NpuDirectDevice final : public replay::ConvDevice {
+ public:
+  NpuDirectDevice(const plan::Plan& plan, const NpuSettings& settings)
+      : timing_("npu-direct", settings.timing),
+        settings_(settings),
+        device_(make_driver_seam(), settings.device_path),
+        cache_(settings.context_cache_capacity, timing_.stats()) {
+    std::size_t weight_bytes = 0;
+    for (const plan::Step& step : plan.steps)
+      if (const auto* conv = std::get_if<plan::ConvStep>(&step))
+        if (weight_offsets_.emplace(conv->weights.data(), weight_bytes).second)
+          weight_bytes += align_up(elements_bytes(conv->weights.size()));
+    input_ = std::make_unique<DeviceBo>(device_, uapi::kBoShare, align_up(elements_bytes(std::max<std::size_t>(plan.max_slice_elements, 1))));
+    output_ = std::make_unique<DeviceBo>(device_, uapi::kBoShare, align_up(elements_bytes(std::max<std::size_t>(plan.max_dispatch_elements, 1))));
+    weights_ = std::make_unique<DeviceBo>(device_, uapi::kBoShare, std::max<std::size_t>(weight_bytes, kAlignment));
+    // Weights never change: upload them once. Flush every argument buffer once now so no dirty
+    // line can later be written back over what the NPU wrote (spec §7.3).
+    for (const plan::Step& step : plan.steps)
+      if (const auto* conv = std::get_if<plan::ConvStep>(&step))
+        std::memcpy(weights_->host() + weight_offsets_.at(conv->weights.data()), conv->weights.data(),
+                    elements_bytes(conv->weights.size()));
+    for (const DeviceBo* bo : {input_.get(), output_.get(), weights_.get()}) flush_cache_range(bo->host(), bo->size());
+  }
+
+  ~NpuDirectDevice() override { cache_.clear(); }  // contexts before the argument buffers and the device
+
+  std::string name() const override { return "npu-direct"; }
+
+  void run(const replay::ConvDispatch& d) override {
+    const auto start = std::chrono::steady_clock::now();
+    const plan::ConvStep& step = d.step;
+    auto& context = static_cast<DirectContext&>(cache_.acquire(
+        step.context, [&] { return std::make_unique<DirectContext>(device_, d.context, settings_); }));
+
+    const auto weight_offset = weight_offsets_.find(d.weights.data());
+    if (weight_offset == weight_offsets_.end())
+      fail(ErrorKind::Device, "npu-direct: manifest.txt:" + std::to_string(step.line) +
+                                  ": weights are not among the plan's uploaded conv weights");
+    const std::size_t in_bytes = elements_bytes(d.input.size()), out_bytes = elements_bytes(d.output.size());
+    if (in_bytes > input_->size() || out_bytes > output_->size())
+      fail(ErrorKind::Device, "npu-direct: manifest.txt:" + std::to_string(step.line) +
+                                  ": dispatch larger than the plan's argument buffers");
+    std::memcpy(input_->host(), d.input.data(), in_bytes);
+    flush_cache_range(input_->host(), in_bytes);
+
+    const std::uint64_t addresses[3] = {input_->device_address(), weights_->device_address() + weight_offset->second,
+                                        output_->device_address()};
+    const StartCuPacket packet = build_start_cu_packet(context.instructions().device_address(), context.ninstr(), addresses);
+    std::memcpy(context.command().host(), packet.data(), sizeof packet);  // CMD BO: copied by the driver, no flush
+
+    std::uint32_t handles[4] = {context.instructions().handle(), input_->handle(), weights_->handle(), output_->handle()};
+    uapi::ExecCmd exec{};
+    exec.hwctx = context.hwctx();
+    exec.type = uapi::kCmdSubmitExecBuf;
+    exec.cmd_handles = context.command().handle();
+    exec.args = reinterpret_cast<std::uintptr_t>(handles);
+    exec.cmd_count = 1;
+    exec.arg_count = 4;
+    if (const int error = device_.ioctl_status(uapi::kIoctlExecCmd, &exec); error != 0)
+      fail_driver_call("EXEC_CMD", error, where(d));
+
+    wait(context, exec.seq, d);
+    const std::uint32_t state = *static_cast<volatile const std::uint32_t*>(static_cast<void*>(context.command().host())) & 0xF;
+    if (state != uapi::kErtStateCompleted) {
+      cache_.evict(step.context);  // the context may be unusable; a later run reloads it
+      fail(ErrorKind::Device, "npu-direct: EXEC_CMD run of " + where(d) + " finished in state " +
+                                  std::to_string(state) + " " + state_name(state) +
+                                  " instead of 4 (COMPLETED); check dmesg for amdxdna firmware errors");
+    }
+    flush_cache_range(output_->host(), out_bytes);  // drop stale lines before reading the NPU's output
+    std::memcpy(d.output.data(), output_->host(), out_bytes);
+    ++timing_.stats().runs;
+    timing_.stats().run_seconds += seconds_since(start);
+  }
+
+ private:
+  static std::string where(const replay::ConvDispatch& d) {
+    return "context '" + d.context.key + "' (manifest.txt:" + std::to_string(d.step.line) + ")";
+  }
+
+  void wait(DirectContext& context, std::uint64_t seq, const replay::ConvDispatch& d) {
+    const auto start = std::chrono::steady_clock::now();
+    std::uint32_t syncobj = context.syncobj();
+    std::uint64_t point = seq;
+    uapi::SyncobjTimelineWait request{};
+    request.handles = reinterpret_cast<std::uintptr_t>(&syncobj);
+    request.points = reinterpret_cast<std::uintptr_t>(&point);
+    // ABSOLUTE CLOCK_MONOTONIC deadline (spec §3.8): a relative value is already in the past.
+    request.timeout_nsec = monotonic_now_ns() + std::chrono::nanoseconds(settings_.run_timeout).count();
+    request.count_handles = 1;
+    const int error = device_.ioctl_status(uapi::kIoctlSyncobjTimelineWait, &request);
+    timing_.stats().wait_seconds += seconds_since(start);
+    if (error == 0) return;
+    if (error == ETIME) context.abandon_in_flight_run();  // never free buffers the firmware may own
+    cache_.evict(d.step.context);
+    fail_driver_call("SYNCOBJ_TIMELINE_WAIT", error,
+                     "run of " + where(d) + (error == ETIME ? " not finished within " +
+                                                                  std::to_string(settings_.run_timeout.count()) + " ms"
+                                                            : std::string()));
+  }
+
+  TimingReport timing_;  // first member: prints after everything else is released
+  NpuSettings settings_;
+  AmdxdnaDevice device_;
+  std::unordered_map<const bf16_t*, std::size_t> weight_offsets_;
+  std::unique_ptr<DeviceBo> input_, output_, weights_;
+  ContextCache cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<replay::ConvDevice> make_npu_direct_device(const plan::Plan& plan) {
+  return std::make_unique<NpuDirectDevice>(plan, settings_from_environment());
+}
+
+}  // namespace taconite::npu
