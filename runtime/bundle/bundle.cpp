@@ -23,6 +23,9 @@ Bundle Bundle::open(const fs::path& dir) {
   bundle.dir_ = fs::canonical(dir, ec);
   if (ec) fail(ErrorKind::Io, dir.string() + ": " + ec.message());
   bundle.manifest_ = parse_manifest(read_text_file((bundle.dir_ / kManifestFile).string()));
+  // Every file a record names must stay inside the bundle (spec §2), used by a conv or not.
+  for (const auto& [key, xclbin] : bundle.manifest_.xclbins)
+    bundle.resolve_inside(xclbin.file, xclbin.line, xclbin.text, /*must_exist=*/false);
   bundle.tensors_ = TensorStore::open(bundle.dir_);
   return bundle;
 }

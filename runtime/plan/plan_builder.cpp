@@ -41,6 +41,7 @@ struct BufferState {
 // A conv whose first record has been seen and whose last has not.
 struct OpenConv {
   int first_line;
+  std::string first_text;  // quoted if the conv is never closed
   std::int64_t in, out;
   int oc, oh, ow, owp;
   std::vector<bool> groups_used;  // by input channel group (8 channels)
@@ -209,7 +210,7 @@ class PlanBuilder {
   void track_conv_group(const ManifestRecord& r, const ConvStep& s, std::int64_t in, std::int64_t out) {
     if (s.first) {
       if (open_conv_) r.fail_here("first=1 while the conv started at line " + std::to_string(open_conv_->first_line) + " is not finished");
-      open_conv_ = OpenConv{r.line, in, out, s.oc, s.oh, s.ow, s.owp, std::vector<bool>(static_cast<std::size_t>(s.ict / 8))};
+      open_conv_ = OpenConv{r.line, r.text, in, out, s.oc, s.oh, s.ow, s.owp, std::vector<bool>(static_cast<std::size_t>(s.ict / 8))};
     } else if (!open_conv_) {
       r.fail_here("first=0 but no conv is open (its first=1 record is missing)");
     } else {
@@ -308,7 +309,8 @@ class PlanBuilder {
   void finish() {
     const std::string manifest(bundle::kManifestFile);
     if (open_conv_)
-      fail(ErrorKind::Bundle, manifest + ":" + std::to_string(open_conv_->first_line) + ": conv has no last=1 record");
+      fail(ErrorKind::Bundle, bundle::located_message(manifest, open_conv_->first_line, open_conv_->first_text,
+                                                      "conv has no last=1 record"));
     if (input_line_ == 0) fail(ErrorKind::Bundle, manifest + ": no input step");
     if (head_line_ == 0) fail(ErrorKind::Bundle, manifest + ": no head step (the head must be the last step)");
   }

@@ -1,0 +1,158 @@
+// build_plan on the fixture bundle: typed steps, inferred kernel sizes, contexts, buffer slots
+// and memory accounting; plus the forward-compatible cases a valid bundle may contain.
+#include <gtest/gtest.h>
+
+#include "bundle/bundle.hpp"
+#include "bundle_fixture.hpp"
+#include "plan/plan.hpp"
+#include "taconite/embedder.hpp"
+
+namespace taconite::testing {
+namespace {
+
+plan::Plan plan_of(const BundleFixture& fixture) {
+  const bundle::Bundle bundle = bundle::Bundle::open(fixture.dir());
+  return plan::build_plan(bundle);  // steps keep views into the bundle: use only shapes below
+}
+
+TEST(Plan, FixtureBecomesTypedSteps) {
+  const BundleFixture fixture;
+  const bundle::Bundle bundle = bundle::Bundle::open(fixture.dir());
+  const plan::Plan p = plan::build_plan(bundle);
+
+  ASSERT_EQ(p.steps.size(), 12u);
+  EXPECT_TRUE(std::holds_alternative<plan::InputStep>(p.steps[0]));
+  EXPECT_TRUE(std::holds_alternative<plan::PreluBiasStep>(p.steps[2]));
+  EXPECT_TRUE(std::holds_alternative<plan::AffineStep>(p.steps[3]));
+  EXPECT_TRUE(std::holds_alternative<plan::BiasStep>(p.steps[6]));
+  EXPECT_TRUE(std::holds_alternative<plan::AddStep>(p.steps[9]));
+  EXPECT_TRUE(std::holds_alternative<plan::SubsampleStep>(p.steps[10]));
+  EXPECT_TRUE(std::holds_alternative<plan::HeadStep>(p.steps.back()));
+
+  EXPECT_EQ(p.input, (plan::Dims{8, 8, 8}));
+  EXPECT_EQ(p.embed_dim, 16);
+  EXPECT_EQ(p.conv_dispatches, 4);
+  EXPECT_EQ(p.model, "IR-fixture");
+  EXPECT_EQ(p.input_step().recorded.size(), 512u);
+
+  // Kernel sizes come from wt's element count; records keep their manifest line.
+  const auto& stem = std::get<plan::ConvStep>(p.steps[1]);
+  const auto& g0 = std::get<plan::ConvStep>(p.steps[4]);
+  const auto& g1 = std::get<plan::ConvStep>(p.steps[5]);
+  const auto& sc = std::get<plan::ConvStep>(p.steps[7]);
+  EXPECT_EQ(stem.kernel, 3);
+  EXPECT_EQ(g0.kernel, 3);
+  EXPECT_EQ(sc.kernel, 1);
+  EXPECT_EQ(stem.line, 8);
+  EXPECT_EQ(g1.line, 12);
+  EXPECT_TRUE(g0.first);
+  EXPECT_FALSE(g0.last);
+  EXPECT_FALSE(g1.first);
+  EXPECT_TRUE(g1.last);
+  EXPECT_EQ(g1.c0, 1);
+  EXPECT_EQ(g0.wp, 12);
+  EXPECT_EQ(stem.weights.size(), 16u * 8 * 9);
+  EXPECT_EQ(sc.weights.size(), 16u * 16);
+
+  // Three contexts, in order of first use, each with its one instruction stream.
+  ASSERT_EQ(p.contexts.size(), 3u);
+  EXPECT_EQ(p.contexts[0].key, "stem");
+  EXPECT_EQ(p.contexts[1].key, "k3");
+  EXPECT_EQ(p.contexts[2].key, "k1");
+  EXPECT_EQ(p.contexts[1].kernel_name, "conv2dk3_bf16");
+  EXPECT_EQ(p.contexts[1].insts.filename(), "conv3x3.insts.bin");
+  EXPECT_EQ(p.contexts[1].first_conv_line, 11);
+  EXPECT_EQ(g0.context, g1.context);
+
+  // Buffers 0..6 each get a slot; scratch sized for the largest slice / dispatch.
+  EXPECT_EQ(p.slot_elements.size(), 7u);
+  EXPECT_EQ(p.slot_elements[0], 512u);
+  EXPECT_EQ(p.max_slice_elements, 8u * 16 * 8);       // the 1x1: h * icg * wp
+  EXPECT_EQ(p.max_dispatch_elements, 8u * 16 * 12);   // the split conv: oh * oc * owp
+  EXPECT_GT(p.activation_bytes, 0u);
+  EXPECT_LT(p.activation_bytes, std::size_t{1} << 20);
+
+  const auto& head = std::get<plan::HeadStep>(p.steps.back());
+  EXPECT_EQ(head.k, 256u);
+  EXPECT_EQ(head.n, 16u);
+  EXPECT_EQ(head.bias.size(), 16u);
+}
+
+TEST(Plan, UnknownExtraKeysAreIgnored) {
+  BundleFixture fixture;
+  fixture.set_field(fixture.manifest_line_of("wt=sc.wt"), "tile_hint", "4x4");
+  fixture.set_field(fixture.manifest_line_of("head "), "normalise", "no");
+  fixture.insert_manifest_line(3, "param exporter export_ir18.py  v2");
+  fixture.flush();
+  const plan::Plan p = plan_of(fixture);
+  EXPECT_EQ(p.conv_dispatches, 4);
+}
+
+TEST(Plan, ABufferMayBeRedefinedByALaterStep) {
+  // Buffer 6 is defined three times (16x4x4, 16x2x2, 16x4x4); the head reads the last one.
+  BundleFixture fixture;
+  const int head = fixture.manifest_line_of("head ");
+  fixture.insert_manifest_line(head, "subsample in=5 out=6 c=16 h=8 w=8 stride=4");
+  fixture.insert_manifest_line(head + 1, "subsample in=5 out=6 c=16 h=8 w=8 stride=2");
+  fixture.flush();
+  const plan::Plan p = plan_of(fixture);
+  EXPECT_EQ(p.steps.size(), 14u);
+}
+
+TEST(Plan, RedefinedBufferMustBeReadWithItsNewShape) {
+  BundleFixture fixture;
+  const int head = fixture.manifest_line_of("head ");
+  fixture.insert_manifest_line(head, "subsample in=5 out=6 c=16 h=8 w=8 stride=4");  // 6 is now 16x2x2
+  fixture.flush();
+  LoadOptions options;
+  options.backend = "cpu-reference";
+  auto loaded = IrEmbedder::load(fixture.dir(), options);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.error().message.find("manifest.txt:" + std::to_string(head + 1)), std::string::npos)
+      << loaded.error().message;
+  EXPECT_NE(loaded.error().message.find("(c=16, h=2, w=2)"), std::string::npos) << loaded.error().message;
+}
+
+TEST(Plan, FixtureLoadsThroughTheApi) {
+  const BundleFixture fixture;
+  LoadOptions options;
+  options.backend = "cpu-reference";
+  auto loaded = IrEmbedder::load(fixture.dir(), options);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  IrEmbedder& e = loaded.value();
+  EXPECT_EQ(e.input_dims().channels, 8);
+  EXPECT_EQ(e.input_dims().height, 8);
+  EXPECT_EQ(e.input_dims().width, 8);
+  EXPECT_EQ(e.embed_dim(), 16);
+  EXPECT_EQ(e.num_conv_dispatches(), 4);
+  EXPECT_EQ(e.model(), "IR-fixture");
+  EXPECT_EQ(e.param("model"), "IR-fixture");
+  EXPECT_EQ(e.param("absent"), "");
+  EXPECT_EQ(e.backend(), "cpu-reference");
+  EXPECT_EQ(e.reference_f32("head.b2").size(), 16u);
+  EXPECT_TRUE(e.reference_f32("ref.input").empty());  // bf16, not f32
+  EXPECT_TRUE(e.reference_f32("nope").empty());
+}
+
+TEST(Plan, UnknownBackendIsADeviceErrorListingTheCompiledOnes) {
+  const BundleFixture fixture;
+  LoadOptions options;
+  options.backend = "gpu";
+  auto loaded = IrEmbedder::load(fixture.dir(), options);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error().kind, ErrorKind::Device);
+  EXPECT_NE(loaded.error().message.find("cpu-reference"), std::string::npos) << loaded.error().message;
+}
+
+TEST(Plan, NotADirectoryIsAnIoError) {
+  const BundleFixture fixture;
+  auto loaded = IrEmbedder::load(fixture.dir() / "manifest.txt");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error().kind, ErrorKind::Io);
+  auto missing = IrEmbedder::load(fixture.dir() / "no-such-dir");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, ErrorKind::Io);
+}
+
+}  // namespace
+}  // namespace taconite::testing

@@ -1,0 +1,140 @@
+// A full replay of the fixture bundle on cpu-reference against the naive, independent
+// channel-major computation; the embed() path against the recorded input; API input errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "bundle_fixture.hpp"
+#include "naive_reference.hpp"
+#include "taconite/embedder.hpp"
+
+namespace taconite::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+IrEmbedder load_reference(const BundleFixture& fixture, int threads = 2) {
+  LoadOptions options;
+  options.backend = "cpu-reference";
+  options.threads = threads;
+  auto loaded = IrEmbedder::load(fixture.dir(), options);
+  if (!loaded.ok()) throw std::runtime_error(loaded.error().message);
+  return std::move(loaded).value();
+}
+
+FaceChw face_of(const std::vector<float>& chw, int channels) { return {chw, channels, 8, 8}; }
+
+TEST(Replay, RecordedInputMatchesTheNaiveComputation) {
+  const BundleFixture fixture;
+  IrEmbedder embedder = load_reference(fixture);
+  const auto replay = embedder.embed_recorded();
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  const std::vector<float> naive = naive_fixture_embedding(fixture.model());
+  ASSERT_EQ(replay.value().size(), naive.size());
+
+  EXPECT_GE(cosine(replay.value(), naive), 0.99999);
+  double norm = 0.0;
+  for (float v : naive) norm = std::max(norm, std::fabs(static_cast<double>(v)));
+  ASSERT_GT(norm, 0.0);
+  for (std::size_t j = 0; j < naive.size(); ++j) EXPECT_NEAR(replay.value()[j], naive[j], 5e-3 * norm) << j;
+}
+
+TEST(Replay, DifferentSeedsGiveDifferentEmbeddingsThatStillMatch) {
+  FixtureOptions options;
+  options.seed = 7;
+  const BundleFixture other(options), fixture;
+  IrEmbedder a = load_reference(fixture), b = load_reference(other);
+  const auto ea = a.embed_recorded(), eb = b.embed_recorded();
+  ASSERT_TRUE(ea.ok() && eb.ok());
+  EXPECT_LT(cosine(ea.value(), eb.value()), 0.99);  // the comparison above is not vacuous
+  EXPECT_GE(cosine(eb.value(), naive_fixture_embedding(other.model())), 0.99999);
+}
+
+TEST(Replay, EmbedOfTheRawImageIsBitIdenticalToTheRecordedReplay) {
+  const BundleFixture fixture;
+  IrEmbedder embedder = load_reference(fixture);
+  const auto recorded = embedder.embed_recorded();
+  ASSERT_TRUE(recorded.ok());
+  const std::vector<float> rgb(fixture.model().input_chw.begin(), fixture.model().input_chw.begin() + 3 * 64);
+  const auto embedded = embedder.embed(face_of(rgb, 3));
+  ASSERT_TRUE(embedded.ok()) << embedded.error().message;
+  EXPECT_EQ(embedded.value(), recorded.value());
+  // Passing all 8 (zero-padded) channels is the same input.
+  const auto all = embedder.embed(face_of(fixture.model().input_chw, 8));
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all.value(), recorded.value());
+}
+
+TEST(Replay, RepeatsBatchesAndThreadCountsAgreeExactly) {
+  const BundleFixture fixture;
+  IrEmbedder two = load_reference(fixture, 2), one = load_reference(fixture, 1);
+  const auto first = two.embed_recorded(), again = two.embed_recorded(), single = one.embed_recorded();
+  ASSERT_TRUE(first.ok() && again.ok() && single.ok());
+  EXPECT_EQ(first.value(), again.value());
+  EXPECT_EQ(first.value(), single.value());
+
+  const std::vector<float> rgb(fixture.model().input_chw.begin(), fixture.model().input_chw.begin() + 3 * 64);
+  std::vector<float> other(rgb.size());
+  for (std::size_t i = 0; i < rgb.size(); ++i) other[i] = -rgb[i];
+  const std::vector<FaceChw> faces = {face_of(rgb, 3), face_of(other, 3), face_of(rgb, 3)};
+  const auto batch = two.embed_batch(faces);
+  ASSERT_TRUE(batch.ok()) << batch.error().message;
+  ASSERT_EQ(batch.value().size(), 3u);
+  EXPECT_EQ(batch.value()[0], first.value());
+  EXPECT_EQ(batch.value()[2], first.value());
+  const auto flipped = two.embed(faces[1]);
+  ASSERT_TRUE(flipped.ok());
+  EXPECT_EQ(batch.value()[1], flipped.value());
+  EXPECT_NE(batch.value()[1], first.value());
+  const auto empty = two.embed_batch({});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty.value().empty());
+}
+
+TEST(Replay, WrongInputsAreInputErrorsSayingWhatWasExpected) {
+  const BundleFixture fixture;
+  IrEmbedder embedder = load_reference(fixture);
+  const std::vector<float> small(3 * 4 * 4, 0.5f), nine(9 * 64, 0.5f), short_data(10, 0.5f);
+
+  const auto wrong_size = embedder.embed({small, 3, 4, 4});
+  ASSERT_FALSE(wrong_size.ok());
+  EXPECT_EQ(wrong_size.error().kind, ErrorKind::Input);
+  EXPECT_THAT(wrong_size.error().message, HasSubstr("expects 8x8"));
+
+  const auto too_many = embedder.embed({nine, 9, 8, 8});
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.error().kind, ErrorKind::Input);
+  EXPECT_THAT(too_many.error().message, HasSubstr("1..8"));
+
+  const auto zero = embedder.embed({nine, 0, 8, 8});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().kind, ErrorKind::Input);
+
+  const auto truncated = embedder.embed({short_data, 3, 8, 8});
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_EQ(truncated.error().kind, ErrorKind::Input);
+  EXPECT_THAT(truncated.error().message, HasSubstr("expected 192"));
+
+  // A bad face in a batch fails the whole batch with an Input error; the embedder stays usable.
+  const std::vector<float> rgb(3 * 64, 0.25f);
+  const std::vector<FaceChw> faces = {{rgb, 3, 8, 8}, {small, 3, 4, 4}};
+  const auto batch = embedder.embed_batch(faces);
+  ASSERT_FALSE(batch.ok());
+  EXPECT_EQ(batch.error().kind, ErrorKind::Input);
+  EXPECT_TRUE(embedder.embed({rgb, 3, 8, 8}).ok());
+}
+
+TEST(Replay, MovedEmbedderKeepsWorking) {
+  const BundleFixture fixture;
+  IrEmbedder original = load_reference(fixture);
+  const auto before = original.embed_recorded();
+  IrEmbedder moved = std::move(original);
+  const auto after = moved.embed_recorded();
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(before.value(), after.value());
+}
+
+}  // namespace
+}  // namespace taconite::testing
