@@ -39,6 +39,14 @@ std::vector<BackendEntry> backend_table() {
                      return replay::make_replay_executor(plan, npu::make_npu_xrt_device(plan), threads);
                    }});
 #endif
+#ifdef TACONITE_HAVE_ONEDNN
+  table.push_back({kBackendCpu, [](const plan::Plan& plan, const LoadOptions& options, int threads) {
+                     cpu::CpuOptions cpu_options;
+                     cpu_options.threads = threads;
+                     if (options.precision == Precision::F32) cpu_options.precision = cpu::CpuOptions::Precision::F32;
+                     return std::unique_ptr<Executor>(cpu::make_cpu_executor(plan, cpu_options));
+                   }});
+#endif
   table.push_back({kBackendCpuReference, [](const plan::Plan& plan, const LoadOptions&, int threads) {
                      return replay::make_replay_executor(plan, replay::make_cpu_reference_device(threads), threads);
                    }});

@@ -1,0 +1,155 @@
+#include "cpu/cpu_executor.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "common/failure.hpp"
+#include "cpu/fused_graph.hpp"
+#include "cpu/omp_threads.hpp"
+#include "cpu/onednn_network.hpp"
+#include "cpu/weight_store.hpp"
+#include "replay/cpu_reference_device.hpp"
+#include "replay/replay_executor.hpp"
+
+namespace taconite::cpu {
+
+namespace {
+
+// Batches larger than this run as several passes (more faces per pass gain nothing on a few
+// cores and cost activation memory linearly).
+constexpr int kMaxBatch = 32;
+// Networks kept for batch sizes other than 1 (each holds its own activation buffers).
+constexpr std::size_t kCachedBatchSizes = 3;
+
+const char* to_string(ComputeType type) { return type == ComputeType::Bf16 ? "bf16" : "f32"; }
+
+class FusedCpuExecutor final : public CpuExecutor {
+ public:
+  FusedCpuExecutor(FusedGraph graph, ComputeType type, int threads)
+      : graph_(std::move(graph)),
+        type_(type),
+        threads_(threads),
+        engine_(dnnl::engine::kind::cpu, 0),
+        weights_(graph_, engine_, type == ComputeType::Bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32,
+                 threads) {
+    guarded_dnnl([&] { network(1); });
+  }
+
+  bool fused() const override { return true; }
+  ComputeType compute_type() const override { return type_; }
+
+  std::string summary() const override {
+    const OnednnNetwork& single = *networks_.at(1);
+    return std::string(to_string(type_)) + " on oneDNN isa " + cpu_isa_name() + "; fused " + describe(graph_) +
+           "; primitives: " + single.implementations() + "; weights " + std::to_string(weights_.bytes() >> 20) +
+           " MiB, batch-1 activations " + std::to_string(single.activation_bytes() >> 20) + " MiB";
+  }
+
+  std::vector<float> forward(std::span<const bf16_t> input) override {
+    std::vector<float> out;
+    guarded_dnnl([&] { out = std::move(network(1).run({&input, 1}).front()); });
+    return out;
+  }
+
+  std::vector<std::vector<float>> forward_batch(std::span<const std::span<const bf16_t>> inputs) override {
+    std::vector<std::vector<float>> outputs;
+    outputs.reserve(inputs.size());
+    guarded_dnnl([&] {
+      for (std::size_t at = 0; at < inputs.size(); at += kMaxBatch) {
+        const std::size_t count = std::min<std::size_t>(kMaxBatch, inputs.size() - at);
+        for (auto& out : network(static_cast<int>(count)).run(inputs.subspan(at, count))) outputs.push_back(std::move(out));
+      }
+    });
+    return outputs;
+  }
+
+ private:
+  // Runs fn with oneDNN's OpenMP pool sized to our threads; oneDNN errors become Device failures.
+  template <typename Fn>
+  void guarded_dnnl(Fn&& fn) {
+    ScopedOmpThreads scoped(threads_);
+    try {
+      fn();
+    } catch (const dnnl::error& e) {
+      fail(ErrorKind::Device, std::string("oneDNN (") + to_string(type_) + " on isa " + cpu_isa_name() + "): " + e.what() +
+                                  " (status " + std::to_string(static_cast<int>(e.status)) + ")");
+    }
+  }
+
+  OnednnNetwork& network(int batch) {
+    auto it = networks_.find(batch);
+    if (it != networks_.end()) return *it->second;
+    if (networks_.size() > kCachedBatchSizes) {
+      for (auto victim = networks_.begin(); victim != networks_.end(); ++victim)
+        if (victim->first != 1) {
+          networks_.erase(victim);
+          break;
+        }
+    }
+    const dnnl::memory::data_type act =
+        type_ == ComputeType::Bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+    return *networks_.emplace(batch, std::make_unique<OnednnNetwork>(graph_, weights_, engine_, act, batch)).first->second;
+  }
+
+  FusedGraph graph_;
+  ComputeType type_;
+  int threads_;
+  dnnl::engine engine_;
+  WeightStore weights_;
+  std::map<int, std::unique_ptr<OnednnNetwork>> networks_;
+};
+
+// The exact replay, presented as the `cpu` backend, with the reason it runs.
+class ReplayFallbackExecutor final : public CpuExecutor {
+ public:
+  ReplayFallbackExecutor(const plan::Plan& plan, int threads, std::string reason)
+      : replay_(replay::make_replay_executor(plan, replay::make_cpu_reference_device(threads), threads)),
+        reason_(std::move(reason)) {}
+  bool fused() const override { return false; }
+  ComputeType compute_type() const override { return ComputeType::F32; }
+  std::string summary() const override { return "exact replay (not fused): " + reason_; }
+  std::vector<float> forward(std::span<const bf16_t> input) override { return replay_->forward(input); }
+  std::vector<std::vector<float>> forward_batch(std::span<const std::span<const bf16_t>> inputs) override {
+    return replay_->forward_batch(inputs);
+  }
+
+ private:
+  std::unique_ptr<Executor> replay_;
+  std::string reason_;
+};
+
+}  // namespace
+
+bool cpu_has_native_bf16() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+  return (isa & bf16) == bf16;  // the ISA values are nested bit sets; AMX includes AVX512-BF16
+}
+
+std::string cpu_isa_name() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other (" + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa())) + ")";
+  }
+}
+
+std::unique_ptr<CpuExecutor> make_cpu_executor(const plan::Plan& plan, const CpuOptions& options) {
+  const int threads = std::max(options.threads, 1);
+  Lowering lowering = lower_plan(plan);
+  if (!lowering.graph) return std::make_unique<ReplayFallbackExecutor>(plan, threads, lowering.refusal);
+  const bool bf16 = options.precision == CpuOptions::Precision::Bf16 ||
+                    (options.precision == CpuOptions::Precision::Auto && cpu_has_native_bf16());
+  return std::make_unique<FusedCpuExecutor>(std::move(*lowering.graph), bf16 ? ComputeType::Bf16 : ComputeType::F32,
+                                            threads);
+}
+
+}  // namespace taconite::cpu

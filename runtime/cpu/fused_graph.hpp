@@ -1,0 +1,69 @@
+// The lowering of a validated Plan into a graph of fused ops for the oneDNN network (no oneDNN
+// here: pure structure, so the matcher is testable on its own).
+//
+// Values are single-assignment activations (the manifest's buffers may be redefined; values
+// never are). Fusions applied, each only when its preconditions hold exactly:
+//   - the records of one conv (first..last) become one conv over all input channels;
+//   - conv -> bias / prelu_bias: the bias becomes the conv's bias, PReLU an in-place pass after it;
+//   - conv -> subsample(s), and subsample(s) -> 1x1 conv: one strided conv (exact when h, w % s == 0);
+//   - add(conv output, other): a sum post-op, the conv writing into `other`'s buffer.
+// Anything outside these patterns makes the lowering refuse the whole plan (the executor then
+// runs the exact replay): the result is never a guess.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "numerics/bf16.hpp"
+#include "plan/plan.hpp"
+
+namespace taconite::cpu {
+
+using numerics::bf16_t;
+
+enum class OpKind { Input, Conv, Affine, Bias, Add, Subsample, Head };
+
+struct FusedOp {
+  OpKind kind = OpKind::Input;
+  std::vector<int> inputs;  // value ids read (Add: two)
+  int output = -1;          // value id defined (-1 for Head)
+  int step = 0;             // 1-based position of the op's first step in manifest order
+  int line = 0;             // Conv: manifest line of its first record
+
+  // Conv
+  std::vector<const plan::ConvStep*> records;  // the input-channel-group records, in file order
+  int kernel = 0, stride = 1, oc = 0;
+  std::span<const bf16_t> bias;   // Conv / Bias
+  std::span<const bf16_t> alpha;  // Conv: PReLU after the bias (empty: none)
+  int sum_input = -1;             // Conv: value added by a sum post-op; the output reuses its buffer
+
+  // Affine
+  std::span<const bf16_t> scale, shift;
+  // Head
+  const plan::HeadStep* head = nullptr;
+
+  bool removed = false;  // fused into another op
+};
+
+struct FusedGraph {
+  std::vector<plan::Dims> values;  // dims of every value
+  std::vector<FusedOp> ops;        // in execution order, removed ops already dropped
+  int input_value = 0;
+
+  // Number of ops of each kind, for summaries and tests.
+  int count(OpKind kind) const;
+};
+
+struct Lowering {
+  std::optional<FusedGraph> graph;
+  std::string refusal;  // why the plan was not lowered (names manifest.txt:<line>); empty on success
+};
+
+Lowering lower_plan(const plan::Plan& plan);
+
+// One line per op kind, e.g. "conv 21 (strided 5, sum 8), affine 8, ...".
+std::string describe(const FusedGraph& graph);
+
+}  // namespace taconite::cpu

@@ -1,0 +1,319 @@
+#include "cpu/onednn_network.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "numerics/tiled_layout.hpp"
+
+namespace taconite::cpu {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+using dims = dnnl::memory::dims;
+
+namespace {
+
+// A primitive argument: an activation (by value id) or a constant memory.
+struct ArgRef {
+  int value = -1;
+  dnnl::memory fixed;
+};
+
+struct Step {
+  dnnl::primitive primitive;
+  std::vector<std::pair<int, ArgRef>> args;
+  std::string what;  // "conv jit:avx2" etc.
+  std::unordered_map<int, dnnl::memory> bound;
+};
+
+struct AlignedBuffer {
+  explicit AlignedBuffer(std::size_t n) : bytes((n + 63) / 64 * 64), data(std::aligned_alloc(64, bytes)) {
+    if (data == nullptr) throw std::bad_alloc();
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  std::size_t bytes;
+  void* data;
+};
+
+}  // namespace
+
+struct OnednnNetwork::Impl {
+  const FusedGraph& graph;
+  WeightStore& weights;
+  dnnl::engine engine;
+  dnnl::stream stream;
+  dt act;
+  int batch;
+
+  std::vector<dnnl::memory::desc> desc;  // per value; zero until its producer is created
+  std::vector<int> alias_of;             // value whose buffer a value reuses (sum post-op), or -1
+  std::vector<Step> steps;
+  std::vector<std::unique_ptr<AlignedBuffer>> buffers;
+  std::vector<dnnl::memory> value_memory;
+  dnnl::memory user_input, head_output;
+  std::size_t embed_dim = 0;
+
+  Impl(const FusedGraph& g, WeightStore& w, dnnl::engine e, dt a, int n)
+      : graph(g), weights(w), engine(std::move(e)), stream(engine), act(a), batch(n),
+        desc(g.values.size()), alias_of(g.values.size(), -1) {}
+
+  dims shape(int value) const {
+    const plan::Dims& d = graph.values[static_cast<std::size_t>(value)];
+    return {batch, d.c, d.h, d.w};
+  }
+  dnnl::memory::desc& desc_of(int value) { return desc[static_cast<std::size_t>(value)]; }
+  // A consumer's source layout: the producer's, or (for the input) whatever the consumer prefers.
+  dnnl::memory::desc src_or(int value, tag fallback) {
+    return desc_of(value).is_zero() ? dnnl::memory::desc(shape(value), act, fallback) : desc_of(value);
+  }
+  static ArgRef v(int value) { return {value, {}}; }
+  static ArgRef c(dnnl::memory m) { return {-1, std::move(m)}; }
+
+  void add_step(dnnl::primitive p, std::vector<std::pair<int, ArgRef>> args, const std::string& kind, const char* impl) {
+    steps.push_back({std::move(p), std::move(args), kind + " " + impl, {}});
+  }
+
+  void lower(int index, const FusedOp& op) {
+    switch (op.kind) {
+      case OpKind::Input: break;  // the input reorder is added at the end, once its layout is known
+      case OpKind::Conv: conv(index, op); break;
+      case OpKind::Affine: affine(op); break;
+      case OpKind::Bias: bias(op); break;
+      case OpKind::Add: add(op); break;
+      case OpKind::Subsample: subsample(op); break;
+      case OpKind::Head: head(index, op); break;
+    }
+  }
+
+  void conv(int index, const FusedOp& op) {
+    const int in = op.inputs[0];
+    const dnnl::memory::desc src = src_or(in, tag::any);
+    const dnnl::memory::desc wei({op.oc, graph.values[static_cast<std::size_t>(in)].c, op.kernel, op.kernel}, act, tag::any);
+    const dnnl::memory::desc dst = op.sum_input >= 0 ? desc_of(op.sum_input) : dnnl::memory::desc(shape(op.output), act, tag::any);
+    const dnnl::memory::dim pad = op.kernel / 2;
+    const dims strides{op.stride, op.stride}, padding{pad, pad};
+    dnnl::primitive_attr attr;
+    if (op.sum_input >= 0) {
+      dnnl::post_ops ops;
+      ops.append_sum(1.0f);
+      attr.set_post_ops(ops);
+      alias_of[static_cast<std::size_t>(op.output)] = op.sum_input;
+    }
+    const dnnl::memory::desc bias_desc({op.oc}, dt::f32, tag::a);
+    const auto d = op.bias.empty()
+                       ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                         src, wei, dst, strides, padding, padding)
+                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                         src, wei, bias_desc, dst, strides, padding, padding);
+    const dnnl::convolution_forward::primitive_desc pd(d, attr, engine);
+    if (desc_of(in).is_zero()) desc_of(in) = pd.src_desc();
+    desc_of(op.output) = pd.dst_desc();
+    std::vector<std::pair<int, ArgRef>> args{{DNNL_ARG_SRC, v(in)},
+                                             {DNNL_ARG_WEIGHTS, c(weights.weights(index, pd.weights_desc()))},
+                                             {DNNL_ARG_DST, v(op.output)}};
+    if (!op.bias.empty()) args.push_back({DNNL_ARG_BIAS, c(weights.channel_vector(op.bias))});
+    add_step(dnnl::convolution_forward(pd), std::move(args), "conv", pd.impl_info_str());
+    if (!op.alpha.empty()) prelu(op.output, op.alpha);
+  }
+
+  // PReLU in place (oneDNN 2.6's AVX2 convs take no PReLU post-op; see docs/backends.md).
+  void prelu(int value, std::span<const bf16_t> alpha) {
+    const dnnl::memory::desc alpha_desc({1, static_cast<dnnl::memory::dim>(alpha.size()), 1, 1}, dt::f32, tag::abcd);
+    const dnnl::prelu_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, desc_of(value), alpha_desc}, engine);
+    add_step(dnnl::prelu_forward(pd),
+             {{DNNL_ARG_SRC, v(value)}, {DNNL_ARG_WEIGHTS, c(weights.channel_tensor(alpha))}, {DNNL_ARG_DST, v(value)}},
+             "prelu", pd.impl_info_str());
+  }
+
+  // x*scale + shift as an inference batch norm with mean 0, variance 1, epsilon 0: one pass.
+  void affine(const FusedOp& op) {
+    const int in = op.inputs[0];
+    desc_of(in) = src_or(in, tag::nchw);
+    const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+                       dnnl::normalization_flags::use_shift;
+    const dnnl::batch_normalization_forward::primitive_desc pd(
+        {dnnl::prop_kind::forward_inference, desc_of(in), 0.0f, flags}, engine);
+    desc_of(op.output) = pd.dst_desc();
+    const std::size_t channels = op.scale.size();
+    add_step(dnnl::batch_normalization_forward(pd),
+             {{DNNL_ARG_SRC, v(in)},
+              {DNNL_ARG_DST, v(op.output)},
+              {DNNL_ARG_MEAN, c(weights.constant(channels, 0.0f))},
+              {DNNL_ARG_VARIANCE, c(weights.constant(channels, 1.0f))},
+              {DNNL_ARG_SCALE, c(weights.channel_vector(op.scale))},
+              {DNNL_ARG_SHIFT, c(weights.channel_vector(op.shift))}},
+             "affine", pd.impl_info_str());
+  }
+
+  void bias(const FusedOp& op) {
+    const int in = op.inputs[0];
+    desc_of(in) = src_or(in, tag::nchw);
+    const dnnl::memory::desc per_channel({1, shape(in)[1], 1, 1}, dt::f32, tag::abcd);
+    const dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_add, desc_of(in), per_channel, desc_of(in)}, engine);
+    desc_of(op.output) = pd.dst_desc();
+    add_step(dnnl::binary(pd),
+             {{DNNL_ARG_SRC_0, v(in)}, {DNNL_ARG_SRC_1, c(weights.channel_tensor(op.bias))}, {DNNL_ARG_DST, v(op.output)}},
+             "bias", pd.impl_info_str());
+  }
+
+  void add(const FusedOp& op) {
+    const int a = op.inputs[0], b = op.inputs[1];
+    desc_of(a) = src_or(a, tag::nchw);
+    desc_of(b) = src_or(b, tag::nchw);
+    const dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_add, desc_of(a), desc_of(b), desc_of(a)}, engine);
+    desc_of(op.output) = pd.dst_desc();
+    add_step(dnnl::binary(pd), {{DNNL_ARG_SRC_0, v(a)}, {DNNL_ARG_SRC_1, v(b)}, {DNNL_ARG_DST, v(op.output)}}, "add",
+             pd.impl_info_str());
+  }
+
+  // in[s*y, s*x]: a 1x1 max pooling with stride s (exact: one element per window).
+  void subsample(const FusedOp& op) {
+    const int in = op.inputs[0];
+    desc_of(in) = src_or(in, tag::nchw);
+    const dnnl::memory::desc dst(shape(op.output), act, tag::any);
+    const dnnl::pooling_forward::primitive_desc pd(
+        {dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, desc_of(in), dst, {op.stride, op.stride},
+         {1, 1}, {0, 0}, {0, 0}},
+        engine);
+    desc_of(op.output) = pd.dst_desc();
+    add_step(dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, v(in)}, {DNNL_ARG_DST, v(op.output)}}, "subsample",
+             pd.impl_info_str());
+  }
+
+  // The head as one inner product over the whole batch (M = faces), reading the blocked
+  // activation directly; its weights are laid out to match.
+  void head(int index, const FusedOp& op) {
+    const int in = op.inputs[0];
+    desc_of(in) = src_or(in, tag::nchw);
+    const dims in_shape = shape(in);
+    embed_dim = op.head->n;
+    const dnnl::memory::dim n = static_cast<dnnl::memory::dim>(embed_dim);
+    const dnnl::memory::desc wei({n, in_shape[1], in_shape[2], in_shape[3]}, act, tag::any);
+    const dnnl::memory::desc bias_desc({n}, dt::f32, tag::a), dst({batch, n}, dt::f32, tag::nc);
+    const dnnl::inner_product_forward::primitive_desc pd(
+        {dnnl::prop_kind::forward_inference, desc_of(in), wei, bias_desc, dst}, engine);
+    head_output = dnnl::memory(dst, engine);
+    add_step(dnnl::inner_product_forward(pd),
+             {{DNNL_ARG_SRC, v(in)},
+              {DNNL_ARG_WEIGHTS, c(weights.weights(index, pd.weights_desc()))},
+              {DNNL_ARG_BIAS, c(weights.head_bias(index))},
+              {DNNL_ARG_DST, c(head_output)}},
+             "head", pd.impl_info_str());
+  }
+
+  void add_input_reorder() {
+    const int in = graph.input_value;
+    desc_of(in) = src_or(in, tag::nchw);
+    user_input = dnnl::memory({shape(in), dt::f32, tag::nchw}, engine);
+    const dnnl::reorder::primitive_desc pd(engine, user_input.get_desc(), engine, desc_of(in));
+    steps.insert(steps.begin(), Step{dnnl::reorder(pd), {{DNNL_ARG_FROM, c(user_input)}, {DNNL_ARG_TO, v(in)}},
+                                     std::string("input ") + pd.impl_info_str(), {}});
+  }
+
+  // Buffers by liveness: a value takes a free buffer (smallest that fits) when first written
+  // and returns it after its last reader; a sum post-op's output shares its operand's buffer.
+  std::size_t assign_buffers() {
+    const std::size_t values = graph.values.size();
+    std::vector<int> first(values, -1), last(values, -1);
+    for (std::size_t k = 0; k < steps.size(); ++k)
+      for (const auto& [id, ref] : steps[k].args)
+        if (ref.value >= 0) {
+          const std::size_t v = static_cast<std::size_t>(ref.value);
+          if (first[v] < 0) first[v] = static_cast<int>(k);
+          last[v] = static_cast<int>(k);
+        }
+    for (std::size_t v = 0; v < values; ++v)
+      if (alias_of[v] >= 0 && first[v] >= 0) {
+        const std::size_t operand = static_cast<std::size_t>(alias_of[v]);
+        last[operand] = std::max(last[operand], first[v]);
+      }
+    std::vector<int> buffer_of(values, -1), refs;
+    std::size_t total = 0;
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      for (const auto& [id, ref] : steps[k].args) {
+        if (ref.value < 0 || buffer_of[static_cast<std::size_t>(ref.value)] >= 0) continue;
+        const std::size_t v = static_cast<std::size_t>(ref.value);
+        if (alias_of[v] >= 0) {
+          buffer_of[v] = buffer_of[static_cast<std::size_t>(alias_of[v])];
+        } else {
+          const std::size_t need = desc[v].get_size();
+          int best = -1;
+          for (std::size_t b = 0; b < buffers.size(); ++b)
+            if (refs[b] == 0 && buffers[b]->bytes >= need &&
+                (best < 0 || buffers[b]->bytes < buffers[static_cast<std::size_t>(best)]->bytes))
+              best = static_cast<int>(b);
+          if (best < 0) {
+            buffers.push_back(std::make_unique<AlignedBuffer>(need));
+            refs.push_back(0);
+            total += buffers.back()->bytes;
+            best = static_cast<int>(buffers.size()) - 1;
+          }
+          buffer_of[v] = best;
+        }
+        ++refs[static_cast<std::size_t>(buffer_of[v])];
+      }
+      for (std::size_t v = 0; v < values; ++v)
+        if (last[v] == static_cast<int>(k) && buffer_of[v] >= 0) --refs[static_cast<std::size_t>(buffer_of[v])];
+    }
+    value_memory.resize(values);
+    for (std::size_t v = 0; v < values; ++v)
+      if (buffer_of[v] >= 0)
+        value_memory[v] = dnnl::memory(desc[v], engine, buffers[static_cast<std::size_t>(buffer_of[v])]->data);
+    for (Step& step : steps)
+      for (const auto& [id, ref] : step.args)
+        step.bound[id] = ref.value >= 0 ? value_memory[static_cast<std::size_t>(ref.value)] : ref.fixed;
+    return total;
+  }
+
+  void load_inputs(std::span<const std::span<const bf16_t>> inputs) {
+    const plan::Dims& d = graph.values[static_cast<std::size_t>(graph.input_value)];
+    const std::size_t per_face = d.elements();
+    float* out = static_cast<float*>(user_input.get_data_handle());
+    std::memset(out, 0, per_face * static_cast<std::size_t>(batch) * sizeof(float));
+    for (std::size_t n = 0; n < inputs.size(); ++n) {
+      float* face = out + n * per_face;
+      const std::span<const bf16_t> tiled = inputs[n];
+      for (int ch = 0; ch < d.c; ++ch)
+        for (int y = 0; y < d.h; ++y)
+          for (int x = 0; x < d.w; ++x)
+            face[(static_cast<std::size_t>(ch) * d.h + y) * d.w + x] = numerics::bf16_to_f32(
+                tiled[numerics::tiled_index(d.c, d.w, static_cast<std::size_t>(ch), static_cast<std::size_t>(y),
+                                            static_cast<std::size_t>(x))]);
+    }
+  }
+};
+
+OnednnNetwork::OnednnNetwork(const FusedGraph& graph, WeightStore& weights, dnnl::engine engine, dt activation_type,
+                             int batch)
+    : impl_(std::make_unique<Impl>(graph, weights, std::move(engine), activation_type, batch)), batch_(batch) {
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) impl_->lower(static_cast<int>(i), graph.ops[i]);
+  impl_->add_input_reorder();
+  activation_bytes_ = impl_->assign_buffers();
+}
+
+OnednnNetwork::~OnednnNetwork() = default;
+
+std::vector<std::vector<float>> OnednnNetwork::run(std::span<const std::span<const bf16_t>> inputs) {
+  impl_->load_inputs(inputs);
+  for (Step& step : impl_->steps) step.primitive.execute(impl_->stream, step.bound);
+  impl_->stream.wait();
+  const float* out = static_cast<const float*>(impl_->head_output.get_data_handle());
+  std::vector<std::vector<float>> results;
+  for (std::size_t n = 0; n < inputs.size(); ++n)
+    results.emplace_back(out + n * impl_->embed_dim, out + (n + 1) * impl_->embed_dim);
+  return results;
+}
+
+std::string OnednnNetwork::implementations() const {
+  std::map<std::string, int> counts;
+  for (const Step& step : impl_->steps) ++counts[step.what];
+  std::string text;
+  for (const auto& [what, count] : counts) text += (text.empty() ? "" : ", ") + what + " x" + std::to_string(count);
+  return text;
+}
+
+}  // namespace taconite::cpu

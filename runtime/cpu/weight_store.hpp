@@ -1,0 +1,47 @@
+// The network's constants in oneDNN memory, prepared once and shared by every batch size's
+// network: conv weights in the layout the conv primitive prefers (unpacked once from the bundle,
+// re-laid-out from that copy if another batch size prefers another layout), per-channel
+// vectors as f32, and the head's weights.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "cpu/fused_graph.hpp"
+
+namespace taconite::cpu {
+
+class WeightStore {
+ public:
+  WeightStore(const FusedGraph& graph, dnnl::engine engine, dnnl::memory::data_type weight_type, int threads);
+
+  // The weights of conv / head op `op` in layout `want`.
+  dnnl::memory weights(int op, const dnnl::memory::desc& want);
+  // Per-channel f32 vector (shape {n}) from bf16 values; cached by the span's address.
+  dnnl::memory channel_vector(std::span<const bf16_t> values);
+  // Per-channel f32 vector shaped {1, c, 1, 1} (binary / PReLU operands).
+  dnnl::memory channel_tensor(std::span<const bf16_t> values);
+  // The head's f32 bias {n}.
+  dnnl::memory head_bias(int op);
+  // A constant f32 vector of `n` copies of `value` (batch-norm mean / variance).
+  dnnl::memory constant(std::size_t n, float value);
+
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  dnnl::memory first_weights(int op, const dnnl::memory::desc& want);
+  dnnl::memory keep(dnnl::memory m);
+
+  const FusedGraph& graph_;
+  dnnl::engine engine_;
+  dnnl::memory::data_type weight_type_;
+  int threads_;
+  std::map<int, std::vector<dnnl::memory>> weights_;  // by op index, one per layout
+  std::map<std::pair<const void*, int>, dnnl::memory> vectors_;
+  std::map<std::pair<std::size_t, float>, dnnl::memory> constants_;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace taconite::cpu

@@ -1,0 +1,193 @@
+// The `cpu` backend against the exact replay (cpu-reference) and the bundle's fp32 PyTorch-style
+// reference (ref.cpu_embedding), single faces and batches, on IR-tiny (three groupings) and IR-18.
+#include <omp.h>
+
+#include <algorithm>
+#include <optional>
+#include <gtest/gtest.h>
+
+#include "bundle/bundle.hpp"
+#include "bundle_cache.hpp"
+#include "common/failure.hpp"
+#include "cpu/cpu_executor.hpp"
+#include "plan/plan.hpp"
+#include "replay/cpu_reference_device.hpp"
+#include "replay/replay_executor.hpp"
+#include "taconite/embedder.hpp"
+
+namespace taconite::cpu_test {
+namespace {
+
+struct BundleCase {
+  std::string model, grouping;
+};
+
+std::string case_name(const testing::TestParamInfo<BundleCase>& info) {
+  std::string name = info.param.model + "_" + info.param.grouping;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+std::optional<IrEmbedder> load(const std::filesystem::path& dir, std::string backend, Precision precision = Precision::Auto,
+                               int threads = 0) {
+  LoadOptions options;
+  options.backend = std::move(backend);
+  options.precision = precision;
+  options.threads = threads;
+  Result<IrEmbedder> loaded = IrEmbedder::load(dir, options);
+  if (!loaded) {
+    ADD_FAILURE() << loaded.error().message;
+    return std::nullopt;
+  }
+  return std::move(loaded).value();
+}
+
+// The value of a Result, or a recorded failure and an empty value.
+template <typename T>
+T must(Result<T> result) {
+  if (!result) {
+    ADD_FAILURE() << result.error().message;
+    return T{};
+  }
+  return std::move(result).value();
+}
+
+// Variations of the bundle's recorded face, so a batch holds different inputs.
+std::vector<std::vector<float>> faces_from(const IrEmbedder& embedder, int count) {
+  const std::vector<float> base = embedder.reference_f32("ref.input_chw");
+  std::vector<std::vector<float>> faces;
+  for (int k = 0; k < count; ++k) {
+    std::vector<float> face = base;
+    for (std::size_t i = 0; i < face.size(); ++i) {
+      const float wave = static_cast<float>(((i * 7 + static_cast<std::size_t>(k) * 13) % 29)) / 29.0f - 0.5f;
+      face[i] = std::clamp(face[i] * (1.0f - 0.1f * k) + 0.05f * k * wave, -1.0f, 1.0f);
+    }
+    faces.push_back(std::move(face));
+  }
+  return faces;
+}
+
+FaceChw face_view(const std::vector<float>& data) { return FaceChw{data, 3, 112, 112}; }
+
+class CpuAccuracy : public testing::TestWithParam<BundleCase> {
+ protected:
+  void SetUp() override {
+    dir_ = test_bundle(GetParam().model, GetParam().grouping);
+    ASSERT_FALSE(dir_.empty());
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_P(CpuAccuracy, MatchesExactReplayAndFp32ReferenceInF32) {
+  std::optional<IrEmbedder> cpu = load(dir_, "cpu", Precision::F32);
+  ASSERT_TRUE(cpu);
+  std::optional<IrEmbedder> exact = load(dir_, "cpu-reference");
+  ASSERT_TRUE(exact);
+  ASSERT_EQ(cpu->backend(), "cpu");
+  const Embedding fast = must(cpu->embed_recorded());
+  const Embedding replay = must(exact->embed_recorded());
+  const std::vector<float> fp32 = cpu->reference_f32("ref.cpu_embedding");
+  ASSERT_EQ(fp32.size(), fast.size()) << "mkbundle writes ref.cpu_embedding";
+  EXPECT_GE(cosine(fast, replay), 0.9999);
+  EXPECT_GE(cosine(fast, fp32), 0.999);
+
+  // The caller's path (bf16 rounding, channel padding, tiling) through the fused network.
+  const std::vector<float> face = cpu->reference_f32("ref.input_chw");
+  ASSERT_FALSE(face.empty());
+  EXPECT_GE(cosine(must(cpu->embed(face_view(face))), must(exact->embed(face_view(face)))), 0.9999);
+}
+
+// bf16 compute runs only where oneDNN has bf16 kernels (AVX512-BF16 / AMX, or AVX512 emulation).
+TEST_P(CpuAccuracy, MatchesExactReplayAndFp32ReferenceInBf16) {
+  const bundle::Bundle bundle = bundle::Bundle::open(dir_);
+  const plan::Plan plan = plan::build_plan(bundle);
+  std::unique_ptr<cpu::CpuExecutor> bf16;
+  try {
+    bf16 = cpu::make_cpu_executor(plan, {cpu::CpuOptions::Precision::Bf16, 2});
+  } catch (const Failure& failure) {
+    GTEST_SKIP() << "bf16 path NOT exercised on this CPU (oneDNN isa " << cpu::cpu_isa_name()
+                 << "): " << failure.error().message;
+  }
+  ASSERT_EQ(bf16->compute_type(), cpu::ComputeType::Bf16);
+  const auto replay = replay::make_replay_executor(plan, replay::make_cpu_reference_device(2), 2);
+  const std::vector<float> fast = bf16->forward(plan.input_step().recorded);
+  const std::vector<float> exact = replay->forward(plan.input_step().recorded);
+  const std::span<const float> fp32 = bundle.tensors().f32(*bundle.tensors().find("ref.cpu_embedding"));
+  EXPECT_GE(cosine(fast, exact), 0.9999);
+  EXPECT_GE(cosine(fast, fp32), 0.999);
+}
+
+TEST_P(CpuAccuracy, BatchEqualsOneByOne) {
+  std::optional<IrEmbedder> cpu = load(dir_, "cpu");
+  ASSERT_TRUE(cpu);
+  const std::vector<std::vector<float>> faces = faces_from(*cpu, 3);
+  std::vector<FaceChw> views;
+  for (const auto& face : faces) views.push_back(face_view(face));
+  const std::vector<Embedding> batch = must(cpu->embed_batch(views));
+  ASSERT_EQ(batch.size(), faces.size());
+  for (std::size_t k = 0; k < faces.size(); ++k) {
+    const Embedding single = must(cpu->embed(views[k]));
+    EXPECT_GE(cosine(batch[k], single), 0.99999) << "face " << k;
+  }
+  EXPECT_NE(batch[0], batch[1]) << "the faces of a batch must give different embeddings";
+}
+
+INSTANTIATE_TEST_SUITE_P(Bundles, CpuAccuracy,
+                         testing::Values(BundleCase{"ir-tiny", "tile"},
+                                         BundleCase{"ir-tiny", "fixed64"}, BundleCase{"ir18", "fixed64"}),
+                         case_name);
+
+// More faces than one pass takes (32): several passes, every face still in its place.
+TEST(CpuBatching, LargeBatchRunsInPassesInOrder) {
+  const std::filesystem::path dir = test_bundle("ir-tiny");
+  ASSERT_FALSE(dir.empty());
+  std::optional<IrEmbedder> cpu = load(dir, "cpu");
+  ASSERT_TRUE(cpu);
+  const std::vector<std::vector<float>> faces = faces_from(*cpu, 35);
+  std::vector<FaceChw> views;
+  for (const auto& face : faces) views.push_back(face_view(face));
+  const std::vector<Embedding> batch = must(cpu->embed_batch(views));
+  ASSERT_EQ(batch.size(), faces.size());
+  for (std::size_t k = 0; k < faces.size(); k += 17)
+    EXPECT_GE(cosine(batch[k], must(cpu->embed(views[k]))), 0.99999) << "face " << k;
+  EXPECT_GE(cosine(batch.back(), must(cpu->embed(views.back()))), 0.99999);
+}
+
+TEST(CpuThreads, ThreadCountsAgreeAndTheCallersOpenMpSettingIsKept) {
+  const std::filesystem::path dir = test_bundle("ir-tiny");
+  ASSERT_FALSE(dir.empty());
+  omp_set_num_threads(1);
+  std::optional<IrEmbedder> one = load(dir, "cpu", Precision::Auto, 1);
+  ASSERT_TRUE(one);
+  std::optional<IrEmbedder> two = load(dir, "cpu", Precision::Auto, 2);
+  ASSERT_TRUE(two);
+  const Embedding a = must(one->embed_recorded());
+  const Embedding b = must(two->embed_recorded());
+  EXPECT_GE(cosine(a, b), 0.99999);
+  EXPECT_EQ(omp_get_max_threads(), 1) << "the runtime must restore the caller's OpenMP thread count";
+}
+
+TEST(CpuPrecision, AutoFollowsTheCpuAndF32IsForced) {
+  const std::filesystem::path dir = test_bundle("ir-tiny");
+  ASSERT_FALSE(dir.empty());
+  const bundle::Bundle bundle = bundle::Bundle::open(dir);
+  const plan::Plan plan = plan::build_plan(bundle);
+  const auto forced = cpu::make_cpu_executor(plan, {cpu::CpuOptions::Precision::F32, 1});
+  EXPECT_EQ(forced->compute_type(), cpu::ComputeType::F32);
+  const auto automatic = cpu::make_cpu_executor(plan, {cpu::CpuOptions::Precision::Auto, 1});
+  EXPECT_EQ(automatic->compute_type(), cpu::cpu_has_native_bf16() ? cpu::ComputeType::Bf16 : cpu::ComputeType::F32);
+  EXPECT_TRUE(automatic->fused()) << automatic->summary();
+}
+
+TEST(CpuSelection, AutoPicksCpuWhenNoNpuOpens) {
+  const std::filesystem::path dir = test_bundle("ir-tiny");
+  ASSERT_FALSE(dir.empty());
+  std::optional<IrEmbedder> embedder = load(dir, "auto");
+  ASSERT_TRUE(embedder);
+  if (embedder->backend().rfind("npu", 0) == 0) GTEST_SKIP() << "an NPU backend opened: " << embedder->backend_reason();
+  EXPECT_EQ(embedder->backend(), "cpu");
+  EXPECT_NE(embedder->backend_reason().find("cpu"), std::string::npos) << embedder->backend_reason();
+}
+
+}  // namespace
+}  // namespace taconite::cpu_test
