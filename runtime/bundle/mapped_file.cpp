@@ -21,13 +21,18 @@ namespace {
 }  // namespace
 
 MappedFile MappedFile::open_read_only(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not hang the loader (it is rejected below as not regular).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) io_failure(path, "open", errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
     io_failure(path, "fstat", err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(ErrorKind::Io, path.string() + ": not a regular file");
   }
   MappedFile file;
   file.size_ = static_cast<std::size_t>(st.st_size);

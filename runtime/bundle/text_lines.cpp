@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -67,6 +68,11 @@ bool parse_u64(std::string_view text, std::uint64_t max, std::uint64_t& value) {
 }
 
 std::string read_text_file(const std::string& path) {
+  // A directory would read as empty text and a FIFO would block: only regular files are read.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    fail(ErrorKind::Io, path + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(ErrorKind::Io, path + ": cannot open: " + std::strerror(errno));
   std::ostringstream content;

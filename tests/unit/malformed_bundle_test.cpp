@@ -3,12 +3,14 @@
 // Runs under valgrind too (suite unit-valgrind): no crash, hang, invalid access or leak.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -83,6 +85,20 @@ Defect tensor_field_defect(std::string name, std::string tensor, int index, std:
 
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
+// Replaces a bundle file by a directory or a FIFO: an Io error, never an empty read or a hang.
+Defect special_file_defect(std::string name, std::string file, bool fifo) {
+  return {std::move(name), [=](BundleFixture& f) {
+            const fs::path path = f.dir() / file;
+            fs::remove(path);
+            if (fifo) {
+              if (::mkfifo(path.c_str(), 0600) != 0) throw std::runtime_error("mkfifo failed");
+            } else {
+              fs::create_directory(path);
+            }
+            return Expected{ErrorKind::Io, file, "", {"not a regular file"}};
+          }};
+}
+
 std::vector<Defect> file_defects() {
   return {
       {"MissingManifest",
@@ -106,6 +122,12 @@ std::vector<Defect> file_defects() {
          write_text(f.dir() / "plan.txt", "conv 0 1 2\n");
          return Expected{ErrorKind::Bundle, "plan.txt", "", {"re-export", "export_ir18.py", "export_ir101.py"}};
        }},
+      special_file_defect("ManifestIsADirectory", "manifest.txt", /*fifo=*/false),
+      special_file_defect("TensorIndexIsADirectory", "tensors.txt", false),
+      special_file_defect("TensorDataIsADirectory", "tensors.bin", false),
+      special_file_defect("ManifestIsAFifo", "manifest.txt", /*fifo=*/true),
+      special_file_defect("TensorIndexIsAFifo", "tensors.txt", true),
+      special_file_defect("TensorDataIsAFifo", "tensors.bin", true),
       {"EmptyTensorDataWithNonEmptyIndex",
        [](BundleFixture& f) {
          write_text(f.dir() / "tensors.bin", "");

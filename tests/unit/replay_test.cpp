@@ -126,6 +126,36 @@ TEST(Replay, WrongInputsAreInputErrorsSayingWhatWasExpected) {
   EXPECT_TRUE(embedder.embed({rgb, 3, 8, 8}).ok());
 }
 
+// Buffer ids are the exporter's choice (spec §9): any integers, reused ids, in-place steps.
+// Renumbering a valid manifest must not change the embedding by a single bit.
+TEST(Replay, BufferNumberingDoesNotChangeTheEmbedding) {
+  const BundleFixture reference;
+  const auto expected = load_reference(reference).embed_recorded();
+  ASSERT_TRUE(expected.ok());
+
+  BundleFixture f;
+  auto edit = [&](std::string_view needle, std::string_view key, std::string_view value) {
+    f.set_field(f.manifest_line_of(needle), key, value);
+  };
+  // Huge and negative ids instead of 0 and 5.
+  edit("input ", "buf", "-9000000000000000000");
+  edit("wt=stem.wt", "in", "-9000000000000000000");
+  edit("add ", "out", "123456789012");
+  edit("subsample ", "in", "123456789012");
+  // Subsample in place: buffer 6 disappears, the head reads the subsampled buffer under the same id.
+  edit("subsample ", "out", "123456789012");
+  edit("head ", "in", "123456789012");
+  // The shortcut conv overwrites its own input (buffer 1 is not read afterwards).
+  edit("wt=sc.wt", "out", "1");
+  edit("bias buf=4", "buf", "1");
+  edit("add ", "b", "1");
+  f.flush();
+
+  const auto renumbered = load_reference(f).embed_recorded();
+  ASSERT_TRUE(renumbered.ok());
+  EXPECT_EQ(renumbered.value(), expected.value());
+}
+
 TEST(Replay, MovedEmbedderKeepsWorking) {
   const BundleFixture fixture;
   IrEmbedder original = load_reference(fixture);
