@@ -156,6 +156,31 @@ TEST(Replay, BufferNumberingDoesNotChangeTheEmbedding) {
   EXPECT_EQ(renumbered.value(), expected.value());
 }
 
+// The smallest valid network: the input straight into the head (no conv at all). The head's
+// formula (spec §6: channel-major flatten, f32 sum in order i = 0..k-1, then + b2) is exact.
+TEST(Replay, InputStraightIntoTheHeadFollowsTheHeadFormulaExactly) {
+  BundleFixture f;
+  const int input = f.manifest_line_of("input ");
+  for (int line = f.manifest_line_of("head ") - 1; line > input; --line) f.erase_manifest_line(line);
+  const std::size_t k = 8 * 8 * 8, n = 16;
+  std::vector<float> bT(k * n);
+  for (std::size_t i = 0; i < bT.size(); ++i) bT[i] = naive_round_bf16(std::sin(static_cast<float>(i)) * 0.1f);
+  f.add_tensor("head0.bT", "bf16", "512,16", bf16_bytes(bT));
+  f.replace_manifest_line(input + 1, "head in=0 c=8 h=8 w=8 k=512 n=16 bT=head0.bT b2=head.b2");
+  f.flush();
+
+  IrEmbedder embedder = load_reference(f);
+  EXPECT_EQ(embedder.num_conv_dispatches(), 0);
+  const auto e = embedder.embed_recorded();
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  const std::vector<float>& x = f.model().input_chw;  // already channel-major and bf16-exact
+  for (std::size_t j = 0; j < n; ++j) {
+    float acc = 0.0f;
+    for (std::size_t i = 0; i < k; ++i) acc += x[i] * bT[i * n + j];
+    EXPECT_EQ(e.value()[j], f.model().head_b2[j] + acc) << j;
+  }
+}
+
 TEST(Replay, MovedEmbedderKeepsWorking) {
   const BundleFixture fixture;
   IrEmbedder original = load_reference(fixture);
