@@ -1,5 +1,6 @@
 #include "engine_client.hpp"
 
+#include <mutex>
 #include <utility>
 
 namespace taconite::gst {
@@ -37,15 +38,35 @@ class PrivateEngineClient final : public EngineClient {
   EngineInfo info_;
 };
 
-}  // namespace
+std::mutex opener_lock;
+EngineOpener& installed_opener() {
+  static EngineOpener opener;
+  return opener;
+}
 
-Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& request) {
+Result<std::unique_ptr<EngineClient>> open_private_engine(const EngineRequest& request) {
   LoadOptions options;
   options.backend = request.backend;
   options.threads = request.threads;
   Result<IrEmbedder> loaded = IrEmbedder::load(request.bundle, options);
   if (!loaded) return loaded.error();
   return std::unique_ptr<EngineClient>(std::make_unique<PrivateEngineClient>(std::move(loaded).value()));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& request) {
+  EngineOpener opener;
+  {
+    std::lock_guard<std::mutex> guard(opener_lock);
+    opener = installed_opener();
+  }
+  return opener ? opener(request) : open_private_engine(request);
+}
+
+void set_engine_opener(EngineOpener opener) {
+  std::lock_guard<std::mutex> guard(opener_lock);
+  installed_opener() = std::move(opener);
 }
 
 }  // namespace taconite::gst

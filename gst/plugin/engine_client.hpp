@@ -7,6 +7,7 @@
 // immutable after open.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -40,7 +41,13 @@ class EngineClient {
   virtual Result<std::vector<Embedding>> embed(std::span<const FaceChw> faces) = 0;
 };
 
-// Loads the bundle and returns a client owning a private engine.
+// Loads the bundle and returns a client owning a private engine (or what the opener installed
+// with set_engine_opener returns).
 Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& request);
+
+// Replaces how elements open their engine, process-wide (tests install fake or slow engines);
+// an empty function restores the default. Takes effect at the next READY->PAUSED.
+using EngineOpener = std::function<Result<std::unique_ptr<EngineClient>>(const EngineRequest&)>;
+void set_engine_opener(EngineOpener opener);
 
 }  // namespace taconite::gst

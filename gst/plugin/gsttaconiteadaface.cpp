@@ -354,7 +354,7 @@ static GstFlowReturn process_buffer(GstTaconiteAdaface* self, GstBuffer* buffer)
                            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "pushing %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
   const GstFlowReturn ret = gst_pad_push(self->srcpad, buffer);
-  ++self->counters->frames_out;
+  if (ret == GST_FLOW_OK) ++self->counters->frames_out;
   return ret;
 }
 
@@ -686,7 +686,7 @@ static GstStateChangeReturn change_state(GstElement* element, GstStateChange tra
 static bool mutable_now(GstTaconiteAdaface* self, GParamSpec* pspec) {
   if (!(pspec->flags & GST_PARAM_MUTABLE_READY)) return true;
   GST_OBJECT_LOCK(self);
-  const bool ok = GST_STATE(self) <= GST_STATE_READY && GST_STATE_PENDING(self) <= GST_STATE_READY;
+  const bool ok = GST_STATE(self) <= GST_STATE_READY;
   GST_OBJECT_UNLOCK(self);
   if (!ok)
     GST_WARNING_OBJECT(self, "property '%s' can only be changed in the NULL or READY state; ignoring", pspec->name);
@@ -873,7 +873,7 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
                           G_MAXUINT64, 0, ro));
   g_object_class_install_property(
       gobject_class, PROP_FRAMES_OUT,
-      g_param_spec_uint64("frames-out", "Frames out", "Buffers pushed on the src pad since creation", 0, G_MAXUINT64,
+      g_param_spec_uint64("frames-out", "Frames out", "Buffers pushed on the src pad and accepted downstream since creation", 0, G_MAXUINT64,
                           0, ro));
   g_object_class_install_property(
       gobject_class, PROP_FACES_EMBEDDED,

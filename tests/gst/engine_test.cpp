@@ -1,0 +1,116 @@
+// With the real runtime and a generated IR-tiny bundle: the element's metadata equals what the
+// runtime computes directly for the same crop, in either channel order, in a real pipeline.
+#include <cmath>
+
+#include "gst_test_support.hpp"
+#include "taconite/embedder.hpp"
+
+namespace {
+
+using namespace gsttest;
+
+std::array<std::uint8_t, 3> face_like(int x, int y) {
+  const double r = std::hypot(x - 56.0, y - 60.0);
+  return {static_cast<std::uint8_t>(r < 40 ? 210 - r : 40), static_cast<std::uint8_t>(120 + (x * 3) % 60),
+          static_cast<std::uint8_t>((y * 5) % 256)};
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (test_bundle().empty()) GTEST_SKIP() << "TACONITE_TEST_BUNDLE not set (meson test sets it)";
+    // A missing bundle would fail READY->PAUSED, which GstHarness treats as fatal.
+    ASSERT_TRUE(g_file_test((test_bundle() + "/manifest.txt").c_str(), G_FILE_TEST_EXISTS))
+        << "no bundle at " << test_bundle() << " (build the gst-test-bundle target)";
+  }
+
+  // The element's embedding of one 112x112 RGB crop.
+  std::vector<float> element_embedding(const char* channel_order, double* norm) {
+    GstHarness* h = adaface_harness({{"bundle", test_bundle()}, {"backend", test_backend()},
+                                     {"input-mode", "crops"}, {"channel-order", channel_order}});
+    gst_harness_set_src_caps_str(h, "video/x-raw,format=RGB,width=112,height=112,framerate=30/1");
+    GstBuffer* out = gst_harness_push_and_pull(h, rgb_buffer(112, 112, face_like));
+    std::vector<float> e;
+    if (GstTaconiteEmbeddingMeta* meta = out ? gst_buffer_get_taconite_embedding_meta(out) : nullptr) {
+      e.assign(meta->embedding, meta->embedding + meta->dim);
+      *norm = meta->norm;
+      EXPECT_STREQ(meta->backend, test_backend().c_str());
+      EXPECT_STREQ(meta->model, "IR-tiny");
+    }
+    if (out) gst_buffer_unref(out);
+    gst_harness_teardown(h);
+    return e;
+  }
+
+  // The runtime's own result for the same pixels, preprocessed independently of the element.
+  std::vector<float> direct_embedding(bool bgr) {
+    taconite::LoadOptions options;
+    options.backend = test_backend();
+    auto embedder = taconite::IrEmbedder::load(test_bundle(), options);
+    EXPECT_TRUE(embedder.ok()) << embedder.error().message;
+    if (!embedder) return {};
+    const std::vector<float> chw = expected_chw(112, 112, face_like, bgr);
+    auto e = embedder.value().embed({chw, 3, 112, 112});
+    EXPECT_TRUE(e.ok());
+    return e ? e.value() : std::vector<float>{};
+  }
+};
+
+double norm_of(const std::vector<float>& v) {
+  double s = 0;
+  for (float x : v) s += static_cast<double>(x) * x;
+  return std::sqrt(s);
+}
+
+TEST_F(EngineTest, CropMatchesDirectRuntimeResult) {
+  double norm = 0;
+  const std::vector<float> meta = element_embedding("rgb", &norm);
+  const std::vector<float> direct = direct_embedding(false);
+  ASSERT_EQ(meta.size(), 512u);
+  ASSERT_EQ(direct.size(), 512u);
+  EXPECT_GE(taconite::cosine(meta, direct), 0.99999);
+  EXPECT_NEAR(norm, norm_of(direct), 1e-5 * norm_of(direct)) << "the meta keeps the raw norm";
+  EXPECT_NEAR(norm_of(meta), 1.0, 1e-5) << "the meta's embedding is L2-normalised";
+}
+
+TEST_F(EngineTest, ChannelOrderBgrFeedsSwappedPlanes) {
+  double norm = 0;
+  const std::vector<float> bgr = element_embedding("bgr", &norm);
+  ASSERT_EQ(bgr.size(), 512u);
+  EXPECT_GE(taconite::cosine(bgr, direct_embedding(true)), 0.99999);
+  EXPECT_LT(taconite::cosine(bgr, direct_embedding(false)), 0.99999) << "the two orders must differ on a colour face";
+}
+
+TEST_F(EngineTest, PipelineWithVideotestsrcVideoconvertVideoscale) {
+  gchar* launch = g_strdup_printf(
+      "videotestsrc num-buffers=3 pattern=smpte ! video/x-raw,width=160,height=120 ! videoconvert ! videoscale ! "
+      "video/x-raw,format=NV12,width=112,height=112 ! taconiteadaface name=t bundle=%s backend=%s input-mode=crops ! "
+      "appsink name=out sync=false",
+      test_bundle().c_str(), test_backend().c_str());
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch(launch, &error);
+  g_free(launch);
+  ASSERT_NE(pipeline, nullptr);
+  GstElement* appsink = gst_bin_get_by_name(GST_BIN(pipeline), "out");
+  ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  int frames = 0;
+  for (GstSample* sample = nullptr; (g_signal_emit_by_name(appsink, "pull-sample", &sample), sample);) {
+    GstTaconiteEmbeddingMeta* meta = gst_buffer_get_taconite_embedding_meta(gst_sample_get_buffer(sample));
+    ASSERT_NE(meta, nullptr);
+    EXPECT_EQ(meta->dim, 512u);
+    EXPECT_GT(meta->norm, 0.0);
+    gst_sample_unref(sample);
+    ++frames;
+  }
+  EXPECT_EQ(frames, 3);
+  GstElement* t = gst_bin_get_by_name(GST_BIN(pipeline), "t");
+  guint64 faces = 0;
+  g_object_get(t, "faces-embedded", &faces, nullptr);
+  EXPECT_EQ(faces, 3u);
+  gst_object_unref(t);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(appsink);
+  gst_object_unref(pipeline);
+}
+
+}  // namespace

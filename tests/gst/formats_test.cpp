@@ -1,0 +1,155 @@
+// Every accepted caps format (packed and strided) reaches the engine as the same RGB face, and
+// channel-order decides which plane comes first.
+#include <cmath>
+
+#include "gst_test_support.hpp"
+
+namespace {
+
+using namespace gsttest;
+
+// A smooth colourful pattern, so 4:2:0 chroma subsampling loses little.
+std::array<std::uint8_t, 3> pattern(int x, int y) {
+  return {static_cast<std::uint8_t>(40 + x), static_cast<std::uint8_t>(200 - y), static_cast<std::uint8_t>(60 + (x + y) / 2)};
+}
+
+struct FormatCase {
+  const char* format;
+  bool yuv;
+};
+
+class FormatTest : public ::testing::TestWithParam<std::tuple<FormatCase, bool>> {
+ protected:
+  void SetUp() override { engine = install_fake_engine(); }
+  void TearDown() override { uninstall_fake_engine(); }
+  std::shared_ptr<FakeEngineState> engine;
+};
+
+struct Diff {
+  double mean = 0, max = 0;
+};
+
+Diff compare(const std::vector<float>& got, const std::vector<float>& want) {
+  Diff d;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double e = std::fabs(static_cast<double>(got[i]) - want[i]);
+    d.mean += e;
+    d.max = std::max(d.max, e);
+  }
+  d.mean /= static_cast<double>(got.size());
+  return d;
+}
+
+TEST_P(FormatTest, FaceReachesTheEngineAsRgb) {
+  const auto [fc, strided] = GetParam();
+  GstBuffer* rgb = rgb_buffer(112, 112, pattern);
+  GstBuffer* input = convert_rgb(rgb, 112, 112, fc.format);
+  gst_buffer_unref(rgb);
+  ASSERT_NE(input, nullptr) << "videoconvert to " << fc.format;
+  if (strided) {
+    GstBuffer* padded = restride(input, fc.format, 112, 112, 24);
+    gst_buffer_unref(input);
+    input = padded;
+    ASSERT_NE(gst_buffer_get_video_meta(input), nullptr);
+  }
+  GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "crops"}});
+  gchar* caps = g_strdup_printf("video/x-raw,format=%s,width=112,height=112,framerate=30/1", fc.format);
+  gst_harness_set_src_caps_str(h, caps);
+  g_free(caps);
+  GstBuffer* out = gst_harness_push_and_pull(h, input);
+  ASSERT_NE(out, nullptr);
+  EXPECT_NE(gst_buffer_get_taconite_embedding_meta(out), nullptr);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+
+  ASSERT_EQ(engine->faces_seen(), 1u);
+  const Diff d = compare(engine->inputs[0], expected_chw(112, 112, pattern));
+  if (fc.yuv) {
+    // RGB -> YUV 4:2:0 (videoconvert) -> RGB (OpenCV, BT.601): a few levels of rounding.
+    EXPECT_LT(d.mean, 0.03) << fc.format;
+    EXPECT_LT(d.max, 0.15) << fc.format;
+  } else {
+    EXPECT_EQ(d.max, 0.0) << fc.format << ": packed RGB formats are exact";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, FormatTest,
+                         ::testing::Combine(::testing::Values(FormatCase{"RGB", false}, FormatCase{"BGR", false},
+                                                              FormatCase{"RGBx", false}, FormatCase{"BGRx", false},
+                                                              FormatCase{"xRGB", false}, FormatCase{"xBGR", false},
+                                                              FormatCase{"RGBA", false}, FormatCase{"BGRA", false},
+                                                              FormatCase{"I420", true}, FormatCase{"NV12", true}),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param).format) +
+                                  (std::get<1>(info.param) ? "_strided" : "_packed");
+                         });
+
+class OddSizeTest : public FormatTest {};
+
+TEST_P(OddSizeTest, OddSizedFramesAreResizedWithoutGarbage) {
+  const auto [fc, strided] = GetParam();
+  constexpr int kW = 75, kH = 51;  // odd: 4:2:0 chroma planes round up
+  const auto uniform = [](int, int) { return std::array<std::uint8_t, 3>{180, 90, 30}; };
+  GstBuffer* rgb = rgb_buffer(kW, kH, uniform);
+  GstBuffer* input = convert_rgb(rgb, kW, kH, fc.format);
+  gst_buffer_unref(rgb);
+  ASSERT_NE(input, nullptr);
+  if (strided) {
+    GstBuffer* padded = restride(input, fc.format, kW, kH, 13);
+    gst_buffer_unref(input);
+    input = padded;
+  }
+  GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "crops"}});
+  gchar* caps = g_strdup_printf("video/x-raw,format=%s,width=%d,height=%d,framerate=30/1", fc.format, kW, kH);
+  gst_harness_set_src_caps_str(h, caps);
+  g_free(caps);
+  gst_buffer_unref(gst_harness_push_and_pull(h, input));
+  gst_harness_teardown(h);
+  ASSERT_EQ(engine->faces_seen(), 1u);
+  // A uniform colour stays uniform after resizing: any padding byte (0xAB) would show.
+  const Diff d = compare(engine->inputs[0], expected_chw(112, 112, uniform));
+  EXPECT_LT(d.max, fc.yuv ? 0.05 : 1e-6) << fc.format;
+}
+
+INSTANTIATE_TEST_SUITE_P(OddSizes, OddSizeTest,
+                         ::testing::Combine(::testing::Values(FormatCase{"RGB", false}, FormatCase{"xBGR", false},
+                                                              FormatCase{"I420", true}, FormatCase{"NV12", true}),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param).format) +
+                                  (std::get<1>(info.param) ? "_strided" : "_packed");
+                         });
+
+class ChannelOrderTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { engine = install_fake_engine(); }
+  void TearDown() override { uninstall_fake_engine(); }
+  std::shared_ptr<FakeEngineState> engine;
+};
+
+TEST_P(ChannelOrderTest, DecidesWhichPlaneTheEngineSeesFirst) {
+  const std::string order = GetParam();
+  const auto orange = [](int, int) { return std::array<std::uint8_t, 3>{255, 128, 0}; };
+  GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "crops"}, {"channel-order", order}});
+  gst_harness_set_src_caps_str(h, "video/x-raw,format=RGB,width=112,height=112,framerate=30/1");
+  gst_buffer_unref(gst_harness_push_and_pull(h, rgb_buffer(112, 112, orange)));
+  gst_harness_teardown(h);
+  ASSERT_EQ(engine->faces_seen(), 1u);
+  const std::vector<float>& in = engine->inputs[0];
+  const std::size_t plane = 112 * 112;
+  // Red is 255 -> +1, blue is 0 -> -1.
+  if (order == "rgb") {
+    EXPECT_FLOAT_EQ(in[0], 1.0f);
+    EXPECT_FLOAT_EQ(in[2 * plane], -1.0f);
+  } else {
+    EXPECT_FLOAT_EQ(in[0], -1.0f);
+    EXPECT_FLOAT_EQ(in[2 * plane], 1.0f);
+  }
+  EXPECT_NEAR(in[plane], (128 / 255.0f - 0.5f) / 0.5f, 1e-6);
+  EXPECT_EQ(in, expected_chw(112, 112, orange, order == "bgr"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Orders, ChannelOrderTest, ::testing::Values("rgb", "bgr"));
+
+}  // namespace

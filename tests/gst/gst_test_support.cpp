@@ -1,0 +1,236 @@
+#include "gst_test_support.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "gsttaconiteadaface.h"
+#include "taconite/embedder.hpp"
+
+namespace gsttest {
+
+void FakeEngineState::close_gate() {
+  std::lock_guard<std::mutex> guard(lock);
+  gate_open = false;
+}
+
+void FakeEngineState::open_gate() {
+  std::lock_guard<std::mutex> guard(lock);
+  gate_open = true;
+  changed.notify_all();
+}
+
+void FakeEngineState::wait_for_waiting_calls(int n) {
+  std::unique_lock<std::mutex> guard(lock);
+  changed.wait(guard, [&] { return calls_waiting >= n; });
+}
+
+std::size_t FakeEngineState::faces_seen() {
+  std::lock_guard<std::mutex> guard(lock);
+  return inputs.size();
+}
+
+std::vector<float> fake_embedding(const std::vector<float>& chw) {
+  const std::size_t plane = chw.size() / 3;
+  double mean[3] = {0, 0, 0};
+  for (int c = 0; c < 3; ++c) {
+    for (std::size_t i = 0; i < plane; ++i) mean[c] += chw[c * plane + i];
+    mean[c] /= static_cast<double>(plane);
+  }
+  std::vector<float> e(512);
+  for (int k = 0; k < 512; ++k) e[k] = static_cast<float>(2.0 + mean[k % 3] * (1.0 + k / 512.0) + 0.01 * (k % 7));
+  return e;
+}
+
+namespace {
+
+class FakeEngine final : public taconite::gst::EngineClient {
+ public:
+  explicit FakeEngine(std::shared_ptr<FakeEngineState> state) : state_(std::move(state)) {
+    info_.model = "fake-model";
+    info_.backend = "fake";
+    info_.embed_dim = 512;
+    info_.input_width = 112;
+    info_.input_height = 112;
+  }
+  const taconite::gst::EngineInfo& info() const override { return info_; }
+
+  taconite::Result<std::vector<taconite::Embedding>> embed(std::span<const taconite::FaceChw> faces) override {
+    std::unique_lock<std::mutex> guard(state_->lock);
+    ++state_->calls_waiting;
+    state_->changed.notify_all();
+    state_->changed.wait(guard, [&] { return state_->gate_open; });
+    --state_->calls_waiting;
+    if (state_->fail_embed) return taconite::Error{taconite::ErrorKind::Device, "fake device failure"};
+    state_->batch_sizes.push_back(faces.size());
+    std::vector<taconite::Embedding> out;
+    for (const taconite::FaceChw& face : faces) {
+      state_->inputs.emplace_back(face.data.begin(), face.data.end());
+      out.push_back(fake_embedding(state_->inputs.back()));
+    }
+    return out;
+  }
+
+ private:
+  std::shared_ptr<FakeEngineState> state_;
+  taconite::gst::EngineInfo info_;
+};
+
+}  // namespace
+
+std::shared_ptr<FakeEngineState> install_fake_engine() {
+  auto state = std::make_shared<FakeEngineState>();
+  taconite::gst::set_engine_opener([state](const taconite::gst::EngineRequest&) {
+    {
+      std::lock_guard<std::mutex> guard(state->lock);
+      ++state->opened;
+    }
+    return taconite::Result<std::unique_ptr<taconite::gst::EngineClient>>(
+        std::unique_ptr<taconite::gst::EngineClient>(std::make_unique<FakeEngine>(state)));
+  });
+  return state;
+}
+
+void uninstall_fake_engine() { taconite::gst::set_engine_opener({}); }
+
+GstHarness* adaface_harness(const std::vector<std::pair<std::string, std::string>>& properties) {
+  GstElement* element = gst_element_factory_make("taconiteadaface", nullptr);
+  if (!element) return nullptr;
+  for (const auto& [name, value] : properties) gst_util_set_object_arg(G_OBJECT(element), name.c_str(), value.c_str());
+  GstHarness* h = gst_harness_new_empty();
+  static GstStaticPadTemplate src = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+  static GstStaticPadTemplate sink = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+  gst_harness_add_element_full(h, element, &src, "sink", &sink, "src");
+  gst_object_unref(element);
+  return h;
+}
+
+GstBuffer* rgb_buffer(int width, int height, const PixelFn& pixel) {
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGB, static_cast<guint>(width), static_cast<guint>(height));
+  GstBuffer* buffer = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+  GstMapInfo map;
+  gst_buffer_map(buffer, &map, GST_MAP_WRITE);
+  const int stride = GST_VIDEO_INFO_PLANE_STRIDE(&info, 0);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const auto px = pixel(x, y);
+      std::memcpy(map.data + y * stride + x * 3, px.data(), 3);
+    }
+  gst_buffer_unmap(buffer, &map);
+  return buffer;
+}
+
+GstBuffer* convert_rgb(GstBuffer* rgb, int width, int height, const char* format) {
+  gchar* desc = g_strdup_printf(
+      "appsrc name=in caps=video/x-raw,format=RGB,width=%d,height=%d,framerate=0/1 ! videoconvert ! "
+      "video/x-raw,format=%s ! appsink name=out sync=false",
+      width, height, format);
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch(desc, &error);
+  g_free(desc);
+  if (!pipeline) {
+    g_clear_error(&error);
+    return nullptr;
+  }
+  GstElement* in = gst_bin_get_by_name(GST_BIN(pipeline), "in");
+  GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline), "out");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstFlowReturn ret = GST_FLOW_OK;
+  g_signal_emit_by_name(in, "push-buffer", rgb, &ret);
+  GstSample* sample = nullptr;
+  g_signal_emit_by_name(out, "pull-sample", &sample);
+  GstBuffer* converted = nullptr;
+  if (sample) {
+    // Deep copy: the result must not share pool memory with a pipeline we are about to stop.
+    converted = gst_buffer_copy_deep(gst_sample_get_buffer(sample));
+    gst_sample_unref(sample);
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(in);
+  gst_object_unref(out);
+  gst_object_unref(pipeline);
+  return converted;
+}
+
+GstBuffer* restride(GstBuffer* buffer, const char* format, int width, int height, int extra) {
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, gst_video_format_from_string(format), static_cast<guint>(width),
+                            static_cast<guint>(height));
+  GstVideoFrame src;
+  if (!gst_video_frame_map(&src, &info, buffer, GST_MAP_READ)) return nullptr;
+  // For every accepted format, plane p's row count is component p's height (NV12's UV plane
+  // is component 1).
+  const guint planes = GST_VIDEO_INFO_N_PLANES(&info);
+  gsize offsets[GST_VIDEO_MAX_PLANES] = {};
+  gint strides[GST_VIDEO_MAX_PLANES] = {};
+  gsize total = 64;  // a leading gap, so plane 0 does not start at offset 0 either
+  for (guint p = 0; p < planes; ++p) {
+    offsets[p] = total;
+    strides[p] = GST_VIDEO_FRAME_PLANE_STRIDE(&src, p) + extra;
+    total += static_cast<gsize>(strides[p]) * GST_VIDEO_FRAME_COMP_HEIGHT(&src, p) + 32;
+  }
+  GstBuffer* out = gst_buffer_new_allocate(nullptr, total, nullptr);
+  GstMapInfo map;
+  gst_buffer_map(out, &map, GST_MAP_WRITE);
+  std::memset(map.data, 0xAB, map.size);  // garbage in the padding: the element must skip it
+  for (guint p = 0; p < planes; ++p) {
+    const gint row_bytes = GST_VIDEO_FRAME_PLANE_STRIDE(&src, p);
+    for (gint y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&src, p); ++y)
+      std::memcpy(map.data + offsets[p] + static_cast<gsize>(y) * strides[p],
+                  static_cast<guint8*>(GST_VIDEO_FRAME_PLANE_DATA(&src, p)) + static_cast<gsize>(y) * row_bytes,
+                  static_cast<gsize>(row_bytes));
+  }
+  gst_buffer_unmap(out, &map);
+  gst_video_frame_unmap(&src);
+  gst_buffer_add_video_meta_full(out, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&info),
+                                 static_cast<guint>(width), static_cast<guint>(height), planes, offsets, strides);
+  return out;
+}
+
+std::vector<GstTaconiteEmbeddingMeta*> embedding_metas(GstBuffer* buffer) {
+  std::vector<GstTaconiteEmbeddingMeta*> metas;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE))
+    metas.push_back(reinterpret_cast<GstTaconiteEmbeddingMeta*>(meta));
+  return metas;
+}
+
+std::string test_bundle() {
+  const char* bundle = std::getenv("TACONITE_TEST_BUNDLE");
+  return bundle ? bundle : "";
+}
+
+std::string test_backend() {
+  for (const std::string& name : taconite::compiled_backends())
+    if (name == "cpu") return "cpu";
+  return "cpu-reference";
+}
+
+GstMessage* pop_error(GstBus* bus) { return gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR); }
+
+std::vector<float> expected_chw(int width, int height, const PixelFn& pixel, bool bgr) {
+  const std::size_t plane = static_cast<std::size_t>(width) * height;
+  std::vector<float> chw(3 * plane);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const auto px = pixel(x, y);
+      for (int c = 0; c < 3; ++c) {
+        const int source = bgr ? 2 - c : c;
+        chw[c * plane + static_cast<std::size_t>(y) * width + x] = (px[source] / 255.0f - 0.5f) / 0.5f;
+      }
+    }
+  return chw;
+}
+
+}  // namespace gsttest
+
+// gst_init plus the element registered statically (tests link it; no plugin path needed).
+int main(int argc, char** argv) {
+  gst_init(&argc, &argv);
+  GST_ELEMENT_REGISTER(taconiteadaface, nullptr);
+  ::testing::InitGoogleTest(&argc, argv);
+  const int result = RUN_ALL_TESTS();
+  gst_deinit();
+  return result;
+}

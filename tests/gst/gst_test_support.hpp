@@ -1,0 +1,81 @@
+// Shared pieces of the gst suite: GStreamer set-up, a recording fake engine, buffers and harnesses.
+#pragma once
+
+#include <gst/check/gstharness.h>
+#include <gst/gst.h>
+#include <gst/taconite/gsttaconitemeta.h>
+#include <gst/video/video.h>
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine_client.hpp"
+
+namespace gsttest {
+
+// What the fake engine saw and how it behaves. Thread-safe: the element's task calls it.
+struct FakeEngineState {
+  std::mutex lock;
+  std::condition_variable changed;
+  std::vector<std::vector<float>> inputs;  // every face's CHW input, in call order
+  std::vector<std::size_t> batch_sizes;    // faces per embed() call
+  bool gate_open = true;                   // when false, embed() blocks until opened
+  int calls_waiting = 0;                   // embed() calls blocked on the gate
+  int opened = 0;                          // engines opened (one per READY->PAUSED)
+  bool fail_embed = false;                 // embed() returns a Device error
+
+  void close_gate();
+  void open_gate();
+  // Blocks until `n` embed() calls wait on the closed gate (no timing: the element's task is
+  // guaranteed to get there, the test waits for it).
+  void wait_for_waiting_calls(int n);
+  std::size_t faces_seen();
+};
+
+// The raw embedding the fake engine returns for a CHW face: 512 values derived from the plane
+// means, so different faces give different, reproducible vectors.
+std::vector<float> fake_embedding(const std::vector<float>& chw);
+
+// Installs the fake engine as every element's engine; uninstall restores the real runtime.
+std::shared_ptr<FakeEngineState> install_fake_engine();
+void uninstall_fake_engine();
+
+// A harness around a fresh taconiteadaface with the given properties ("name", "value" pairs,
+// parsed like gst-launch). The harness starts it (PLAYING).
+GstHarness* adaface_harness(const std::vector<std::pair<std::string, std::string>>& properties);
+
+// A packed RGB buffer filled by pixel(x, y) -> {r, g, b}.
+using PixelFn = std::function<std::array<std::uint8_t, 3>(int x, int y)>;
+GstBuffer* rgb_buffer(int width, int height, const PixelFn& pixel);
+
+// Converts an RGB buffer to `format` with a real videoconvert (and optional stride padding), so
+// format tests compare against GStreamer's own conversion, not ours.
+GstBuffer* convert_rgb(GstBuffer* rgb, int width, int height, const char* format);
+
+// Copies a buffer of `format` into one whose planes have `extra` bytes of padding per row and
+// carry a GstVideoMeta with those strides.
+GstBuffer* restride(GstBuffer* buffer, const char* format, int width, int height, int extra);
+
+// The embedding metas of a buffer in attachment order.
+std::vector<GstTaconiteEmbeddingMeta*> embedding_metas(GstBuffer* buffer);
+
+// The real bundle for engine tests (TACONITE_TEST_BUNDLE) and the backend to use: "cpu" when
+// compiled into the runtime, else "cpu-reference". Empty bundle: the test skips.
+std::string test_bundle();
+std::string test_backend();
+
+// Pulls the next ERROR message from an element's bus (set with gst_element_set_bus).
+GstMessage* pop_error(GstBus* bus);
+
+// The CHW input expected for an RGB image of exactly the model size (no resize):
+// ((x/255)-0.5)/0.5 per plane.
+std::vector<float> expected_chw(int width, int height, const PixelFn& pixel, bool bgr = false);
+
+}  // namespace gsttest

@@ -1,0 +1,65 @@
+// The built plugin file loads and describes itself the way gst-inspect users expect.
+#include <gst/gst.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+class PluginTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    gst_init(nullptr, nullptr);
+    GError* error = nullptr;
+    plugin = gst_plugin_load_file(std::getenv("TACONITE_PLUGIN"), &error);
+    if (error) g_error_free(error);
+  }
+  static GstPlugin* plugin;
+};
+GstPlugin* PluginTest::plugin = nullptr;
+
+TEST_F(PluginTest, LoadsAndRegistersTheElement) {
+  ASSERT_NE(plugin, nullptr) << "TACONITE_PLUGIN=" << std::getenv("TACONITE_PLUGIN");
+  EXPECT_STREQ(gst_plugin_get_name(plugin), "taconite");
+  GstElementFactory* factory = gst_element_factory_find("taconiteadaface");
+  ASSERT_NE(factory, nullptr);
+  EXPECT_STREQ(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS), "Filter/Analyzer/Video");
+  gst_object_unref(factory);
+}
+
+TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
+  ASSERT_NE(plugin, nullptr);
+  GstElement* element = gst_element_factory_make("taconiteadaface", nullptr);
+  ASSERT_NE(element, nullptr);
+  guint n = 0;
+  GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(element), &n);
+  int ours = 0;
+  for (guint i = 0; i < n; ++i) {
+    if (specs[i]->owner_type != G_OBJECT_TYPE(element)) continue;
+    ++ours;
+    const std::string blurb = g_param_spec_get_blurb(specs[i]);
+    EXPECT_GT(blurb.size(), 20u) << specs[i]->name;
+    if (specs[i]->flags & G_PARAM_WRITABLE) {
+      EXPECT_NE(blurb.find("Default:"), std::string::npos) << specs[i]->name << " blurb states its default";
+    }
+    if (G_IS_PARAM_SPEC_ENUM(specs[i])) {
+      EXPECT_TRUE(gst_type_is_plugin_api(specs[i]->value_type, nullptr)) << specs[i]->name;
+    }
+  }
+  g_free(specs);
+  EXPECT_EQ(ours, 15);
+  for (const char* name : {"bundle", "backend", "threads"}) {
+    GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), name);
+    ASSERT_NE(spec, nullptr);
+    EXPECT_TRUE(spec->flags & GST_PARAM_MUTABLE_READY) << name;
+  }
+  for (const char* name : {"frames-in", "frames-out", "faces-embedded", "mean-latency-ms"}) {
+    GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), name);
+    ASSERT_NE(spec, nullptr);
+    EXPECT_FALSE(spec->flags & G_PARAM_WRITABLE) << name << " is a read-only counter";
+  }
+  gst_object_unref(element);
+}
+
+}  // namespace

@@ -1,0 +1,275 @@
+// rois and auto modes: which ROIs are embedded, their ids, crops with margin, ROI params,
+// messages, and the metadata surviving a real videoscale.
+#include <cmath>
+#include <cstring>
+
+#include "gst_test_support.hpp"
+
+namespace {
+
+using namespace gsttest;
+
+const char* kCaps = "video/x-raw,format=RGB,width=320,height=240,framerate=30/1";
+
+// A grey frame with a green square at (100,60) 80x80 and a blue one at (10,10) 20x20.
+std::array<std::uint8_t, 3> scene(int x, int y) {
+  if (x >= 100 && x < 180 && y >= 60 && y < 140) return {0, 255, 0};
+  if (x >= 10 && x < 30 && y >= 10 && y < 30) return {0, 0, 255};
+  return {128, 128, 128};
+}
+
+GstBuffer* scene_buffer() { return rgb_buffer(320, 240, scene); }
+
+GstVideoRegionOfInterestMeta* add_roi(GstBuffer* buffer, const char* type, int x, int y, int w, int h, gint id = 0) {
+  GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(
+      buffer, type, static_cast<guint>(x), static_cast<guint>(y), static_cast<guint>(w), static_cast<guint>(h));
+  roi->id = id;
+  return roi;
+}
+
+std::vector<GstVideoRegionOfInterestMeta*> rois(GstBuffer* buffer) {
+  std::vector<GstVideoRegionOfInterestMeta*> out;
+  gpointer state = nullptr;
+  while (GstMeta* m = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    out.push_back(reinterpret_cast<GstVideoRegionOfInterestMeta*>(m));
+  return out;
+}
+
+class RoisTest : public ::testing::Test {
+ protected:
+  void SetUp() override { engine = install_fake_engine(); }
+  void TearDown() override { uninstall_fake_engine(); }
+  GstBuffer* run(GstBuffer* in, std::vector<std::pair<std::string, std::string>> props) {
+    props.insert(props.begin(), {"bundle", "fake"});
+    GstHarness* h = adaface_harness(props);
+    gst_harness_set_src_caps_str(h, kCaps);
+    GstBuffer* out = gst_harness_push_and_pull(h, in);
+    gst_harness_teardown(h);
+    return out;
+  }
+  std::shared_ptr<FakeEngineState> engine;
+};
+
+TEST_F(RoisTest, EmbedsFaceRoisAndAssignsUniqueIds) {
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "face", 100, 60, 80, 80);      // id 0: gets a new id
+  add_roi(in, "face", 10, 10, 20, 20, 7);    // upstream id kept
+  add_roi(in, "car", 0, 0, 50, 50);          // other type: untouched
+  add_roi(in, "face", 200, 100, 40, 40);     // id 0: gets another new id
+  GstBuffer* out = run(in, {{"input-mode", "rois"}});
+  ASSERT_NE(out, nullptr);
+  const auto all = rois(out);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0]->id, 8) << "new ids start above the largest id on the buffer";
+  EXPECT_EQ(all[1]->id, 7);
+  EXPECT_EQ(all[2]->id, 0) << "ROIs of other types keep their id";
+  EXPECT_EQ(all[3]->id, 9);
+
+  const auto metas = embedding_metas(out);
+  ASSERT_EQ(metas.size(), 3u);
+  EXPECT_EQ(metas[0]->roi_id, 8);
+  EXPECT_EQ(metas[1]->roi_id, 7);
+  EXPECT_EQ(metas[2]->roi_id, 9);
+  for (GstTaconiteEmbeddingMeta* m : metas) EXPECT_FALSE(m->aligned) << "a box crop is not aligned";
+
+  // The ROI params carry the same embedding as the meta of that ROI.
+  for (int i : {0, 1, 3}) {
+    GstStructure* params = gst_video_region_of_interest_meta_get_param(all[i], GST_TACONITE_EMBEDDING_PARAMS_NAME);
+    ASSERT_NE(params, nullptr) << i;
+    guint dim = 0;
+    double norm = 0;
+    gfloat* e = gst_taconite_embedding_params_get_embedding(params, &dim, &norm);
+    GstTaconiteEmbeddingMeta* meta = gst_buffer_get_taconite_embedding_meta_for_roi(out, all[i]->id);
+    ASSERT_NE(meta, nullptr);
+    ASSERT_EQ(dim, meta->dim);
+    EXPECT_EQ(0, std::memcmp(e, meta->embedding, dim * sizeof(float)));
+    EXPECT_DOUBLE_EQ(norm, meta->norm);
+    g_free(e);
+  }
+  EXPECT_EQ(gst_video_region_of_interest_meta_get_param(all[2], GST_TACONITE_EMBEDDING_PARAMS_NAME), nullptr);
+  gst_buffer_unref(out);
+}
+
+TEST_F(RoisTest, CropIsTheSquareBoxResized) {
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "face", 100, 60, 80, 80);
+  gst_buffer_unref(run(in, {{"input-mode", "rois"}}));
+  ASSERT_EQ(engine->faces_seen(), 1u);
+  const auto green = [](int, int) { return std::array<std::uint8_t, 3>{0, 255, 0}; };
+  EXPECT_EQ(engine->inputs[0], expected_chw(112, 112, green)) << "margin 0 crops exactly the green square";
+}
+
+TEST_F(RoisTest, MarginWidensTheCropAndOutsideTheFrameIsBlack) {
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "face", 100, 60, 80, 80);
+  add_roi(in, "face", 300, 0, 40, 40);  // half outside on the right
+  gst_buffer_unref(run(in, {{"input-mode", "rois"}, {"margin", "0.25"}}));
+  ASSERT_EQ(engine->faces_seen(), 2u);
+  // 80 px box + 20 px each side = 120 px square centred on the green square: the border is grey.
+  const std::vector<float>& wide = engine->inputs[0];
+  const float grey = (128 / 255.0f - 0.5f) / 0.5f;
+  EXPECT_NEAR(wide[0], grey, 1e-6) << "top-left corner comes from around the box";
+  EXPECT_NEAR(wide[112 * 112 + 56 * 112 + 56], 1.0f, 1e-6) << "the centre is green";
+  // The second box reaches x=340 in a 320-wide frame: its right edge is black (-1 everywhere).
+  const std::vector<float>& edge = engine->inputs[1];
+  for (int c = 0; c < 3; ++c) EXPECT_NEAR(edge[c * 112 * 112 + 56 * 112 + 111], -1.0f, 1e-6);
+  EXPECT_NEAR(edge[56 * 112 + 5], grey, 1e-6);
+}
+
+TEST_F(RoisTest, MinFaceSizeAndMaxFacesSelect) {
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "face", 10, 10, 20, 20);    // too small
+  add_roi(in, "face", 100, 60, 50, 60);   // kept (second largest)
+  add_roi(in, "face", 150, 100, 90, 90);  // kept (largest)
+  add_roi(in, "face", 0, 150, 40, 40);    // dropped by max-faces
+  GstBuffer* out = run(in, {{"input-mode", "rois"}, {"min-face-size", "30"}, {"max-faces", "2"}});
+  const auto metas = embedding_metas(out);
+  const auto all = rois(out);
+  ASSERT_EQ(metas.size(), 2u);
+  EXPECT_EQ(metas[0]->roi_id, all[1]->id) << "output follows ROI order";
+  EXPECT_EQ(metas[1]->roi_id, all[2]->id);
+  gst_buffer_unref(out);
+}
+
+TEST_F(RoisTest, AutoModeUsesRoisWhenPresentElseTheWholeBuffer) {
+  GstBuffer* with = scene_buffer();
+  add_roi(with, "face", 100, 60, 80, 80);
+  GstBuffer* out = run(with, {{"input-mode", "auto"}});
+  auto metas = embedding_metas(out);
+  ASSERT_EQ(metas.size(), 1u);
+  EXPECT_GT(metas[0]->roi_id, 0);
+  gst_buffer_unref(out);
+
+  out = run(scene_buffer(), {{"input-mode", "auto"}});
+  metas = embedding_metas(out);
+  ASSERT_EQ(metas.size(), 1u);
+  EXPECT_EQ(metas[0]->roi_id, GST_TACONITE_WHOLE_BUFFER_ROI_ID);
+  EXPECT_TRUE(metas[0]->aligned);
+  gst_buffer_unref(out);
+}
+
+TEST_F(RoisTest, RoisModeWithoutFacesPassesTheFrameUntouched) {
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "car", 0, 0, 50, 50);
+  GstBuffer* out = run(in, {{"input-mode", "rois"}});
+  ASSERT_NE(out, nullptr);
+  EXPECT_TRUE(embedding_metas(out).empty());
+  EXPECT_EQ(engine->faces_seen(), 0u);
+  gst_buffer_unref(out);
+}
+
+TEST_F(RoisTest, SharedInputBufferIsNotModified) {
+  // Writability: another holder of the input (a tee branch) must not see our ids or metas.
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "face", 100, 60, 80, 80);
+  gst_buffer_ref(in);
+  GstBuffer* out = run(in, {{"input-mode", "rois"}});
+  EXPECT_EQ(rois(in)[0]->id, 0);
+  EXPECT_TRUE(embedding_metas(in).empty());
+  EXPECT_EQ(gst_video_region_of_interest_meta_get_param(rois(in)[0], GST_TACONITE_EMBEDDING_PARAMS_NAME), nullptr);
+  EXPECT_EQ(embedding_metas(out).size(), 1u);
+  gst_buffer_unref(out);
+  gst_buffer_unref(in);
+}
+
+TEST_F(RoisTest, MessagePerFrameCarriesBoxesNormsAndEmbeddings) {
+  GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "rois"}, {"post-messages", "true"}});
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(h->element, bus);
+  gst_harness_set_src_caps_str(h, kCaps);
+  GstBuffer* in = scene_buffer();
+  GST_BUFFER_PTS(in) = 2 * GST_SECOND;
+  add_roi(in, "face", 100, 60, 80, 80);
+  add_roi(in, "face", 10, 10, 20, 20);
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT);
+  ASSERT_NE(msg, nullptr);
+  const GstStructure* s = gst_message_get_structure(msg);
+  EXPECT_TRUE(gst_structure_has_name(s, "taconiteadaface"));
+  guint64 running_time = 0;
+  EXPECT_TRUE(gst_structure_get_uint64(s, "running-time", &running_time));
+  EXPECT_EQ(running_time, 2 * GST_SECOND);
+  const GValue* faces = gst_structure_get_value(s, "faces");
+  ASSERT_TRUE(GST_VALUE_HOLDS_LIST(faces));
+  ASSERT_EQ(gst_value_list_get_size(faces), 2u);
+  const GstStructure* face = gst_value_get_structure(gst_value_list_get_value(faces, 0));
+  gint roi_id = 0, x = 0, width = 0;
+  double norm = 0;
+  gst_structure_get_int(face, "roi-id", &roi_id);
+  gst_structure_get_int(face, "x", &x);
+  gst_structure_get_int(face, "width", &width);
+  gst_structure_get_double(face, "norm", &norm);
+  EXPECT_EQ(x, 100);
+  EXPECT_EQ(width, 80);
+  GstTaconiteEmbeddingMeta* meta = gst_buffer_get_taconite_embedding_meta_for_roi(out, roi_id);
+  ASSERT_NE(meta, nullptr);
+  EXPECT_DOUBLE_EQ(norm, meta->norm);
+  GBytes* bytes = static_cast<GBytes*>(g_value_get_boxed(gst_structure_get_value(face, "embedding")));
+  gsize size = 0;
+  const void* data = g_bytes_get_data(bytes, &size);
+  ASSERT_EQ(size, meta->dim * sizeof(float));
+  EXPECT_EQ(0, std::memcmp(data, meta->embedding, size));  // little-endian host
+  gst_message_unref(msg);
+  gst_buffer_unref(out);
+  gst_element_set_bus(h->element, nullptr);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
+}
+
+GstPadProbeReturn add_face_rois(GstPad*, GstPadProbeInfo* info, gpointer) {
+  GstBuffer* buffer = gst_buffer_make_writable(GST_PAD_PROBE_INFO_BUFFER(info));
+  add_roi(buffer, "face", 40, 30, 64, 64);
+  add_roi(buffer, "face", 200, 100, 48, 48, 5);
+  GST_PAD_PROBE_INFO_DATA(info) = buffer;
+  return GST_PAD_PROBE_OK;
+}
+
+TEST_F(RoisTest, MetadataSurvivesARealVideoscale) {
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch(
+      "videotestsrc num-buffers=4 ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 ! "
+      "taconiteadaface name=t bundle=fake input-mode=rois ! videoscale ! "
+      "video/x-raw,width=640,height=480 ! tee name=split ! queue ! appsink name=out sync=false",
+      &error);
+  ASSERT_NE(pipeline, nullptr) << (error ? error->message : "");
+  GstElement* t = gst_bin_get_by_name(GST_BIN(pipeline), "t");
+  GstPad* sink = gst_element_get_static_pad(t, "sink");
+  gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, add_face_rois, nullptr, nullptr);
+  gst_object_unref(sink);
+  GstElement* appsink = gst_bin_get_by_name(GST_BIN(pipeline), "out");
+  ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+
+  int frames = 0;
+  for (;;) {
+    GstSample* sample = nullptr;
+    g_signal_emit_by_name(appsink, "pull-sample", &sample);
+    if (!sample) break;
+    GstBuffer* buffer = gst_sample_get_buffer(sample);
+    ++frames;
+    // The ROIs were scaled (x2) and kept their ids; each has its embedding meta.
+    const auto all = rois(buffer);
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[0]->x, 80u);
+    EXPECT_EQ(all[0]->w, 128u);
+    EXPECT_EQ(all[1]->id, 5);
+    const auto metas = embedding_metas(buffer);
+    ASSERT_EQ(metas.size(), 2u) << "the embedding meta survives videoscale";
+    for (GstVideoRegionOfInterestMeta* roi : all) {
+      GstTaconiteEmbeddingMeta* meta = gst_buffer_get_taconite_embedding_meta_for_roi(buffer, roi->id);
+      ASSERT_NE(meta, nullptr) << "ROI " << roi->id << " links to its embedding";
+      EXPECT_EQ(meta->dim, 512u);
+    }
+    gst_sample_unref(sample);
+  }
+  EXPECT_EQ(frames, 4);
+  guint64 in = 0, out = 0;
+  g_object_get(t, "frames-in", &in, "frames-out", &out, nullptr);
+  EXPECT_EQ(in, 4u);
+  EXPECT_EQ(out, 4u);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(appsink);
+  gst_object_unref(t);
+  gst_object_unref(pipeline);
+}
+
+}  // namespace
