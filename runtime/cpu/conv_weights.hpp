@@ -8,7 +8,9 @@
 
 namespace taconite::cpu {
 
-// W[o][i][ky][kx] over all `in_channels` of the conv's input; channels no record covers are zero.
-std::vector<bf16_t> merged_conv_weights(const FusedOp& conv, int in_channels, int threads);
+// W[o][i][ky][kx] over all `in_channels` of the conv's input, as bf16 bits (T = bf16_t) or
+// widened to float; channels no record covers are zero.
+template <typename T>
+std::vector<T> merged_conv_weights(const FusedOp& conv, int in_channels, int threads);
 
 }  // namespace taconite::cpu

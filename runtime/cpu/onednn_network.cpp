@@ -122,10 +122,13 @@ struct OnednnNetwork::Impl {
 
   // PReLU in place (oneDNN 2.6's AVX2 convs take no PReLU post-op; see docs/backends.md).
   void prelu(int value, std::span<const bf16_t> alpha) {
-    const dnnl::memory::desc alpha_desc({1, static_cast<dnnl::memory::dim>(alpha.size()), 1, 1}, dt::f32, tag::abcd);
+    // Weights in `any` layout: the jitted PReLU wants them blocked like the activation.
+    const dnnl::memory::desc alpha_desc({1, static_cast<dnnl::memory::dim>(alpha.size()), 1, 1}, dt::f32, tag::any);
     const dnnl::prelu_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, desc_of(value), alpha_desc}, engine);
     add_step(dnnl::prelu_forward(pd),
-             {{DNNL_ARG_SRC, v(value)}, {DNNL_ARG_WEIGHTS, c(weights.channel_tensor(alpha))}, {DNNL_ARG_DST, v(value)}},
+             {{DNNL_ARG_SRC, v(value)},
+              {DNNL_ARG_WEIGHTS, c(weights.channel_tensor(alpha, pd.weights_desc()))},
+              {DNNL_ARG_DST, v(value)}},
              "prelu", pd.impl_info_str());
   }
 
@@ -156,7 +159,7 @@ struct OnednnNetwork::Impl {
     const dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_add, desc_of(in), per_channel, desc_of(in)}, engine);
     desc_of(op.output) = pd.dst_desc();
     add_step(dnnl::binary(pd),
-             {{DNNL_ARG_SRC_0, v(in)}, {DNNL_ARG_SRC_1, c(weights.channel_tensor(op.bias))}, {DNNL_ARG_DST, v(op.output)}},
+             {{DNNL_ARG_SRC_0, v(in)}, {DNNL_ARG_SRC_1, c(weights.channel_tensor(op.bias, per_channel))}, {DNNL_ARG_DST, v(op.output)}},
              "bias", pd.impl_info_str());
   }
 

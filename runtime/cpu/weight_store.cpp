@@ -1,6 +1,11 @@
 #include "cpu/weight_store.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cpu/conv_weights.hpp"
 
@@ -10,6 +15,17 @@ using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
 namespace {
+
+// The bundle's packed weights are read once, here; afterwards only their re-laid-out copy is
+// used. Dropping the mapped pages (a private read-only file mapping: a later read would simply
+// fault them in again from the file) keeps the resident set near one copy of the weights.
+void release_mapped_pages(const void* data, std::size_t bytes) {
+  const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(data) + bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);  // advice only: failure is harmless
+}
+
 void copy_reorder(dnnl::engine& engine, dnnl::memory from, dnnl::memory to) {
   dnnl::stream stream(engine);
   dnnl::reorder(from, to).execute(stream, from, to);
@@ -35,24 +51,39 @@ dnnl::memory WeightStore::weights(int op, const dnnl::memory::desc& want) {
   return made;
 }
 
-// From the bundle: conv records unpacked and merged to OIHW bf16; the head's bT [k][n] read in
-// place as a strided {n, c, h, w} tensor. oneDNN's reorder does the layout (and f32) conversion.
+// From the bundle, in plain layouts of the compute type, then one oneDNN reorder (a fast jitted
+// one: plain f32/bf16 to blocked) into the primitive's layout. Conv records are unpacked and
+// merged to OIHW; the head's bT is used in its own order.
 dnnl::memory WeightStore::first_weights(int op, const dnnl::memory::desc& want) {
   const FusedOp& o = graph_.ops[static_cast<std::size_t>(op)];
   const plan::Dims& in = graph_.values[static_cast<std::size_t>(o.inputs[0])];
   dnnl::memory made(want, engine_);
+  const bool bf16 = weight_type_ == dt::bf16;
   if (o.kind == OpKind::Conv) {
-    std::vector<bf16_t> oihw = merged_conv_weights(o, in.c, threads_);
-    const dnnl::memory::desc plain({o.oc, in.c, o.kernel, o.kernel}, dt::bf16, tag::oihw);
-    copy_reorder(engine_, dnnl::memory(plain, engine_, oihw.data()), made);
-  } else {
-    const dnnl::memory::dim n = static_cast<dnnl::memory::dim>(o.head->n);
-    const dnnl::memory::desc strided({n, in.c, in.h, in.w}, dt::bf16,
-                                     dnnl::memory::dims{1, in.h * in.w * n, in.w * n, n});
-    // oneDNN takes a non-const handle; a reorder only reads its source.
-    void* bundle_bytes = const_cast<bf16_t*>(o.head->weights_t.data());
-    copy_reorder(engine_, dnnl::memory(strided, engine_, bundle_bytes), made);
+    const dnnl::memory::desc plain({o.oc, in.c, o.kernel, o.kernel}, weight_type_, tag::abcd);
+    if (bf16) {
+      std::vector<bf16_t> oihw = merged_conv_weights<bf16_t>(o, in.c, threads_);
+      copy_reorder(engine_, dnnl::memory(plain, engine_, oihw.data()), made);
+    } else {
+      std::vector<float> oihw = merged_conv_weights<float>(o, in.c, threads_);
+      copy_reorder(engine_, dnnl::memory(plain, engine_, oihw.data()), made);
+    }
+    for (const plan::ConvStep* record : o.records) release_mapped_pages(record->weights.data(), record->weights.size_bytes());
+    return made;
   }
+  // bT [k][n] with k = (c*h + y)*w + x is the {n, c, h, w} tensor laid out c, h, w, n: `bcda`.
+  const std::span<const bf16_t> bt = o.head->weights_t;
+  const dnnl::memory::desc plain({static_cast<dnnl::memory::dim>(o.head->n), in.c, in.h, in.w}, weight_type_, tag::bcda);
+  if (bf16) {
+    // oneDNN takes a non-const handle; a reorder only reads its source (the read-only mapping).
+    copy_reorder(engine_, dnnl::memory(plain, engine_, const_cast<bf16_t*>(bt.data())), made);
+  } else {
+    std::vector<float> widened(bt.size());
+#pragma omp parallel for num_threads(std::max(threads_, 1)) schedule(static)
+    for (std::size_t i = 0; i < bt.size(); ++i) widened[i] = numerics::bf16_to_f32(bt[i]);
+    copy_reorder(engine_, dnnl::memory(plain, engine_, widened.data()), made);
+  }
+  release_mapped_pages(bt.data(), bt.size_bytes());
   return made;
 }
 
@@ -67,15 +98,22 @@ dnnl::memory WeightStore::channel_vector(std::span<const bf16_t> values) {
   return it->second;
 }
 
-dnnl::memory WeightStore::channel_tensor(std::span<const bf16_t> values) {
-  auto [it, inserted] = vectors_.try_emplace({values.data(), 4});
-  if (inserted) {
-    const dnnl::memory::desc desc({1, static_cast<dnnl::memory::dim>(values.size()), 1, 1}, dt::f32, tag::abcd);
-    it->second = keep(dnnl::memory(desc, engine_));
-    float* out = static_cast<float*>(it->second.get_data_handle());
-    for (std::size_t i = 0; i < values.size(); ++i) out[i] = numerics::bf16_to_f32(values[i]);
+dnnl::memory WeightStore::channel_tensor(std::span<const bf16_t> values, const dnnl::memory::desc& want) {
+  std::vector<dnnl::memory>& layouts = tensors_[values.data()];
+  for (const dnnl::memory& m : layouts)
+    if (m.get_desc() == want) return m;
+  const dnnl::memory::desc plain({1, static_cast<dnnl::memory::dim>(values.size()), 1, 1}, dt::f32, tag::abcd);
+  dnnl::memory source(plain, engine_);
+  float* out = static_cast<float*>(source.get_data_handle());
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = numerics::bf16_to_f32(values[i]);
+  if (want == plain) {
+    layouts.push_back(keep(source));
+  } else {
+    dnnl::memory made(want, engine_);
+    copy_reorder(engine_, source, made);
+    layouts.push_back(keep(made));
   }
-  return it->second;
+  return layouts.back();
 }
 
 dnnl::memory WeightStore::head_bias(int op) {

@@ -21,8 +21,8 @@ class WeightStore {
   dnnl::memory weights(int op, const dnnl::memory::desc& want);
   // Per-channel f32 vector (shape {n}) from bf16 values; cached by the span's address.
   dnnl::memory channel_vector(std::span<const bf16_t> values);
-  // Per-channel f32 vector shaped {1, c, 1, 1} (binary / PReLU operands).
-  dnnl::memory channel_tensor(std::span<const bf16_t> values);
+  // Per-channel f32 vector shaped {1, c, 1, 1} in layout `want` (binary / PReLU operands).
+  dnnl::memory channel_tensor(std::span<const bf16_t> values, const dnnl::memory::desc& want);
   // The head's f32 bias {n}.
   dnnl::memory head_bias(int op);
   // A constant f32 vector of `n` copies of `value` (batch-norm mean / variance).
@@ -40,6 +40,7 @@ class WeightStore {
   int threads_;
   std::map<int, std::vector<dnnl::memory>> weights_;  // by op index, one per layout
   std::map<std::pair<const void*, int>, dnnl::memory> vectors_;
+  std::map<const void*, std::vector<dnnl::memory>> tensors_;  // per-channel tensors, one per layout
   std::map<std::pair<std::size_t, float>, dnnl::memory> constants_;
   std::size_t bytes_ = 0;
 };

@@ -1,0 +1,34 @@
+#!/bin/sh
+# The cpu backend benchmark: IR-18 and IR-101 test bundles (identical weights and input for every
+# engine), each engine in its own process, then the table of docs/performance.md.
+#   bench/run_cpu_bench.sh [BUILD_DIR] [THREADS] [WORK_DIR]
+# BUILD_DIR defaults to build/, THREADS to every core, WORK_DIR to /tmp/taconite-bench.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-$here/../build}
+threads=${2:-$(nproc)}
+work=${3:-/tmp/taconite-bench}
+python=/usr/bin/python3   # Debian's python3-torch lives there
+mkdir -p "$work"
+ninja -C "$build" tools/taconite-mkbundle bench/taconite-bench bench/opencv-dnn-bench >/dev/null
+results=$work/results.jsonl
+: > "$results"
+echo "{\"machine\": \"$(lscpu | sed -n 's/^Model name: *//p')\", \"threads\": $threads, \"load_average\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"onednn\": \"$(dpkg-query -W -f '${Version}' libdnnl2 2>/dev/null)\"}" >> "$results"
+"$build/bench/taconite-bench" --peak "$threads" >> "$results"
+# `auto` computes in bf16 only where the CPU has AVX512-BF16 / AMX; elsewhere it is the f32 run.
+precisions=f32
+grep -q '"native_bf16": true' "$results" && precisions="auto f32"
+for model in ir18 ir101; do
+  bundle=$work/$model
+  [ -f "$bundle/manifest.txt" ] || "$build/tools/taconite-mkbundle" --model "$model" --out "$bundle" --seed 1 >&2
+  echo "== $model" >&2
+  for precision in $precisions; do
+    "$build/bench/taconite-bench" "$bundle" cpu "$precision" "$threads" 1 8 32 >> "$results"
+  done
+  BENCH_BUDGET_S=1 "$build/bench/taconite-bench" "$bundle" cpu-reference f32 "$threads" 1 >> "$results"
+  "$python" "$here/torch_bench.py" "$bundle" "$threads" 1 8 32 \
+    --onnx "$work/$model.onnx" --face "$work/$model.face.f32" --ref "$work/$model.ref.f32" >> "$results" 2>/dev/null
+  "$build/bench/opencv-dnn-bench" "$work/$model.onnx" "$work/$model.face.f32" "$work/$model.ref.f32" "$threads" 1 8 32 \
+    | sed "s|^{|{\"bundle\": \"$bundle\", |" >> "$results"
+done
+"$python" "$here/report.py" "$results"
