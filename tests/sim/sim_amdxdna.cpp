@@ -515,6 +515,31 @@ struct SimAmdxdna::State {
     }
   }
 
+  // GET_ARRAY(HW_CONTEXT_ALL): every context of the device, all clients (as upstream lists them).
+  int get_array(u::GetArray& r) {
+    if (r.pad != 0) return misuse(EINVAL, "GET_ARRAY: pad set");
+    if (r.param != u::kArrayHwContextAll) return error(EOPNOTSUPP);
+    if (r.element_size == 0 || r.num_element == 0 || r.buffer == 0) return misuse(EINVAL, "GET_ARRAY: empty buffer");
+    std::vector<u::HwctxEntry> entries;
+    for (const auto& [fd, file] : files)
+      for (const auto& [handle, ctx] : file.contexts) {
+        u::HwctxEntry e{};
+        e.context_id = handle;
+        e.num_col = 1;
+        e.hwctx_id = handle;
+        e.pid = getpid();
+        e.command_submissions = ctx.next_seq;
+        entries.push_back(e);
+      }
+    const std::size_t size = std::min<std::size_t>(r.element_size, sizeof(u::HwctxEntry));
+    const std::size_t count = std::min<std::size_t>(r.num_element, entries.size());
+    for (std::size_t i = 0; i < count; ++i)
+      std::memcpy(reinterpret_cast<std::byte*>(r.buffer) + i * size, &entries[i], size);
+    r.num_element = static_cast<std::uint32_t>(count);
+    r.element_size = sizeof(u::HwctxEntry);
+    return 0;
+  }
+
   int dispatch(File& f, unsigned long request, void* arg) {
     if (((request >> 8) & 0xFF) != 0x64) return misuse(ENOTTY, "ioctl type is not DRM 'd'");
     const unsigned long nr = request & 0xFF, size = (request >> 16) & 0x3FFF;
@@ -531,6 +556,7 @@ struct SimAmdxdna::State {
       case 0x44: return expect(u::kIoctlGetBoInfo) ? get_bo_info(f, *static_cast<u::GetBoInfo*>(arg)) : wrong_size("GET_BO_INFO");
       case 0x46: return expect(u::kIoctlExecCmd) ? exec_cmd(f, *static_cast<u::ExecCmd*>(arg)) : wrong_size("EXEC_CMD");
       case 0x47: return expect(u::kIoctlGetInfo) ? get_info(f, *static_cast<u::GetInfo*>(arg)) : wrong_size("GET_INFO");
+      case 0x4A: return expect(u::kIoctlGetArray) ? get_array(*static_cast<u::GetArray*>(arg)) : wrong_size("GET_ARRAY");
       case 0x09: return (size == sizeof(u::GemClose)) ? gem_close(f, *static_cast<u::GemClose*>(arg)) : wrong_size("GEM_CLOSE");
       case 0xC0: return expect(u::kIoctlSyncobjDestroy) ? syncobj_destroy(f, *static_cast<u::SyncobjDestroy*>(arg)) : wrong_size("SYNCOBJ_DESTROY");
       case 0xCA:

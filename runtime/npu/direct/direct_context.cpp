@@ -27,6 +27,20 @@ std::vector<std::byte> read_instruction_stream(const std::filesystem::path& path
   return bytes;
 }
 
+// After a refusal: how many contexts the device runs now, all processes together (spec §13 item
+// 8). Empty when the driver has no GET_ARRAY (older kernels answer EINVAL).
+std::string contexts_in_use(AmdxdnaDevice& device) {
+  constexpr std::uint32_t kMaxEntries = 64;
+  std::vector<uapi::HwctxEntry> entries(kMaxEntries);
+  uapi::GetArray query{};
+  query.param = uapi::kArrayHwContextAll;
+  query.element_size = sizeof(uapi::HwctxEntry);
+  query.num_element = kMaxEntries;
+  query.buffer = reinterpret_cast<std::uintptr_t>(entries.data());
+  if (device.ioctl_status(uapi::kIoctlGetArray, &query) != 0) return {};
+  return ", " + std::to_string(query.num_element) + " hardware contexts in use on the device (all processes)";
+}
+
 std::string where(const plan::KernelContext& context) {
   return "context '" + context.key + "' (manifest.txt:" + std::to_string(context.xclbin_line) + ")";
 }
@@ -49,7 +63,8 @@ DirectContext::DirectContext(AmdxdnaDevice& device, const plan::KernelContext& c
   create.max_opc = partition.operations_per_cycle;
   create.num_tiles = static_cast<std::uint32_t>(partition.column_width) * aie.core.row_count;
   if (const int error = device.ioctl_status(uapi::kIoctlCreateHwctx, &create); error != 0) {
-    const std::string detail = where(context) + ", " + std::to_string(create.num_tiles) + " tiles";
+    const std::string detail = where(context) + ", " + std::to_string(create.num_tiles) + " tiles" +
+                               (error == EINVAL ? contexts_in_use(device) : std::string());
     if (error == EINVAL || error == ENOENT || error == ENODEV) refuse_context("CREATE_HWCTX", error, detail);
     fail_driver_call("CREATE_HWCTX", error, detail);
   }
