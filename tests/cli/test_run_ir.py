@@ -107,11 +107,15 @@ class RunIrTest(unittest.TestCase):
     def test_malformed_bundle_names_the_line(self):
         broken = os.path.join(WORK, "broken")
         shutil.copytree(make_bundle("ir-tiny"), broken, dirs_exist_ok=True)
-        with open(os.path.join(broken, "manifest.txt"), "a") as manifest:
-            manifest.write("warp_step x=1\n")
+        path = os.path.join(broken, "manifest.txt")
+        with open(path) as manifest:
+            lines = manifest.readlines()
+        lines.insert(1, "warp_step x=1\n")
+        with open(path, "w") as manifest:
+            manifest.writelines(lines)
         result = run([RUN_IR18, broken])
         self.assertEqual(result.returncode, 1)
-        self.assertRegex(result.stderr, r"manifest\.txt:\d+: unknown step warp_step")
+        self.assertIn('manifest.txt:2: unknown step warp_step: "warp_step x=1"', result.stderr)
 
     def test_mismatch_exits_3(self):
         tampered = os.path.join(WORK, "tampered")

@@ -4,14 +4,19 @@
 #include <cstring>
 #include <fstream>
 
+#include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 namespace taconite::cli {
 
 Result<OwnedFace> read_face_image(const std::string& path, int height, int width) {
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) return Error{ErrorKind::Io, path + ": cannot open: " + std::strerror(errno)};
+  // Our error line is the report; OpenCV's own warnings would only repeat it.
+  cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
   const cv::Mat bgr = cv::imread(path, cv::IMREAD_COLOR);
-  if (bgr.empty()) return Error{ErrorKind::Io, path + ": cannot read or decode the image"};
+  if (bgr.empty()) return Error{ErrorKind::Input, path + ": cannot decode the image (not a format OpenCV reads)"};
   cv::Mat resized, rgb;
   if (bgr.rows != height || bgr.cols != width)
     cv::resize(bgr, resized, cv::Size(width, height), 0, 0, cv::INTER_AREA);
