@@ -55,21 +55,21 @@ class NpuDirectDevice final : public replay::ConvDevice {
         settings_(settings),
         device_(make_driver_seam(), settings.device_path),
         cache_(settings.context_cache_capacity, timing_.stats()) {
-    std::size_t weight_bytes = 0;
-    for (const plan::Step& step : plan.steps)
-      if (const auto* conv = std::get_if<plan::ConvStep>(&step))
-        if (weight_offsets_.emplace(conv->weights.data(), weight_bytes).second)
-          weight_bytes += align_up(elements_bytes(conv->weights.size()));
     input_ = std::make_unique<DeviceBo>(device_, uapi::kBoShare, align_up(elements_bytes(std::max<std::size_t>(plan.max_slice_elements, 1))));
     output_ = std::make_unique<DeviceBo>(device_, uapi::kBoShare, align_up(elements_bytes(std::max<std::size_t>(plan.max_dispatch_elements, 1))));
-    weights_ = std::make_unique<DeviceBo>(device_, uapi::kBoShare, std::max<std::size_t>(weight_bytes, kAlignment));
-    // Weights never change: upload them once. Flush every argument buffer once now so no dirty
-    // line can later be written back over what the NPU wrote (spec §7.3).
-    for (const plan::Step& step : plan.steps)
-      if (const auto* conv = std::get_if<plan::ConvStep>(&step))
-        std::memcpy(weights_->host() + weight_offsets_.at(conv->weights.data()), conv->weights.data(),
-                    elements_bytes(conv->weights.size()));
-    for (const DeviceBo* bo : {input_.get(), output_.get(), weights_.get()}) flush_cache_range(bo->host(), bo->size());
+    // Weights never change: each conv's packed weights go into their own SHARE BO once, so a
+    // forward copies only activations and each command lists (and pins) only its own weights.
+    for (const plan::Step& step : plan.steps) {
+      const auto* conv = std::get_if<plan::ConvStep>(&step);
+      if (conv == nullptr || weights_.count(conv->weights.data()) != 0) continue;
+      const std::size_t bytes = elements_bytes(conv->weights.size());
+      auto bo = std::make_unique<DeviceBo>(device_, uapi::kBoShare, std::max(bytes, kAlignment));
+      std::memcpy(bo->host(), conv->weights.data(), bytes);
+      flush_cache_range(bo->host(), bo->size());
+      weights_.emplace(conv->weights.data(), std::move(bo));
+    }
+    // Flushed once now so no dirty line can later be written back over what the NPU wrote (§7.3).
+    for (const DeviceBo* bo : {input_.get(), output_.get()}) flush_cache_range(bo->host(), bo->size());
   }
 
   ~NpuDirectDevice() override { cache_.clear(); }  // contexts before the argument buffers and the device
@@ -82,8 +82,8 @@ class NpuDirectDevice final : public replay::ConvDevice {
     auto& context = static_cast<DirectContext&>(cache_.acquire(
         step.context, [&] { return std::make_unique<DirectContext>(device_, d.context, settings_); }));
 
-    const auto weight_offset = weight_offsets_.find(d.weights.data());
-    if (weight_offset == weight_offsets_.end())
+    const auto weights = weights_.find(d.weights.data());
+    if (weights == weights_.end())
       fail(ErrorKind::Device, "npu-direct: manifest.txt:" + std::to_string(step.line) +
                                   ": weights are not among the plan's uploaded conv weights");
     const std::size_t in_bytes = elements_bytes(d.input.size()), out_bytes = elements_bytes(d.output.size());
@@ -93,12 +93,12 @@ class NpuDirectDevice final : public replay::ConvDevice {
     std::memcpy(input_->host(), d.input.data(), in_bytes);
     flush_cache_range(input_->host(), in_bytes);
 
-    const std::uint64_t addresses[3] = {input_->device_address(), weights_->device_address() + weight_offset->second,
-                                        output_->device_address()};
+    const DeviceBo& weights_bo = *weights->second;
+    const std::uint64_t addresses[3] = {input_->device_address(), weights_bo.device_address(), output_->device_address()};
     const StartCuPacket packet = build_start_cu_packet(context.instructions().device_address(), context.ninstr(), addresses);
     std::memcpy(context.command().host(), packet.data(), sizeof packet);  // CMD BO: copied by the driver, no flush
 
-    std::uint32_t handles[4] = {context.instructions().handle(), input_->handle(), weights_->handle(), output_->handle()};
+    std::uint32_t handles[4] = {context.instructions().handle(), input_->handle(), weights_bo.handle(), output_->handle()};
     uapi::ExecCmd exec{};
     exec.hwctx = context.hwctx();
     exec.type = uapi::kCmdSubmitExecBuf;
@@ -110,7 +110,8 @@ class NpuDirectDevice final : public replay::ConvDevice {
       fail_driver_call("EXEC_CMD", error, where(d));
 
     wait(context, exec.seq, d);
-    const std::uint32_t state = *static_cast<volatile const std::uint32_t*>(static_cast<void*>(context.command().host())) & 0xF;
+    const std::uint32_t state =
+        *static_cast<volatile const std::uint32_t*>(static_cast<void*>(context.command().host())) & 0xF;
     if (state != uapi::kErtStateCompleted) {
       cache_.evict(step.context);  // the context may be unusable; a later run reloads it
       fail(ErrorKind::Device, "npu-direct: EXEC_CMD run of " + where(d) + " finished in state " +
@@ -152,8 +153,8 @@ class NpuDirectDevice final : public replay::ConvDevice {
   TimingReport timing_;  // first member: prints after everything else is released
   NpuSettings settings_;
   AmdxdnaDevice device_;
-  std::unordered_map<const bf16_t*, std::size_t> weight_offsets_;
-  std::unique_ptr<DeviceBo> input_, output_, weights_;
+  std::unique_ptr<DeviceBo> input_, output_;
+  std::unordered_map<const bf16_t*, std::unique_ptr<DeviceBo>> weights_;  // per conv weights tensor
   ContextCache cache_;
 };
 

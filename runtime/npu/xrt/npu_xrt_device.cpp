@@ -32,8 +32,6 @@ constexpr std::size_t kKernelBuffers = 3;            // slice, weights, output (
 constexpr std::size_t kAlignment = 64;
 constexpr xrt::memory_group kHostGroup = 0;          // what IRON Python and taconite pass for data BOs
 
-std::size_t align_up(std::size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
-
 // Runs one XRT call sequence; any exception becomes Failure(Device) naming the step.
 template <typename F>
 auto guarded(const std::string& step, F&& body) -> decltype(body()) {
@@ -112,31 +110,21 @@ class NpuXrtDevice final : public replay::ConvDevice {
   NpuXrtDevice(const plan::Plan& plan, const NpuSettings& settings)
       : timing_("npu-xrt", settings.timing), settings_(settings), cache_(settings.context_cache_capacity, timing_.stats()) {
     device_ = guarded("xrt::device(0)", [] { return xrt::device(0u); });
-    std::size_t weight_bytes = 0;
-    for (const plan::Step& step : plan.steps)
-      if (const auto* conv = std::get_if<plan::ConvStep>(&step))
-        if (weight_offsets_.emplace(conv->weights.data(), weight_bytes).second)
-          weight_bytes += align_up(conv->weights.size() * sizeof(bf16_t));
     guarded("allocating host_only argument BOs", [&] {
       input_ = host_buffer(std::max<std::size_t>(plan.max_slice_elements, 1) * sizeof(bf16_t));
       output_ = host_buffer(std::max<std::size_t>(plan.max_dispatch_elements, 1) * sizeof(bf16_t));
-      weights_ = host_buffer(std::max(weight_bytes, kAlignment));
-      auto* base = weights_.map<std::byte*>();
-      for (const plan::Step& step : plan.steps)
-        if (const auto* conv = std::get_if<plan::ConvStep>(&step))
-          std::memcpy(base + weight_offsets_.at(conv->weights.data()), conv->weights.data(),
-                      conv->weights.size() * sizeof(bf16_t));
-      weights_.sync(XCL_BO_SYNC_BO_TO_DEVICE);
+      // Weights never change: one BO per conv weights tensor, filled and synced once.
+      for (const plan::Step& step : plan.steps) {
+        const auto* conv = std::get_if<plan::ConvStep>(&step);
+        if (conv == nullptr || weights_.count(conv->weights.data()) != 0) continue;
+        const std::size_t bytes = conv->weights.size() * sizeof(bf16_t);
+        xrt::bo bo = host_buffer(std::max(bytes, kAlignment));
+        std::memcpy(bo.map<void*>(), conv->weights.data(), bytes);
+        bo.sync(XCL_BO_SYNC_BO_TO_DEVICE);
+        weights_.emplace(conv->weights.data(), std::move(bo));
+      }
       return 0;
     });
-    // One sub-buffer per conv's weights, straight from the root allocation (never nested, §3.5).
-    for (const plan::Step& step : plan.steps)
-      if (const auto* conv = std::get_if<plan::ConvStep>(&step))
-        guarded("weight sub-buffer", [&] {
-          weight_views_[conv->weights.data()] =
-              xrt::bo(weights_, conv->weights.size() * sizeof(bf16_t), weight_offsets_.at(conv->weights.data()));
-          return 0;
-        });
   }
 
   ~NpuXrtDevice() override { cache_.clear(); }
@@ -157,7 +145,7 @@ class NpuXrtDevice final : public replay::ConvDevice {
       run.set_arg(1, context.instructions());
       run.set_arg(2, context.ninstr());
       run.set_arg(3, input_);
-      run.set_arg(4, weight_views_.at(d.weights.data()));
+      run.set_arg(4, weights_.at(d.weights.data()));
       run.set_arg(5, output_);
       run.start();
       const auto wait_start = std::chrono::steady_clock::now();
@@ -192,9 +180,8 @@ class NpuXrtDevice final : public replay::ConvDevice {
   TimingReport timing_;
   NpuSettings settings_;
   xrt::device device_;
-  xrt::bo input_, output_, weights_;
-  std::unordered_map<const bf16_t*, std::size_t> weight_offsets_;
-  std::unordered_map<const bf16_t*, xrt::bo> weight_views_;
+  xrt::bo input_, output_;
+  std::unordered_map<const bf16_t*, xrt::bo> weights_;  // per conv weights tensor
   ContextCache cache_;  // last: contexts go before the buffers and the device
 };
 
