@@ -2,6 +2,7 @@
 // every injected fault, and no leaked fd, mapping, BO or context.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "common/failure.hpp"
@@ -24,9 +25,16 @@ const std::vector<ConvCase> kCases = {
     {3, 16, 16, 4, 4, 4, 4},
 };
 
+int open_fd_count() {
+  int count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++count;
+  return count;
+}
+
 class DirectDeviceTest : public ::testing::Test {
  protected:
   void TearDown() override {
+    EXPECT_EQ(open_fd_count(), fds_at_start_) << "real file descriptors leaked (simulator memfds)";
     const sim::SimCounters c = sim_->counters();
     EXPECT_EQ(c.open_files, 0);
     EXPECT_EQ(c.mappings, 0);
@@ -48,6 +56,7 @@ class DirectDeviceTest : public ::testing::Test {
     return {};
   }
 
+  int fds_at_start_ = open_fd_count();
   std::shared_ptr<sim::SimAmdxdna> sim_ = std::make_shared<sim::SimAmdxdna>();
   sim::ScopedSimSeam seam_{sim_};
   ConvPlanFixture fixture_{kCases};
@@ -80,6 +89,31 @@ TEST_F(DirectDeviceTest, WordsUnitIsWhatTheSimulatorChecks) {
   EXPECT_NE(message.find("state 5"), std::string::npos) << message;
   ASSERT_EQ(sim_->violations().size(), 1u);
   EXPECT_NE(sim_->violations()[0].find("ninstr 16, expected 64"), std::string::npos) << sim_->violations()[0];
+}
+
+TEST_F(DirectDeviceTest, WordsUnitWhenTheFirmwareWantsWords) {
+  sim_ = std::make_shared<sim::SimAmdxdna>(sim::SimConfig{.ninstr_unit = npu::NinstrUnit::Words});
+  sim::ScopedSimSeam seam(sim_);
+  ScopedEnv words("TACONITE_NINSTR_UNIT", "words");
+  auto reference = replay::make_cpu_reference_device(1);
+  auto device = npu::make_npu_direct_device(fixture_.plan());
+  EXPECT_EQ(npu_test::run_all(*device, fixture_), npu_test::run_all(*reference, fixture_));
+  device.reset();
+  expect_clean_protocol();
+}
+
+TEST_F(DirectDeviceTest, WaitDeadlineIsAbsoluteAndFollowsTheTimeoutOption) {
+  ScopedEnv timeout("TACONITE_NPU_TIMEOUT_MS", "5000");
+  auto device = npu::make_npu_direct_device(fixture_.plan());
+  std::vector<numerics::bf16_t> out;
+  device->run(fixture_.dispatch(0, out));
+  // The deadline was CLOCK_MONOTONIC "now + 5 s" when the simulator received it (a relative
+  // 5 s would be far in the past and flagged as a violation).
+  const std::int64_t budget = sim_->counters().last_wait_budget_ns;
+  EXPECT_GT(budget, std::int64_t{4'000'000'000});
+  EXPECT_LE(budget, std::int64_t{5'000'000'000});
+  device.reset();
+  expect_clean_protocol();
 }
 
 TEST_F(DirectDeviceTest, SmallCacheEvictsAndStillComputesCorrectly) {

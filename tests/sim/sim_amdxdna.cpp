@@ -451,6 +451,7 @@ struct SimAmdxdna::State {
     if (sync->second.signaled && *sync->second.signaled >= point) return 0;
     auto ctx = std::find_if(f.contexts.begin(), f.contexts.end(), [&](const auto& c) { return c.second.syncobj == handle; });
     const std::int64_t now = now_ns();
+    counters.last_wait_budget_ns = r.timeout_nsec - now;
     if (r.timeout_nsec <= now)
       return misuse(ETIME, "SYNCOBJ_TIMELINE_WAIT: deadline " + std::to_string(r.timeout_nsec) +
                                " ns is already past (a relative timeout instead of an absolute CLOCK_MONOTONIC time?)");

@@ -44,6 +44,7 @@ struct SimCounters {
   std::uint64_t commands = 0, completed = 0, computed = 0, refused_contexts = 0, eintr_injected = 0;
   int max_in_flight = 0;
   std::uint64_t ioctls = 0;
+  std::int64_t last_wait_budget_ns = 0;  // deadline minus now at the last SYNCOBJ_TIMELINE_WAIT
 };
 
 class SimAmdxdna final : public npu::DriverSeam {
