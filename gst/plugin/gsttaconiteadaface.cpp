@@ -421,10 +421,12 @@ static void src_loop(gpointer user_data) {
     q->item_removed.notify_all();
   }
 
+  // `item` is handed on below (pushed, maybe freed downstream): remember what it was.
+  const bool was_event = GST_IS_EVENT(item);
   GstFlowReturn ret = GST_FLOW_OK;
   if (GST_IS_BUFFER(item))
     ret = process_buffer(self, GST_BUFFER_CAST(item));
-  else if (GST_IS_EVENT(item))
+  else if (was_event)
     ret = process_event(self, GST_EVENT_CAST(item));
   else
     answer_query(self, GST_QUERY_CAST(item));
@@ -435,7 +437,7 @@ static void src_loop(gpointer user_data) {
     std::lock_guard<std::mutex> guard(q->lock);
     if (q->srcresult == GST_FLOW_FLUSHING) {
       // A flush raced with the push; FLUSH_STOP restarts the task.
-    } else if (GST_IS_EVENT(item)) {
+    } else if (was_event) {
       // EOS went out. Keep running when a new stream (STREAM_START/SEGMENT) is already queued;
       // otherwise wait for one (sink_event restarts the task).
       if (!q->items.empty()) return;

@@ -18,6 +18,9 @@ struct FormatCase {
   bool yuv;
 };
 
+// gtest would otherwise print the struct's bytes, padding included.
+void PrintTo(const FormatCase& c, std::ostream* os) { *os << c.format; }
+
 class FormatTest : public ::testing::TestWithParam<std::tuple<FormatCase, bool>> {
  protected:
   void SetUp() override { engine = install_fake_engine(); }
