@@ -372,6 +372,27 @@ TEST_F(DataflowTest, EngineFailureIsAnElementErrorAndFlowError) {
   gst_harness_teardown(h);
 }
 
+TEST_F(DataflowTest, NotLinkedGoesUpstreamAndRelinkingRestarts) {
+  GstHarness* h = harness();
+  gst_harness_set_src_caps_str(h, kRgbCaps);
+  gst_buffer_unref(gst_harness_push_and_pull(h, frame(0)));
+  GstPad* src = gst_element_get_static_pad(h->element, "src");
+  ASSERT_TRUE(gst_pad_unlink(src, h->sinkpad));
+  GstFlowReturn ret = GST_FLOW_OK;
+  for (int i = 1; i < 100 && ret == GST_FLOW_OK; ++i) ret = gst_harness_push(h, frame(i));
+  EXPECT_EQ(ret, GST_FLOW_NOT_LINKED) << "the task's flow return reaches upstream";
+  // Relink; downstream's RECONFIGURE restarts the task, as with queue.
+  ASSERT_EQ(gst_pad_link(src, h->sinkpad), GST_PAD_LINK_OK);
+  ASSERT_TRUE(gst_pad_push_event(h->sinkpad, gst_event_new_reconfigure()));
+  ASSERT_EQ(gst_harness_push(h, frame(200)), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(h);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(GST_BUFFER_PTS(out), 200 * kFrame);
+  gst_buffer_unref(out);
+  gst_object_unref(src);
+  gst_harness_teardown(h);
+}
+
 TEST_F(DataflowTest, LatencyQueryAddsProcessingTime) {
   GstHarness* h = harness();
   GstBus* bus = gst_bus_new();
