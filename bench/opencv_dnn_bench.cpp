@@ -1,6 +1,6 @@
 // opencv-dnn-bench: the ONNX export of a bundle's network (bench/torch_bench.py) run by OpenCV's
 // DNN module (its own CPU backend), warm median latency and batch throughput, one JSON line.
-//   opencv-dnn-bench MODEL.onnx FACE.f32 REF.f32 THREADS BATCH...
+//   opencv-dnn-bench PREFIX FACE.f32 REF.f32 THREADS BATCH...   (reads PREFIX.b<BATCH>.onnx)
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -37,31 +37,38 @@ double cosine(const float* a, const std::vector<float>& b) {
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: %s MODEL.onnx FACE.f32 REF.f32 THREADS BATCH...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s PREFIX FACE.f32 REF.f32 THREADS BATCH... (reads PREFIX.b<BATCH>.onnx)\n", argv[0]);
     return 2;
   }
   cv::setNumThreads(std::atoi(argv[4]));
-  const auto load_start = Clock::now();
-  cv::dnn::Net net = cv::dnn::readNetFromONNX(argv[1]);
-  net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-  net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-  const double load_s = std::chrono::duration<double>(Clock::now() - load_start).count();
+  double load_s = 0;
+  const auto load = [&](int batch) {
+    const auto load_start = Clock::now();
+    cv::dnn::Net net = cv::dnn::readNetFromONNX(std::string(argv[1]) + ".b" + std::to_string(batch) + ".onnx");
+    net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
+    net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+    if (std::getenv("OPENCV_BENCH_NO_FUSION")) net.enableFusion(false);
+    if (load_s == 0) load_s = std::chrono::duration<double>(Clock::now() - load_start).count();
+    return net;
+  };
   const std::vector<float> face = read_floats(argv[2]), reference = read_floats(argv[3]);
   std::string results;
   double cos = 0;
   for (int arg = 5; arg < argc; ++arg) {
     const int batch = std::atoi(argv[arg]);
+    cv::dnn::Net net = load(batch);
     cv::Mat blob(std::vector<int>{batch, 3, 112, 112}, CV_32F);
     for (int n = 0; n < batch; ++n) std::copy(face.begin(), face.end(), blob.ptr<float>(n));
     std::vector<double> times;
-    for (int i = 0; i < 8; ++i) {
+    const int runs = batch >= 8 ? 4 : 8;  // the first run initialises the layers and is dropped
+    for (int i = 0; i < runs; ++i) {
       const auto start = Clock::now();
       net.setInput(blob);
       cv::Mat out = net.forward();
       times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
       cos = cosine(out.ptr<float>(0), reference);
     }
-    times.erase(times.begin());  // the first run initialises the layers
+    times.erase(times.begin());
     std::sort(times.begin(), times.end());
     const double t = times[times.size() / 2];
     char entry[160];

@@ -27,8 +27,8 @@ for model in ir18 ir101; do
   done
   BENCH_BUDGET_S=1 "$build/bench/taconite-bench" "$bundle" cpu-reference f32 "$threads" 1 >> "$results"
   "$python" "$here/torch_bench.py" "$bundle" "$threads" 1 8 32 \
-    --onnx "$work/$model.onnx" --face "$work/$model.face.f32" --ref "$work/$model.ref.f32" >> "$results" 2>/dev/null
-  "$build/bench/opencv-dnn-bench" "$work/$model.onnx" "$work/$model.face.f32" "$work/$model.ref.f32" "$threads" 1 8 32 \
+    --onnx "$work/$model" --face "$work/$model.face.f32" --ref "$work/$model.ref.f32" >> "$results" 2>/dev/null
+  "$build/bench/opencv-dnn-bench" "$work/$model" "$work/$model.face.f32" "$work/$model.ref.f32" "$threads" 1 8 32 \
     | sed "s|^{|{\"bundle\": \"$bundle\", |" >> "$results"
 done
 "$python" "$here/report.py" "$results"

@@ -4,11 +4,13 @@
 Rebuilds the network from a bundle directory (manifest.txt + tensors.txt + tensors.bin) in
 PyTorch: conv weights unpacked from the packed layout of spec section 5.3 (the same
 [oc/8][icg/8][ky][kx][i8][o8] layout runtime/numerics/weight_packing.cpp unpacks), input-channel
-groups merged, conv -> [bias] -> subsample(s) folded into a strided conv as the cpu backend does,
-other subsamples as 1x1 max pooling, affine as a per-channel scale-shift, the head as a Linear.
+groups merged, conv -> [bias | prelu_bias] -> [subsample(s)] folded into one (strided) conv with
+bias and PReLU as the cpu backend does (and as the original model is built), other subsamples as
+1x1 max pooling, affine as an inference batch norm, the head as a Linear.
 Measures warm median latency / throughput and can export the same network to ONNX (for OpenCV DNN).
 
-usage: torch_bench.py BUNDLE THREADS BATCH... [--onnx OUT.onnx --face OUT.f32 --ref OUT.f32]
+usage: torch_bench.py BUNDLE THREADS BATCH... [--onnx PREFIX --face OUT.f32 --ref OUT.f32]
+(--onnx writes PREFIX.b<BATCH>.onnx for every batch size)
 Prints one JSON line.
 """
 import argparse
@@ -68,6 +70,9 @@ class BundleNet(torch.nn.Module):
 
     def __init__(self, bundle, real_channels=3):
         super().__init__()
+        # OpenCV 4.6 imports neither this exporter's batch norm (Identity-shared constants) nor a
+        # Mul+Add scale-shift at batch > 1: the ONNX file gets the affine as a depthwise 1x1 conv.
+        self.for_onnx = False
         tensors = read_tensors(bundle)
         steps = read_steps(bundle)
         self.ops = []  # (kind, args) interpreted by forward()
@@ -97,24 +102,28 @@ class BundleNet(torch.nn.Module):
                     weight[:, c0:c0 + int(r["icg"])] = w
                 if s["in"] == self.input_buf and input_live:
                     weight = weight[:, :real_channels]  # the stem's padding channels are zero
-                out, bias, stride = s["out"], None, 1
-                # Fold conv -> [bias on out] -> subsample(out) into a strided conv.
+                out, bias, alpha, stride = s["out"], None, None, 1
+                # Fold conv -> [bias | prelu_bias on out] -> [subsample(out)] into one strided conv
+                # with a bias (+ PReLU), as the cpu backend does (and as the original model is).
                 j = i + 1
-                if j < len(steps) and steps[j]["tag"] == "bias" and steps[j]["buf"] == out:
+                if j < len(steps) and steps[j]["tag"] in ("bias", "prelu_bias") and steps[j]["buf"] == out:
                     bias = tensors[steps[j]["bias"]]
+                    if steps[j]["tag"] == "prelu_bias":
+                        alpha = self._param(tensors[steps[j]["alpha"]])
                     j += 1
                 if j < len(steps) and steps[j]["tag"] == "subsample" and steps[j]["in"] == out:
                     stride = int(steps[j]["stride"])
                     out = steps[j]["out"]
-                    i = j
-                elif bias is not None:
-                    i = j - 1
+                    j += 1
+                i = j - 1
                 w = self._param(weight)
                 b = self._param(bias) if bias is not None else None
-                self.ops.append(("conv", (s["in"], out, w, b, stride, weight.shape[-1] // 2)))
+                self.ops.append(("conv", (s["in"], out, w, b, stride, weight.shape[-1] // 2, alpha)))
             elif tag == "affine":
-                self.ops.append(("affine", (s["in"], s["out"], self._param(tensors[s["scale"]], per_channel=True),
-                                            self._param(tensors[s["shift"]], per_channel=True))))
+                channels = int(s["c"])
+                self.ops.append(("affine", (s["in"], s["out"], self._param(tensors[s["scale"]]),
+                                            self._param(tensors[s["shift"]]), self._param(np.zeros(channels)),
+                                            self._param(np.ones(channels)))))
             elif tag == "prelu_bias":
                 self.ops.append(("prelu_bias", (s["buf"], self._param(tensors[s["alpha"]]),
                                                 self._param(tensors[s["bias"]], per_channel=True))))
@@ -144,10 +153,14 @@ class BundleNet(torch.nn.Module):
             if kind == "input":
                 buf[a] = face
             elif kind == "conv":
-                src, out, w, b, stride, pad = a
-                buf[out] = F.conv2d(buf[src], w, b, stride=stride, padding=pad)
-            elif kind == "affine":
-                buf[a[1]] = buf[a[0]] * a[2] + a[3]
+                src, out, w, b, stride, pad, alpha = a
+                y = F.conv2d(buf[src], w, b, stride=stride, padding=pad)
+                buf[out] = F.prelu(y, alpha) if alpha is not None else y
+            elif kind == "affine" and self.for_onnx:  # the same scale-shift as a depthwise 1x1 conv
+                channels = a[2].shape[0]
+                buf[a[1]] = F.conv2d(buf[a[0]], a[2].reshape(channels, 1, 1, 1), a[3], groups=channels)
+            elif kind == "affine":  # x*scale + shift as an inference batch norm (mean 0, variance 1, eps 0)
+                buf[a[1]] = F.batch_norm(buf[a[0]], a[4], a[5], a[2], a[3], False, 0.0, 0.0)
             elif kind == "prelu_bias":
                 buf[a[0]] = F.prelu(buf[a[0]] + a[2], a[1])
             elif kind == "bias":
@@ -178,9 +191,9 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     net = BundleNet(args.bundle).eval()
-    load_s = time.perf_counter() - start
+    load_s, load_cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
     tensors = read_tensors(args.bundle)
     face = torch.from_numpy(tensors["ref.input_chw"].reshape(1, 3, 112, 112).copy())
     reference = tensors["ref.cpu_embedding"]
@@ -193,22 +206,27 @@ def main():
             first = time.perf_counter()
             net(x)
             once = time.perf_counter() - first
-            reps = max(3, min(50, int(args.budget / max(once, 1e-4))))
-            times = []
+            reps = max(2, min(50, int(args.budget / max(once, 1e-4))))
+            times, cpu_times = [], []
             for _ in range(reps):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 net(x)
                 times.append(time.perf_counter() - t0)
+                cpu_times.append(time.process_time() - c0)
             median = statistics.median(times)
             results[str(batch)] = {"median_ms": round(median * 1e3, 2), "faces_per_s": round(batch / median, 2),
-                                   "reps": reps}
+                                   "cpu_ms": round(statistics.median(cpu_times) * 1e3, 2), "reps": reps}
     if args.onnx:
-        torch.onnx.export(net, face, args.onnx, input_names=["face"], output_names=["embedding"],
-                          dynamic_axes={"face": {0: "n"}, "embedding": {0: "n"}}, opset_version=13)
+        net.for_onnx = True
+        # One static-shape file per batch size (OpenCV 4.6 mis-handles the dynamic batch's reshapes).
+        for batch in args.batches:
+            torch.onnx.export(net, face.repeat(batch, 1, 1, 1), f"{args.onnx}.b{batch}.onnx", input_names=["face"],
+                              output_names=["embedding"], opset_version=13)
         face.numpy().astype(np.float32).tofile(args.face)
         np.asarray(reference, np.float32).tofile(args.ref)
     print(json.dumps({"bundle": args.bundle, "backend": "pytorch", "precision": "f32", "threads": args.threads,
                       "torch": torch.__version__, "load_s": round(load_s, 3),
+                      "load_cpu_s": round(load_cpu_s, 3),
                       "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                       "cosine_fp32": round(cos, 6), "batches": results}))
 
