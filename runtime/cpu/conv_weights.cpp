@@ -12,10 +12,12 @@ inline void store(bf16_t value, float& out) { out = numerics::bf16_to_f32(value)
 }  // namespace
 
 template <typename T>
-std::vector<T> merged_conv_weights(const FusedOp& conv, int in_channels, int threads) {
+void merge_conv_weights(const FusedOp& conv, int in_channels, std::span<T> merged, int threads) {
   const std::size_t oc = static_cast<std::size_t>(conv.oc), ict = static_cast<std::size_t>(in_channels);
   const std::size_t taps = static_cast<std::size_t>(conv.kernel) * conv.kernel;
-  std::vector<T> merged(oc * ict * taps, T{0});
+  std::size_t covered = 0;
+  for (const plan::ConvStep* record : conv.records) covered += static_cast<std::size_t>(record->icg);
+  if (covered != ict) std::fill(merged.begin(), merged.end(), T{0});  // groups are disjoint (plan check)
   for (const plan::ConvStep* record : conv.records) {
     const std::size_t icg = static_cast<std::size_t>(record->icg), first_channel = 8 * static_cast<std::size_t>(record->c0);
     const std::size_t groups = oc / 8;
@@ -36,10 +38,9 @@ std::vector<T> merged_conv_weights(const FusedOp& conv, int in_channels, int thr
       }
     }
   }
-  return merged;
 }
 
-template std::vector<bf16_t> merged_conv_weights<bf16_t>(const FusedOp&, int, int);
-template std::vector<float> merged_conv_weights<float>(const FusedOp&, int, int);
+template void merge_conv_weights<bf16_t>(const FusedOp&, int, std::span<bf16_t>, int);
+template void merge_conv_weights<float>(const FusedOp&, int, std::span<float>, int);
 
 }  // namespace taconite::cpu

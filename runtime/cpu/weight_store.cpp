@@ -34,7 +34,10 @@ void copy_reorder(dnnl::engine& engine, dnnl::memory from, dnnl::memory to) {
 }  // namespace
 
 WeightStore::WeightStore(const FusedGraph& graph, dnnl::engine engine, dt weight_type, int threads)
-    : graph_(graph), engine_(std::move(engine)), weight_type_(weight_type), threads_(threads) {}
+    : graph_(graph), engine_(std::move(engine)), weight_type_(weight_type), threads_(threads) {
+  for (std::size_t i = 0; i < graph.ops.size(); ++i)
+    if (graph.ops[i].kind == OpKind::Conv) last_conv_ = static_cast<int>(i);
+}
 
 dnnl::memory WeightStore::keep(dnnl::memory m) {
   bytes_ += m.get_desc().get_size();
@@ -61,14 +64,17 @@ dnnl::memory WeightStore::first_weights(int op, const dnnl::memory::desc& want) 
   const bool bf16 = weight_type_ == dt::bf16;
   if (o.kind == OpKind::Conv) {
     const dnnl::memory::desc plain({o.oc, in.c, o.kernel, o.kernel}, weight_type_, tag::abcd);
+    // One scratch buffer reused by every conv (no fresh pages to fault in per conv).
+    const std::size_t elements = static_cast<std::size_t>(o.oc) * in.c * o.kernel * o.kernel;
+    if (scratch_.size() < elements) scratch_.resize(elements);
     if (bf16) {
-      std::vector<bf16_t> oihw = merged_conv_weights<bf16_t>(o, in.c, threads_);
-      copy_reorder(engine_, dnnl::memory(plain, engine_, oihw.data()), made);
+      merge_conv_weights(o, in.c, std::span(reinterpret_cast<bf16_t*>(scratch_.data()), elements), threads_);
     } else {
-      std::vector<float> oihw = merged_conv_weights<float>(o, in.c, threads_);
-      copy_reorder(engine_, dnnl::memory(plain, engine_, oihw.data()), made);
+      merge_conv_weights(o, in.c, std::span(reinterpret_cast<float*>(scratch_.data()), elements), threads_);
     }
+    copy_reorder(engine_, dnnl::memory(plain, engine_, scratch_.data()), made);
     for (const plan::ConvStep* record : o.records) release_mapped_pages(record->weights.data(), record->weights.size_bytes());
+    if (op == last_conv_) scratch_ = {};  // the last conv's weights are in: free the scratch
     return made;
   }
   // bT [k][n] with k = (c*h + y)*w + x is the {n, c, h, w} tensor laid out c, h, w, n: `bcda`.

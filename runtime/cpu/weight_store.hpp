@@ -43,6 +43,8 @@ class WeightStore {
   std::map<const void*, std::vector<dnnl::memory>> tensors_;  // per-channel tensors, one per layout
   std::map<std::pair<std::size_t, float>, dnnl::memory> constants_;
   std::size_t bytes_ = 0;
+  std::vector<float> scratch_;  // plain OIHW weights (f32 or bf16) of one conv while it is re-laid-out
+  int last_conv_ = -1;                     // op index of the graph's last conv
 };
 
 }  // namespace taconite::cpu
