@@ -117,7 +117,8 @@ void BundleFixture::build_model(const FixtureOptions& options) {
   constexpr int C = FixtureModel::kInC, H = FixtureModel::kH, W = FixtureModel::kW, M = FixtureModel::kMidC;
   const int real = options.real_input_channels;
 
-  m.input_chw = uniform(rng, static_cast<std::size_t>(C) * H * W, -1.0f, 1.0f);
+  // The caller's raw f32 image: ref.input is its RNE rounding, so embed() must round it.
+  m.input_chw = uniform(rng, static_cast<std::size_t>(C) * H * W, -1.0f, 1.0f, /*bf16=*/false);
   for (std::size_t i = static_cast<std::size_t>(real) * H * W; i < m.input_chw.size(); ++i) m.input_chw[i] = 0.0f;
   m.stem_w = uniform(rng, static_cast<std::size_t>(M) * C * 9, -0.25f, 0.25f);
   for (int o = 0; o < M; ++o)

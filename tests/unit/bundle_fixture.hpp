@@ -26,11 +26,11 @@ struct FixtureOptions {
   StemLayout stem_layout = StemLayout::Assumed;
 };
 
-// The unpacked model the bundle encodes. Every value is exactly representable in bf16
-// (except head_b2, which the bundle stores as f32).
+// The unpacked model the bundle encodes. Every weight is exactly representable in bf16; the
+// input image and head_b2 are raw f32 (the bundle stores the image rounded in ref.input).
 struct FixtureModel {
   static constexpr int kInC = 8, kH = 8, kW = 8, kMidC = 16, kN = 16;
-  std::vector<float> input_chw;          // [8][8][8] channel-major, channels >= real are zero
+  std::vector<float> input_chw;          // [8][8][8] channel-major raw f32, channels >= real are zero
   std::vector<float> stem_w;             // OIHW [16][8][3][3]
   std::vector<float> p1_alpha, p1_bias;  // [16]
   std::vector<float> a1_scale, a1_shift; // [16]

@@ -186,7 +186,8 @@ TEST(HostGlue, TileInputRoundsPadsAndTiles) {
   const TiledShape shape{8, 2, 3};
   std::vector<float> chw(3 * 2 * 3);
   for (std::size_t i = 0; i < chw.size(); ++i) chw[i] = static_cast<float>(i) - 4.0f;
-  chw[4] = std::bit_cast<float>(0x3f808000u);  // (ch=0, y=1, x=1): 1 + 2^-8 -> 1.0 (RNE)
+  chw[4] = std::bit_cast<float>(0x3f80c000u);  // (ch=0, y=1, x=1): above the tie -> 0x3f81 (truncation: 0x3f80)
+  chw[5] = std::bit_cast<float>(0x3f818000u);  // (ch=0, y=1, x=2): tie, odd -> 0x3f82 (truncation: 0x3f81)
   std::vector<bf16_t> tiled(shape.elements(), 0xffff);
   tile_input(chw, 3, shape, tiled);
   for (int ch = 0; ch < 8; ++ch)
@@ -196,7 +197,8 @@ TEST(HostGlue, TileInputRoundsPadsAndTiles) {
         const bf16_t want = ch < 3 ? f32_to_bf16(chw[(ch * 2 + y) * 3 + x]) : bf16_t{0};
         EXPECT_EQ(got, want) << ch << "," << y << "," << x;
       }
-  EXPECT_EQ(tiled[(1 * 3 + 1) * 8 + 0], 0x3f80);
+  EXPECT_EQ(tiled[(1 * 3 + 1) * 8 + 0], 0x3f81);
+  EXPECT_EQ(tiled[(1 * 3 + 2) * 8 + 0], 0x3f82);
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ std::vector<float> naive_conv(const std::vector<float>& in, int ic, int h, int w
 std::vector<float> naive_fixture_embedding(const FixtureModel& m) {
   const std::size_t plane = static_cast<std::size_t>(kH) * kW;
   // stem conv (one dispatch over the 8 padded input channels) + prelu_bias
-  Tensor x1 = conv_in_groups(m.input_chw, FixtureModel::kInC, m.stem_w, kMid, 3, {8});
+  Tensor x1 = conv_in_groups(rounded(m.input_chw), FixtureModel::kInC, m.stem_w, kMid, 3, {8});
   for (std::size_t j = 0; j < x1.size(); ++j) {
     const float t = naive_round_bf16(x1[j] + channel_value(m.p1_bias, j, kH, kW));
     x1[j] = naive_round_bf16(t < 0.0f ? channel_value(m.p1_alpha, j, kH, kW) * t : t);

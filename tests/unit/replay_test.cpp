@@ -173,10 +173,10 @@ TEST(Replay, InputStraightIntoTheHeadFollowsTheHeadFormulaExactly) {
   EXPECT_EQ(embedder.num_conv_dispatches(), 0);
   const auto e = embedder.embed_recorded();
   ASSERT_TRUE(e.ok()) << e.error().message;
-  const std::vector<float>& x = f.model().input_chw;  // already channel-major and bf16-exact
+  const std::vector<float>& x = f.model().input_chw;  // channel-major raw f32: ref.input holds it rounded
   for (std::size_t j = 0; j < n; ++j) {
     float acc = 0.0f;
-    for (std::size_t i = 0; i < k; ++i) acc += x[i] * bT[i * n + j];
+    for (std::size_t i = 0; i < k; ++i) acc += naive_round_bf16(x[i]) * bT[i * n + j];
     EXPECT_EQ(e.value()[j], f.model().head_b2[j] + acc) << j;
   }
 }
