@@ -134,6 +134,29 @@ TEST(Plan, FixtureLoadsThroughTheApi) {
   EXPECT_TRUE(e.reference_f32("nope").empty());
 }
 
+// The path rules reject escapes, not symlinks as such: links that stay inside the bundle, and a
+// bundle directory reached through a link, load fine.
+TEST(Plan, SymlinksThatStayInsideTheBundleAreAccepted) {
+  BundleFixture fixture;
+  std::filesystem::create_symlink("conv1x1.insts.bin", fixture.dir() / "kernels" / "alias.insts.bin");
+  std::filesystem::create_directory_symlink("kernels", fixture.dir() / "k");
+  fixture.set_field(fixture.manifest_line_of("wt=sc.wt"), "insts", "kernels/alias.insts.bin");
+  fixture.replace_manifest_line(fixture.manifest_line_of("xclbin k3"), "xclbin k3 k/conv3x3.xclbin conv2dk3_bf16");
+  fixture.flush();
+  const std::filesystem::path link = fixture.outside() / "bundle-link";
+  std::filesystem::create_directory_symlink(fixture.dir(), link);
+
+  LoadOptions options;
+  options.backend = "cpu-reference";
+  auto loaded = IrEmbedder::load(link, options);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded.value().num_conv_dispatches(), 4);
+
+  const bundle::Bundle bundle = bundle::Bundle::open(link);
+  const plan::Plan p = plan::build_plan(bundle);
+  EXPECT_EQ(p.contexts[2].insts.filename(), "conv1x1.insts.bin");  // the link resolved
+}
+
 TEST(Plan, UnknownBackendIsADeviceErrorListingTheCompiledOnes) {
   const BundleFixture fixture;
   LoadOptions options;
