@@ -393,6 +393,25 @@ TEST_F(DataflowTest, NotLinkedGoesUpstreamAndRelinkingRestarts) {
   gst_harness_teardown(h);
 }
 
+TEST_F(DataflowTest, NewStreamAfterEosFlowsAgain) {
+  GstHarness* h = harness();
+  gst_harness_set_src_caps_str(h, kRgbCaps);
+  gst_buffer_unref(gst_harness_push_and_pull(h, frame(0)));
+  wait_for_eos(h);
+  EXPECT_EQ(gst_harness_push(h, frame(1)), GST_FLOW_EOS);
+  // A new STREAM_START (then caps, segment) lifts EOS, as with queue.
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_stream_start("second")));
+  gst_harness_set_src_caps_str(h, kRgbCaps);
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+  GstBuffer* out = gst_harness_push_and_pull(h, frame(2));
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(GST_BUFFER_PTS(out), 2 * kFrame);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
 TEST_F(DataflowTest, LatencyQueryAddsProcessingTime) {
   GstHarness* h = harness();
   GstBus* bus = gst_bus_new();
@@ -437,15 +456,19 @@ TEST_F(DataflowTest, StressStateChangesWhilePushing) {
   GstHarness* h = harness({{"max-queued", "2"}});
   gst_harness_set_src_caps_str(h, kRgbCaps);
   GstHarnessThread* stress = gst_harness_stress_statechange_start(h);
-  // Pushes fail with FLUSHING while the element is down; the point is no crash or deadlock.
+  // Pushes fail with FLUSHING while the element is down and NOT_LINKED while the stress thread
+  // relinks its pads; the point is no crash, deadlock or other flow.
   for (int i = 0; i < 300; ++i) {
     const GstFlowReturn ret = gst_harness_push(h, frame(i));
-    EXPECT_TRUE(ret == GST_FLOW_OK || ret == GST_FLOW_FLUSHING) << gst_flow_get_name(ret);
+    EXPECT_TRUE(ret == GST_FLOW_OK || ret == GST_FLOW_FLUSHING || ret == GST_FLOW_NOT_LINKED)
+        << gst_flow_get_name(ret);
     while (GstBuffer* out = gst_harness_try_pull(h)) gst_buffer_unref(out);
   }
   EXPECT_GT(gst_harness_stress_thread_stop(stress), 0u);
-  std::lock_guard<std::mutex> guard(engine->lock);
-  EXPECT_GT(engine->opened, 1) << "every READY->PAUSED opens the engine again";
+  {
+    std::lock_guard<std::mutex> guard(engine->lock);
+    EXPECT_GT(engine->opened, 1) << "every READY->PAUSED opens the engine again";
+  }
   gst_harness_teardown(h);
 }
 
