@@ -146,8 +146,15 @@ std::unique_ptr<CpuExecutor> make_cpu_executor(const plan::Plan& plan, const Cpu
   const int threads = std::max(options.threads, 1);
   Lowering lowering = lower_plan(plan);
   if (!lowering.graph) return std::make_unique<ReplayFallbackExecutor>(plan, threads, lowering.refusal);
-  const bool bf16 = options.precision == CpuOptions::Precision::Bf16 ||
-                    (options.precision == CpuOptions::Precision::Auto && cpu_has_native_bf16());
+  if (options.precision == CpuOptions::Precision::Auto && cpu_has_native_bf16()) {
+    // bf16 is the preferred type here, not a requirement: should any bf16 primitive be
+    // missing from this oneDNN, run the same network in f32 rather than fail the load.
+    try {
+      return std::make_unique<FusedCpuExecutor>(FusedGraph(*lowering.graph), ComputeType::Bf16, threads);
+    } catch (const Failure&) {
+    }
+  }
+  const bool bf16 = options.precision == CpuOptions::Precision::Bf16;
   return std::make_unique<FusedCpuExecutor>(std::move(*lowering.graph), bf16 ? ComputeType::Bf16 : ComputeType::F32,
                                             threads);
 }
