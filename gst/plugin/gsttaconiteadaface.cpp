@@ -388,11 +388,17 @@ static GstFlowReturn process_event(GstTaconiteAdaface* self, GstEvent* event) {
 static void answer_query(GstTaconiteAdaface* self, GstQuery* query) {
   Queue* q = self->queue;
   gboolean result = gst_pad_peer_query(self->srcpad, query);
-  if (GST_QUERY_TYPE(query) == GST_QUERY_ALLOCATION && !result) {
-    // Nobody downstream proposes anything: the buffers only pass through us, and we read any
-    // stride or plane offset, so strided buffers are welcome.
-    gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
-    result = TRUE;
+  if (GST_QUERY_TYPE(query) == GST_QUERY_ALLOCATION) {
+    if (!result) {
+      // Nobody downstream proposes anything: the buffers only pass through us, and we read any
+      // stride or plane offset, so strided buffers are welcome.
+      gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+      result = TRUE;
+    }
+    // We read the pixels ourselves and ignore GstVideoCropMeta: make upstream crop for real.
+    guint index = 0;
+    while (gst_query_find_allocation_meta(query, GST_VIDEO_CROP_META_API_TYPE, &index))
+      gst_query_remove_nth_allocation_meta(query, index);
   }
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "answered %" GST_PTR_FORMAT ": %d", static_cast<gpointer>(query), result);
   std::lock_guard<std::mutex> guard(q->lock);

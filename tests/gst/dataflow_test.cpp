@@ -286,6 +286,22 @@ TEST_F(DataflowTest, SerializedQueryIsAnsweredAfterEarlierBuffers) {
   gst_harness_teardown(h);
 }
 
+TEST_F(DataflowTest, AllocationNeverOffersCropMeta) {
+  // Downstream may display crop metas, but we embed the buffer's pixels: upstream must crop.
+  GstHarness* h = harness();
+  gst_harness_set_src_caps_str(h, kRgbCaps);
+  gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, nullptr);
+  gst_harness_add_propose_allocation_meta(h, GST_VIDEO_CROP_META_API_TYPE, nullptr);
+  GstCaps* caps = gst_caps_from_string(kRgbCaps);
+  GstQuery* query = gst_query_new_allocation(caps, TRUE);
+  gst_caps_unref(caps);
+  ASSERT_TRUE(gst_pad_peer_query(h->srcpad, query));
+  EXPECT_TRUE(gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr));
+  EXPECT_FALSE(gst_query_find_allocation_meta(query, GST_VIDEO_CROP_META_API_TYPE, nullptr));
+  gst_query_unref(query);
+  gst_harness_teardown(h);
+}
+
 TEST_F(DataflowTest, AllocationIsAnsweredWithVideoMetaWhenDownstreamDoesNot) {
   GError* error = nullptr;
   GstElement* pipeline = gst_parse_launch("taconiteadaface name=t bundle=fake ! fakesink async=false", &error);
