@@ -809,7 +809,7 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   /**
    * GstTaconiteAdaface:bundle:
    *
-   * The AdaFace IR bundle directory. Since: 0.1
+   * Since: 0.1
    */
   g_object_class_install_property(
       gobject_class, PROP_BUNDLE,
@@ -817,76 +817,146 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
                           "Path of the AdaFace IR bundle directory (manifest.txt, tensors.txt, tensors.bin); loaded "
                           "when going from READY to PAUSED. Default: none (required)",
                           nullptr, rw_ready));
+  /**
+   * GstTaconiteAdaface:backend:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_BACKEND,
       g_param_spec_enum("backend", "Backend",
                         "Inference backend; 'auto' picks an NPU when one opens, else the fast CPU backend, else "
                         "cpu-reference. Default: auto",
                         taconite_backend_get_type(), static_cast<gint>(kDefaultBackend), rw_ready));
+  /**
+   * GstTaconiteAdaface:threads:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_THREADS,
       g_param_spec_int("threads", "Threads",
                        "CPU worker threads of the engine; 0 uses TACONITE_THREADS when set, else all cores. "
                        "Default: 0",
                        0, 1024, kDefaultThreads, rw_ready));
+  /**
+   * GstTaconiteAdaface:input-mode:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_INPUT_MODE,
       g_param_spec_enum("input-mode", "Input mode",
                         "What a face is: the whole buffer (crops), the face ROIs of the frame (rois), or ROIs when "
                         "present else the whole buffer (auto). Default: auto",
                         taconite_input_mode_get_type(), static_cast<gint>(kDefaultInputMode), rw_playing));
+  /**
+   * GstTaconiteAdaface:roi-type:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_ROI_TYPE,
       g_param_spec_string("roi-type", "ROI type",
                           "roi_type of the GstVideoRegionOfInterestMeta to embed (facedetect emits \"face\"). "
                           "Default: \"face\"",
                           kDefaultRoiType, rw_playing));
+  /**
+   * GstTaconiteAdaface:min-face-size:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_MIN_FACE_SIZE,
       g_param_spec_uint("min-face-size", "Minimum face size",
                         "ROIs whose smaller side is below this many pixels are not embedded; 0 embeds every ROI. "
                         "Default: 0",
                         0, G_MAXUINT, kDefaultMinFaceSize, rw_playing));
+  /**
+   * GstTaconiteAdaface:max-faces:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_MAX_FACES,
       g_param_spec_uint("max-faces", "Maximum faces",
                         "Embed at most this many ROIs per frame, the largest ones; 0 means no limit. Default: 0", 0,
                         G_MAXUINT, kDefaultMaxFaces, rw_playing));
+  /**
+   * GstTaconiteAdaface:margin:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_MARGIN,
       g_param_spec_double("margin", "Margin",
                           "Extra border around a ROI box on every side, as a fraction of the box's longer side, "
                           "before the square crop is resized to the model input (rois mode). Default: 0",
                           0.0, 1.0, kDefaultMargin, rw_playing));
+  /**
+   * GstTaconiteAdaface:channel-order:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_CHANNEL_ORDER,
       g_param_spec_enum("channel-order", "Channel order",
                         "Colour plane order fed to the network: rgb (the bundle contract) or bgr (for BGR-trained "
                         "checkpoints). Default: rgb",
                         taconite_channel_order_get_type(), static_cast<gint>(kDefaultChannelOrder), rw_playing));
+  /**
+   * GstTaconiteAdaface:max-queued:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_MAX_QUEUED,
       g_param_spec_uint("max-queued", "Maximum queued buffers",
                         "Buffers waiting for the engine before upstream blocks (backpressure). Default: 8", 1,
                         G_MAXUINT, kDefaultMaxQueued, rw_playing));
+  /**
+   * GstTaconiteAdaface:post-messages:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_POST_MESSAGES,
       g_param_spec_boolean("post-messages", "Post messages",
                            "Post a 'taconiteadaface' element message per frame with running-time and each face's "
                            "box, norm and embedding (GBytes of little-endian float32). Default: false",
                            kDefaultPostMessages, rw_playing));
+  /**
+   * GstTaconiteAdaface:frames-in:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_FRAMES_IN,
       g_param_spec_uint64("frames-in", "Frames in", "Buffers received on the sink pad since creation", 0,
                           G_MAXUINT64, 0, ro));
+  /**
+   * GstTaconiteAdaface:frames-out:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_FRAMES_OUT,
       g_param_spec_uint64("frames-out", "Frames out", "Buffers pushed on the src pad and accepted downstream since creation", 0, G_MAXUINT64,
                           0, ro));
+  /**
+   * GstTaconiteAdaface:faces-embedded:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_FACES_EMBEDDED,
       g_param_spec_uint64("faces-embedded", "Faces embedded", "Faces embedded since creation", 0, G_MAXUINT64, 0,
                           ro));
+  /**
+   * GstTaconiteAdaface:mean-latency-ms:
+   *
+   * Since: 0.1
+   */
   g_object_class_install_property(
       gobject_class, PROP_MEAN_LATENCY_MS,
       g_param_spec_double("mean-latency-ms", "Mean latency",
