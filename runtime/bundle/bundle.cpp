@@ -38,8 +38,9 @@ fs::path Bundle::resolve_inside(std::string_view relative, int line, std::string
   const fs::path rel(relative);
   if (relative.empty()) bad("empty file name");
   if (rel.is_absolute()) bad("file '" + std::string(relative) + "' must be relative to the bundle");
-  for (const fs::path& part : rel)
-    if (part == "..") bad("file '" + std::string(relative) + "' escapes the bundle ('..')");
+  // A '..' that stays inside (kernels/../kernels/x) is fine; one that climbs out is not.
+  const fs::path normal = rel.lexically_normal();
+  if (!normal.empty() && *normal.begin() == "..") bad("file '" + std::string(relative) + "' escapes the bundle ('..')");
 
   std::error_code ec;
   const fs::path resolved = fs::weakly_canonical(dir_ / rel, ec);

@@ -19,6 +19,7 @@ constexpr std::size_t kMaxQuoted = 160;
 std::vector<TextLine> split_lines(std::string_view text) {
   std::vector<TextLine> lines;
   int number = 1;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte-order mark is not content
   while (!text.empty()) {
     const std::size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);

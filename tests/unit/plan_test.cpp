@@ -157,6 +157,28 @@ TEST(Plan, SymlinksThatStayInsideTheBundleAreAccepted) {
   EXPECT_EQ(p.contexts[2].insts.filename(), "conv1x1.insts.bin");  // the link resolved
 }
 
+// Spec §2 normalises paths: a '..' that stays inside the bundle is not an escape.
+TEST(Plan, DotDotThatStaysInsideTheBundleIsAccepted) {
+  BundleFixture fixture;
+  const int line = fixture.manifest_line_of("wt=sc.wt");
+  fixture.set_field(line, "insts", "kernels/../kernels/conv1x1.insts.bin");
+  fixture.flush();
+  const bundle::Bundle bundle = bundle::Bundle::open(fixture.dir());
+  const plan::Plan p = plan::build_plan(bundle);
+  EXPECT_EQ(p.contexts[2].insts.filename(), "conv1x1.insts.bin");
+}
+
+// Editors on some systems write a UTF-8 byte-order mark; it must not hide the version record.
+TEST(Plan, ByteOrderMarkBeforeTheFirstRecordIsIgnored) {
+  BundleFixture fixture;
+  fixture.replace_manifest_line(1, "\xEF\xBB\xBF" + fixture.manifest_line(1));
+  fixture.flush();
+  LoadOptions options;
+  options.backend = "cpu-reference";
+  auto loaded = IrEmbedder::load(fixture.dir(), options);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+}
+
 TEST(Plan, UnknownBackendIsADeviceErrorListingTheCompiledOnes) {
   const BundleFixture fixture;
   LoadOptions options;
