@@ -1,12 +1,12 @@
 // The element's view of the inference engine: faces in, raw embeddings out, in order.
 //
-// The element talks to the engine only through EngineClient, so the engine's ownership can change
-// (today: one IrEmbedder per element, owned by its streaming thread; later: one shared engine per
-// bundle+backend served by a worker thread that batches faces across streams) without touching
-// the element. Contract: embed() is called from one streaming thread at a time; info() is
-// immutable after open.
+// The element talks to the engine only through EngineClient. open_engine_client() returns a client
+// of the process's one engine for the (bundle, backend) pair (shared_engine.hpp): a worker thread
+// serves every element using it and batches faces across streams. Contract: embed() is called
+// from one streaming thread at a time per client; info() is immutable after open.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <span>
@@ -33,20 +33,40 @@ struct EngineInfo {
   std::vector<std::string> diagnostics;  // non-fatal findings of the load
 };
 
+// Cross-stream batching: at most `max_faces` faces per engine call; wait at most `timeout` for
+// other streams' faces once a request is queued.
+struct BatchPolicy {
+  unsigned max_faces = 1;
+  std::chrono::microseconds timeout{0};
+};
+
+class SharedEngine;
+
 class EngineClient {
  public:
   virtual ~EngineClient() = default;
   virtual const EngineInfo& info() const = 0;
   // Raw (not normalised) embeddings, one per face, in the faces' order.
   virtual Result<std::vector<Embedding>> embed(std::span<const FaceChw> faces) = 0;
+  // Shared-engine clients only: how this client's requests are batched with other streams'.
+  virtual void set_batching(const BatchPolicy&) {}
+  // Shared-engine clients only (callable from any thread): a queued, not yet started embed()
+  // returns an error at once (the element is flushing).
+  virtual void cancel() {}
+  // The shared engine behind this client, nullptr for a plain engine.
+  virtual const SharedEngine* shared() const { return nullptr; }
 };
 
-// Loads the bundle and returns a client owning a private engine (or what the opener installed
-// with set_engine_opener returns).
+// Returns a client of the process's shared engine for (bundle, backend), loading it (through the
+// opener installed with set_engine_opener, else a private IrEmbedder) when none is alive.
 Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& request);
 
-// Replaces how elements open their engine, process-wide (tests install fake or slow engines);
-// an empty function restores the default. Takes effect at the next READY->PAUSED.
+// Replaces how the engine behind the shared engines is opened, process-wide (tests install fake
+// or slow engines); an empty function restores the default. Takes effect at the next
+// READY->PAUSED; engines opened before keep serving the elements that use them.
+// The live shared engine for `request` (opened by the current opener), or nullptr; for tests.
+std::shared_ptr<SharedEngine> find_shared_engine(const EngineRequest& request);
+
 using EngineOpener = std::function<Result<std::unique_ptr<EngineClient>>(const EngineRequest&)>;
 void set_engine_opener(EngineOpener opener);
 

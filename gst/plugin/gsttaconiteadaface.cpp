@@ -82,6 +82,8 @@ constexpr BackendChoice kDefaultBackend = BackendChoice::Auto;
 constexpr guint kDefaultMaxQueued = 8;
 constexpr gint kDefaultThreads = 0;
 constexpr gboolean kDefaultPostMessages = FALSE;
+constexpr guint kDefaultBatchSize = 1;
+constexpr guint kDefaultBatchTimeoutUs = 0;
 
 // Property values; guarded by the object lock.
 struct Settings {
@@ -95,6 +97,8 @@ struct Settings {
   double margin = kDefaultMargin;
   ChannelOrder channel_order = kDefaultChannelOrder;
   gboolean post_messages = kDefaultPostMessages;
+  guint batch_size = kDefaultBatchSize;
+  guint batch_timeout_us = kDefaultBatchTimeoutUs;
 };
 
 // The queue between the sink pad (producer) and the src task (consumer); guarded by `lock`.
@@ -155,6 +159,8 @@ enum {
   PROP_CHANNEL_ORDER,
   PROP_MAX_QUEUED,
   PROP_POST_MESSAGES,
+  PROP_BATCH_SIZE,
+  PROP_BATCH_TIMEOUT,
   PROP_FRAMES_IN,
   PROP_FRAMES_OUT,
   PROP_FACES_EMBEDDED,
@@ -211,6 +217,9 @@ static gboolean load_engine(GstTaconiteAdaface* self) {
   request.bundle = self->settings->bundle;
   request.backend = backend_choice_name(self->settings->backend);
   request.threads = self->settings->threads;
+  BatchPolicy batching;
+  batching.max_faces = self->settings->batch_size;
+  batching.timeout = std::chrono::microseconds(self->settings->batch_timeout_us);
   GST_OBJECT_UNLOCK(self);
 
   if (request.bundle.empty()) {
@@ -245,11 +254,17 @@ static gboolean load_engine(GstTaconiteAdaface* self) {
   for (const std::string& finding : info.diagnostics)
     GST_CAT_WARNING_OBJECT(taconite_runtime_debug, self, "bundle check: %s", finding.c_str());
   self->stream->engine = std::move(opened).value();
+  self->stream->engine->set_batching(batching);
   return TRUE;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* The work done on the streaming thread                                                       */
+
+static bool flushing(GstTaconiteAdaface* self) {
+  std::lock_guard<std::mutex> guard(self->queue->lock);
+  return self->queue->srcresult == GST_FLOW_FLUSHING;
+}
 
 static SelectionRules selection_rules(GstTaconiteAdaface* self, double* margin, ChannelOrder* order,
                                       gboolean* post_messages) {
@@ -317,6 +332,12 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer) {
     gst_video_frame_unmap(&frame);
 
     taconite::Result<std::vector<taconite::Embedding>> result = st->engine->embed(inputs);
+    if (!result && flushing(self)) {
+      // The shared engine dropped our request because a flush started: not an error.
+      GST_DEBUG_OBJECT(self, "flushing: dropping %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
+      gst_buffer_unref(buffer);
+      return nullptr;
+    }
     if (!result) {
       GST_ELEMENT_ERROR(self, STREAM, FAILED, ("The face-embedding engine failed."),
                         ("%s error: %s (backend %s)", taconite::to_string(result.error().kind),
@@ -342,6 +363,7 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer) {
 }
 
 static GstFlowReturn process_buffer(GstTaconiteAdaface* self, GstBuffer* buffer) {
+  // embed_faces returns nullptr after an error, or when a flush cancelled the engine request.
   if (!self->stream->have_info) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("A buffer arrived before caps."), ("no CAPS event before %" GST_PTR_FORMAT, static_cast<gpointer>(buffer)));
     gst_buffer_unref(buffer);
@@ -349,7 +371,7 @@ static GstFlowReturn process_buffer(GstTaconiteAdaface* self, GstBuffer* buffer)
   }
   const auto start = std::chrono::steady_clock::now();
   buffer = embed_faces(self, buffer);
-  if (!buffer) return GST_FLOW_ERROR;
+  if (!buffer) return flushing(self) ? GST_FLOW_FLUSHING : GST_FLOW_ERROR;
   record_latency(self, static_cast<guint64>(
                            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "pushing %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
@@ -504,6 +526,8 @@ static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event)
         std::lock_guard<std::mutex> guard(q->lock);
         queue_set_flushing_locked(q);
       }
+      // Our task may wait in the shared engine behind other streams' faces: withdraw its request.
+      if (self->stream->engine) self->stream->engine->cancel();
       gst_pad_pause_task(self->srcpad);  // waits for the current iteration to finish
       GST_DEBUG_OBJECT(self, "flush started, task paused");
       return GST_FLOW_OK;
@@ -717,6 +741,8 @@ static void set_property(GObject* object, guint prop_id, const GValue* value, GP
     case PROP_MARGIN: s.margin = g_value_get_double(value); break;
     case PROP_CHANNEL_ORDER: s.channel_order = static_cast<ChannelOrder>(g_value_get_enum(value)); break;
     case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
+    case PROP_BATCH_SIZE: s.batch_size = g_value_get_uint(value); break;
+    case PROP_BATCH_TIMEOUT: s.batch_timeout_us = g_value_get_uint(value); break;
     case PROP_MAX_QUEUED: {
       self->max_queued = g_value_get_uint(value);
       GST_OBJECT_UNLOCK(self);
@@ -745,6 +771,8 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
     case PROP_MARGIN: g_value_set_double(value, s.margin); break;
     case PROP_CHANNEL_ORDER: g_value_set_enum(value, static_cast<gint>(s.channel_order)); break;
     case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
+    case PROP_BATCH_SIZE: g_value_set_uint(value, s.batch_size); break;
+    case PROP_BATCH_TIMEOUT: g_value_set_uint(value, s.batch_timeout_us); break;
     case PROP_MAX_QUEUED: g_value_set_uint(value, self->max_queued.load()); break;
     case PROP_FRAMES_IN: g_value_set_uint64(value, c.frames_in.load()); break;
     case PROP_FRAMES_OUT: g_value_set_uint64(value, c.frames_out.load()); break;
@@ -925,6 +953,28 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
                            "Post a 'taconiteadaface' element message per frame with running-time and each face's "
                            "box, norm and embedding (GBytes of little-endian float32). Default: false",
                            kDefaultPostMessages, rw_playing));
+  /**
+   * GstTaconiteAdaface:batch-size:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_uint("batch-size", "Batch size",
+                        "Most faces per engine call, gathered across every element sharing the engine (same bundle "
+                        "and backend in this process); the oldest waiting request's value applies. Default: 1",
+                        1, 256, kDefaultBatchSize, rw_ready));
+  /**
+   * GstTaconiteAdaface:batch-timeout:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_BATCH_TIMEOUT,
+      g_param_spec_uint("batch-timeout", "Batch timeout",
+                        "Microseconds the shared engine waits for other streams' faces before running a batch that "
+                        "is not full; it never waits when every stream sharing it already waits. Default: 0",
+                        0, 10000000, kDefaultBatchTimeoutUs, rw_ready));
   /**
    * GstTaconiteAdaface:frames-in:
    *

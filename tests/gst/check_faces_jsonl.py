@@ -1,0 +1,47 @@
+#!/usr/bin/python3
+"""Checks the JSON lines of pipelines/embed-video-faces.sh: faces were found and embedded.
+
+Usage: check_faces_jsonl.py FILE.jsonl STREAMS
+Fails unless every one of STREAMS streams (cam0..) has embedded faces in at least half of its
+frames, each line has a box inside the frame area, a positive norm and 512 finite floats of unit
+length, frames and running times increase per stream, and the boxes move (the input pans/zooms).
+"""
+import json
+import math
+import sys
+
+
+def main(path, streams):
+    per_stream = {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            face = json.loads(line)
+            where = f"{path}:{number}"
+            emb = face["embedding"]
+            assert len(emb) == 512, f"{where}: {len(emb)} values, expected 512"
+            assert all(math.isfinite(v) for v in emb), f"{where}: non-finite value"
+            length = math.sqrt(sum(v * v for v in emb))
+            assert abs(length - 1.0) < 1e-3, f"{where}: embedding length {length}, expected 1"
+            assert face["norm"] > 0, f"{where}: norm {face['norm']}"
+            x, y, w, h = face["box"]
+            assert x >= 0 and y >= 0 and w >= 20 and h >= 20, f"{where}: box {face['box']}"
+            per_stream.setdefault(face["stream"], []).append(face)
+    expected = {f"cam{i}" for i in range(streams)}
+    assert set(per_stream) == expected, f"streams {sorted(per_stream)}, expected {sorted(expected)}"
+    for stream, faces in per_stream.items():
+        frames = [f["frame"] for f in faces]
+        times = [f["running_time_ns"] for f in faces]
+        assert frames == sorted(frames) and times == sorted(times), f"{stream}: frames out of order"
+        distinct_frames = len(set(frames))
+        assert distinct_frames >= 5, f"{stream}: faces in only {distinct_frames} frames"
+        boxes = {tuple(f["box"]) for f in faces}
+        assert len(boxes) > 1, f"{stream}: the face box never moved"
+        print(f"{stream}: {len(faces)} faces in {distinct_frames} frames, {len(boxes)} distinct boxes")
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv[1], int(sys.argv[2]))
+    except AssertionError as error:
+        print(f"FAIL: {error}", file=sys.stderr)
+        sys.exit(1)
