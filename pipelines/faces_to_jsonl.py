@@ -114,6 +114,7 @@ def run(args, out):
         MovingWindow(pipeline.get_by_name(f"window{i}"), w, h, int(args.seconds * FPS))
 
     frames = {f"cam{i}": 0 for i in range(cameras)}
+    backend = args.backend
     faces = 0
     bus = pipeline.get_bus()
     started = time.monotonic()
@@ -131,6 +132,7 @@ def run(args, out):
             if s is None or s.get_name() != "taconiteadaface":
                 continue
             stream = msg.src.get_name()
+            backend = s.get_value("backend") or backend
             frame = frames[stream]
             frames[stream] += 1
             for face in s.get_value("faces"):
@@ -149,7 +151,6 @@ def run(args, out):
     finally:
         pipeline.set_state(Gst.State.NULL)
     total_frames = sum(frames.values())
-    backend = args.backend
     print(f"summary: {cameras} stream(s), {total_frames} frames, {faces} faces embedded in {elapsed:.2f} s "
           f"({faces / elapsed:.1f} faces/s, {total_frames / elapsed:.1f} frames/s), element latency "
           f"{sum(latencies) / len(latencies):.1f} ms/frame (backend {backend})", file=sys.stderr)

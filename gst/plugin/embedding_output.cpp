@@ -46,7 +46,7 @@ GstStructure* face_structure(const FaceEmbedding& face) {
 
 }  // namespace
 
-GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment,
+GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment, const std::string& backend,
                                       const std::vector<FaceEmbedding>& faces) {
   const GstClockTime pts = GST_BUFFER_PTS(buffer);
   GstClockTime running_time = GST_CLOCK_TIME_NONE, stream_time = GST_CLOCK_TIME_NONE;
@@ -64,7 +64,8 @@ GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segme
   }
   GstStructure* s = gst_structure_new("taconiteadaface", "timestamp", G_TYPE_UINT64, pts, "stream-time", G_TYPE_UINT64,
                                       stream_time, "running-time", G_TYPE_UINT64, running_time, "duration",
-                                      G_TYPE_UINT64, GST_BUFFER_DURATION(buffer), nullptr);
+                                      G_TYPE_UINT64, GST_BUFFER_DURATION(buffer), "backend", G_TYPE_STRING,
+                                      backend.c_str(), nullptr);
   gst_structure_take_value(s, "faces", &list);
   return s;
 }

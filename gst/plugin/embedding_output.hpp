@@ -25,9 +25,9 @@ double l2_normalise(const std::vector<float>& raw, std::vector<float>& unit);
 void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbedding>& faces, const std::string& model,
                        const std::string& backend);
 
-// The per-frame element message: timestamps plus a list of faces (roi-id, box, norm, aligned,
-// embedding as GBytes of little-endian float32).
-GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment,
+// The per-frame element message: timestamps, the backend that ran, plus a list of faces (roi-id,
+// box, norm, aligned, embedding as GBytes of little-endian float32).
+GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment, const std::string& backend,
                                       const std::vector<FaceEmbedding>& faces);
 
 }  // namespace taconite::gst

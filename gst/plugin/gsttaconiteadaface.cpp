@@ -358,7 +358,7 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer) {
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "embedded %zu faces of %" GST_PTR_FORMAT, faces.size(), static_cast<gpointer>(buffer));
   if (post_messages)
     gst_element_post_message(GST_ELEMENT(self),
-                             gst_message_new_element(GST_OBJECT(self), frame_message_structure(buffer, st->segment, faces)));
+                             gst_message_new_element(GST_OBJECT(self), frame_message_structure(buffer, st->segment, engine.backend, faces)));
   return buffer;
 }
 
