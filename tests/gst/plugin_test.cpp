@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -48,8 +49,14 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
     }
   }
   g_free(specs);
-  EXPECT_EQ(ours, 15);
-  for (const char* name : {"bundle", "backend", "threads"}) {
+  const std::vector<const char*> expected = {
+      "bundle", "backend", "threads", "input-mode", "roi-type", "min-face-size", "max-faces", "margin",
+      "channel-order", "max-queued", "post-messages", "batch-size", "batch-timeout", "frames-in", "frames-out",
+      "faces-embedded", "mean-latency-ms"};
+  EXPECT_EQ(ours, static_cast<int>(expected.size())) << "a new property must be added to this list";
+  for (const char* name : expected)
+    EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(element), name), nullptr) << name;
+  for (const char* name : {"bundle", "backend", "threads", "batch-size", "batch-timeout"}) {
     GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), name);
     ASSERT_NE(spec, nullptr);
     EXPECT_TRUE(spec->flags & GST_PARAM_MUTABLE_READY) << name;
