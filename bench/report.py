@@ -8,8 +8,12 @@ MACS = {"ir18": 2.60e9, "ir101": 12.08e9}  # per 112x112 face (spec section 9)
 
 
 def weight_bytes(bundle):
+    """Bytes of the bundle's tensors without ref.* (NaN when the bundle is gone, e.g. old results)."""
+    index = os.path.join(bundle, "tensors.txt")
+    if not os.path.exists(index):
+        return float("nan")
     total = 0
-    for line in open(os.path.join(bundle, "tensors.txt")):
+    for line in open(index):
         fields = line.split()
         if len(fields) == 5 and not fields[0].startswith("ref."):
             total += int(fields[4])
