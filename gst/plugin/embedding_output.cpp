@@ -16,16 +16,33 @@ double l2_normalise(const std::vector<float>& raw, std::vector<float>& unit) {
   return norm;
 }
 
+const char* status_name(GstTaconiteEmbeddingStatus status) {
+  switch (status) {
+    case GST_TACONITE_EMBEDDING_COMPUTED: return "computed";
+    case GST_TACONITE_EMBEDDING_CACHED: return "cached";
+    case GST_TACONITE_EMBEDDING_SKIPPED: return "skipped";
+  }
+  return "computed";
+}
+
 void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbedding>& faces, const std::string& model,
                        const std::string& backend) {
   for (const FaceEmbedding& face : faces) {
     const guint dim = static_cast<guint>(face.unit.size());
-    gst_buffer_add_taconite_embedding_meta(writable_buffer, face.face.roi_id, face.unit.data(), dim, face.norm,
-                                           model.c_str(), backend.c_str(), face.aligned);
-    if (face.face.roi)
-      gst_video_region_of_interest_meta_add_param(
-          face.face.roi, gst_taconite_embedding_params_new(face.unit.data(), dim, face.norm, model.c_str(),
-                                                           backend.c_str(), face.aligned));
+    GstTaconiteEmbeddingMeta* meta = gst_buffer_add_taconite_embedding_meta(
+        writable_buffer, face.face.roi_id, face.unit.data(), dim, face.norm, model.c_str(), backend.c_str(),
+        face.aligned);
+    if (meta) {
+      meta->status = face.status;
+      meta->cache_age = face.cache_age;
+    }
+    if (face.face.roi) {
+      GstStructure* params = gst_taconite_embedding_params_new(face.unit.data(), dim, face.norm, model.c_str(),
+                                                               backend.c_str(), face.aligned);
+      gst_structure_set(params, "status", G_TYPE_STRING, status_name(face.status), "cache-age", G_TYPE_UINT,
+                        face.cache_age, nullptr);
+      gst_video_region_of_interest_meta_add_param(face.face.roi, params);
+    }
   }
 }
 
@@ -38,7 +55,8 @@ GstStructure* face_structure(const FaceEmbedding& face) {
   GstStructure* s = gst_structure_new("face", "roi-id", G_TYPE_INT, face.face.roi_id, "x", G_TYPE_INT, face.face.box.x,
                                       "y", G_TYPE_INT, face.face.box.y, "width", G_TYPE_INT, face.face.box.width,
                                       "height", G_TYPE_INT, face.face.box.height, "norm", G_TYPE_DOUBLE, face.norm,
-                                      "aligned", G_TYPE_BOOLEAN, face.aligned, nullptr);
+                                      "aligned", G_TYPE_BOOLEAN, face.aligned, "status", G_TYPE_STRING,
+                                      status_name(face.status), "cache-age", G_TYPE_UINT, face.cache_age, nullptr);
   gst_structure_set_value(s, "embedding", embedding);
   gst_structure_free(params);
   return s;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gst/gst.h>
+#include <gst/taconite/gsttaconitemeta.h>
 
 #include <string>
 #include <vector>
@@ -15,7 +16,12 @@ struct FaceEmbedding {
   std::vector<float> unit;  // L2-normalised embedding
   double norm = 0.0;        // L2 norm of the raw network output
   bool aligned = false;
+  GstTaconiteEmbeddingStatus status = GST_TACONITE_EMBEDDING_COMPUTED;  // SKIPPED: `unit` is empty
+  guint cache_age = 0;                                                 // frames since computed (CACHED)
 };
+
+// "computed", "cached" or "skipped" (the `status` field of params and messages).
+const char* status_name(GstTaconiteEmbeddingStatus status);
 
 // Normalises a raw embedding; returns its L2 norm (0 leaves an all-zero vector).
 double l2_normalise(const std::vector<float>& raw, std::vector<float>& unit);

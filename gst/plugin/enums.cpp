@@ -18,6 +18,20 @@ GType taconite_input_mode_get_type() {
   return static_cast<GType>(type);
 }
 
+GType taconite_leaky_get_type() {
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(LeakyMode::No), "Block upstream when max-queued buffers wait; embed every face", "no"},
+      {static_cast<gint>(LeakyMode::Skip),
+       "When the engine falls behind (queue full, or late per downstream QoS), pass frames through without "
+       "embeddings (flagged skipped)",
+       "skip"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconiteAdafaceLeaky", values));
+  return static_cast<GType>(type);
+}
+
 GType taconite_channel_order_get_type() {
   static gsize type = 0;
   static const GEnumValue values[] = {

@@ -22,7 +22,13 @@ enum class BackendChoice : int {
   NpuXrt = 4,
 };
 
+enum class LeakyMode : int {
+  No = 0,    // block upstream when max-queued buffers wait; every face is embedded
+  Skip = 1,  // when the engine falls behind, pass frames through without embeddings
+};
+
 GType taconite_input_mode_get_type();
+GType taconite_leaky_get_type();
 GType taconite_channel_order_get_type();
 GType taconite_backend_get_type();
 

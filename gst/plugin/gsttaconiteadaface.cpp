@@ -42,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "debug_categories.hpp"
@@ -84,6 +85,11 @@ constexpr gint kDefaultThreads = 0;
 constexpr gboolean kDefaultPostMessages = FALSE;
 constexpr guint kDefaultBatchSize = 1;
 constexpr guint kDefaultBatchTimeoutUs = 0;
+constexpr LeakyMode kDefaultLeaky = LeakyMode::No;
+constexpr guint kDefaultInterval = 1;
+// leaky=skip: frames beyond max-queued pass without embeddings; upstream blocks only when this
+// many times max-queued wait (then downstream, not the engine, is the bottleneck).
+constexpr guint kSkipQueueFactor = 4;
 
 // Property values; guarded by the object lock.
 struct Settings {
@@ -99,6 +105,8 @@ struct Settings {
   gboolean post_messages = kDefaultPostMessages;
   guint batch_size = kDefaultBatchSize;
   guint batch_timeout_us = kDefaultBatchTimeoutUs;
+  LeakyMode leaky = kDefaultLeaky;
+  guint interval = kDefaultInterval;
 };
 
 // The queue between the sink pad (producer) and the src task (consumer); guarded by `lock`.
@@ -108,6 +116,7 @@ struct Queue {
   std::condition_variable item_removed;  // chain waits for room; serialized queries wait for answers
   std::deque<GstMiniObject*> items;      // buffers and events (owned), queries (borrowed)
   guint buffers = 0;                     // buffers among `items`
+  std::unordered_set<GstMiniObject*> skip;  // queued buffers to pass without embeddings (leaky=skip)
   GstFlowReturn srcresult = GST_FLOW_FLUSHING;  // last downstream result, returned upstream
   bool eos = false;                             // EOS is queued or was pushed
   GstQuery* in_flight = nullptr;                // a query the task is answering outside the lock
@@ -122,12 +131,17 @@ struct Stream {
   GstSegment segment;
   std::unique_ptr<EngineClient> engine;  // loaded at READY->PAUSED, released at PAUSED->READY
   std::vector<float> scratch;
+  guint64 frame_index = 0;  // buffers since STREAM_START/flush, for `interval`
 };
 
 struct Counters {
   std::atomic<guint64> frames_in{0};
   std::atomic<guint64> frames_out{0};
   std::atomic<guint64> faces_embedded{0};
+  std::atomic<guint64> faces_skipped{0};
+  std::atomic<guint64> frames_embedded{0};  // QoS "processed"
+  std::atomic<guint64> frames_skipped{0};   // QoS "dropped" (passed on without embeddings)
+  std::atomic<GstClockTime> qos_earliest{GST_CLOCK_TIME_NONE};  // from downstream QoS events
   std::atomic<guint64> processed{0};
   std::atomic<guint64> processing_ns{0};
   std::atomic<GstClockTime> reported_latency{0};  // what the last LATENCY query added
@@ -161,9 +175,12 @@ enum {
   PROP_POST_MESSAGES,
   PROP_BATCH_SIZE,
   PROP_BATCH_TIMEOUT,
+  PROP_LEAKY,
+  PROP_INTERVAL,
   PROP_FRAMES_IN,
   PROP_FRAMES_OUT,
   PROP_FACES_EMBEDDED,
+  PROP_FACES_SKIPPED,
   PROP_MEAN_LATENCY_MS,
 };
 
@@ -182,6 +199,7 @@ static void queue_clear_locked(Queue* q) {
   for (GstMiniObject* item : q->items)
     if (!GST_IS_QUERY(item)) gst_mini_object_unref(item);  // queries belong to their waiting caller
   q->items.clear();
+  q->skip.clear();
   q->buffers = 0;
   q->item_removed.notify_all();
 }
@@ -267,7 +285,7 @@ static bool flushing(GstTaconiteAdaface* self) {
 }
 
 static SelectionRules selection_rules(GstTaconiteAdaface* self, double* margin, ChannelOrder* order,
-                                      gboolean* post_messages) {
+                                      gboolean* post_messages, LeakyMode* leaky, guint* interval) {
   SelectionRules rules;
   GST_OBJECT_LOCK(self);
   const Settings& s = *self->settings;
@@ -278,6 +296,8 @@ static SelectionRules selection_rules(GstTaconiteAdaface* self, double* margin, 
   *margin = s.margin;
   *order = s.channel_order;
   *post_messages = s.post_messages;
+  *leaky = s.leaky;
+  *interval = s.interval;
   GST_OBJECT_UNLOCK(self);
   return rules;
 }
@@ -297,21 +317,65 @@ static void record_latency(GstTaconiteAdaface* self, guint64 ns) {
   }
 }
 
-// Embeds the buffer's faces and attaches the results. Returns the (possibly new) buffer, or
-// nullptr after posting an error.
-static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer) {
+// True when downstream QoS says this buffer is already late (leaky=skip reacts to it).
+static bool late_per_qos(GstTaconiteAdaface* self, GstBuffer* buffer) {
+  const GstClockTime earliest = self->counters->qos_earliest.load();
+  const GstClockTime pts = GST_BUFFER_PTS(buffer);
+  if (!GST_CLOCK_TIME_IS_VALID(earliest) || !GST_CLOCK_TIME_IS_VALID(pts) || self->stream->segment.format != GST_FORMAT_TIME)
+    return false;
+  const GstClockTime running_time = gst_segment_to_running_time(&self->stream->segment, GST_FORMAT_TIME, pts);
+  return GST_CLOCK_TIME_IS_VALID(running_time) && running_time <= earliest;
+}
+
+// A QoS message for a frame passed on without embeddings, with processed/dropped totals.
+static void post_skip_qos(GstTaconiteAdaface* self, GstBuffer* buffer) {
+  const GstSegment& segment = self->stream->segment;
+  const GstClockTime pts = GST_BUFFER_PTS(buffer);
+  GstClockTime running_time = GST_CLOCK_TIME_NONE, stream_time = GST_CLOCK_TIME_NONE;
+  if (segment.format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID(pts)) {
+    running_time = gst_segment_to_running_time(&segment, GST_FORMAT_TIME, pts);
+    stream_time = gst_segment_to_stream_time(&segment, GST_FORMAT_TIME, pts);
+  }
+  GstMessage* msg = gst_message_new_qos(GST_OBJECT(self), FALSE, running_time, stream_time, pts,
+                                        GST_BUFFER_DURATION(buffer));
+  gst_message_set_qos_stats(msg, GST_FORMAT_BUFFERS, self->counters->frames_embedded.load(),
+                            self->counters->frames_skipped.load());
+  gst_element_post_message(GST_ELEMENT(self), msg);
+}
+
+// Embeds the buffer's faces and attaches the results; with `skip` the faces are only flagged
+// skipped (no embedding). Returns the (possibly new) buffer, or nullptr after posting an error.
+static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool skip) {
   Stream* st = self->stream;
   double margin = 0.0;
   ChannelOrder order = ChannelOrder::Rgb;
   gboolean post_messages = FALSE;
-  const SelectionRules rules = selection_rules(self, &margin, &order, &post_messages);
+  LeakyMode leaky = LeakyMode::No;
+  guint interval = 1;
+  const SelectionRules rules = selection_rules(self, &margin, &order, &post_messages, &leaky, &interval);
+  const bool due = st->frame_index++ % interval == 0;
+  skip = skip || (leaky == LeakyMode::Skip && late_per_qos(self, buffer));
 
   buffer = gst_buffer_make_writable(buffer);  // metas and ROI ids are written below
-  std::vector<FaceJob> jobs = select_faces(buffer, st->info, rules);
+  std::vector<FaceJob> jobs = due ? select_faces(buffer, st->info, rules) : std::vector<FaceJob>{};
   const EngineInfo& engine = st->engine->info();
 
   std::vector<FaceEmbedding> faces;
-  if (!jobs.empty()) {
+  if (due && skip) {
+    for (const FaceJob& job : jobs) {
+      FaceEmbedding face;
+      face.face = job;
+      face.aligned = false;
+      face.status = GST_TACONITE_EMBEDDING_SKIPPED;
+      faces.push_back(std::move(face));
+    }
+    attach_embeddings(buffer, faces, engine.model, engine.backend);
+    self->counters->faces_skipped += faces.size();
+    ++self->counters->frames_skipped;
+    GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "skipped %zu faces of %" GST_PTR_FORMAT, faces.size(),
+                       static_cast<gpointer>(buffer));
+    post_skip_qos(self, buffer);
+  } else if (!jobs.empty()) {
     GstVideoFrame frame;
     if (!gst_video_frame_map(&frame, &st->info, buffer, GST_MAP_READ)) {
       GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map a video buffer for reading."),
@@ -355,6 +419,7 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer) {
     attach_embeddings(buffer, faces, engine.model, engine.backend);
     self->counters->faces_embedded += faces.size();
   }
+  if (due && !skip) ++self->counters->frames_embedded;
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "embedded %zu faces of %" GST_PTR_FORMAT, faces.size(), static_cast<gpointer>(buffer));
   if (post_messages)
     gst_element_post_message(GST_ELEMENT(self),
@@ -362,7 +427,7 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer) {
   return buffer;
 }
 
-static GstFlowReturn process_buffer(GstTaconiteAdaface* self, GstBuffer* buffer) {
+static GstFlowReturn process_buffer(GstTaconiteAdaface* self, GstBuffer* buffer, bool skip) {
   // embed_faces returns nullptr after an error, or when a flush cancelled the engine request.
   if (!self->stream->have_info) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("A buffer arrived before caps."), ("no CAPS event before %" GST_PTR_FORMAT, static_cast<gpointer>(buffer)));
@@ -370,7 +435,7 @@ static GstFlowReturn process_buffer(GstTaconiteAdaface* self, GstBuffer* buffer)
     return GST_FLOW_NOT_NEGOTIATED;
   }
   const auto start = std::chrono::steady_clock::now();
-  buffer = embed_faces(self, buffer);
+  buffer = embed_faces(self, buffer, skip);
   if (!buffer) return flushing(self) ? GST_FLOW_FLUSHING : GST_FLOW_ERROR;
   record_latency(self, static_cast<guint64>(
                            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
@@ -396,7 +461,10 @@ static GstFlowReturn process_event(GstTaconiteAdaface* self, GstEvent* event) {
       break;
     }
     case GST_EVENT_SEGMENT: gst_event_copy_segment(event, &st->segment); break;
-    case GST_EVENT_STREAM_START: gst_segment_init(&st->segment, GST_FORMAT_TIME); break;
+    case GST_EVENT_STREAM_START:
+      gst_segment_init(&st->segment, GST_FORMAT_TIME);
+      st->frame_index = 0;
+      break;
     case GST_EVENT_EOS:
       // Nothing is held back between buffers, so the queue ahead of EOS is already drained.
       gst_pad_push_event(self->srcpad, event);
@@ -434,6 +502,7 @@ static void src_loop(gpointer user_data) {
   auto* self = GST_TACONITE_ADAFACE(user_data);
   Queue* q = self->queue;
   GstMiniObject* item = nullptr;
+  bool skip = false;
   {
     std::unique_lock<std::mutex> guard(q->lock);
     q->item_added.wait(guard, [&] { return q->srcresult != GST_FLOW_OK || !q->items.empty(); });
@@ -444,7 +513,10 @@ static void src_loop(gpointer user_data) {
     }
     item = q->items.front();
     q->items.pop_front();
-    if (GST_IS_BUFFER(item)) --q->buffers;
+    if (GST_IS_BUFFER(item)) {
+      --q->buffers;
+      skip = q->skip.erase(item) > 0;
+    }
     if (GST_IS_QUERY(item)) q->in_flight = GST_QUERY_CAST(item);
     q->item_removed.notify_all();
   }
@@ -453,7 +525,7 @@ static void src_loop(gpointer user_data) {
   const bool was_event = GST_IS_EVENT(item);
   GstFlowReturn ret = GST_FLOW_OK;
   if (GST_IS_BUFFER(item))
-    ret = process_buffer(self, GST_BUFFER_CAST(item));
+    ret = process_buffer(self, GST_BUFFER_CAST(item), skip);
   else if (was_event)
     ret = process_event(self, GST_EVENT_CAST(item));
   else
@@ -494,9 +566,13 @@ static GstFlowReturn sink_chain(GstPad*, GstObject* parent, GstBuffer* buffer) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   Queue* q = self->queue;
   ++self->counters->frames_in;
+  GST_OBJECT_LOCK(self);
+  const bool leaky = self->settings->leaky == LeakyMode::Skip;
+  GST_OBJECT_UNLOCK(self);
   std::unique_lock<std::mutex> guard(q->lock);
   q->item_removed.wait(guard, [&] {
-    return q->srcresult != GST_FLOW_OK || q->eos || q->buffers < self->max_queued.load();
+    const guint limit = self->max_queued.load() * (leaky ? kSkipQueueFactor : 1);
+    return q->srcresult != GST_FLOW_OK || q->eos || q->buffers < limit;
   });
   GstFlowReturn ret = q->srcresult;
   if (ret == GST_FLOW_OK && q->eos) ret = GST_FLOW_EOS;
@@ -508,6 +584,8 @@ static GstFlowReturn sink_chain(GstPad*, GstObject* parent, GstBuffer* buffer) {
     return ret;
   }
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "queueing %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
+  // leaky=skip: the engine is behind when max-queued buffers already wait.
+  if (leaky && q->buffers >= self->max_queued.load()) q->skip.insert(GST_MINI_OBJECT_CAST(buffer));
   q->items.push_back(GST_MINI_OBJECT_CAST(buffer));
   ++q->buffers;
   q->item_added.notify_one();
@@ -538,6 +616,8 @@ static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event)
       queue_clear_locked(q);
       q->srcresult = GST_FLOW_OK;
       q->eos = false;
+      self->counters->qos_earliest = GST_CLOCK_TIME_NONE;
+      self->stream->frame_index = 0;  // the task is paused: safe to touch
       if (GST_PAD_MODE(self->srcpad) == GST_PAD_MODE_PUSH)
         gst_pad_start_task(self->srcpad, src_loop, self, nullptr);
       GST_DEBUG_OBJECT(self, "flush stopped, task restarted");
@@ -642,6 +722,7 @@ static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mod
     q->srcresult = GST_FLOW_OK;
     q->eos = false;
     self->stream->have_info = false;
+    self->stream->frame_index = 0;
     gst_segment_init(&self->stream->segment, GST_FORMAT_TIME);
     return gst_pad_start_task(pad, src_loop, self, nullptr);
   }
@@ -684,6 +765,20 @@ static gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
 
 static gboolean src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
   auto* self = GST_TACONITE_ADAFACE(parent);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_QOS) {
+    // Downstream is late by `diff` at `timestamp` (running time): with leaky=skip, frames up to
+    // then pass without embeddings, as GstBaseTransform drops late buffers (but we never drop).
+    GstQOSType type;
+    gdouble proportion = 1.0;
+    GstClockTimeDiff diff = 0;
+    GstClockTime timestamp = GST_CLOCK_TIME_NONE;
+    gst_event_parse_qos(event, &type, &proportion, &diff, &timestamp);
+    GstClockTime earliest = GST_CLOCK_TIME_NONE;
+    if (GST_CLOCK_TIME_IS_VALID(timestamp) && diff > 0) earliest = timestamp + static_cast<GstClockTime>(diff);
+    self->counters->qos_earliest = earliest;
+    GST_DEBUG_OBJECT(self, "QoS: proportion %f diff %" G_GINT64_FORMAT " earliest %" GST_TIME_FORMAT, proportion,
+                     diff, GST_TIME_ARGS(earliest));
+  }
   if (GST_EVENT_TYPE(event) == GST_EVENT_RECONFIGURE) {
     // Downstream was relinked: retry after NOT_LINKED, as queue does.
     Queue* q = self->queue;
@@ -705,6 +800,7 @@ static GstStateChangeReturn change_state(GstElement* element, GstStateChange tra
     self->counters->processed = 0;
     self->counters->processing_ns = 0;
     self->counters->reported_latency = 0;
+    self->counters->qos_earliest = GST_CLOCK_TIME_NONE;
     if (!load_engine(self)) return GST_STATE_CHANGE_FAILURE;
   }
   const GstStateChangeReturn ret = GST_ELEMENT_CLASS(gst_taconite_adaface_parent_class)->change_state(element, transition);
@@ -743,6 +839,8 @@ static void set_property(GObject* object, guint prop_id, const GValue* value, GP
     case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
     case PROP_BATCH_SIZE: s.batch_size = g_value_get_uint(value); break;
     case PROP_BATCH_TIMEOUT: s.batch_timeout_us = g_value_get_uint(value); break;
+    case PROP_LEAKY: s.leaky = static_cast<LeakyMode>(g_value_get_enum(value)); break;
+    case PROP_INTERVAL: s.interval = g_value_get_uint(value); break;
     case PROP_MAX_QUEUED: {
       self->max_queued = g_value_get_uint(value);
       GST_OBJECT_UNLOCK(self);
@@ -773,6 +871,9 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
     case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
     case PROP_BATCH_SIZE: g_value_set_uint(value, s.batch_size); break;
     case PROP_BATCH_TIMEOUT: g_value_set_uint(value, s.batch_timeout_us); break;
+    case PROP_LEAKY: g_value_set_enum(value, static_cast<gint>(s.leaky)); break;
+    case PROP_INTERVAL: g_value_set_uint(value, s.interval); break;
+    case PROP_FACES_SKIPPED: g_value_set_uint64(value, c.faces_skipped.load()); break;
     case PROP_MAX_QUEUED: g_value_set_uint(value, self->max_queued.load()); break;
     case PROP_FRAMES_IN: g_value_set_uint64(value, c.frames_in.load()); break;
     case PROP_FRAMES_OUT: g_value_set_uint64(value, c.frames_out.load()); break;
@@ -976,6 +1077,29 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
                         "is not full; it never waits when every stream sharing it already waits. Default: 0",
                         0, 10000000, kDefaultBatchTimeoutUs, rw_ready));
   /**
+   * GstTaconiteAdaface:leaky:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_LEAKY,
+      g_param_spec_enum("leaky", "Leaky",
+                        "What to do when the engine falls behind: 'no' blocks upstream; 'skip' passes frames beyond "
+                        "max-queued (and frames downstream QoS says are late) on without embeddings, flagged skipped, "
+                        "counted in faces-skipped, with a QoS message; video is never dropped. Default: no",
+                        taconite_leaky_get_type(), static_cast<gint>(kDefaultLeaky), rw_playing));
+  /**
+   * GstTaconiteAdaface:interval:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_INTERVAL,
+      g_param_spec_uint("interval", "Interval",
+                        "Embed every Nth frame (counted from the stream start); the others pass on without "
+                        "embeddings. Default: 1",
+                        1, G_MAXUINT, kDefaultInterval, rw_playing));
+  /**
    * GstTaconiteAdaface:frames-in:
    *
    * Since: 0.1
@@ -1003,6 +1127,17 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
       g_param_spec_uint64("faces-embedded", "Faces embedded", "Faces embedded since creation", 0, G_MAXUINT64, 0,
                           ro));
   /**
+   * GstTaconiteAdaface:faces-skipped:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_FACES_SKIPPED,
+      g_param_spec_uint64("faces-skipped", "Faces skipped",
+                          "Faces passed on without an embedding because the engine fell behind (leaky=skip) since "
+                          "creation",
+                          0, G_MAXUINT64, 0, ro));
+  /**
    * GstTaconiteAdaface:mean-latency-ms:
    *
    * Since: 0.1
@@ -1025,4 +1160,5 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   gst_type_mark_as_plugin_api(taconite_input_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(taconite_channel_order_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(taconite_backend_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(taconite_leaky_get_type(), static_cast<GstPluginAPIFlags>(0));
 }
