@@ -85,8 +85,11 @@ OpenedBackend open_backend(const plan::Plan& plan, const LoadOptions& options, i
   }
   for (const BackendEntry& entry : table)
     if (entry.name == options.backend) return {entry.open(plan, options, threads), "requested"};
-  fail(ErrorKind::Device, "backend '" + options.backend + "' is not available in this build; compiled backends: " +
-                              joined_names(table) + " (or auto)");
+  const bool known = options.backend == kBackendCpu || options.backend == kBackendCpuReference ||
+                     options.backend == kBackendNpuDirect || options.backend == kBackendNpuXrt;
+  fail(ErrorKind::Device, "backend '" + options.backend + "' " +
+                              (known ? "is not compiled into this build" : "is unknown") +
+                              "; compiled backends: " + joined_names(table) + " (or auto)");
 }
 
 }  // namespace taconite
