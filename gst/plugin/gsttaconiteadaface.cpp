@@ -49,6 +49,7 @@
 #include "embedding_output.hpp"
 #include "engine_client.hpp"
 #include "enums.hpp"
+#include "face_alignment.hpp"
 #include "face_preprocess.hpp"
 #include "face_selection.hpp"
 
@@ -387,8 +388,19 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool 
     st->scratch.resize(face_size * jobs.size());
     std::vector<taconite::FaceChw> inputs;
     std::vector<float> one;
+    std::vector<bool> aligned(jobs.size(), false);
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      face_to_chw(frame, jobs[i], margin, engine.input_width, engine.input_height, order, one);
+      // A ROI whose params carry landmarks is warped to the template; else its box is cropped.
+      const std::vector<Point2> landmarks = jobs[i].whole_buffer ? std::vector<Point2>{} : roi_landmarks(jobs[i].roi);
+      const std::optional<cv::Matx23d> to_template =
+          alignment_transform(landmarks, engine.input_width, engine.input_height);
+      if (to_template) {
+        aligned_face_to_chw(frame, *to_template, engine.input_width, engine.input_height, order, one);
+        aligned[i] = true;
+      } else {
+        face_to_chw(frame, jobs[i], margin, engine.input_width, engine.input_height, order, one);
+        aligned[i] = jobs[i].whole_buffer;  // a crop is aligned by contract; a bare ROI box is not
+      }
       std::copy(one.begin(), one.end(), st->scratch.begin() + static_cast<std::ptrdiff_t>(i * face_size));
       inputs.push_back({std::span<const float>(st->scratch.data() + i * face_size, face_size), 3,
                         engine.input_height, engine.input_width});
@@ -412,7 +424,7 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool 
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       FaceEmbedding face;
       face.face = jobs[i];
-      face.aligned = jobs[i].whole_buffer;  // a crop is aligned by contract; a ROI box is not
+      face.aligned = aligned[i];
       face.norm = l2_normalise(result.value()[i], face.unit);
       faces.push_back(std::move(face));
     }

@@ -49,8 +49,10 @@ class LoadTest : public ::testing::Test {
   void TearDown() override {
     engine->open_gate();
     if (h) {
+      gst_element_set_bus(h->element, nullptr);
       gst_harness_teardown(h);
     }
+    gst_bus_set_flushing(bus, TRUE);  // queued messages hold references to the element
     gst_object_unref(bus);
     uninstall_fake_engine();
   }

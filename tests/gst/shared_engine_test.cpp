@@ -162,6 +162,11 @@ TEST_F(SharedEngineTest, FlushOfOneStreamDoesNotWaitForOrDisturbTheOther) {
   expect_own_embedding(out, 1, 5);
   gst_buffer_unref(out);
   EXPECT_EQ(engine->faces_seen(), 2u) << "the withdrawn face never reached the engine";
+  ASSERT_TRUE(gst_harness_push_event(hs[1], gst_event_new_eos()));
+  GstEvent* event;  // frames-out counts once the push returned: wait for the EOS behind it
+  while ((event = gst_harness_pull_event(hs[1])) && GST_EVENT_TYPE(event) != GST_EVENT_EOS) gst_event_unref(event);
+  ASSERT_NE(event, nullptr);
+  gst_event_unref(event);
   GstElement* e1 = hs[1]->element;
   guint64 frames_out = 0;
   g_object_get(e1, "frames-out", &frames_out, nullptr);

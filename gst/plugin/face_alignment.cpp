@@ -1,0 +1,198 @@
+#include "face_alignment.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <opencv2/imgproc.hpp>
+#include <string>
+
+#include "face_preprocess.hpp"
+
+namespace taconite::gst {
+
+namespace {
+
+// insightface's arcface template for 112x112 (bundle.md §10).
+constexpr std::array<Point2, 5> kTemplate112 = {{
+    {38.2946, 51.6963},
+    {73.5318, 51.5014},
+    {56.0252, 71.7366},
+    {41.5493, 92.3655},
+    {70.7299, 92.2041},
+}};
+
+// A number field of any numeric GType.
+std::optional<double> number(const GValue* v) {
+  if (!v) return std::nullopt;
+  if (G_VALUE_HOLDS_DOUBLE(v)) return g_value_get_double(v);
+  if (G_VALUE_HOLDS_FLOAT(v)) return g_value_get_float(v);
+  if (G_VALUE_HOLDS_INT(v)) return g_value_get_int(v);
+  if (G_VALUE_HOLDS_UINT(v)) return g_value_get_uint(v);
+  if (G_VALUE_HOLDS_INT64(v)) return static_cast<double>(g_value_get_int64(v));
+  if (G_VALUE_HOLDS_UINT64(v)) return static_cast<double>(g_value_get_uint64(v));
+  return std::nullopt;
+}
+
+// The numbers of an array or list field; empty when it is neither or holds a non-number.
+std::vector<double> numbers(const GstStructure* s, const char* field) {
+  const GValue* v = gst_structure_get_value(s, field);
+  std::vector<double> out;
+  if (!v) return out;
+  if (GST_VALUE_HOLDS_ARRAY(v)) {
+    for (guint i = 0; i < gst_value_array_get_size(v); ++i) {
+      auto n = number(gst_value_array_get_value(v, i));
+      if (!n) return {};
+      out.push_back(*n);
+    }
+  } else if (GST_VALUE_HOLDS_LIST(v)) {
+    for (guint i = 0; i < gst_value_list_get_size(v); ++i) {
+      auto n = number(gst_value_list_get_value(v, i));
+      if (!n) return {};
+      out.push_back(*n);
+    }
+  }
+  return out;
+}
+
+// DL Streamer's data_buffer: a GVariant byte array of little-endian float32.
+std::vector<double> variant_floats(const GstStructure* s, const char* field) {
+  const GValue* v = gst_structure_get_value(s, field);
+  std::vector<double> out;
+  if (!v || !G_VALUE_HOLDS_VARIANT(v)) return out;
+  GVariant* variant = g_value_get_variant(v);
+  if (!variant || !g_variant_is_of_type(variant, G_VARIANT_TYPE_BYTESTRING)) return out;
+  gsize size = 0;
+  const auto* bytes = static_cast<const std::uint8_t*>(g_variant_get_fixed_array(variant, &size, 1));
+  for (gsize i = 0; i + 4 <= size; i += 4) {
+    guint32 le = 0;
+    std::memcpy(&le, bytes + i, 4);
+    le = GUINT32_FROM_LE(le);
+    float f = 0.0f;
+    std::memcpy(&f, &le, 4);
+    out.push_back(f);
+  }
+  return out;
+}
+
+bool usable_count(std::size_t n) { return n == 2 || n == 5; }
+
+Point2 from_roi_fraction(const GstVideoRegionOfInterestMeta* roi, double fx, double fy) {
+  return {roi->x + fx * roi->w, roi->y + fy * roi->h};
+}
+
+std::vector<Point2> landmarks_structure(const GstVideoRegionOfInterestMeta* roi, const GstStructure* s) {
+  const std::vector<double> xs = numbers(s, "x"), ys = numbers(s, "y");
+  if (xs.size() != ys.size() || !usable_count(xs.size())) return {};
+  gboolean normalized = FALSE;
+  gst_structure_get_boolean(s, "normalized", &normalized);
+  std::vector<Point2> out;
+  for (std::size_t i = 0; i < xs.size(); ++i) out.push_back(normalized ? from_roi_fraction(roi, xs[i], ys[i]) : Point2{xs[i], ys[i]});
+  return out;
+}
+
+std::vector<Point2> dlstreamer_points(const GstVideoRegionOfInterestMeta* roi, const GstStructure* s) {
+  const gchar* format = gst_structure_get_string(s, "format");
+  if (!format || std::string(format) != "landmark_points") return {};
+  std::vector<double> values = numbers(s, "data");
+  if (values.empty()) values = variant_floats(s, "data_buffer");
+  if (values.size() % 2 != 0 || !usable_count(values.size() / 2)) return {};
+  std::vector<Point2> out;
+  for (std::size_t i = 0; i < values.size(); i += 2) out.push_back(from_roi_fraction(roi, values[i], values[i + 1]));
+  return out;
+}
+
+std::vector<Point2> facedetect_eyes(const GstStructure* s) {
+  auto x = number(gst_structure_get_value(s, "eyes->x")), y = number(gst_structure_get_value(s, "eyes->y"));
+  auto w = number(gst_structure_get_value(s, "eyes->width")), h = number(gst_structure_get_value(s, "eyes->height"));
+  if (!x || !y || !w || !h || *w <= 0) return {};
+  return {{*x + 0.25 * *w, *y + 0.5 * *h}, {*x + 0.75 * *w, *y + 0.5 * *h}};
+}
+
+}  // namespace
+
+std::array<Point2, 5> alignment_template(int width, int height) {
+  std::array<Point2, 5> out = kTemplate112;
+  for (Point2& p : out) {
+    p.x *= width / 112.0;
+    p.y *= height / 112.0;
+  }
+  return out;
+}
+
+std::optional<cv::Matx23d> fit_similarity(std::span<const Point2> src, std::span<const Point2> dst) {
+  const std::size_t n = std::min(src.size(), dst.size());
+  if (n < 2) return std::nullopt;
+  Point2 ms, md;
+  for (std::size_t i = 0; i < n; ++i) {
+    ms.x += src[i].x / n;
+    ms.y += src[i].y / n;
+    md.x += dst[i].x / n;
+    md.y += dst[i].y / n;
+  }
+  // With complex numbers p = src - mean, q = dst - mean: minimising sum |q - z p|^2 over z gives
+  // z = sum(conj(p) q) / sum |p|^2, i.e. Umeyama's rotation times scale (no reflection possible).
+  double sxx = 0.0, a_num = 0.0, b_num = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double px = src[i].x - ms.x, py = src[i].y - ms.y;
+    const double qx = dst[i].x - md.x, qy = dst[i].y - md.y;
+    sxx += px * px + py * py;
+    a_num += px * qx + py * qy;
+    b_num += px * qy - py * qx;
+  }
+  if (sxx <= 1e-12) return std::nullopt;
+  const double a = a_num / sxx, b = b_num / sxx;
+  const double tx = md.x - (a * ms.x - b * ms.y);
+  const double ty = md.y - (b * ms.x + a * ms.y);
+  return cv::Matx23d(a, -b, tx, b, a, ty);
+}
+
+std::vector<Point2> roi_landmarks(const GstVideoRegionOfInterestMeta* roi) {
+  if (!roi) return {};
+  for (GList* l = roi->params; l; l = l->next) {
+    const auto* s = static_cast<const GstStructure*>(l->data);
+    if (gst_structure_has_name(s, "landmarks"))
+      if (auto points = landmarks_structure(roi, s); !points.empty()) return points;
+    if (auto points = dlstreamer_points(roi, s); !points.empty()) return points;
+    if (auto points = facedetect_eyes(s); !points.empty()) return points;
+  }
+  return {};
+}
+
+std::optional<cv::Matx23d> alignment_transform(std::span<const Point2> landmarks, int width, int height) {
+  const std::array<Point2, 5> target = alignment_template(width, height);
+  if (landmarks.size() == 5) return fit_similarity(landmarks, target);
+  if (landmarks.size() == 2) return fit_similarity(landmarks, std::span<const Point2>(target.data(), 2));
+  return std::nullopt;
+}
+
+void aligned_face_to_chw(const GstVideoFrame& frame, const cv::Matx23d& to_template, int width, int height,
+                         ChannelOrder order, std::vector<float>& chw) {
+  // Convert only the frame region the output square comes from (plus a pixel for bilinear).
+  cv::Matx23d inverse;
+  cv::invertAffineTransform(to_template, inverse);
+  double x0 = 1e300, y0 = 1e300, x1 = -1e300, y1 = -1e300;
+  for (const auto& [u, v] : {std::pair{0.0, 0.0}, {double(width), 0.0}, {0.0, double(height)}, {double(width), double(height)}}) {
+    const double x = inverse(0, 0) * u + inverse(0, 1) * v + inverse(0, 2);
+    const double y = inverse(1, 0) * u + inverse(1, 1) * v + inverse(1, 2);
+    x0 = std::min(x0, x), y0 = std::min(y0, y), x1 = std::max(x1, x), y1 = std::max(y1, y);
+  }
+  const int fw = GST_VIDEO_FRAME_WIDTH(&frame), fh = GST_VIDEO_FRAME_HEIGHT(&frame);
+  // Clamp to the frame (plus a black border pixel): landmarks far off-frame must not allocate huge images.
+  const int left = std::clamp(static_cast<int>(std::floor(x0)) - 2, -1, fw);
+  const int top = std::clamp(static_cast<int>(std::floor(y0)) - 2, -1, fh);
+  const int right = std::clamp(static_cast<int>(std::ceil(x1)) + 2, left + 1, fw + 1);
+  const int bottom = std::clamp(static_cast<int>(std::ceil(y1)) + 2, top + 1, fh + 1);
+  const cv::Rect region(left, top, right - left, bottom - top);
+  const cv::Mat source = extract_rgb(frame, region);  // black outside the frame
+
+  // Frame coordinates = region coordinates + region origin.
+  cv::Matx23d local = to_template;
+  local(0, 2) += to_template(0, 0) * region.x + to_template(0, 1) * region.y;
+  local(1, 2) += to_template(1, 0) * region.x + to_template(1, 1) * region.y;
+  cv::Mat aligned;
+  cv::warpAffine(source, aligned, cv::Mat(local), cv::Size(width, height), cv::INTER_LINEAR, cv::BORDER_CONSTANT,
+                 cv::Scalar::all(0));
+  to_normalised_chw(aligned, width, height, order, chw);
+}
+
+}  // namespace taconite::gst
