@@ -52,6 +52,7 @@
 #include "face_alignment.hpp"
 #include "face_preprocess.hpp"
 #include "face_selection.hpp"
+#include "track_cache.hpp"
 
 #define GST_CAT_DEFAULT taconite_adaface_debug
 
@@ -88,6 +89,11 @@ constexpr guint kDefaultBatchSize = 1;
 constexpr guint kDefaultBatchTimeoutUs = 0;
 constexpr LeakyMode kDefaultLeaky = LeakyMode::No;
 constexpr guint kDefaultInterval = 1;
+constexpr const char* kDefaultTrackIdParam = "object_id";
+constexpr guint kDefaultReinferInterval = 1;
+constexpr double kDefaultReinferGrowth = 0.2;
+constexpr gboolean kDefaultTrackBest = FALSE;
+constexpr guint kDefaultTrackTimeout = 30;
 // leaky=skip: frames beyond max-queued pass without embeddings; upstream blocks only when this
 // many times max-queued wait (then downstream, not the engine, is the bottleneck).
 constexpr guint kSkipQueueFactor = 4;
@@ -108,6 +114,7 @@ struct Settings {
   guint batch_timeout_us = kDefaultBatchTimeoutUs;
   LeakyMode leaky = kDefaultLeaky;
   guint interval = kDefaultInterval;
+  TrackPolicy tracks;  // track-id-param, reinfer-interval, reinfer-growth, track-best, track-timeout
 };
 
 // The queue between the sink pad (producer) and the src task (consumer); guarded by `lock`.
@@ -132,7 +139,8 @@ struct Stream {
   GstSegment segment;
   std::unique_ptr<EngineClient> engine;  // loaded at READY->PAUSED, released at PAUSED->READY
   std::vector<float> scratch;
-  guint64 frame_index = 0;  // buffers since STREAM_START/flush, for `interval`
+  guint64 frame_index = 0;  // buffers since STREAM_START/flush, for `interval` and tracks
+  TrackCache tracks;        // cached embeddings per tracking id
 };
 
 struct Counters {
@@ -140,6 +148,7 @@ struct Counters {
   std::atomic<guint64> frames_out{0};
   std::atomic<guint64> faces_embedded{0};
   std::atomic<guint64> faces_skipped{0};
+  std::atomic<guint64> faces_cached{0};
   std::atomic<guint64> frames_embedded{0};  // QoS "processed"
   std::atomic<guint64> frames_skipped{0};   // QoS "dropped" (passed on without embeddings)
   std::atomic<GstClockTime> qos_earliest{GST_CLOCK_TIME_NONE};  // from downstream QoS events
@@ -178,10 +187,16 @@ enum {
   PROP_BATCH_TIMEOUT,
   PROP_LEAKY,
   PROP_INTERVAL,
+  PROP_TRACK_ID_PARAM,
+  PROP_REINFER_INTERVAL,
+  PROP_REINFER_GROWTH,
+  PROP_TRACK_BEST,
+  PROP_TRACK_TIMEOUT,
   PROP_FRAMES_IN,
   PROP_FRAMES_OUT,
   PROP_FACES_EMBEDDED,
   PROP_FACES_SKIPPED,
+  PROP_FACES_CACHED,
   PROP_MEAN_LATENCY_MS,
 };
 
@@ -286,7 +301,8 @@ static bool flushing(GstTaconiteAdaface* self) {
 }
 
 static SelectionRules selection_rules(GstTaconiteAdaface* self, double* margin, ChannelOrder* order,
-                                      gboolean* post_messages, LeakyMode* leaky, guint* interval) {
+                                      gboolean* post_messages, LeakyMode* leaky, guint* interval,
+                                      TrackPolicy* tracks) {
   SelectionRules rules;
   GST_OBJECT_LOCK(self);
   const Settings& s = *self->settings;
@@ -299,6 +315,7 @@ static SelectionRules selection_rules(GstTaconiteAdaface* self, double* margin, 
   *post_messages = s.post_messages;
   *leaky = s.leaky;
   *interval = s.interval;
+  *tracks = s.tracks;
   GST_OBJECT_UNLOCK(self);
   return rules;
 }
@@ -353,8 +370,11 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool 
   gboolean post_messages = FALSE;
   LeakyMode leaky = LeakyMode::No;
   guint interval = 1;
-  const SelectionRules rules = selection_rules(self, &margin, &order, &post_messages, &leaky, &interval);
-  const bool due = st->frame_index++ % interval == 0;
+  TrackPolicy track_policy;
+  const SelectionRules rules =
+      selection_rules(self, &margin, &order, &post_messages, &leaky, &interval, &track_policy);
+  const guint64 now = st->frame_index++;
+  const bool due = now % interval == 0;
   skip = skip || (leaky == LeakyMode::Skip && late_per_qos(self, buffer));
 
   buffer = gst_buffer_make_writable(buffer);  // metas and ROI ids are written below
@@ -377,60 +397,82 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool 
                        static_cast<gpointer>(buffer));
     post_skip_qos(self, buffer);
   } else if (!jobs.empty()) {
-    GstVideoFrame frame;
-    if (!gst_video_frame_map(&frame, &st->info, buffer, GST_MAP_READ)) {
-      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map a video buffer for reading."),
-                        ("buffer %" GST_PTR_FORMAT " does not match the negotiated caps", static_cast<gpointer>(buffer)));
-      gst_buffer_unref(buffer);
-      return nullptr;
-    }
-    const std::size_t face_size = static_cast<std::size_t>(3) * engine.input_width * engine.input_height;
-    st->scratch.resize(face_size * jobs.size());
-    std::vector<taconite::FaceChw> inputs;
-    std::vector<float> one;
-    std::vector<bool> aligned(jobs.size(), false);
+    // Tracked ROIs whose cached embedding is still fresh reuse it; the rest go to the engine.
+    faces.resize(jobs.size());
+    std::vector<std::optional<gint64>> ids(jobs.size());
+    std::vector<std::size_t> todo;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      // A ROI whose params carry landmarks is warped to the template; else its box is cropped.
-      const std::vector<Point2> landmarks = jobs[i].whole_buffer ? std::vector<Point2>{} : roi_landmarks(jobs[i].roi);
-      const std::optional<cv::Matx23d> to_template =
-          alignment_transform(landmarks, engine.input_width, engine.input_height);
-      if (to_template) {
-        aligned_face_to_chw(frame, *to_template, engine.input_width, engine.input_height, order, one);
-        aligned[i] = true;
-      } else {
-        face_to_chw(frame, jobs[i], margin, engine.input_width, engine.input_height, order, one);
-        aligned[i] = jobs[i].whole_buffer;  // a crop is aligned by contract; a bare ROI box is not
-      }
-      std::copy(one.begin(), one.end(), st->scratch.begin() + static_cast<std::ptrdiff_t>(i * face_size));
-      inputs.push_back({std::span<const float>(st->scratch.data() + i * face_size, face_size), 3,
-                        engine.input_height, engine.input_width});
+      faces[i].face = jobs[i];
+      if (track_policy.active() && !jobs[i].whole_buffer) ids[i] = roi_track_id(jobs[i].roi, track_policy.id_param);
+      if (ids[i])
+        if (const CachedEmbedding* cached = st->tracks.reuse(*ids[i], now, jobs[i].box, track_policy)) {
+          faces[i].unit = cached->unit;
+          faces[i].norm = cached->norm;
+          faces[i].aligned = cached->aligned;
+          faces[i].status = GST_TACONITE_EMBEDDING_CACHED;
+          faces[i].cache_age = static_cast<guint>(now - cached->embedded_at);
+          continue;
+        }
+      todo.push_back(i);
     }
-    gst_video_frame_unmap(&frame);
 
-    taconite::Result<std::vector<taconite::Embedding>> result = st->engine->embed(inputs);
-    if (!result && flushing(self)) {
-      // The shared engine dropped our request because a flush started: not an error.
-      GST_DEBUG_OBJECT(self, "flushing: dropping %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
-      gst_buffer_unref(buffer);
-      return nullptr;
-    }
-    if (!result) {
-      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("The face-embedding engine failed."),
-                        ("%s error: %s (backend %s)", taconite::to_string(result.error().kind),
-                         result.error().message.c_str(), engine.backend.c_str()));
-      gst_buffer_unref(buffer);
-      return nullptr;
-    }
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      FaceEmbedding face;
-      face.face = jobs[i];
-      face.aligned = aligned[i];
-      face.norm = l2_normalise(result.value()[i], face.unit);
-      faces.push_back(std::move(face));
+    if (!todo.empty()) {
+      GstVideoFrame frame;
+      if (!gst_video_frame_map(&frame, &st->info, buffer, GST_MAP_READ)) {
+        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map a video buffer for reading."),
+                          ("buffer %" GST_PTR_FORMAT " does not match the negotiated caps", static_cast<gpointer>(buffer)));
+        gst_buffer_unref(buffer);
+        return nullptr;
+      }
+      const std::size_t face_size = static_cast<std::size_t>(3) * engine.input_width * engine.input_height;
+      st->scratch.resize(face_size * todo.size());
+      std::vector<taconite::FaceChw> inputs;
+      std::vector<float> one;
+      for (std::size_t k = 0; k < todo.size(); ++k) {
+        const FaceJob& job = jobs[todo[k]];
+        // A ROI whose params carry landmarks is warped to the template; else its box is cropped.
+        const std::vector<Point2> landmarks = job.whole_buffer ? std::vector<Point2>{} : roi_landmarks(job.roi);
+        const std::optional<cv::Matx23d> to_template =
+            alignment_transform(landmarks, engine.input_width, engine.input_height);
+        if (to_template) {
+          aligned_face_to_chw(frame, *to_template, engine.input_width, engine.input_height, order, one);
+          faces[todo[k]].aligned = true;
+        } else {
+          face_to_chw(frame, job, margin, engine.input_width, engine.input_height, order, one);
+          faces[todo[k]].aligned = job.whole_buffer;  // a crop is aligned by contract; a bare ROI box is not
+        }
+        std::copy(one.begin(), one.end(), st->scratch.begin() + static_cast<std::ptrdiff_t>(k * face_size));
+        inputs.push_back({std::span<const float>(st->scratch.data() + k * face_size, face_size), 3,
+                          engine.input_height, engine.input_width});
+      }
+      gst_video_frame_unmap(&frame);
+
+      taconite::Result<std::vector<taconite::Embedding>> result = st->engine->embed(inputs);
+      if (!result && flushing(self)) {
+        // The shared engine dropped our request because a flush started: not an error.
+        GST_DEBUG_OBJECT(self, "flushing: dropping %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
+        gst_buffer_unref(buffer);
+        return nullptr;
+      }
+      if (!result) {
+        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("The face-embedding engine failed."),
+                          ("%s error: %s (backend %s)", taconite::to_string(result.error().kind),
+                           result.error().message.c_str(), engine.backend.c_str()));
+        gst_buffer_unref(buffer);
+        return nullptr;
+      }
+      for (std::size_t k = 0; k < todo.size(); ++k) {
+        FaceEmbedding& face = faces[todo[k]];
+        face.norm = l2_normalise(result.value()[k], face.unit);
+        if (ids[todo[k]])
+          st->tracks.store(*ids[todo[k]], now, face.face.box, face.unit, face.norm, face.aligned, track_policy);
+      }
     }
     attach_embeddings(buffer, faces, engine.model, engine.backend);
-    self->counters->faces_embedded += faces.size();
+    self->counters->faces_embedded += todo.size();
+    self->counters->faces_cached += jobs.size() - todo.size();
   }
+  if (track_policy.active()) st->tracks.evict(now, track_policy.timeout);
   if (due && !skip) ++self->counters->frames_embedded;
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "embedded %zu faces of %" GST_PTR_FORMAT, faces.size(), static_cast<gpointer>(buffer));
   if (post_messages)
@@ -476,6 +518,7 @@ static GstFlowReturn process_event(GstTaconiteAdaface* self, GstEvent* event) {
     case GST_EVENT_STREAM_START:
       gst_segment_init(&st->segment, GST_FORMAT_TIME);
       st->frame_index = 0;
+      st->tracks.clear();
       break;
     case GST_EVENT_EOS:
       // Nothing is held back between buffers, so the queue ahead of EOS is already drained.
@@ -630,6 +673,7 @@ static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event)
       q->eos = false;
       self->counters->qos_earliest = GST_CLOCK_TIME_NONE;
       self->stream->frame_index = 0;  // the task is paused: safe to touch
+      self->stream->tracks.clear();
       if (GST_PAD_MODE(self->srcpad) == GST_PAD_MODE_PUSH)
         gst_pad_start_task(self->srcpad, src_loop, self, nullptr);
       GST_DEBUG_OBJECT(self, "flush stopped, task restarted");
@@ -735,6 +779,7 @@ static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mod
     q->eos = false;
     self->stream->have_info = false;
     self->stream->frame_index = 0;
+    self->stream->tracks.clear();
     gst_segment_init(&self->stream->segment, GST_FORMAT_TIME);
     return gst_pad_start_task(pad, src_loop, self, nullptr);
   }
@@ -853,6 +898,13 @@ static void set_property(GObject* object, guint prop_id, const GValue* value, GP
     case PROP_BATCH_TIMEOUT: s.batch_timeout_us = g_value_get_uint(value); break;
     case PROP_LEAKY: s.leaky = static_cast<LeakyMode>(g_value_get_enum(value)); break;
     case PROP_INTERVAL: s.interval = g_value_get_uint(value); break;
+    case PROP_TRACK_ID_PARAM:
+      s.tracks.id_param = g_value_get_string(value) ? g_value_get_string(value) : kDefaultTrackIdParam;
+      break;
+    case PROP_REINFER_INTERVAL: s.tracks.reinfer_interval = g_value_get_uint(value); break;
+    case PROP_REINFER_GROWTH: s.tracks.growth = g_value_get_double(value); break;
+    case PROP_TRACK_BEST: s.tracks.keep_best = g_value_get_boolean(value); break;
+    case PROP_TRACK_TIMEOUT: s.tracks.timeout = g_value_get_uint(value); break;
     case PROP_MAX_QUEUED: {
       self->max_queued = g_value_get_uint(value);
       GST_OBJECT_UNLOCK(self);
@@ -885,6 +937,12 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
     case PROP_BATCH_TIMEOUT: g_value_set_uint(value, s.batch_timeout_us); break;
     case PROP_LEAKY: g_value_set_enum(value, static_cast<gint>(s.leaky)); break;
     case PROP_INTERVAL: g_value_set_uint(value, s.interval); break;
+    case PROP_TRACK_ID_PARAM: g_value_set_string(value, s.tracks.id_param.c_str()); break;
+    case PROP_REINFER_INTERVAL: g_value_set_uint(value, s.tracks.reinfer_interval); break;
+    case PROP_REINFER_GROWTH: g_value_set_double(value, s.tracks.growth); break;
+    case PROP_TRACK_BEST: g_value_set_boolean(value, s.tracks.keep_best); break;
+    case PROP_TRACK_TIMEOUT: g_value_set_uint(value, s.tracks.timeout); break;
+    case PROP_FACES_CACHED: g_value_set_uint64(value, c.faces_cached.load()); break;
     case PROP_FACES_SKIPPED: g_value_set_uint64(value, c.faces_skipped.load()); break;
     case PROP_MAX_QUEUED: g_value_set_uint(value, self->max_queued.load()); break;
     case PROP_FRAMES_IN: g_value_set_uint64(value, c.frames_in.load()); break;
@@ -1112,6 +1170,61 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
                         "embeddings. Default: 1",
                         1, G_MAXUINT, kDefaultInterval, rw_playing));
   /**
+   * GstTaconiteAdaface:track-id-param:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_TRACK_ID_PARAM,
+      g_param_spec_string("track-id-param", "Track id param",
+                          "Where a ROI's tracking id is read: a ROI param structure of this name with an integer "
+                          "field \"id\" (DL Streamer), or an integer field of this name in any ROI param. Default: "
+                          "\"object_id\"",
+                          kDefaultTrackIdParam, rw_playing));
+  /**
+   * GstTaconiteAdaface:reinfer-interval:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_REINFER_INTERVAL,
+      g_param_spec_uint("reinfer-interval", "Re-inference interval",
+                        "Frames between two embeddings of the same track; in between the cached embedding is "
+                        "attached (status cached, with its age). 1 embeds every frame (no reuse). Default: 1",
+                        1, G_MAXUINT, kDefaultReinferInterval, rw_playing));
+  /**
+   * GstTaconiteAdaface:reinfer-growth:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_REINFER_GROWTH,
+      g_param_spec_double("reinfer-growth", "Re-inference growth",
+                          "Re-embed a track before reinfer-interval when its box area grew by more than this "
+                          "fraction since its last embedding (a closer, better view). Default: 0.2",
+                          0.0, 100.0, kDefaultReinferGrowth, rw_playing));
+  /**
+   * GstTaconiteAdaface:track-best:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_TRACK_BEST,
+      g_param_spec_boolean("track-best", "Keep the best embedding per track",
+                           "Cache the highest-norm (best quality) embedding of each track rather than the latest; "
+                           "enables track reuse even with reinfer-interval=1. Default: false",
+                           kDefaultTrackBest, rw_playing));
+  /**
+   * GstTaconiteAdaface:track-timeout:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_TRACK_TIMEOUT,
+      g_param_spec_uint("track-timeout", "Track timeout",
+                        "Forget a track's cached embedding when it was not seen for this many frames. Default: 30",
+                        0, G_MAXUINT, kDefaultTrackTimeout, rw_playing));
+  /**
    * GstTaconiteAdaface:frames-in:
    *
    * Since: 0.1
@@ -1149,6 +1262,16 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
                           "Faces passed on without an embedding because the engine fell behind (leaky=skip) since "
                           "creation",
                           0, G_MAXUINT64, 0, ro));
+  /**
+   * GstTaconiteAdaface:faces-cached:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_FACES_CACHED,
+      g_param_spec_uint64("faces-cached", "Faces cached",
+                          "Faces given a tracked face's cached embedding instead of a new one since creation", 0,
+                          G_MAXUINT64, 0, ro));
   /**
    * GstTaconiteAdaface:mean-latency-ms:
    *

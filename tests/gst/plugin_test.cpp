@@ -51,8 +51,9 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
   g_free(specs);
   const std::vector<const char*> expected = {
       "bundle", "backend", "threads", "input-mode", "roi-type", "min-face-size", "max-faces", "margin",
-      "channel-order", "max-queued", "post-messages", "batch-size", "batch-timeout", "leaky", "interval", "frames-in",
-      "frames-out", "faces-embedded", "faces-skipped", "mean-latency-ms"};
+      "channel-order", "max-queued", "post-messages", "batch-size", "batch-timeout", "leaky", "interval", "track-id-param",
+      "reinfer-interval", "reinfer-growth", "track-best", "track-timeout", "frames-in", "frames-out",
+      "faces-embedded", "faces-skipped", "faces-cached", "mean-latency-ms"};
   EXPECT_EQ(ours, static_cast<int>(expected.size())) << "a new property must be added to this list";
   for (const char* name : expected)
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(element), name), nullptr) << name;
@@ -61,7 +62,7 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
     ASSERT_NE(spec, nullptr);
     EXPECT_TRUE(spec->flags & GST_PARAM_MUTABLE_READY) << name;
   }
-  for (const char* name : {"frames-in", "frames-out", "faces-embedded", "faces-skipped", "mean-latency-ms"}) {
+  for (const char* name : {"frames-in", "frames-out", "faces-embedded", "faces-skipped", "faces-cached", "mean-latency-ms"}) {
     GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), name);
     ASSERT_NE(spec, nullptr);
     EXPECT_FALSE(spec->flags & G_PARAM_WRITABLE) << name << " is a read-only counter";

@@ -1,0 +1,61 @@
+#include "track_cache.hpp"
+
+namespace taconite::gst {
+
+namespace {
+
+std::optional<gint64> integer(const GValue* v) {
+  if (!v) return std::nullopt;
+  if (G_VALUE_HOLDS_INT(v)) return g_value_get_int(v);
+  if (G_VALUE_HOLDS_UINT(v)) return g_value_get_uint(v);
+  if (G_VALUE_HOLDS_INT64(v)) return g_value_get_int64(v);
+  if (G_VALUE_HOLDS_UINT64(v)) return static_cast<gint64>(g_value_get_uint64(v));
+  return std::nullopt;
+}
+
+double area(const PixelBox& box) { return static_cast<double>(box.width) * box.height; }
+
+}  // namespace
+
+std::optional<gint64> roi_track_id(const GstVideoRegionOfInterestMeta* roi, const std::string& id_param) {
+  if (!roi || id_param.empty()) return std::nullopt;
+  for (GList* l = roi->params; l; l = l->next) {
+    const auto* s = static_cast<const GstStructure*>(l->data);
+    if (gst_structure_has_name(s, id_param.c_str()))
+      if (auto id = integer(gst_structure_get_value(s, "id"))) return id;
+    if (auto id = integer(gst_structure_get_value(s, id_param.c_str()))) return id;
+  }
+  return std::nullopt;
+}
+
+const CachedEmbedding* TrackCache::reuse(gint64 id, guint64 now, const PixelBox& box, const TrackPolicy& policy) {
+  auto it = tracks_.find(id);
+  if (it == tracks_.end()) return nullptr;
+  CachedEmbedding& track = it->second;
+  track.last_seen = now;
+  if (now - track.computed_at >= policy.reinfer_interval) return nullptr;
+  if (area(box) > track.area * (1.0 + policy.growth)) return nullptr;  // closer: a better view
+  return &track;
+}
+
+void TrackCache::store(gint64 id, guint64 now, const PixelBox& box, const std::vector<float>& unit, double norm,
+                       bool aligned, const TrackPolicy& policy) {
+  CachedEmbedding& track = tracks_[id];
+  const bool fresh = track.unit.empty();
+  track.computed_at = now;
+  track.area = area(box);
+  track.last_seen = now;
+  if (fresh || !policy.keep_best || norm >= track.norm) {
+    track.unit = unit;
+    track.norm = norm;
+    track.aligned = aligned;
+    track.embedded_at = now;
+  }
+}
+
+void TrackCache::evict(guint64 now, guint timeout) {
+  for (auto it = tracks_.begin(); it != tracks_.end();)
+    it = now > it->second.last_seen + timeout ? tracks_.erase(it) : std::next(it);
+}
+
+}  // namespace taconite::gst

@@ -1,0 +1,165 @@
+// Track reuse with the recording fake engine: ROIs with a tracking id are re-embedded every
+// reinfer-interval frames or when their box grows; cached embeddings in between carry their age;
+// track-best keeps the highest-norm one; tracks not seen for track-timeout frames are forgotten.
+#include <cmath>
+
+#include "gst_test_support.hpp"
+
+namespace {
+
+using namespace gsttest;
+
+const char* kCaps = "video/x-raw,format=RGB,width=160,height=120,framerate=30/1";
+
+struct Face {
+  int id;  // < 0: no tracking id
+  int x, y, size;
+  const char* id_param = "object_id";
+};
+
+// A frame of uniform `shade` (brighter = larger fake norm) with the given face ROIs.
+GstBuffer* frame(int index, const std::vector<Face>& faces, std::uint8_t shade = 120) {
+  GstBuffer* buffer = rgb_buffer(160, 120, [&](int x, int y) {
+    return std::array<std::uint8_t, 3>{shade, static_cast<std::uint8_t>(x + index), static_cast<std::uint8_t>(y)};
+  });
+  GST_BUFFER_PTS(buffer) = index * (GST_SECOND / 30);
+  for (const Face& f : faces) {
+    GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(
+        buffer, "face", static_cast<guint>(f.x), static_cast<guint>(f.y), static_cast<guint>(f.size),
+        static_cast<guint>(f.size));
+    if (f.id >= 0) {
+      if (std::string(f.id_param) == "object_id")
+        gst_video_region_of_interest_meta_add_param(roi, gst_structure_new("object_id", "id", G_TYPE_INT, f.id, nullptr));
+      else
+        gst_video_region_of_interest_meta_add_param(
+            roi, gst_structure_new("tracking", f.id_param, G_TYPE_UINT, static_cast<guint>(f.id), nullptr));
+    }
+  }
+  return buffer;
+}
+
+struct Seen {
+  GstTaconiteEmbeddingStatus status;
+  guint age;
+  std::vector<float> embedding;
+  double norm;
+};
+
+class TrackTest : public ::testing::Test {
+ protected:
+  void SetUp() override { engine = install_fake_engine(); }
+  void TearDown() override {
+    if (h) gst_harness_teardown(h);
+    uninstall_fake_engine();
+  }
+  void start(std::vector<std::pair<std::string, std::string>> props) {
+    props.insert(props.begin(), {{"bundle", "fake"}, {"input-mode", "rois"}});
+    h = adaface_harness(props);
+    gst_harness_set_src_caps_str(h, kCaps);
+  }
+  // Pushes a frame and returns what each face got, in ROI order.
+  std::vector<Seen> push(GstBuffer* in) {
+    GstBuffer* out = gst_harness_push_and_pull(h, in);
+    std::vector<Seen> seen;
+    EXPECT_NE(out, nullptr);
+    if (!out) return seen;
+    for (GstTaconiteEmbeddingMeta* m : embedding_metas(out))
+      seen.push_back({m->status, m->cache_age, std::vector<float>(m->embedding, m->embedding + m->dim), m->norm});
+    gst_buffer_unref(out);
+    return seen;
+  }
+  guint64 counter(const char* name) {
+    guint64 v = 0;
+    g_object_get(h->element, name, &v, nullptr);
+    return v;
+  }
+  std::shared_ptr<FakeEngineState> engine;
+  GstHarness* h = nullptr;
+};
+
+TEST_F(TrackTest, ReusesTheCachedEmbeddingUntilTheReinferInterval) {
+  start({{"reinfer-interval", "3"}});
+  std::vector<std::vector<float>> computed;
+  for (int i = 0; i < 7; ++i) {
+    const auto seen = push(frame(i, {{7, 40, 30, 50}}));
+    ASSERT_EQ(seen.size(), 1u);
+    if (i % 3 == 0) {
+      EXPECT_EQ(seen[0].status, GST_TACONITE_EMBEDDING_COMPUTED) << "frame " << i;
+      EXPECT_EQ(seen[0].age, 0u);
+      computed.push_back(seen[0].embedding);
+    } else {
+      EXPECT_EQ(seen[0].status, GST_TACONITE_EMBEDDING_CACHED) << "frame " << i;
+      EXPECT_EQ(seen[0].age, static_cast<guint>(i % 3)) << "frames since it was computed";
+      EXPECT_EQ(seen[0].embedding, computed.back()) << "the cached embedding is the last computed one";
+    }
+  }
+  EXPECT_EQ(engine->faces_seen(), 3u);
+  EXPECT_EQ(counter("faces-cached"), 4u);
+  EXPECT_EQ(counter("faces-embedded"), 3u);
+  EXPECT_NE(computed[0], computed[1]) << "the frames differ, so re-embedding gives a new vector";
+}
+
+TEST_F(TrackTest, AGrowingBoxIsReembeddedEarly) {
+  start({{"reinfer-interval", "10"}, {"reinfer-growth", "0.2"}});
+  EXPECT_EQ(push(frame(0, {{7, 40, 30, 40}}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED);
+  EXPECT_EQ(push(frame(1, {{7, 40, 30, 43}}))[0].status, GST_TACONITE_EMBEDDING_CACHED) << "area +16 %";
+  EXPECT_EQ(push(frame(2, {{7, 40, 30, 48}}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED) << "area +44 %";
+  EXPECT_EQ(push(frame(3, {{7, 40, 30, 40}}))[0].status, GST_TACONITE_EMBEDDING_CACHED) << "shrinking never forces";
+  EXPECT_EQ(engine->faces_seen(), 2u);
+}
+
+TEST_F(TrackTest, TracksAreIndependentAndUntrackedFacesAlwaysComputed) {
+  start({{"reinfer-interval", "5"}});
+  auto seen = push(frame(0, {{1, 10, 10, 30}, {2, 80, 10, 30}, {-1, 40, 60, 30}}));
+  ASSERT_EQ(seen.size(), 3u);
+  for (const Seen& s : seen) EXPECT_EQ(s.status, GST_TACONITE_EMBEDDING_COMPUTED);
+  seen = push(frame(1, {{1, 10, 10, 30}, {3, 80, 10, 30}, {-1, 40, 60, 30}}));
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].status, GST_TACONITE_EMBEDDING_CACHED) << "track 1 is known";
+  EXPECT_EQ(seen[1].status, GST_TACONITE_EMBEDDING_COMPUTED) << "track 3 is new";
+  EXPECT_EQ(seen[2].status, GST_TACONITE_EMBEDDING_COMPUTED) << "no tracking id";
+  std::lock_guard<std::mutex> guard(engine->lock);
+  EXPECT_EQ(engine->batch_sizes, (std::vector<std::size_t>{3, 2})) << "only the faces to compute reach the engine";
+}
+
+TEST_F(TrackTest, TrackBestKeepsTheHighestNormEmbedding) {
+  start({{"reinfer-interval", "2"}, {"track-best", "true"}});
+  const auto bright = push(frame(0, {{7, 40, 30, 50}}, 250));
+  const auto cached = push(frame(1, {{7, 40, 30, 50}}, 10));
+  const auto dark = push(frame(2, {{7, 40, 30, 50}}, 10));
+  const auto later = push(frame(3, {{7, 40, 30, 50}}, 10));
+  ASSERT_EQ(later.size(), 1u);
+  ASSERT_EQ(dark[0].status, GST_TACONITE_EMBEDDING_COMPUTED);
+  ASSERT_LT(dark[0].norm, bright[0].norm) << "the fake engine's norm follows brightness";
+  EXPECT_EQ(cached[0].status, GST_TACONITE_EMBEDDING_CACHED);
+  EXPECT_EQ(later[0].status, GST_TACONITE_EMBEDDING_CACHED);
+  EXPECT_EQ(later[0].embedding, bright[0].embedding) << "the best (frame 0) is kept, not the latest (frame 2)";
+  EXPECT_EQ(later[0].age, 3u) << "age counts from when the kept embedding was computed";
+}
+
+TEST_F(TrackTest, TracksNotSeenForTrackTimeoutFramesAreForgotten) {
+  start({{"reinfer-interval", "100"}, {"track-timeout", "2"}});
+  EXPECT_EQ(push(frame(0, {{7, 40, 30, 50}}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED);
+  push(frame(1, {}));
+  push(frame(2, {}));
+  EXPECT_EQ(push(frame(3, {{7, 40, 30, 50}}))[0].status, GST_TACONITE_EMBEDDING_CACHED) << "seen 3 frames ago: kept";
+  for (int i = 4; i <= 6; ++i) push(frame(i, {}));
+  EXPECT_EQ(push(frame(7, {{7, 40, 30, 50}}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED) << "unseen for 4 frames";
+}
+
+TEST_F(TrackTest, TheIdParamNameIsConfigurable) {
+  start({{"reinfer-interval", "4"}, {"track-id-param", "track"}});
+  Face face{9, 40, 30, 50, "track"};
+  EXPECT_EQ(push(frame(0, {face}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED);
+  EXPECT_EQ(push(frame(1, {face}))[0].status, GST_TACONITE_EMBEDDING_CACHED);
+  // The default name does not match "object_id" params any more: always computed.
+  EXPECT_EQ(push(frame(2, {{9, 40, 30, 50}}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED);
+}
+
+TEST_F(TrackTest, WithoutReuseEveryFaceIsComputed) {
+  start({});
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(push(frame(i, {{7, 40, 30, 50}}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED);
+  EXPECT_EQ(counter("faces-cached"), 0u);
+}
+
+}  // namespace
