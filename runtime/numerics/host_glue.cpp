@@ -125,6 +125,12 @@ TACONITE_VECTOR_CLONES void narrow_range(const float* in, bf16_t* out, std::size
   for (; i < n; ++i) out[i] = f32_to_bf16(in[i]);
 }
 
+TACONITE_VECTOR_CLONES void canonical_copy_range(const bf16_t* in, bf16_t* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) store_bf16x8(out + i, load_bf16x8(in + i));
+  for (; i < n; ++i) out[i] = f32_to_bf16(bf16_to_f32(in[i]));
+}
+
 // Head columns j0..j0+kHeadBlock: acc[j] = sum over i in order of x[i]*bT[i][j].
 constexpr std::size_t kHeadBlock = 64;
 TACONITE_VECTOR_CLONES void head_block(const float* x, std::size_t k, const bf16_t* weights_t, std::size_t n,
@@ -222,6 +228,12 @@ void finish_conv(std::span<const float> acc, int oc, int oh, int ow, int owp, st
   const std::size_t rows = static_cast<std::size_t>(oh) * (oc / 8);
   const std::size_t kept = static_cast<std::size_t>(ow) * 8, padded = static_cast<std::size_t>(owp) * 8;
   for (std::size_t row = 0; row < rows; ++row) narrow_range(&acc[row * padded], &out[row * kept], kept);
+}
+
+void crop_single_dispatch(std::span<const bf16_t> dispatch, int oc, int oh, int ow, int owp, std::span<bf16_t> out) {
+  const std::size_t rows = static_cast<std::size_t>(oh) * (oc / 8);
+  const std::size_t kept = static_cast<std::size_t>(ow) * 8, padded = static_cast<std::size_t>(owp) * 8;
+  for (std::size_t row = 0; row < rows; ++row) canonical_copy_range(&dispatch[row * padded], &out[row * kept], kept);
 }
 
 void head(std::span<const bf16_t> in, TiledShape shape, std::span<const bf16_t> weights_t, std::span<const float> bias,

@@ -35,6 +35,9 @@ void slice_channel_groups(std::span<const bf16_t> in, TiledShape in_shape, int c
 void accumulate(std::span<const bf16_t> dispatch, std::span<float> acc, bool first, int threads);
 // Crops the padded width owp to ow and rounds to bf16: acc [h][oc/8][owp][8] -> out [h][oc/8][ow][8].
 void finish_conv(std::span<const float> acc, int oc, int oh, int ow, int owp, std::span<bf16_t> out);
+// The same for a conv of one record: crop the dispatch output directly. Equal bit for bit to
+// accumulate(first) + finish_conv (a bf16 value survives f32 and back; NaNs become 0x7fc0).
+void crop_single_dispatch(std::span<const bf16_t> dispatch, int oc, int oh, int ow, int owp, std::span<bf16_t> out);
 
 // e[j] = b2[j] + sum_i x[i]*bT[i*n+j], x the tiled input read channel-major (i = (ch*h+y)*w+x).
 void head(std::span<const bf16_t> in, TiledShape shape, std::span<const bf16_t> weights_t,

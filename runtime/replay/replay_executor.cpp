@@ -48,9 +48,14 @@ class ReplayExecutor final : public Executor {
     const std::span<bf16_t> dispatch_out(dispatch_out_.data(), out_elements);
     numerics::slice_channel_groups(slot(s.in, in_shape.elements()), in_shape, s.c0, s.icg, s.wp, slice);
     device_->run(ConvDispatch{s, plan_.contexts[static_cast<std::size_t>(s.context)], slice, s.weights, dispatch_out});
+    const std::span<bf16_t> out = s.last ? slot(s.out, static_cast<std::size_t>(s.oc) * s.oh * s.ow) : std::span<bf16_t>{};
+    if (s.first && s.last) {  // nothing to sum: skip the f32 accumulator
+      numerics::crop_single_dispatch(dispatch_out, s.oc, s.oh, s.ow, s.owp, out);
+      return;
+    }
     const std::span<float> acc(accumulator_.data(), out_elements);
     numerics::accumulate(dispatch_out, acc, s.first, threads_);
-    if (s.last) numerics::finish_conv(acc, s.oc, s.oh, s.ow, s.owp, slot(s.out, static_cast<std::size_t>(s.oc) * s.oh * s.ow));
+    if (s.last) numerics::finish_conv(acc, s.oc, s.oh, s.ow, s.owp, out);
   }
 
   void run(const plan::AffineStep& s, std::span<const bf16_t>, std::vector<float>&) {

@@ -153,6 +153,24 @@ TEST(HostGlue, FinishConvCropsPaddedWidthAndRoundsToNearestEven) {
         EXPECT_EQ(out[(y * ow + x) * 8 + c], f32_to_bf16(acc[(y * owp + x) * 8 + c])) << y << "," << x << "," << c;
 }
 
+// A one-record conv skips the accumulator; the result must equal the accumulator path bit for bit,
+// NaN payloads included (both give 0x7fc0).
+TEST(HostGlue, SingleDispatchCropEqualsAccumulateThenFinish) {
+  const int oc = 16, oh = 3, ow = 5, owp = 8;
+  std::vector<bf16_t> dispatch(static_cast<std::size_t>(oh) * oc * owp);
+  for (std::size_t i = 0; i < dispatch.size(); ++i) dispatch[i] = static_cast<bf16_t>(0x3c00u + i * 37u);
+  dispatch[3] = 0x7f81;   // signalling-NaN payload
+  dispatch[9] = 0xffc1;   // negative NaN
+  dispatch[17] = 0x8000;  // negative zero
+  std::vector<float> acc(dispatch.size());
+  std::vector<bf16_t> via_accumulator(static_cast<std::size_t>(oh) * oc * ow), direct(via_accumulator.size());
+  accumulate(dispatch, acc, /*first=*/true, 1);
+  finish_conv(acc, oc, oh, ow, owp, via_accumulator);
+  crop_single_dispatch(dispatch, oc, oh, ow, owp, direct);
+  EXPECT_EQ(direct, via_accumulator);
+  EXPECT_EQ(direct[3], 0x7fc0);
+}
+
 TEST(HostGlue, HeadReadsChannelMajorAndAddsBias) {
   // c=8, h=2, w=2 -> k=32, n=3. One-hot input at (ch=1, y=0, x=1): i = (1*2+0)*2+1 = 5.
   const TiledShape shape{8, 2, 2};
