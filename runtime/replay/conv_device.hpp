@@ -26,6 +26,13 @@ class ConvDevice {
   // Runs one dispatch. Throws Failure(Device) naming the failing call; must leave the device
   // usable for a following dispatch when it can.
   virtual void run(const ConvDispatch& dispatch) = 0;
+
+  // Zero-copy staging: a device whose argument buffers are host-mapped may lend them, so the
+  // executor slices straight into the input argument and accumulates straight from the output
+  // argument. Empty (the default) means the executor uses its own buffers and the device copies.
+  // A lent span stays valid for the device's lifetime and is only touched between runs.
+  virtual std::span<numerics::bf16_t> staging_input(std::size_t /*elements*/) { return {}; }
+  virtual std::span<numerics::bf16_t> staging_output(std::size_t /*elements*/) { return {}; }
 };
 
 }  // namespace taconite::replay

@@ -44,8 +44,10 @@ class ReplayExecutor final : public Executor {
     const TiledShape in_shape{s.ict, s.h, s.w};
     const std::size_t slice_elements = static_cast<std::size_t>(s.h) * s.icg * s.wp;
     const std::size_t out_elements = static_cast<std::size_t>(s.oh) * s.oc * s.owp;
-    const std::span<bf16_t> slice(slice_.data(), slice_elements);
-    const std::span<bf16_t> dispatch_out(dispatch_out_.data(), out_elements);
+    std::span<bf16_t> slice = device_->staging_input(slice_elements);
+    if (slice.empty()) slice = {slice_.data(), slice_elements};
+    std::span<bf16_t> dispatch_out = device_->staging_output(out_elements);
+    if (dispatch_out.empty()) dispatch_out = {dispatch_out_.data(), out_elements};
     numerics::slice_channel_groups(slot(s.in, in_shape.elements()), in_shape, s.c0, s.icg, s.wp, slice);
     device_->run(ConvDispatch{s, plan_.contexts[static_cast<std::size_t>(s.context)], slice, s.weights, dispatch_out});
     const std::span<bf16_t> out = s.last ? slot(s.out, static_cast<std::size_t>(s.oc) * s.oh * s.ow) : std::span<bf16_t>{};
