@@ -53,6 +53,11 @@ std::vector<BackendEntry> backend_table() {
   return table;
 }
 
+OpenedBackend with_note(OpenedBackend opened) {
+  if (std::string note = opened.executor->load_note(); !note.empty()) opened.reason += "; " + note;
+  return opened;
+}
+
 std::string joined_names(const std::vector<BackendEntry>& table) {
   std::string names;
   for (const BackendEntry& entry : table) names += (names.empty() ? "" : ", ") + std::string(entry.name);
@@ -62,9 +67,13 @@ std::string joined_names(const std::vector<BackendEntry>& table) {
 }  // namespace
 
 std::vector<std::string> compiled_backends() {
-  std::vector<std::string> names;
-  for (const BackendEntry& entry : backend_table()) names.emplace_back(entry.name);
-  return names;
+  try {
+    std::vector<std::string> names;
+    for (const BackendEntry& entry : backend_table()) names.emplace_back(entry.name);
+    return names;
+  } catch (...) {  // only allocation can fail here; the API lets no exception out
+    return {};
+  }
 }
 
 OpenedBackend open_backend(const plan::Plan& plan, const LoadOptions& options, int threads) {
@@ -76,15 +85,17 @@ OpenedBackend open_backend(const plan::Plan& plan, const LoadOptions& options, i
         auto executor = entry.open(plan, options, threads);
         std::string reason = "auto: " + std::string(entry.name);
         reason += skipped.empty() ? " (first compiled backend)" : " (" + skipped + ")";
-        return {std::move(executor), reason};
+        return with_note({std::move(executor), reason});
       } catch (const Failure& failure) {
         skipped += (skipped.empty() ? "" : "; ") + std::string(entry.name) + " unavailable: " + failure.error().message;
+      } catch (const std::exception& e) {  // e.g. a library error: still try the next backend
+        skipped += (skipped.empty() ? "" : "; ") + std::string(entry.name) + " unavailable: " + e.what();
       }
     }
     fail(ErrorKind::Device, "no backend could be opened: " + skipped);
   }
   for (const BackendEntry& entry : table)
-    if (entry.name == options.backend) return {entry.open(plan, options, threads), "requested"};
+    if (entry.name == options.backend) return with_note({entry.open(plan, options, threads), "requested"});
   const bool known = options.backend == kBackendCpu || options.backend == kBackendCpuReference ||
                      options.backend == kBackendNpuDirect || options.backend == kBackendNpuXrt;
   fail(ErrorKind::Device, "backend '" + options.backend + "' " +

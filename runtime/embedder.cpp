@@ -90,56 +90,98 @@ Result<IrEmbedder> IrEmbedder::load(const std::filesystem::path& bundle_dir, con
     impl->plan = plan::build_plan(impl->bundle);
     if (auto warning = plan::check_stem_zero_pattern(impl->plan)) impl->diagnostics.push_back(*warning);
     impl->backend = open_backend(impl->plan, options, resolve_thread_count(options.threads));
+    if (std::string note = impl->backend.executor->load_note(); !note.empty()) impl->diagnostics.push_back(note);
     impl->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return IrEmbedder(std::move(impl));
   });
 }
 
+namespace {
+
+// The engine a call runs on; a moved-from IrEmbedder has none, which is the caller's error.
+IrEmbedder::Impl& live(const std::unique_ptr<IrEmbedder::Impl>& impl) {
+  if (!impl) fail(ErrorKind::Input, "this IrEmbedder was moved from; load a bundle again");
+  return *impl;
+}
+
+// Accessors cannot report an Error: a moved-from embedder or a failed allocation gives T{}.
+template <typename T, typename Fn>
+T value_or_empty(const std::unique_ptr<IrEmbedder::Impl>& impl, Fn&& fn) noexcept {
+  if (!impl) return T{};
+  try {
+    return fn(*impl);
+  } catch (...) {
+    return T{};
+  }
+}
+
+}  // namespace
+
 Result<Embedding> IrEmbedder::embed(const FaceChw& face) {
   return guarded_call([&]() -> Embedding {
-    const std::vector<numerics::bf16_t> tiled = impl_->tile(face);
+    Impl& engine = live(impl_);
+    const std::vector<numerics::bf16_t> tiled = engine.tile(face);
     const std::span<const numerics::bf16_t> input(tiled);
-    return std::move(impl_->run({&input, 1}).front());
+    return std::move(engine.run({&input, 1}).front());
   });
 }
 
 Result<std::vector<Embedding>> IrEmbedder::embed_batch(std::span<const FaceChw> faces) {
   return guarded_call([&]() -> std::vector<Embedding> {
+    Impl& engine = live(impl_);
     if (faces.empty()) return {};
     std::vector<std::vector<numerics::bf16_t>> tiled;
     tiled.reserve(faces.size());
-    for (const FaceChw& face : faces) tiled.push_back(impl_->tile(face));
+    for (const FaceChw& face : faces) tiled.push_back(engine.tile(face));
     std::vector<std::span<const numerics::bf16_t>> inputs(tiled.begin(), tiled.end());
-    return impl_->run(inputs);
+    return engine.run(inputs);
   });
 }
 
 Result<Embedding> IrEmbedder::embed_recorded() {
   return guarded_call([&]() -> Embedding {
-    const std::span<const numerics::bf16_t> input = impl_->plan.input_step().recorded;
-    return std::move(impl_->run({&input, 1}).front());
+    Impl& engine = live(impl_);
+    const std::span<const numerics::bf16_t> input = engine.plan.input_step().recorded;
+    return std::move(engine.run({&input, 1}).front());
   });
 }
 
-InputDims IrEmbedder::input_dims() const { return {impl_->plan.input.c, impl_->plan.input.h, impl_->plan.input.w}; }
-int IrEmbedder::embed_dim() const { return impl_->plan.embed_dim; }
-std::string IrEmbedder::model() const { return impl_->plan.model; }
-int IrEmbedder::num_conv_dispatches() const { return impl_->plan.conv_dispatches; }
-std::string IrEmbedder::backend() const { return impl_->backend.executor->backend(); }
-std::string IrEmbedder::backend_reason() const { return impl_->backend.reason; }
-const std::vector<std::string>& IrEmbedder::diagnostics() const { return impl_->diagnostics; }
+InputDims IrEmbedder::input_dims() const {
+  return value_or_empty<InputDims>(impl_, [](const Impl& i) { return InputDims{i.plan.input.c, i.plan.input.h, i.plan.input.w}; });
+}
+int IrEmbedder::embed_dim() const { return value_or_empty<int>(impl_, [](const Impl& i) { return i.plan.embed_dim; }); }
+std::string IrEmbedder::model() const {
+  return value_or_empty<std::string>(impl_, [](const Impl& i) { return i.plan.model; });
+}
+int IrEmbedder::num_conv_dispatches() const {
+  return value_or_empty<int>(impl_, [](const Impl& i) { return i.plan.conv_dispatches; });
+}
+std::string IrEmbedder::backend() const {
+  return value_or_empty<std::string>(impl_, [](const Impl& i) { return i.backend.executor->backend(); });
+}
+std::string IrEmbedder::backend_reason() const {
+  return value_or_empty<std::string>(impl_, [](const Impl& i) { return i.backend.reason; });
+}
+const std::vector<std::string>& IrEmbedder::diagnostics() const {
+  static const std::vector<std::string> none;
+  return impl_ ? impl_->diagnostics : none;
+}
 
 std::string IrEmbedder::param(std::string_view name) const {
-  const auto& params = impl_->bundle.manifest().params;
-  auto it = params.find(name);
-  return it == params.end() ? std::string() : it->second.value;
+  return value_or_empty<std::string>(impl_, [&](const Impl& i) {
+    const auto& params = i.bundle.manifest().params;
+    auto it = params.find(name);
+    return it == params.end() ? std::string() : it->second.value;
+  });
 }
 
 std::vector<float> IrEmbedder::reference_f32(std::string_view name) const {
-  const bundle::TensorInfo* info = impl_->bundle.tensors().find(name);
-  if (info == nullptr || info->dtype != bundle::DType::F32) return {};
-  const std::span<const float> values = impl_->bundle.tensors().f32(*info);
-  return {values.begin(), values.end()};
+  return value_or_empty<std::vector<float>>(impl_, [&](const Impl& i) -> std::vector<float> {
+    const bundle::TensorInfo* info = i.bundle.tensors().find(name);
+    if (info == nullptr || info->dtype != bundle::DType::F32) return {};
+    const std::span<const float> values = i.bundle.tensors().f32(*info);
+    return {values.begin(), values.end()};
+  });
 }
 
 double cosine(std::span<const float> a, std::span<const float> b) noexcept {

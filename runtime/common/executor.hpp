@@ -16,6 +16,10 @@ class Executor {
 
   virtual std::string backend() const = 0;
 
+  // Something the user should know about how this backend runs the bundle (e.g. the cpu backend
+  // fell back to the slow exact replay); empty when there is nothing to say.
+  virtual std::string load_note() const { return {}; }
+
   // `input` is the input step's buffer: tiled bf16 [h][c/8][w][8]. Returns the head output.
   // Throws Failure(Device) when a device call fails; never fails on bundle content.
   virtual std::vector<float> forward(std::span<const numerics::bf16_t> input) = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/per_thread_scratch.hpp"
 #include "numerics/weight_packing.hpp"
 
 namespace taconite::cpu {
@@ -23,9 +24,10 @@ void merge_conv_weights(const FusedOp& conv, int in_channels, std::span<T> merge
     const std::size_t groups = oc / 8;
     // The packed layout is [oc/8][icg/8][ky][kx][i8][o8]: each output-channel group is a
     // contiguous slice, so the one unpack function runs on slices in parallel.
+    PerThreadScratch<bf16_t> scratch(threads, 8 * icg * taps);
 #pragma omp parallel num_threads(std::max(threads, 1))
     {
-      std::vector<bf16_t> plain(8 * icg * taps);
+      const std::span<bf16_t> plain = scratch.mine();
 #pragma omp for schedule(static)
       for (std::size_t og = 0; og < groups; ++og) {
         const numerics::ConvWeightShape shape{8, icg, static_cast<std::size_t>(conv.kernel)};

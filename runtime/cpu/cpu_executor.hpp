@@ -25,6 +25,7 @@ class CpuExecutor : public Executor {
   virtual bool fused() const = 0;                // false: running the exact replay fallback
   virtual ComputeType compute_type() const = 0;
   virtual std::string summary() const = 0;       // precision, lowering, oneDNN implementations
+  std::string load_note() const override { return fused() ? std::string() : summary(); }
 };
 
 // True when the CPU computes bf16 natively (oneDNN's effective ISA has AVX512-BF16 or AMX).

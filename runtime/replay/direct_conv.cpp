@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/per_thread_scratch.hpp"
+
 namespace taconite::replay {
 
 namespace {
@@ -80,9 +82,10 @@ void direct_conv(const ConvGeometry& g, std::span<const float> planar, std::span
 
   const int blocks = g.out_channels / 8;
   const std::size_t plane = static_cast<std::size_t>(g.h) * g.w;
+  PerThreadScratch<float> scratch(threads, static_cast<std::size_t>(8) * g.w);
 #pragma omp parallel num_threads(std::max(threads, 1))
   {
-    std::vector<float> row_out(static_cast<std::size_t>(8) * g.w);
+    const std::span<float> row_out = scratch.mine();
 #pragma omp for collapse(2) schedule(static)
     for (int ob = 0; ob < blocks; ++ob)
       for (int y = 0; y < g.h; ++y) {

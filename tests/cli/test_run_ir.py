@@ -131,6 +131,11 @@ class RunIrTest(unittest.TestCase):
         report = json.loads(result.stdout)
         self.assertEqual(report["result"], "MISMATCH")
         self.assertLess(report["cosine"]["recorder"], -0.99)
+        self.assertIn("weight packing differs from the assumed layout", result.stderr)
+        text = run([RUN_IR18, "--backend", "cpu-reference", tampered])
+        self.assertEqual(text.returncode, 3)
+        self.assertIn("RESULT: MISMATCH", text.stdout)
+        self.assertIn("diagnostic:", text.stdout)
 
     def test_image_equals_raw_input_and_output_file(self):
         bundle = make_bundle("ir-tiny")

@@ -179,6 +179,27 @@ TEST(Plan, ByteOrderMarkBeforeTheFirstRecordIsIgnored) {
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
 }
 
+// A moved-from embedder must not crash: embed calls give an Input error, accessors empty values.
+TEST(Plan, MovedFromEmbedderFailsCleanly) {
+  const BundleFixture fixture;
+  LoadOptions options;
+  options.backend = "cpu-reference";
+  auto loaded = IrEmbedder::load(fixture.dir(), options);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  IrEmbedder first = std::move(loaded.value());
+  IrEmbedder second = std::move(first);
+  auto recorded = first.embed_recorded();  // NOLINT(bugprone-use-after-move): the point of the test
+  ASSERT_FALSE(recorded.ok());
+  EXPECT_EQ(recorded.error().kind, ErrorKind::Input);
+  EXPECT_NE(recorded.error().message.find("moved from"), std::string::npos);
+  EXPECT_FALSE(first.embed_batch({}).ok());
+  EXPECT_EQ(first.embed_dim(), 0);
+  EXPECT_EQ(first.backend(), "");
+  EXPECT_TRUE(first.diagnostics().empty());
+  EXPECT_TRUE(first.reference_f32("head.b2").empty());
+  EXPECT_TRUE(second.embed_recorded().ok());
+}
+
 TEST(Plan, UnknownBackendIsADeviceErrorListingTheCompiledOnes) {
   const BundleFixture fixture;
   LoadOptions options;

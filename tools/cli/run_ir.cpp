@@ -64,7 +64,7 @@ int run(const cli::CliOptions& options) {
   report.backend_reason = engine.backend_reason();
   report.conv_dispatches = engine.num_conv_dispatches();
   report.embedding_dim = engine.embed_dim();
-  if (!engine.diagnostics().empty()) report.diagnostics = engine.diagnostics().front();
+  report.diagnostics = engine.diagnostics();
 
   // The caller's face, when one is given, is what gets timed and written.
   std::optional<cli::OwnedFace> face;
@@ -84,6 +84,9 @@ int run(const cli::CliOptions& options) {
   Result<Embedding> replay = face ? engine.embed_recorded() : std::move(timed.value());
   if (!replay) return report_error(options.program, replay.error());
   report.cos_recorder = cosine_with(engine, "ref.npu_embedding", replay.value());
+  const bool cpu_backend = report.backend == "cpu" || report.backend == "cpu-reference";
+  if (cpu_backend && report.cos_recorder && *report.cos_recorder < cli::kPackingThreshold)
+    report.diagnostics.emplace_back(cli::kPackingMismatch);
   report.cos_cpu_reference = cosine_with(engine, "ref.cpu_embedding", replay.value());
   const std::vector<float> input_chw = engine.reference_f32("ref.input_chw");
   if (!input_chw.empty()) {
@@ -101,6 +104,8 @@ int run(const cli::CliOptions& options) {
 
   const std::string text = options.json ? cli::format_json(report) : cli::format_text(report);
   std::fputs(text.c_str(), stdout);
+  if (options.json)  // the JSON object has a fixed shape; diagnostics go to stderr
+    for (const std::string& line : report.diagnostics) std::fprintf(stderr, "%s: %s\n", options.program.c_str(), line.c_str());
   return report.matches() ? kExitOk : kExitMismatch;
 }
 

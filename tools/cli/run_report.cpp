@@ -61,7 +61,7 @@ std::string format_text(const RunReport& r) {
       << "cosine(replay, recorder):    " << text_cosine(r.cos_recorder, "no ref.npu_embedding") << '\n'
       << "cosine(embed() API, replay): " << text_cosine(r.cos_embed_api, "no ref.input_chw") << '\n'
       << "cosine(replay, CPU ref):     " << text_cosine(r.cos_cpu_reference, "no ref.cpu_embedding") << '\n';
-  if (r.diagnostics) out << "diagnostic:                  " << *r.diagnostics << '\n';
+  for (const std::string& line : r.diagnostics) out << "diagnostic:                  " << line << '\n';
   out << "RESULT: " << r.result();
   if (!r.any_reference()) out << " (the bundle has no reference tensors)";
   out << '\n';

@@ -3,10 +3,15 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace taconite::cli {
 
 inline constexpr double kMatchThreshold = 0.99;
+// Spec §5.3: a CPU replay below this against ref.npu_embedding means the packing assumption is wrong.
+inline constexpr double kPackingThreshold = 0.999;
+inline constexpr const char* kPackingMismatch =
+    "CPU replay disagrees with the recorded NPU embedding: the bundle's weight packing differs from the assumed layout";
 
 struct RunReport {
   std::string model;
@@ -20,7 +25,7 @@ struct RunReport {
   std::optional<double> cos_recorder;       // replay vs ref.npu_embedding
   std::optional<double> cos_embed_api;      // embed(ref.input_chw) vs replay
   std::optional<double> cos_cpu_reference;  // replay vs ref.cpu_embedding
-  std::optional<std::string> diagnostics;
+  std::vector<std::string> diagnostics;
 
   bool any_reference() const { return cos_recorder || cos_embed_api || cos_cpu_reference; }
   bool matches() const;  // every available cosine > kMatchThreshold

@@ -2,7 +2,8 @@
 // 512-d embeddings many times.
 //
 // Contract: an IrEmbedder is movable, not copyable, and NOT safe for concurrent calls: use one
-// per thread, or share one behind a mutex or a single worker thread. The library never prints
+// per thread, or share one behind a mutex or a single worker thread. On a moved-from IrEmbedder
+// the embed calls return an Input error and the accessors return empty values. The library never prints
 // (except TACONITE_TIMING=1 statistics on stderr at destruction), never aborts, never exits,
 // and no exception escapes these calls.
 #pragma once
@@ -61,6 +62,8 @@ using Embedding = std::vector<float>;  // raw (not L2-normalised) head output, e
 
 class TACONITE_API IrEmbedder {
  public:
+  struct Impl;  // private state (defined in the library)
+
   // Maps and validates every record of the bundle and prepares the backend. Errors: Io, Bundle
   // (names manifest.txt:<line> or tensors.txt:<line>), Device (backend unavailable or failed).
   static Result<IrEmbedder> load(const std::filesystem::path& bundle_dir, const LoadOptions& options = {});
@@ -98,7 +101,6 @@ class TACONITE_API IrEmbedder {
   const std::vector<std::string>& diagnostics() const;
 
  private:
-  struct Impl;
   explicit IrEmbedder(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
