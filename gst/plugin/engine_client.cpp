@@ -10,7 +10,7 @@ namespace taconite::gst {
 
 namespace {
 
-// One IrEmbedder owned by the client; only the element's streaming thread calls embed().
+// One IrEmbedder owned by the client; only the shared engine's worker thread calls embed().
 class PrivateEngineClient final : public EngineClient {
  public:
   explicit PrivateEngineClient(IrEmbedder embedder) : embedder_(std::move(embedder)) {

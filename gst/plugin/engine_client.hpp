@@ -61,12 +61,12 @@ class EngineClient {
 // opener installed with set_engine_opener, else a private IrEmbedder) when none is alive.
 Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& request);
 
-// Replaces how the engine behind the shared engines is opened, process-wide (tests install fake
-// or slow engines); an empty function restores the default. Takes effect at the next
-// READY->PAUSED; engines opened before keep serving the elements that use them.
 // The live shared engine for `request` (opened by the current opener), or nullptr; for tests.
 std::shared_ptr<SharedEngine> find_shared_engine(const EngineRequest& request);
 
+// Replaces how the engine behind the shared engines is opened, process-wide (tests install fake
+// or slow engines); an empty function restores the default. Takes effect at the next
+// READY->PAUSED; engines opened before keep serving the elements that use them.
 using EngineOpener = std::function<Result<std::unique_ptr<EngineClient>>(const EngineRequest&)>;
 void set_engine_opener(EngineOpener opener);
 

@@ -787,6 +787,8 @@ static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mod
     std::lock_guard<std::mutex> guard(q->lock);
     queue_set_flushing_locked(q);
   }
+  // As on FLUSH_START: do not wait behind other streams' batches in the shared engine.
+  if (self->stream->engine) self->stream->engine->cancel();
   const gboolean stopped = gst_pad_stop_task(pad);  // joins the task
   std::lock_guard<std::mutex> guard(q->lock);
   queue_clear_locked(q);
@@ -802,18 +804,20 @@ static gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   GstClockTime min = 0, max = GST_CLOCK_TIME_NONE;
   gst_query_parse_latency(query, &live, &min, &max);
   // The processing time (with 5 % headroom) delays every buffer; the queue can hold max-queued
-  // more frames.
+  // more frames (kSkipQueueFactor times that with leaky=skip). Without a frame rate the queue's
+  // span is unknown, so the maximum is unbounded, as `queue` reports it.
   const GstClockTime ours = self->counters->reported_latency.load() * 105 / 100;
-  GstClockTime queue_span = 0;
   GST_OBJECT_LOCK(self);
   const GstVideoInfo info = self->stream->info;
   const bool have_info = self->stream->have_info;
+  const guint factor = self->settings->leaky == LeakyMode::Skip ? kSkipQueueFactor : 1;
   GST_OBJECT_UNLOCK(self);
-  if (have_info && GST_VIDEO_INFO_FPS_N(&info) > 0)
-    queue_span = gst_util_uint64_scale(self->max_queued.load() * GST_SECOND, GST_VIDEO_INFO_FPS_D(&info),
-                                       GST_VIDEO_INFO_FPS_N(&info));
   min += ours;
-  if (GST_CLOCK_TIME_IS_VALID(max)) max += ours + queue_span;
+  if (have_info && GST_VIDEO_INFO_FPS_N(&info) > 0 && GST_CLOCK_TIME_IS_VALID(max))
+    max += ours + gst_util_uint64_scale(self->max_queued.load() * factor * GST_SECOND, GST_VIDEO_INFO_FPS_D(&info),
+                                        GST_VIDEO_INFO_FPS_N(&info));
+  else
+    max = GST_CLOCK_TIME_NONE;
   GST_DEBUG_OBJECT(self, "latency: live %d min %" GST_TIME_FORMAT " max %" GST_TIME_FORMAT " (ours %" GST_TIME_FORMAT ")",
                    live, GST_TIME_ARGS(min), GST_TIME_ARGS(max), GST_TIME_ARGS(ours));
   gst_query_set_latency(query, live, min, max);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "scoped_env.hpp"
@@ -181,6 +183,38 @@ TEST_F(BundleReplayTest, InterruptedCallsAreRetriedTransparently) {
 }
 
 TEST_F(BundleReplayTest, EndlessInterruptions) { expect_fault_then_recovery({.eintr = 100000}, "failed: EINTR"); }
+
+}  // namespace
+}  // namespace taconite
+
+namespace taconite {
+namespace {
+
+// Kernel files are checked at load, so a forward never fails on bundle content and `auto` moves
+// on to the CPU instead of picking an NPU backend that would fail on every face.
+TEST_F(BundleReplayTest, BrokenKernelFilesAreRefusedAtLoad) {
+  ASSERT_FALSE(tiny_.empty()) << "TACONITE_TEST_IR_TINY not set";
+  const std::filesystem::path copy = std::filesystem::temp_directory_path() / "taconite-broken-kernels";
+  std::filesystem::remove_all(copy);
+  std::filesystem::copy(tiny_, copy, std::filesystem::copy_options::recursive);
+  for (const auto& file : std::filesystem::directory_iterator(copy / "kernels"))
+    if (file.path().extension() == ".xclbin") {
+      std::ofstream(file.path(), std::ios::trunc) << "not an xclbin";
+      break;
+    }
+  LoadOptions options;
+  options.backend = "npu-direct";
+  const Result<IrEmbedder> direct = IrEmbedder::load(copy, options);
+  ASSERT_FALSE(direct.ok());
+  EXPECT_EQ(direct.error().kind, ErrorKind::Device);
+  EXPECT_NE(direct.error().message.find(".xclbin"), std::string::npos) << direct.error().message;
+  options.backend = "auto";
+  Result<IrEmbedder> fallback = IrEmbedder::load(copy, options);
+  ASSERT_TRUE(fallback.ok()) << fallback.error().message;
+  EXPECT_NE(fallback.value().backend(), "npu-direct");
+  EXPECT_NE(fallback.value().backend_reason().find("npu-direct unavailable"), std::string::npos);
+  std::filesystem::remove_all(copy);
+}
 
 }  // namespace
 }  // namespace taconite

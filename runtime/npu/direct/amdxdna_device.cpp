@@ -96,7 +96,7 @@ int AmdxdnaDevice::ioctl_status(unsigned long request, void* arg) {
   for (int attempt = 0;; ++attempt) {
     if (seam_->ioctl(fd_, request, arg) == 0) return 0;
     const int error = errno;
-    if ((error != EINTR && error != EAGAIN) || attempt == kMaxEintrRetries) return error;
+    if (error != EINTR || attempt == kMaxEintrRetries) return error;  // only a signal is worth a retry
   }
 }
 
@@ -134,10 +134,11 @@ void* AmdxdnaDevice::map_bo(std::uint32_t handle, std::size_t size) {
 
 void AmdxdnaDevice::unmap(void* address, std::size_t size) noexcept { seam_->munmap(address, size); }
 
-std::byte* AmdxdnaDevice::heap_host(std::uint64_t xdna_addr) const {
-  if (xdna_addr < heap_xdna_addr_ || xdna_addr >= heap_xdna_addr_ + uapi::kHeapSize)
-    fail(ErrorKind::Device, "npu-direct: DEV BO device address " + hex(xdna_addr) + " is outside the device heap at " +
-                                hex(heap_xdna_addr_));
+std::byte* AmdxdnaDevice::heap_host(std::uint64_t xdna_addr, std::size_t size) const {
+  // The whole BO, not just its start, must lie in the mapped heap: it is written through this pointer.
+  if (xdna_addr < heap_xdna_addr_ || size > uapi::kHeapSize || xdna_addr - heap_xdna_addr_ > uapi::kHeapSize - size)
+    fail(ErrorKind::Device, "npu-direct: DEV BO at device address " + hex(xdna_addr) + " (" + std::to_string(size) +
+                                " bytes) is outside the device heap at " + hex(heap_xdna_addr_));
   return heap_ + (xdna_addr - heap_xdna_addr_);
 }
 
@@ -147,7 +148,7 @@ DeviceBo::DeviceBo(AmdxdnaDevice& device, uapi::BoType type, std::size_t size)
   try {
     if (type == uapi::kBoDev) {
       device_address_ = device.bo_info(handle_).xdna_addr;
-      host_ = device.heap_host(device_address_);
+      host_ = device.heap_host(device_address_, size_);
     } else {
       host_ = static_cast<std::byte*>(device.map_bo(handle_, size));
       mapped_ = true;

@@ -34,7 +34,7 @@ class AmdxdnaDevice {
   void unmap(void* address, std::size_t size) noexcept;
 
   // Host address of a device-heap (DEV BO) device address.
-  std::byte* heap_host(std::uint64_t xdna_addr) const;
+  std::byte* heap_host(std::uint64_t xdna_addr, std::size_t size) const;
 
   const uapi::AieMetadata& aie_metadata() const { return metadata_; }
   const std::optional<uapi::FirmwareVersion>& firmware_version() const { return firmware_; }

@@ -47,6 +47,11 @@ std::string where(const plan::KernelContext& context) {
 
 }  // namespace
 
+void check_context_files(const plan::KernelContext& context) {
+  (void)read_xclbin(context.xclbin);
+  (void)read_instruction_stream(context.insts);
+}
+
 DirectContext::DirectContext(AmdxdnaDevice& device, const plan::KernelContext& context, const NpuSettings& settings)
     : device_(device) {
   // Files first: a bad xclbin must not cost a hardware-context slot.
@@ -103,21 +108,26 @@ DirectContext::DirectContext(AmdxdnaDevice& device, const plan::KernelContext& c
 }
 
 DirectContext::~DirectContext() {
-  if (run_abandoned_) destroy_hwctx();  // first: the job may still hold the buffers
+  if (run_abandoned_ && !destroy_hwctx()) {
+    // The firmware may still own the timed-out command: never free its buffers (spec §8.6).
+    (void)command_.release();
+    (void)instructions_.release();
+  }
   command_.reset();
   instructions_.reset();
   destroy_hwctx();
   pdi_.reset();  // the PDI after the context that was configured with it
 }
 
-void DirectContext::destroy_hwctx() noexcept {
-  if (hwctx_ == 0) return;
+bool DirectContext::destroy_hwctx() noexcept {
+  if (hwctx_ == 0) return true;
   uapi::DestroyHwctx destroy{hwctx_, 0};
-  device_.ioctl_status(uapi::kIoctlDestroyHwctx, &destroy);
+  const bool destroyed = device_.ioctl_status(uapi::kIoctlDestroyHwctx, &destroy) == 0;
   uapi::SyncobjDestroy syncobj{syncobj_, 0};  // the context's syncobj stays ours to destroy
   device_.ioctl_status(uapi::kIoctlSyncobjDestroy, &syncobj);
   hwctx_ = 0;
   syncobj_ = 0;
+  return destroyed;
 }
 
 }  // namespace taconite::npu

@@ -13,6 +13,11 @@
 
 namespace taconite::npu {
 
+// Reads and checks a context's xclbin and instruction stream without touching the device, so
+// load() refuses a bundle whose kernel files are unusable (a forward must not fail on bundle
+// content). Throws Failure(Device) naming the file.
+void check_context_files(const plan::KernelContext& context);
+
 class DirectContext final : public ResidentContext {
  public:
   // Throws ContextRefused when CREATE_HWCTX is refused (the cache may evict and retry),
@@ -26,11 +31,12 @@ class DirectContext final : public ResidentContext {
   const DeviceBo& command() const { return *command_; }
   std::uint32_t ninstr() const { return ninstr_; }
   // A run timed out: the firmware may still own the CMD and argument BOs, so teardown destroys
-  // the hardware context (which waits for/aborts the job) before freeing any buffer.
+  // the hardware context (which waits for/aborts the job) before freeing any buffer, and leaks
+  // the CMD and instruction BOs if that destruction fails (npu-direct.md §8.6, §13 item 7).
   void abandon_in_flight_run() { run_abandoned_ = true; }
 
  private:
-  void destroy_hwctx() noexcept;
+  bool destroy_hwctx() noexcept;  // false when DESTROY_HWCTX failed
 
   AmdxdnaDevice& device_;
   std::uint32_t hwctx_ = 0, syncobj_ = 0;

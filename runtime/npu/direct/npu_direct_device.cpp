@@ -55,6 +55,7 @@ class NpuDirectDevice final : public replay::ConvDevice {
         settings_(settings),
         device_(make_driver_seam(), settings.device_path),
         cache_(settings.context_cache_capacity, timing_.stats()) {
+    for (const plan::KernelContext& context : plan.contexts) check_context_files(context);
     input_ = std::make_unique<DeviceBo>(device_, uapi::kBoShare, align_up(elements_bytes(std::max<std::size_t>(plan.max_slice_elements, 1))));
     output_ = std::make_unique<DeviceBo>(device_, uapi::kBoShare, align_up(elements_bytes(std::max<std::size_t>(plan.max_dispatch_elements, 1))));
     // Weights never change: each conv's packed weights go into their own SHARE BO once, so a
