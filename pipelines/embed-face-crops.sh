@@ -12,7 +12,6 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
-build="${BUILD_DIR:-$root/build}"
 bundle=""
 backend="auto"
 images=()
@@ -25,20 +24,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-plugin_dir="$build/gst/plugin"
-if [ ! -f "$plugin_dir/libgsttaconite.so" ]; then
-  echo "error: $plugin_dir/libgsttaconite.so not found; build first (meson setup $build && ninja -C $build)" >&2
-  exit 1
-fi
-export GST_PLUGIN_PATH="$plugin_dir${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+# shellcheck source=pipelines/common.sh
+. "$here/common.sh"
 
-if [ -z "$bundle" ]; then
-  bundle="${TMPDIR:-/tmp}/taconite-ir-tiny-bundle"
-  if [ ! -f "$bundle/manifest.txt" ]; then
-    echo "writing a synthetic IR-tiny test bundle to $bundle (meaningless identities)" >&2
-    "$build/tools/taconite-mkbundle" --model ir-tiny --out "$bundle" --force >&2
-  fi
-fi
+bundle="$(bundle_or_test_bundle "$bundle")"
 
 if [ ${#images[@]} -eq 0 ]; then
   astronaut=/usr/lib/python3/dist-packages/skimage/data/astronaut.png

@@ -8,7 +8,6 @@ The embedding is read from the element's bus message (python3-gst-1.0); see docs
 Usage: embed_face_crops.py --bundle DIR [--backend NAME] IMAGE[:left,top,width,height] ...
 """
 import argparse
-import array
 import math
 import sys
 
@@ -17,26 +16,7 @@ import gi
 gi.require_version("Gst", "1.0")
 from gi.repository import GLib, Gst  # noqa: E402
 
-
-def embedding_from_face(face):
-    """The face structure's embedding: GBytes of little-endian float32 (array('f') on x86/ARM LE)."""
-    values = array.array("f")
-    values.frombytes(face.get_value("embedding").get_data())
-    if sys.byteorder != "little":
-        values.byteswap()
-    return values
-
-
-def image_size(image):
-    """Width and height of a decoded image (prerolls a tiny pipeline)."""
-    pipeline = Gst.parse_launch(f'filesrc location="{image}" ! decodebin ! fakesink name=sink')
-    pipeline.set_state(Gst.State.PAUSED)
-    if pipeline.get_state(Gst.CLOCK_TIME_NONE)[0] == Gst.StateChangeReturn.FAILURE:
-        pipeline.set_state(Gst.State.NULL)
-        raise RuntimeError(f"{image}: cannot decode")
-    caps = pipeline.get_by_name("sink").get_static_pad("sink").get_current_caps().get_structure(0)
-    pipeline.set_state(Gst.State.NULL)
-    return caps.get_value("width"), caps.get_value("height")
+from taconite_messages import embedding_from_face, image_size  # noqa: E402
 
 
 def pipeline_for(image, box, bundle, backend):

@@ -17,7 +17,6 @@ Usage: faces_to_jsonl.py --bundle DIR [--backend NAME] [--cameras N] [--seconds 
                          [VIDEO ...]
 """
 import argparse
-import array
 import json
 import sys
 import time
@@ -27,6 +26,8 @@ import gi
 gi.require_version("Gst", "1.0")
 from gi.repository import GLib, Gst  # noqa: E402
 
+from taconite_messages import embedding_from_face, image_size  # noqa: E402
+
 PHOTOS = [
     "/usr/lib/python3/dist-packages/skimage/data/astronaut.png",   # 512x512, face ~97x97 at (175,64)
     "/usr/share/doc/opencv-doc/examples/data/messi5.jpg",         # 548x342, face ~38x38 at (226,94)
@@ -35,14 +36,6 @@ FPS = 10
 # Face boxes need only facedetect's "profile" cascade (opencv-data); it logs that its optional
 # nose/mouth/eye-pair cascades are missing, which does not matter here.
 FACEDETECT = "facedetect display=false"
-
-
-def embedding_values(face):
-    values = array.array("f")
-    values.frombytes(face.get_value("embedding").get_data())
-    if sys.byteorder != "little":
-        values.byteswap()
-    return values
 
 
 def photo_source(index, photo, seconds):
@@ -86,17 +79,6 @@ class MovingWindow:
         return Gst.PadProbeReturn.OK
 
 
-def image_size(path):
-    pipeline = Gst.parse_launch(f'filesrc location="{path}" ! decodebin ! fakesink name=sink')
-    pipeline.set_state(Gst.State.PAUSED)
-    if pipeline.get_state(Gst.CLOCK_TIME_NONE)[0] == Gst.StateChangeReturn.FAILURE:
-        pipeline.set_state(Gst.State.NULL)
-        raise RuntimeError(f"{path}: cannot decode")
-    s = pipeline.get_by_name("sink").get_static_pad("sink").get_current_caps().get_structure(0)
-    pipeline.set_state(Gst.State.NULL)
-    return s.get_value("width"), s.get_value("height")
-
-
 def run(args, out):
     videos = args.videos
     cameras = len(videos) if videos else args.cameras
@@ -136,7 +118,7 @@ def run(args, out):
             frame = frames[stream]
             frames[stream] += 1
             for face in s.get_value("faces"):
-                values = embedding_values(face)
+                values = embedding_from_face(face)
                 if len(values) == 0:
                     continue  # not embedded (skipped under load)
                 faces += 1
