@@ -2,30 +2,17 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 #include "common/failure.hpp"
 #include "npu/direct/cache_maintenance.hpp"
 #include "npu/direct/driver_error.hpp"
 #include "npu/direct/xclbin.hpp"
+#include "npu/kernel_files.hpp"
 
 namespace taconite::npu {
 
 namespace {
-
-std::vector<std::byte> read_instruction_stream(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::Device, path.string() + ": cannot open the instruction stream");
-  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (raw.empty() || raw.size() % 4 != 0)
-    fail(ErrorKind::Device, path.string() + ": instruction stream is " + std::to_string(raw.size()) +
-                                " bytes; expected a non-zero multiple of 4 (32-bit words)");
-  std::vector<std::byte> bytes(raw.size());
-  std::memcpy(bytes.data(), raw.data(), raw.size());
-  return bytes;
-}
 
 // After a refusal: how many contexts the device runs now, all processes together (spec §13 item
 // 8). Empty when the driver has no GET_ARRAY (older kernels answer EINVAL).

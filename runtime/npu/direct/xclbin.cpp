@@ -1,12 +1,13 @@
 #include "npu/direct/xclbin.hpp"
 
+#include "npu/kernel_files.hpp"
+
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <string>
 
 #include "common/failure.hpp"
+#include "npu/kernel_files.hpp"
 
 namespace taconite::npu {
 
@@ -125,11 +126,8 @@ XclbinPartition parse_xclbin(std::span<const std::byte> file, const std::filesys
 }
 
 XclbinPartition read_xclbin(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::Device, path.string() + ": cannot open the xclbin");
-  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail(ErrorKind::Device, path.string() + ": read error");
-  return parse_xclbin(std::as_bytes(std::span<const char>(raw)), path);
+  const std::vector<std::byte> raw = read_kernel_file(path, "xclbin");
+  return parse_xclbin(raw, path);
 }
 
 }  // namespace taconite::npu

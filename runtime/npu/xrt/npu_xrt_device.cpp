@@ -8,12 +8,11 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
-#include <fstream>
-#include <iterator>
 #include <unordered_map>
 #include <vector>
 
 #include "npu/context_cache.hpp"
+#include "npu/kernel_files.hpp"
 #include "npu/npu_settings.hpp"
 #include "npu/npu_stats.hpp"
 #endif
@@ -46,21 +45,12 @@ auto guarded(const std::string& step, F&& body) -> decltype(body()) {
   }
 }
 
-std::vector<char> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::Device, path.string() + ": cannot open");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // One resident context: registered xclbin, hardware context, kernel, instruction BO. Members are
 // declared so that destruction releases instruction BO and kernel before the context (§5).
 class XrtContext final : public ResidentContext {
  public:
   XrtContext(xrt::device& device, const plan::KernelContext& context, const NpuSettings& settings) {
-    const std::vector<char> insts = read_file(context.insts);
-    if (insts.empty() || insts.size() % 4 != 0)
-      fail(ErrorKind::Device, context.insts.string() + ": instruction stream is " + std::to_string(insts.size()) +
-                                  " bytes; expected a non-zero multiple of 4");
+    const std::vector<std::byte> insts = read_instruction_stream(context.insts);
     const std::string where = "loading " + context.xclbin.string();
     xrt::xclbin xclbin = guarded(where + " (xrt::xclbin)", [&] { return xrt::xclbin(context.xclbin.string()); });
     std::string name = context.kernel_name;

@@ -1,0 +1,29 @@
+#include "npu/kernel_files.hpp"
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "common/failure.hpp"
+
+namespace taconite::npu {
+
+std::vector<std::byte> read_kernel_file(const std::filesystem::path& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) fail(ErrorKind::Device, path.string() + ": cannot open the " + std::string(what));
+  std::vector<std::byte> bytes(static_cast<std::size_t>(in.tellg()));
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!in) fail(ErrorKind::Device, path.string() + ": read error in the " + std::string(what));
+  return bytes;
+}
+
+std::vector<std::byte> read_instruction_stream(const std::filesystem::path& path) {
+  std::vector<std::byte> bytes = read_kernel_file(path, "instruction stream");
+  if (bytes.empty() || bytes.size() % 4 != 0)
+    fail(ErrorKind::Device, path.string() + ": instruction stream is " + std::to_string(bytes.size()) +
+                                " bytes; expected a non-zero multiple of 4 (32-bit words)");
+  return bytes;
+}
+
+}  // namespace taconite::npu

@@ -1,0 +1,17 @@
+// Reading a context's kernel files (xclbin, instruction stream) for both NPU paths.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+namespace taconite::npu {
+
+// The whole file; throws Failure(Device) naming the file and `what` it is when unreadable.
+std::vector<std::byte> read_kernel_file(const std::filesystem::path& path, std::string_view what);
+
+// An instruction stream (insts.bin): raw 32-bit words, so a non-zero multiple of 4 bytes.
+std::vector<std::byte> read_instruction_stream(const std::filesystem::path& path);
+
+}  // namespace taconite::npu
