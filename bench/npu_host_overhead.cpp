@@ -35,6 +35,14 @@ class TimedDevice final : public taconite::replay::ConvDevice {
     inner_->run(d);
     seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
   }
+  // Forwarded so the replay slices into and reads from npu-direct's argument buffers as it does
+  // without the wrapper.
+  std::span<taconite::numerics::bf16_t> staging_input(std::size_t elements) override {
+    return inner_->staging_input(elements);
+  }
+  std::span<taconite::numerics::bf16_t> staging_output(std::size_t elements) override {
+    return inner_->staging_output(elements);
+  }
 
  private:
   std::unique_ptr<ConvDevice> inner_;

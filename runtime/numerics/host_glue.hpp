@@ -1,10 +1,11 @@
 // The host-side operations between NPU dispatches, with the exact numerics of spec §4.1 / §5.1
 // / §6. Buffers are tiled bf16 [h][c/8][w][8]. Compiled with -ffp-contract=off (no FMA), so the
-// results are bit-exact with the reference implementation. `threads` bounds OpenMP parallelism.
+// results are bit-exact with the reference implementation.
 #pragma once
 
 #include <cstddef>
 #include <span>
+#include <vector>
 
 #include "numerics/bf16.hpp"
 
@@ -15,33 +16,55 @@ struct TiledShape {
   std::size_t elements() const { return static_cast<std::size_t>(c) * h * w; }
 };
 
+// Every operation below is single-threaded and elementwise along image rows, so a band of rows
+// [y0, y1) of a tiled buffer is itself a tiled buffer (c, y1-y0, w) at element offset y0*c*w: the
+// replay executor parallelises and fuses them band by band.
+
 // out = bf16(x*scale[c] + shift[c]); in and out may be the same buffer.
 void affine(std::span<const bf16_t> in, std::span<bf16_t> out, TiledShape shape, std::span<const bf16_t> scale,
-            std::span<const bf16_t> shift, int threads);
+            std::span<const bf16_t> shift);
 // t = bf16(x+bias[c]); x = bf16(t<0 ? alpha[c]*t : t), in place.
-void prelu_bias(std::span<bf16_t> buf, TiledShape shape, std::span<const bf16_t> alpha, std::span<const bf16_t> bias,
-                int threads);
+void prelu_bias(std::span<bf16_t> buf, TiledShape shape, std::span<const bf16_t> alpha, std::span<const bf16_t> bias);
 // x = bf16(x+bias[c]), in place.
-void bias(std::span<bf16_t> buf, TiledShape shape, std::span<const bf16_t> bias, int threads);
-// out = bf16(a+b); out may alias a or b.
-void add(std::span<const bf16_t> a, std::span<const bf16_t> b, std::span<bf16_t> out, std::size_t elements, int threads);
-// out(c, y, x) = in(c, s*y, s*x) with out dims (c, h/s, w/s). in and out must not overlap.
+void bias(std::span<bf16_t> buf, TiledShape shape, std::span<const bf16_t> bias);
+// out = bf16(a+b) over out.size() elements; out may alias a or b.
+void add(std::span<const bf16_t> a, std::span<const bf16_t> b, std::span<bf16_t> out);
+// out(c, y, x) = in(c, s*y, s*x) with out dims (c, h/s, w/s). out is either `in` itself (in
+// place) or does not overlap it.
 void subsample(std::span<const bf16_t> in, std::span<bf16_t> out, TiledShape in_shape, int stride);
 
 // Copies channel groups c0 .. c0+icg/8-1 of `in` into a [h][icg/8][wp][8] slice; columns >= w are zero.
 void slice_channel_groups(std::span<const bf16_t> in, TiledShape in_shape, int c0, int icg, int wp,
                           std::span<bf16_t> slice);
-// acc (+)= f32(dispatch); with `first` the accumulator starts from zero.
-void accumulate(std::span<const bf16_t> dispatch, std::span<float> acc, bool first, int threads);
-// Crops the padded width owp to ow and rounds to bf16: acc [h][oc/8][owp][8] -> out [h][oc/8][ow][8].
-void finish_conv(std::span<const float> acc, int oc, int oh, int ow, int owp, std::span<bf16_t> out);
-// The same for a conv of one record: crop the dispatch output directly. Equal bit for bit to
-// accumulate(first) + finish_conv (a bf16 value survives f32 and back; NaNs become 0x7fc0).
-void crop_single_dispatch(std::span<const bf16_t> dispatch, int oc, int oh, int ow, int owp, std::span<bf16_t> out);
+// A conv record that is not its conv's last: acc (+)= f32(dispatch); `first` starts from zero.
+void accumulate(std::span<const bf16_t> dispatch, std::span<float> acc, bool first);
+// A conv's last record: out = bf16(acc + f32(dispatch)), cropping the padded width owp to ow:
+// [oh][oc/8][owp][8] -> [oh][oc/8][ow][8]. An empty acc means the conv had one record:
+// out = bf16(f32(dispatch)) (a canonical copy: NaNs become 0x7fc0).
+void finish_conv(std::span<const float> acc, std::span<const bf16_t> dispatch, int oc, int oh, int ow, int owp,
+                 std::span<bf16_t> out);
 
-// e[j] = b2[j] + sum_i x[i]*bT[i*n+j], x the tiled input read channel-major (i = (ch*h+y)*w+x).
-void head(std::span<const bf16_t> in, TiledShape shape, std::span<const bf16_t> weights_t,
-          std::span<const float> bias, std::size_t n, std::span<float> out, int threads);
+// The head's bT [k][n] regrouped once into column blocks of kBlock, each [k][kBlock] contiguous
+// (columns >= n zero): a thread streams its blocks front to back instead of striding n apart
+// across 25 MB, which made the head TLB-bound.
+class HeadWeights {
+ public:
+  static constexpr std::size_t kBlock = 64;
+  HeadWeights(std::span<const bf16_t> weights_t, std::size_t k, std::size_t n);
+  std::size_t k() const { return k_; }
+  std::size_t n() const { return n_; }
+  std::size_t blocks() const { return blocks_; }
+  const bf16_t* block(std::size_t b) const { return data_.data() + b * k_ * kBlock; }
+
+ private:
+  std::size_t k_, n_, blocks_;
+  std::vector<bf16_t> data_;
+};
+
+// e[j] = b2[j] + sum_i x[i]*bT[i*n+j] summed in order of i, x the tiled input read channel-major
+// (i = (ch*h+y)*w+x).
+void head(std::span<const bf16_t> in, TiledShape shape, const HeadWeights& weights, std::span<const float> bias,
+          std::span<float> out, int threads);
 
 // The caller's CHW f32 image (channels <= shape.c) -> bf16 (RNE), tiled, missing channels zero.
 void tile_input(std::span<const float> chw, int channels, TiledShape shape, std::span<bf16_t> tiled);

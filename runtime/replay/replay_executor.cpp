@@ -1,9 +1,11 @@
 #include "replay/replay_executor.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "numerics/host_glue.hpp"
+#include "replay/fused_units.hpp"
 
 namespace taconite::replay {
 
@@ -14,91 +16,152 @@ using numerics::TiledShape;
 
 TiledShape shape_of(const plan::Dims& d) { return {d.c, d.h, d.w}; }
 
+// Below this many elements a parallel region costs more than it saves.
+constexpr std::size_t kParallelThreshold = 1 << 15;
+
+// Image rows [y0, y1): the unit of the executor's parallel, fused loops.
+struct Band {
+  std::size_t y0, y1;
+  std::size_t rows() const { return y1 - y0; }
+};
+
+// The band's part of a tiled buffer with `row_elements` elements per image row.
+template <typename T>
+std::span<T> band_of(std::span<T> buffer, Band band, std::size_t row_elements) {
+  return buffer.subspan(band.y0 * row_elements, band.rows() * row_elements);
+}
+
 class ReplayExecutor final : public Executor {
  public:
   ReplayExecutor(const plan::Plan& plan, std::unique_ptr<ConvDevice> device, int threads)
-      : plan_(plan), device_(std::move(device)), threads_(threads) {
+      : plan_(plan), device_(std::move(device)), threads_(threads), units_(group_replay_units(plan)) {
     slots_.reserve(plan.slot_elements.size());
     for (std::size_t elements : plan.slot_elements) slots_.emplace_back(elements);
     slice_.resize(plan.max_slice_elements);
     dispatch_out_.resize(plan.max_dispatch_elements);
     accumulator_.resize(plan.max_dispatch_elements);
+    const plan::HeadStep& head = plan.head();
+    head_weights_.emplace(head.weights_t, head.k, head.n);
   }
 
   std::string backend() const override { return device_->name(); }
 
   std::vector<float> forward(std::span<const bf16_t> input) override {
     std::vector<float> embedding(static_cast<std::size_t>(plan_.embed_dim));
-    for (const plan::Step& step : plan_.steps) std::visit([&](const auto& s) { run(s, input, embedding); }, step);
+    for (const ReplayUnit& unit : units_) {
+      const plan::Step& first = plan_.steps[unit.first];
+      if (!unit.banded) {
+        std::visit([&](const auto& s) { run(s, input, embedding); }, first);
+        continue;
+      }
+      if (const auto* conv = std::get_if<plan::ConvStep>(&first)) dispatch(*conv);
+      for_each_band(unit.dims.h, unit.dims.elements(), [&](Band band) {
+        for (std::size_t i = unit.first; i < unit.end; ++i)
+          std::visit([&](const auto& s) { run_band(s, band); }, plan_.steps[i]);
+      });
+    }
     return embedding;
   }
 
  private:
   std::span<bf16_t> slot(plan::Slot s, std::size_t elements) { return {slots_[static_cast<std::size_t>(s)].data(), elements}; }
-
-  void run(const plan::InputStep& s, std::span<const bf16_t> input, std::vector<float>&) {
-    std::copy(input.begin(), input.end(), slot(s.buf, s.dims.elements()).begin());
+  std::span<bf16_t> slot_band(plan::Slot s, const plan::Dims& d, Band band) {
+    return band_of(slot(s, d.elements()), band, static_cast<std::size_t>(d.c) * d.w);
   }
 
-  void run(const plan::ConvStep& s, std::span<const bf16_t>, std::vector<float>&) {
+  // Runs fn(band) over bands covering rows [0, h), in parallel when `elements` make it pay.
+  template <typename Fn>
+  void for_each_band(int h, std::size_t elements, Fn&& fn) {
+    const int used = elements < kParallelThreshold ? 1 : std::max(threads_, 1);
+#pragma omp parallel for num_threads(used) schedule(static)
+    for (int y = 0; y < h; ++y) fn(Band{static_cast<std::size_t>(y), static_cast<std::size_t>(y) + 1});
+  }
+
+  // A conv record: slice its input channel groups, run the dispatch, and unless it is the conv's
+  // last record add the output to the accumulator (the last one is finished in its banded unit).
+  void dispatch(const plan::ConvStep& s) {
     const TiledShape in_shape{s.ict, s.h, s.w};
     const std::size_t slice_elements = static_cast<std::size_t>(s.h) * s.icg * s.wp;
     const std::size_t out_elements = static_cast<std::size_t>(s.oh) * s.oc * s.owp;
     std::span<bf16_t> slice = device_->staging_input(slice_elements);
     if (slice.empty()) slice = {slice_.data(), slice_elements};
-    std::span<bf16_t> dispatch_out = device_->staging_output(out_elements);
-    if (dispatch_out.empty()) dispatch_out = {dispatch_out_.data(), out_elements};
-    numerics::slice_channel_groups(slot(s.in, in_shape.elements()), in_shape, s.c0, s.icg, s.wp, slice);
-    device_->run(ConvDispatch{s, plan_.contexts[static_cast<std::size_t>(s.context)], slice, s.weights, dispatch_out});
-    const std::span<bf16_t> out = s.last ? slot(s.out, static_cast<std::size_t>(s.oc) * s.oh * s.ow) : std::span<bf16_t>{};
-    if (s.first && s.last) {  // nothing to sum: skip the f32 accumulator
-      numerics::crop_single_dispatch(dispatch_out, s.oc, s.oh, s.ow, s.owp, out);
-      return;
-    }
+    dispatch_out_span_ = device_->staging_output(out_elements);
+    if (dispatch_out_span_.empty()) dispatch_out_span_ = {dispatch_out_.data(), out_elements};
+
+    const std::span<const bf16_t> in = slot(s.in, in_shape.elements());
+    const std::size_t in_row = static_cast<std::size_t>(s.ict) * s.w, slice_row = static_cast<std::size_t>(s.icg) * s.wp;
+    for_each_band(s.h, slice_elements, [&](Band band) {
+      numerics::slice_channel_groups(band_of(in, band, in_row), {s.ict, static_cast<int>(band.rows()), s.w}, s.c0,
+                                     s.icg, s.wp, band_of(slice, band, slice_row));
+    });
+    device_->run(ConvDispatch{s, plan_.contexts[static_cast<std::size_t>(s.context)], slice, s.weights, dispatch_out_span_});
+    if (s.last) return;
+    const std::size_t out_row = static_cast<std::size_t>(s.oc) * s.owp;
     const std::span<float> acc(accumulator_.data(), out_elements);
-    numerics::accumulate(dispatch_out, acc, s.first, threads_);
-    if (s.last) numerics::finish_conv(acc, s.oc, s.oh, s.ow, s.owp, out);
+    for_each_band(s.oh, out_elements, [&](Band band) {
+      numerics::accumulate(band_of(std::span<const bf16_t>(dispatch_out_span_), band, out_row), band_of(acc, band, out_row),
+                           s.first);
+    });
   }
 
-  void run(const plan::AffineStep& s, std::span<const bf16_t>, std::vector<float>&) {
-    const std::size_t n = s.dims.elements();
-    numerics::affine(slot(s.in, n), slot(s.out, n), shape_of(s.dims), s.scale, s.shift, threads_);
+  // --- Steps replayed whole ---
+  void run(const plan::InputStep& s, std::span<const bf16_t> input, std::vector<float>&) {
+    std::copy(input.begin(), input.end(), slot(s.buf, s.dims.elements()).begin());
   }
 
-  void run(const plan::PreluBiasStep& s, std::span<const bf16_t>, std::vector<float>&) {
-    numerics::prelu_bias(slot(s.buf, s.dims.elements()), shape_of(s.dims), s.alpha, s.bias, threads_);
-  }
-
-  void run(const plan::BiasStep& s, std::span<const bf16_t>, std::vector<float>&) {
-    numerics::bias(slot(s.buf, s.dims.elements()), shape_of(s.dims), s.bias, threads_);
-  }
+  void run(const plan::ConvStep& s, std::span<const bf16_t>, std::vector<float>&) { dispatch(s); }
 
   void run(const plan::SubsampleStep& s, std::span<const bf16_t>, std::vector<float>&) {
-    const std::span<bf16_t> in = slot(s.in, s.dims.elements());
-    const std::size_t out_elements = s.out_dims().elements();
-    if (s.in == s.out) {  // in place: read from a copy
-      scratch_.assign(in.begin(), in.end());
-      numerics::subsample(scratch_, slot(s.out, out_elements), shape_of(s.dims), s.stride);
-    } else {
-      numerics::subsample(in, slot(s.out, out_elements), shape_of(s.dims), s.stride);
-    }
-  }
-
-  void run(const plan::AddStep& s, std::span<const bf16_t>, std::vector<float>&) {
-    const std::size_t n = s.dims.elements();
-    numerics::add(slot(s.a, n), slot(s.b, n), slot(s.out, n), n, threads_);
+    numerics::subsample(slot(s.in, s.dims.elements()), slot(s.out, s.out_dims().elements()), shape_of(s.dims), s.stride);
   }
 
   void run(const plan::HeadStep& s, std::span<const bf16_t>, std::vector<float>& embedding) {
-    numerics::head(slot(s.in, s.dims.elements()), shape_of(s.dims), s.weights_t, s.bias, s.n, embedding, threads_);
+    numerics::head(slot(s.in, s.dims.elements()), shape_of(s.dims), *head_weights_, s.bias, embedding, threads_);
   }
+
+  template <typename ElementwiseStep>  // only ever replayed in banded units
+  void run(const ElementwiseStep&, std::span<const bf16_t>, std::vector<float>&) {}
+
+  // --- Steps replayed band by band ---
+  void run_band(const plan::ConvStep& s, Band band) {  // the last record: finish the conv's output rows
+    const std::size_t out_row = static_cast<std::size_t>(s.oc) * s.owp;
+    const std::span<const float> acc =
+        s.first ? std::span<const float>{} : band_of(std::span<const float>(accumulator_), band, out_row);
+    numerics::finish_conv(acc, band_of(std::span<const bf16_t>(dispatch_out_span_), band, out_row), s.oc,
+                          static_cast<int>(band.rows()), s.ow, s.owp, slot_band(s.out, {s.oc, s.oh, s.ow}, band));
+  }
+
+  void run_band(const plan::AffineStep& s, Band band) {
+    numerics::affine(slot_band(s.in, s.dims, band), slot_band(s.out, s.dims, band), band_shape(s.dims, band), s.scale,
+                     s.shift);
+  }
+
+  void run_band(const plan::PreluBiasStep& s, Band band) {
+    numerics::prelu_bias(slot_band(s.buf, s.dims, band), band_shape(s.dims, band), s.alpha, s.bias);
+  }
+
+  void run_band(const plan::BiasStep& s, Band band) {
+    numerics::bias(slot_band(s.buf, s.dims, band), band_shape(s.dims, band), s.bias);
+  }
+
+  void run_band(const plan::AddStep& s, Band band) {
+    numerics::add(slot_band(s.a, s.dims, band), slot_band(s.b, s.dims, band), slot_band(s.out, s.dims, band));
+  }
+
+  template <typename WholeStep>  // never in a banded unit
+  void run_band(const WholeStep&, Band) {}
+
+  static TiledShape band_shape(const plan::Dims& d, Band band) { return {d.c, static_cast<int>(band.rows()), d.w}; }
 
   const plan::Plan& plan_;
   std::unique_ptr<ConvDevice> device_;
   int threads_;
+  std::vector<ReplayUnit> units_;
   std::vector<std::vector<bf16_t>> slots_;
-  std::vector<bf16_t> slice_, dispatch_out_, scratch_;
+  std::vector<bf16_t> slice_, dispatch_out_;
+  std::span<bf16_t> dispatch_out_span_;  // where the current conv record's dispatch wrote
   std::vector<float> accumulator_;
+  std::optional<numerics::HeadWeights> head_weights_;  // the plan's one head, regrouped at load
 };
 
 }  // namespace

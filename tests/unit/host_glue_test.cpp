@@ -23,7 +23,7 @@ TEST(HostGlue, AffineRoundsTheSumToF32BeforeBf16) {
   const float tiny = std::bit_cast<float>(0x35800000u);  // 2^-20, bf16-exact
   ASSERT_EQ(f(bf(tiny)), tiny);
   std::vector<bf16_t> in(8, bf(7.0f)), out(8), scale(8, bf(37.0f)), shift(8, bf(-tiny));
-  affine(in, out, kPixel, scale, shift, 1);
+  affine(in, out, kPixel, scale, shift);
   EXPECT_EQ(f(out[0]), 260.0f);
   EXPECT_EQ(out[0], 0x4382);
 }
@@ -32,7 +32,7 @@ TEST(HostGlue, AffineIsPerChannelAndMayRunInPlace) {
   std::vector<bf16_t> buf(16), scale(8), shift(8);
   for (int i = 0; i < 16; ++i) buf[i] = bf(static_cast<float>(i % 8 + 1));      // x = channel + 1
   for (int c = 0; c < 8; ++c) scale[c] = bf(static_cast<float>(c)), shift[c] = bf(0.5f);
-  affine(buf, buf, {8, 1, 2}, scale, shift, 2);
+  affine(buf, buf, {8, 1, 2}, scale, shift);
   for (int i = 0; i < 16; ++i) {
     const int c = i % 8;
     EXPECT_EQ(f(buf[i]), static_cast<float>((c + 1) * c) + 0.5f) << i;
@@ -43,29 +43,29 @@ TEST(HostGlue, PreluBiasRoundsTheBiasedValueFirst) {
   // t = bf16(-256 + -3) = bf16(-259) = -260 (tie to even); 3 * -260 = -780 (bf16-exact).
   // Without the intermediate rounding: 3 * -259 = -777 -> bf16 -776.
   std::vector<bf16_t> buf(8, bf(-256.0f)), alpha(8, bf(3.0f)), bias(8, bf(-3.0f));
-  prelu_bias(buf, kPixel, alpha, bias, 1);
+  prelu_bias(buf, kPixel, alpha, bias);
   EXPECT_EQ(f(buf[0]), -780.0f);
   // Positive branch: t = bf16(256 + 3) = 260, kept as is.
   std::vector<bf16_t> pos(8, bf(256.0f)), pos_bias(8, bf(3.0f));
-  prelu_bias(pos, kPixel, alpha, pos_bias, 1);
+  prelu_bias(pos, kPixel, alpha, pos_bias);
   EXPECT_EQ(f(pos[0]), 260.0f);
   // Zero is not negative: alpha does not apply (and -0 stays a zero).
   std::vector<bf16_t> zero(8, bf(1.0f)), minus_one(8, bf(-1.0f));
-  prelu_bias(zero, kPixel, alpha, minus_one, 1);
+  prelu_bias(zero, kPixel, alpha, minus_one);
   EXPECT_EQ(f(zero[0]), 0.0f);
 }
 
 TEST(HostGlue, PreluBiasUsesEachChannelsAlphaAndBias) {
   std::vector<bf16_t> buf(8, bf(-1.0f)), alpha(8), bias(8);
   for (int c = 0; c < 8; ++c) alpha[c] = bf(0.25f * c), bias[c] = bf(-1.0f * c);
-  prelu_bias(buf, kPixel, alpha, bias, 1);
+  prelu_bias(buf, kPixel, alpha, bias);
   for (int c = 0; c < 8; ++c) EXPECT_EQ(f(buf[c]), 0.25f * c * (-1.0f - c)) << c;
 }
 
 TEST(HostGlue, BiasRoundsTiesToEven) {
   std::vector<bf16_t> buf(8, bf(256.0f)), b(8);
   for (int c = 0; c < 8; ++c) b[c] = bf(static_cast<float>(c));
-  bias(buf, kPixel, b, 1);
+  bias(buf, kPixel, b);
   // 256+c in [256, 512) keeps even integers only; odd ones are ties.
   const float expected[8] = {256, 256, 258, 260, 260, 260, 262, 264};
   for (int c = 0; c < 8; ++c) EXPECT_EQ(f(buf[c]), expected[c]) << c;
@@ -75,12 +75,12 @@ TEST(HostGlue, AddRoundsOnce) {
   std::vector<bf16_t> a = {bf(256.0f), bf(256.0f), bf(1.0f), bf(-1.5f)};
   std::vector<bf16_t> b = {bf(7.0f), bf(5.0f), bf(std::bit_cast<float>(0x3b800000u)), bf(1.5f)};  // 2^-8
   std::vector<bf16_t> out(4);
-  add(a, b, out, 4, 1);
+  add(a, b, out);
   EXPECT_EQ(f(out[0]), 264.0f);  // 263 -> tie between 262 (odd) and 264
   EXPECT_EQ(f(out[1]), 260.0f);  // 261 -> tie between 260 (even) and 262
   EXPECT_EQ(f(out[2]), 1.0f);    // 1 + 2^-8 -> tie, 1.0 is even
   EXPECT_EQ(out[3], 0x0000);     // -1.5 + 1.5 = +0
-  add(a, b, a, 4, 1);            // out may alias a
+  add(a, b, a);                  // out may alias a
   EXPECT_EQ(f(a[0]), 264.0f);
 }
 
@@ -119,18 +119,18 @@ TEST(HostGlue, SliceCopiesChannelGroupsAndZeroPadsWidth) {
 TEST(HostGlue, AccumulateStartsFreshOnFirstAndAddsOtherwise) {
   std::vector<float> acc = {100.0f, 100.0f, 100.0f};
   const std::vector<bf16_t> d1 = {bf(1.5f), bf(-2.0f), bf(0.25f)}, d2 = {bf(1.0f), bf(3.0f), bf(-0.25f)};
-  accumulate(d1, acc, /*first=*/true, 1);
+  accumulate(d1, acc, /*first=*/true);
   EXPECT_EQ(acc, (std::vector<float>{1.5f, -2.0f, 0.25f}));
-  accumulate(d2, acc, /*first=*/false, 1);
+  accumulate(d2, acc, /*first=*/false);
   EXPECT_EQ(acc, (std::vector<float>{2.5f, 1.0f, 0.0f}));
 }
 
 TEST(HostGlue, AccumulatorKeepsF32PrecisionBetweenRecords) {
   // 256 + 1 + 1 = 258 in f32; rounding after each record would give bf16(257)=256, then 256 again.
   std::vector<float> acc(1);
-  accumulate(std::vector<bf16_t>{bf(256.0f)}, acc, true, 1);
-  accumulate(std::vector<bf16_t>{bf(1.0f)}, acc, false, 1);
-  accumulate(std::vector<bf16_t>{bf(1.0f)}, acc, false, 1);
+  accumulate(std::vector<bf16_t>{bf(256.0f)}, acc, true);
+  accumulate(std::vector<bf16_t>{bf(1.0f)}, acc, false);
+  accumulate(std::vector<bf16_t>{bf(1.0f)}, acc, false);
   EXPECT_EQ(acc[0], 258.0f);
 }
 
@@ -142,8 +142,9 @@ TEST(HostGlue, FinishConvCropsPaddedWidthAndRoundsToNearestEven) {
   acc[0] = 259.0f;                                  // tie -> 260
   acc[1] = std::bit_cast<float>(0x3f808000u);       // 1 + 2^-8, tie -> 1.0
   acc[2] = std::bit_cast<float>(0x3f808001u);       // above the tie -> 1 + 2^-7
+  const std::vector<bf16_t> last_record(acc.size(), bf(0.0f));  // adds nothing: the rounding is tested
   std::vector<bf16_t> out(static_cast<std::size_t>(oh) * ow * oc);
-  finish_conv(acc, oc, oh, ow, owp, out);
+  finish_conv(acc, last_record, oc, oh, ow, owp, out);
   EXPECT_EQ(f(out[0]), 260.0f);
   EXPECT_EQ(out[1], 0x3f80);
   EXPECT_EQ(out[2], 0x3f81);
@@ -153,9 +154,24 @@ TEST(HostGlue, FinishConvCropsPaddedWidthAndRoundsToNearestEven) {
         EXPECT_EQ(out[(y * ow + x) * 8 + c], f32_to_bf16(acc[(y * owp + x) * 8 + c])) << y << "," << x << "," << c;
 }
 
-// A one-record conv skips the accumulator; the result must equal the accumulator path bit for bit,
-// NaN payloads included (both give 0x7fc0).
-TEST(HostGlue, SingleDispatchCropEqualsAccumulateThenFinish) {
+TEST(HostGlue, FinishConvAddsTheLastRecordInF32BeforeRounding) {
+  // acc 256 + last 1 + ... : 257 in f32 is a bf16 tie -> 256; 256.5 + 1.5 = 258 exactly. Rounding
+  // the last record's sum in bf16 first, or the record alone, would give other values.
+  const std::vector<float> acc = {256.0f, 256.5f, 2.0f, -0.0f, 0.0f, 1.0f, 1.0f, 1.0f};
+  const std::vector<bf16_t> last = {bf(1.0f), bf(1.5f), bf(-2.0f), 0x8000, 0x8000, bf(1.0f), bf(2.0f), bf(3.0f)};
+  std::vector<bf16_t> out(8);
+  finish_conv(acc, last, 8, 1, 1, 1, out);
+  EXPECT_EQ(f(out[0]), 256.0f);
+  EXPECT_EQ(f(out[1]), 258.0f);
+  EXPECT_EQ(out[2], 0x0000);  // 2 + -2 = +0
+  EXPECT_EQ(out[3], 0x8000);  // -0 + -0 = -0
+  EXPECT_EQ(out[4], 0x0000);  // +0 + -0 = +0
+  EXPECT_EQ(f(out[7]), 4.0f);
+}
+
+// A one-record conv skips the accumulator; the result must equal the accumulator path bit for bit
+// (a last record of negative zeros adds nothing in f32), NaN payloads included (both give 0x7fc0).
+TEST(HostGlue, SingleRecordFinishEqualsAccumulatorPath) {
   const int oc = 16, oh = 3, ow = 5, owp = 8;
   std::vector<bf16_t> dispatch(static_cast<std::size_t>(oh) * oc * owp);
   for (std::size_t i = 0; i < dispatch.size(); ++i) dispatch[i] = static_cast<bf16_t>(0x3c00u + i * 37u);
@@ -163,12 +179,14 @@ TEST(HostGlue, SingleDispatchCropEqualsAccumulateThenFinish) {
   dispatch[9] = 0xffc1;   // negative NaN
   dispatch[17] = 0x8000;  // negative zero
   std::vector<float> acc(dispatch.size());
+  const std::vector<bf16_t> negative_zeros(dispatch.size(), 0x8000);
   std::vector<bf16_t> via_accumulator(static_cast<std::size_t>(oh) * oc * ow), direct(via_accumulator.size());
-  accumulate(dispatch, acc, /*first=*/true, 1);
-  finish_conv(acc, oc, oh, ow, owp, via_accumulator);
-  crop_single_dispatch(dispatch, oc, oh, ow, owp, direct);
+  accumulate(dispatch, acc, /*first=*/true);
+  finish_conv(acc, negative_zeros, oc, oh, ow, owp, via_accumulator);
+  finish_conv({}, dispatch, oc, oh, ow, owp, direct);
   EXPECT_EQ(direct, via_accumulator);
   EXPECT_EQ(direct[3], 0x7fc0);
+  EXPECT_EQ(direct[17], 0x8000);
 }
 
 TEST(HostGlue, HeadReadsChannelMajorAndAddsBias) {
@@ -181,7 +199,7 @@ TEST(HostGlue, HeadReadsChannelMajorAndAddsBias) {
   for (std::size_t i = 0; i < k * n; ++i) bT[i] = bf(static_cast<float>(i % 97) / 8.0f);
   const std::vector<float> b2 = {0.5f, -1.0f, 2.25f};
   std::vector<float> e(n);
-  head(in, shape, bT, b2, n, e, 2);
+  head(in, shape, HeadWeights(bT, k, n), b2, e, 2);
   for (std::size_t j = 0; j < n; ++j) EXPECT_EQ(e[j], b2[j] + 2.0f * f(bT[5 * n + j])) << j;
 }
 
@@ -195,7 +213,7 @@ TEST(HostGlue, HeadSumsInOrderInF32) {
   const std::vector<bf16_t> bT(k * n, bf(1.0f));
   const std::vector<float> b2 = {0.0f, 1.0f};
   std::vector<float> e(n);
-  head(in, shape, bT, b2, n, e, 1);
+  head(in, shape, HeadWeights(bT, k, n), b2, e, 1);
   EXPECT_EQ(e[0], 16777216.0f);
   EXPECT_EQ(e[1], 16777216.0f);  // 1 + 2^24 in f32
 }

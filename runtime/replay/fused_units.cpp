@@ -1,0 +1,45 @@
+#include "replay/fused_units.hpp"
+
+#include <optional>
+
+namespace taconite::replay {
+
+namespace {
+
+// The dims of a step that can join a banded unit; none for the others.
+std::optional<plan::Dims> elementwise_dims(const plan::Step& step) {
+  if (const auto* s = std::get_if<plan::AffineStep>(&step)) return s->dims;
+  if (const auto* s = std::get_if<plan::PreluBiasStep>(&step)) return s->dims;
+  if (const auto* s = std::get_if<plan::BiasStep>(&step)) return s->dims;
+  if (const auto* s = std::get_if<plan::AddStep>(&step)) return s->dims;
+  return std::nullopt;
+}
+
+// The dims of a step that can start a banded unit.
+std::optional<plan::Dims> banded_head_dims(const plan::Step& step) {
+  if (const auto* conv = std::get_if<plan::ConvStep>(&step))
+    return conv->last ? std::optional<plan::Dims>(plan::Dims{conv->oc, conv->oh, conv->ow}) : std::nullopt;
+  return elementwise_dims(step);
+}
+
+}  // namespace
+
+std::vector<ReplayUnit> group_replay_units(const plan::Plan& plan) {
+  std::vector<ReplayUnit> units;
+  const std::vector<plan::Step>& steps = plan.steps;
+  for (std::size_t i = 0; i < steps.size();) {
+    ReplayUnit unit;
+    unit.first = i;
+    unit.end = i + 1;
+    if (const std::optional<plan::Dims> dims = banded_head_dims(steps[i])) {
+      unit.banded = true;
+      unit.dims = *dims;
+      while (unit.end < steps.size() && elementwise_dims(steps[unit.end]) == dims) ++unit.end;
+    }
+    units.push_back(unit);
+    i = unit.end;
+  }
+  return units;
+}
+
+}  // namespace taconite::replay
