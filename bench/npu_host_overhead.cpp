@@ -40,8 +40,8 @@ class TimedDevice final : public taconite::replay::ConvDevice {
   std::span<taconite::numerics::bf16_t> staging_input(std::size_t elements) override {
     return inner_->staging_input(elements);
   }
-  std::span<taconite::numerics::bf16_t> staging_output(std::size_t elements) override {
-    return inner_->staging_output(elements);
+  std::span<taconite::numerics::bf16_t> staging_output(std::size_t elements, int which) override {
+    return inner_->staging_output(elements, which);
   }
 
  private:

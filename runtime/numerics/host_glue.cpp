@@ -78,10 +78,10 @@ TACONITE_VECTOR_CLONES void add_range(const bf16_t* a, const bf16_t* b, bf16_t* 
   for (; i < n; ++i) out[i] = f32_to_bf16(bf16_to_f32(a[i]) + bf16_to_f32(b[i]));
 }
 
-TACONITE_VECTOR_CLONES void widen_range(const bf16_t* in, float* acc, std::size_t n) {
+TACONITE_VECTOR_CLONES void sum_range(const bf16_t* a, const bf16_t* b, float* sum, std::size_t n) {
   std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) store_f32x8(acc + i, load_bf16x8(in + i));
-  for (; i < n; ++i) acc[i] = bf16_to_f32(in[i]);
+  for (; i + 8 <= n; i += 8) store_f32x8(sum + i, load_bf16x8(a + i) + load_bf16x8(b + i));
+  for (; i < n; ++i) sum[i] = bf16_to_f32(a[i]) + bf16_to_f32(b[i]);
 }
 
 TACONITE_VECTOR_CLONES void accumulate_range(const bf16_t* in, float* acc, std::size_t n) {
@@ -110,16 +110,24 @@ TACONITE_VECTOR_CLONES void canonical_copy_range(const bf16_t* in, bf16_t* out, 
   for (; i < n; ++i) out[i] = f32_to_bf16(bf16_to_f32(in[i]));
 }
 
-// One column block of the head: acc[j] = sum over i in order of x[i]*block[i][j], j < kHeadBlock.
-TACONITE_VECTOR_CLONES void head_block(const float* x, std::size_t k, const bf16_t* block, float* out /* kHeadBlock */) {
-  constexpr std::size_t kVectors = HeadWeights::kBlock / 8;
-  v8f acc[kVectors] = {};
+// One column block of the head: acc[j] = sum over i in order of x[i]*block[i][j], j < kBlock.
+// HeadWeights stores each run of 16 columns so that load_bf16x16 yields them in natural order.
+TACONITE_VECTOR_CLONES void head_block(const float* x, std::size_t k, const bf16_t* block, float* out /* kBlock */) {
+  constexpr std::size_t kPairs = HeadWeights::kBlock / 16;
+  Pair acc[kPairs] = {};
   for (std::size_t i = 0; i < k; ++i) {
     const float xi = x[i];
     const bf16_t* row = block + i * HeadWeights::kBlock;
-    for (std::size_t v = 0; v < kVectors; ++v) acc[v] += xi * load_bf16x8(row + v * 8);
+    for (std::size_t p = 0; p < kPairs; ++p) {
+      const Pair w = load_bf16x16(row + p * 16);
+      acc[p].lo += xi * w.lo;
+      acc[p].hi += xi * w.hi;
+    }
   }
-  std::memcpy(out, acc, sizeof acc);
+  for (std::size_t p = 0; p < kPairs; ++p) {
+    store_f32x8(out + p * 16, acc[p].lo);
+    store_f32x8(out + p * 16 + 8, acc[p].hi);
+  }
 }
 
 }  // namespace
@@ -176,18 +184,23 @@ void slice_channel_groups(std::span<const bf16_t> in, TiledShape in_shape, int c
     }
 }
 
-void accumulate(std::span<const bf16_t> dispatch, std::span<float> acc, bool first) {
-  if (first) widen_range(dispatch.data(), acc.data(), dispatch.size());
-  else accumulate_range(dispatch.data(), acc.data(), dispatch.size());
+void sum_records(std::span<const bf16_t> first, std::span<const bf16_t> second, std::span<float> sum) {
+  sum_range(first.data(), second.data(), sum.data(), sum.size());
 }
 
-void finish_conv(std::span<const float> acc, std::span<const bf16_t> dispatch, int oc, int oh, int ow, int owp,
+void accumulate(std::span<const bf16_t> dispatch, std::span<float> acc) {
+  accumulate_range(dispatch.data(), acc.data(), dispatch.size());
+}
+
+void finish_conv(EarlierRecords earlier, std::span<const bf16_t> dispatch, int oc, int oh, int ow, int owp,
                  std::span<bf16_t> out) {
   const std::size_t rows = static_cast<std::size_t>(oh) * (oc / 8);
   const std::size_t kept = static_cast<std::size_t>(ow) * 8, padded = static_cast<std::size_t>(owp) * 8;
   for (std::size_t row = 0; row < rows; ++row) {
-    if (acc.empty()) canonical_copy_range(&dispatch[row * padded], &out[row * kept], kept);
-    else add_narrow_range(&acc[row * padded], &dispatch[row * padded], &out[row * kept], kept);
+    const std::size_t from = row * padded, to = row * kept;
+    if (!earlier.sum.empty()) add_narrow_range(&earlier.sum[from], &dispatch[from], &out[to], kept);
+    else if (!earlier.first.empty()) add_range(&earlier.first[from], &dispatch[from], &out[to], kept);
+    else canonical_copy_range(&dispatch[from], &out[to], kept);
   }
 }
 
@@ -196,7 +209,13 @@ HeadWeights::HeadWeights(std::span<const bf16_t> weights_t, std::size_t k, std::
   for (std::size_t block = 0; block < blocks_; ++block) {
     const std::size_t j0 = block * kBlock, columns = std::min(kBlock, n - j0);
     for (std::size_t i = 0; i < k; ++i)
-      std::copy_n(&weights_t[i * n + j0], columns, &data_[(block * k + i) * kBlock]);
+      for (std::size_t j = 0; j < columns; ++j) {
+        // Within each 16 columns, quads 1 and 2 trade places: load_bf16x16 puts memory quads 0, 2
+        // in its low half and 1, 3 in its high half, so the loaded lanes come out as columns 0-7, 8-15.
+        const std::size_t quad = (j / 4) % 4, stored_quad = quad == 1 ? 2 : quad == 2 ? 1 : quad;
+        const std::size_t position = j / 16 * 16 + stored_quad * 4 + j % 4;
+        data_[(block * k + i) * kBlock + position] = weights_t[i * n + j0 + j];
+      }
   }
 }
 

@@ -36,12 +36,22 @@ void subsample(std::span<const bf16_t> in, std::span<bf16_t> out, TiledShape in_
 // Copies channel groups c0 .. c0+icg/8-1 of `in` into a [h][icg/8][wp][8] slice; columns >= w are zero.
 void slice_channel_groups(std::span<const bf16_t> in, TiledShape in_shape, int c0, int icg, int wp,
                           std::span<bf16_t> slice);
-// A conv record that is not its conv's last: acc (+)= f32(dispatch); `first` starts from zero.
-void accumulate(std::span<const bf16_t> dispatch, std::span<float> acc, bool first);
-// A conv's last record: out = bf16(acc + f32(dispatch)), cropping the padded width owp to ow:
-// [oh][oc/8][owp][8] -> [oh][oc/8][ow][8]. An empty acc means the conv had one record:
-// out = bf16(f32(dispatch)) (a canonical copy: NaNs become 0x7fc0).
-void finish_conv(std::span<const float> acc, std::span<const bf16_t> dispatch, int oc, int oh, int ow, int owp,
+// A conv's records are summed in f32 in file order (spec §5.1). The second record of a conv of
+// three or more starts the sum from the first two: sum = f32(first) + f32(second).
+void sum_records(std::span<const bf16_t> first, std::span<const bf16_t> second, std::span<float> sum);
+// Every later record but the last: acc += f32(dispatch).
+void accumulate(std::span<const bf16_t> dispatch, std::span<float> acc);
+
+// What a conv's earlier records left for its last one: nothing (one record), the first record's
+// output (two records), or the f32 sum of all earlier records (three or more).
+struct EarlierRecords {
+  std::span<const bf16_t> first;
+  std::span<const float> sum;
+};
+// A conv's last record: out = bf16(earlier + f32(dispatch)) with the padded width owp cropped to
+// ow: [oh][oc/8][owp][8] -> [oh][oc/8][ow][8]. With no earlier records that is a canonical copy
+// (NaNs become 0x7fc0); f32(first) + f32(dispatch) equals summing from an f32 accumulator.
+void finish_conv(EarlierRecords earlier, std::span<const bf16_t> dispatch, int oc, int oh, int ow, int owp,
                  std::span<bf16_t> out);
 
 // The head's bT [k][n] regrouped once into column blocks of kBlock, each [k][kBlock] contiguous

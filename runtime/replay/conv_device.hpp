@@ -30,9 +30,11 @@ class ConvDevice {
   // Zero-copy staging: a device whose argument buffers are host-mapped may lend them, so the
   // executor slices straight into the input argument and accumulates straight from the output
   // argument. Empty (the default) means the executor uses its own buffers and the device copies.
-  // A lent span stays valid for the device's lifetime and is only touched between runs.
+  // A lent span stays valid for the device's lifetime and is only touched between runs. There are
+  // two output buffers (`which` 0 or 1): a conv's records alternate between them, so the executor
+  // sums the first two records straight from the device's buffers.
   virtual std::span<numerics::bf16_t> staging_input(std::size_t /*elements*/) { return {}; }
-  virtual std::span<numerics::bf16_t> staging_output(std::size_t /*elements*/) { return {}; }
+  virtual std::span<numerics::bf16_t> staging_output(std::size_t /*elements*/, int /*which*/) { return {}; }
 };
 
 }  // namespace taconite::replay

@@ -38,7 +38,7 @@ class ReplayExecutor final : public Executor {
     slots_.reserve(plan.slot_elements.size());
     for (std::size_t elements : plan.slot_elements) slots_.emplace_back(elements);
     slice_.resize(plan.max_slice_elements);
-    dispatch_out_.resize(plan.max_dispatch_elements);
+    for (auto& buffer : dispatch_buffers_) buffer.resize(plan.max_dispatch_elements);
     accumulator_.resize(plan.max_dispatch_elements);
     const plan::HeadStep& head = plan.head();
     head_weights_.emplace(head.weights_t, head.k, head.n);
@@ -77,16 +77,20 @@ class ReplayExecutor final : public Executor {
     for (int y = 0; y < h; ++y) fn(Band{static_cast<std::size_t>(y), static_cast<std::size_t>(y) + 1});
   }
 
-  // A conv record: slice its input channel groups, run the dispatch, and unless it is the conv's
-  // last record add the output to the accumulator (the last one is finished in its banded unit).
+  // A conv record: slice its input channel groups and run the dispatch. Records alternate between
+  // two output buffers; the first is left where it is, the second (of three or more) starts the f32
+  // sum with it, later ones add to the sum. The last record is finished in its banded unit.
   void dispatch(const plan::ConvStep& s) {
     const TiledShape in_shape{s.ict, s.h, s.w};
     const std::size_t slice_elements = static_cast<std::size_t>(s.h) * s.icg * s.wp;
     const std::size_t out_elements = static_cast<std::size_t>(s.oh) * s.oc * s.owp;
     std::span<bf16_t> slice = device_->staging_input(slice_elements);
     if (slice.empty()) slice = {slice_.data(), slice_elements};
-    dispatch_out_span_ = device_->staging_output(out_elements);
-    if (dispatch_out_span_.empty()) dispatch_out_span_ = {dispatch_out_.data(), out_elements};
+    record_ = s.first ? 0 : record_ + 1;
+    const int which = record_ % 2;
+    std::span<bf16_t> output = device_->staging_output(out_elements, which);
+    if (output.empty()) output = {dispatch_buffers_[which].data(), out_elements};
+    outputs_[which] = output;
 
     const std::span<const bf16_t> in = slot(s.in, in_shape.elements());
     const std::size_t in_row = static_cast<std::size_t>(s.ict) * s.w, slice_row = static_cast<std::size_t>(s.icg) * s.wp;
@@ -94,13 +98,13 @@ class ReplayExecutor final : public Executor {
       numerics::slice_channel_groups(band_of(in, band, in_row), {s.ict, static_cast<int>(band.rows()), s.w}, s.c0,
                                      s.icg, s.wp, band_of(slice, band, slice_row));
     });
-    device_->run(ConvDispatch{s, plan_.contexts[static_cast<std::size_t>(s.context)], slice, s.weights, dispatch_out_span_});
-    if (s.last) return;
+    device_->run(ConvDispatch{s, plan_.contexts[static_cast<std::size_t>(s.context)], slice, s.weights, output});
+    if (s.last || record_ == 0) return;
     const std::size_t out_row = static_cast<std::size_t>(s.oc) * s.owp;
-    const std::span<float> acc(accumulator_.data(), out_elements);
+    const std::span<float> sum(accumulator_.data(), out_elements);
     for_each_band(s.oh, out_elements, [&](Band band) {
-      numerics::accumulate(band_of(std::span<const bf16_t>(dispatch_out_span_), band, out_row), band_of(acc, band, out_row),
-                           s.first);
+      if (record_ == 1) numerics::sum_records(band_of(outputs_[0], band, out_row), band_of(output, band, out_row), band_of(sum, band, out_row));
+      else numerics::accumulate(band_of(output, band, out_row), band_of(sum, band, out_row));
     });
   }
 
@@ -125,9 +129,10 @@ class ReplayExecutor final : public Executor {
   // --- Steps replayed band by band ---
   void run_band(const plan::ConvStep& s, Band band) {  // the last record: finish the conv's output rows
     const std::size_t out_row = static_cast<std::size_t>(s.oc) * s.owp;
-    const std::span<const float> acc =
-        s.first ? std::span<const float>{} : band_of(std::span<const float>(accumulator_), band, out_row);
-    numerics::finish_conv(acc, band_of(std::span<const bf16_t>(dispatch_out_span_), band, out_row), s.oc,
+    numerics::EarlierRecords earlier;
+    if (record_ == 1) earlier.first = band_of(std::span<const bf16_t>(outputs_[0]), band, out_row);
+    if (record_ >= 2) earlier.sum = band_of(std::span<const float>(accumulator_), band, out_row);
+    numerics::finish_conv(earlier, band_of(std::span<const bf16_t>(outputs_[record_ % 2]), band, out_row), s.oc,
                           static_cast<int>(band.rows()), s.ow, s.owp, slot_band(s.out, {s.oc, s.oh, s.ow}, band));
   }
 
@@ -158,9 +163,10 @@ class ReplayExecutor final : public Executor {
   int threads_;
   std::vector<ReplayUnit> units_;
   std::vector<std::vector<bf16_t>> slots_;
-  std::vector<bf16_t> slice_, dispatch_out_;
-  std::span<bf16_t> dispatch_out_span_;  // where the current conv record's dispatch wrote
-  std::vector<float> accumulator_;
+  std::vector<bf16_t> slice_, dispatch_buffers_[2];  // used when the device lends no buffers
+  int record_ = 0;                     // index of the current conv record within its conv
+  std::span<bf16_t> outputs_[2];       // where records with even / odd index wrote
+  std::vector<float> accumulator_;     // f32 sum of a conv's records, from the second of three on
   std::optional<numerics::HeadWeights> head_weights_;  // the plan's one head, regrouped at load
 };
 

@@ -116,21 +116,20 @@ TEST(HostGlue, SliceCopiesChannelGroupsAndZeroPadsWidth) {
         }
 }
 
-TEST(HostGlue, AccumulateStartsFreshOnFirstAndAddsOtherwise) {
+TEST(HostGlue, SumRecordsStartsTheSumAndAccumulateAddsToIt) {
   std::vector<float> acc = {100.0f, 100.0f, 100.0f};
   const std::vector<bf16_t> d1 = {bf(1.5f), bf(-2.0f), bf(0.25f)}, d2 = {bf(1.0f), bf(3.0f), bf(-0.25f)};
-  accumulate(d1, acc, /*first=*/true);
-  EXPECT_EQ(acc, (std::vector<float>{1.5f, -2.0f, 0.25f}));
-  accumulate(d2, acc, /*first=*/false);
+  sum_records(d1, d2, acc);
   EXPECT_EQ(acc, (std::vector<float>{2.5f, 1.0f, 0.0f}));
+  accumulate(d2, acc);
+  EXPECT_EQ(acc, (std::vector<float>{3.5f, 4.0f, -0.25f}));
 }
 
 TEST(HostGlue, AccumulatorKeepsF32PrecisionBetweenRecords) {
   // 256 + 1 + 1 = 258 in f32; rounding after each record would give bf16(257)=256, then 256 again.
   std::vector<float> acc(1);
-  accumulate(std::vector<bf16_t>{bf(256.0f)}, acc, true);
-  accumulate(std::vector<bf16_t>{bf(1.0f)}, acc, false);
-  accumulate(std::vector<bf16_t>{bf(1.0f)}, acc, false);
+  sum_records(std::vector<bf16_t>{bf(256.0f)}, std::vector<bf16_t>{bf(1.0f)}, acc);
+  accumulate(std::vector<bf16_t>{bf(1.0f)}, acc);
   EXPECT_EQ(acc[0], 258.0f);
 }
 
@@ -144,7 +143,7 @@ TEST(HostGlue, FinishConvCropsPaddedWidthAndRoundsToNearestEven) {
   acc[2] = std::bit_cast<float>(0x3f808001u);       // above the tie -> 1 + 2^-7
   const std::vector<bf16_t> last_record(acc.size(), bf(0.0f));  // adds nothing: the rounding is tested
   std::vector<bf16_t> out(static_cast<std::size_t>(oh) * ow * oc);
-  finish_conv(acc, last_record, oc, oh, ow, owp, out);
+  finish_conv({.first = {}, .sum = acc}, last_record, oc, oh, ow, owp, out);
   EXPECT_EQ(f(out[0]), 260.0f);
   EXPECT_EQ(out[1], 0x3f80);
   EXPECT_EQ(out[2], 0x3f81);
@@ -155,12 +154,12 @@ TEST(HostGlue, FinishConvCropsPaddedWidthAndRoundsToNearestEven) {
 }
 
 TEST(HostGlue, FinishConvAddsTheLastRecordInF32BeforeRounding) {
-  // acc 256 + last 1 + ... : 257 in f32 is a bf16 tie -> 256; 256.5 + 1.5 = 258 exactly. Rounding
-  // the last record's sum in bf16 first, or the record alone, would give other values.
-  const std::vector<float> acc = {256.0f, 256.5f, 2.0f, -0.0f, 0.0f, 1.0f, 1.0f, 1.0f};
+  // sum 256 + last 1 = 257 in f32, a bf16 tie -> 256; 256.5 + 1.5 = 258 exactly. Rounding the sum
+  // to bf16 before adding, or dropping it, would give other values.
+  const std::vector<float> sum = {256.0f, 256.5f, 2.0f, -0.0f, 0.0f, 1.0f, 1.0f, 1.0f};
   const std::vector<bf16_t> last = {bf(1.0f), bf(1.5f), bf(-2.0f), 0x8000, 0x8000, bf(1.0f), bf(2.0f), bf(3.0f)};
   std::vector<bf16_t> out(8);
-  finish_conv(acc, last, 8, 1, 1, 1, out);
+  finish_conv({.first = {}, .sum = sum}, last, 8, 1, 1, 1, out);
   EXPECT_EQ(f(out[0]), 256.0f);
   EXPECT_EQ(f(out[1]), 258.0f);
   EXPECT_EQ(out[2], 0x0000);  // 2 + -2 = +0
@@ -169,24 +168,38 @@ TEST(HostGlue, FinishConvAddsTheLastRecordInF32BeforeRounding) {
   EXPECT_EQ(f(out[7]), 4.0f);
 }
 
-// A one-record conv skips the accumulator; the result must equal the accumulator path bit for bit
-// (a last record of negative zeros adds nothing in f32), NaN payloads included (both give 0x7fc0).
-TEST(HostGlue, SingleRecordFinishEqualsAccumulatorPath) {
+// The three ways a conv ends (one record, two, three or more) are the same f32 sum in file order:
+// the one-record and two-record shortcuts must equal the accumulator path bit for bit, NaN
+// payloads (both give 0x7fc0) and signed zeros included. Negative zeros add nothing in f32.
+TEST(HostGlue, FinishConvShortcutsEqualTheAccumulatorPath) {
   const int oc = 16, oh = 3, ow = 5, owp = 8;
-  std::vector<bf16_t> dispatch(static_cast<std::size_t>(oh) * oc * owp);
-  for (std::size_t i = 0; i < dispatch.size(); ++i) dispatch[i] = static_cast<bf16_t>(0x3c00u + i * 37u);
-  dispatch[3] = 0x7f81;   // signalling-NaN payload
-  dispatch[9] = 0xffc1;   // negative NaN
-  dispatch[17] = 0x8000;  // negative zero
-  std::vector<float> acc(dispatch.size());
-  const std::vector<bf16_t> negative_zeros(dispatch.size(), 0x8000);
-  std::vector<bf16_t> via_accumulator(static_cast<std::size_t>(oh) * oc * ow), direct(via_accumulator.size());
-  accumulate(dispatch, acc, /*first=*/true);
-  finish_conv(acc, negative_zeros, oc, oh, ow, owp, via_accumulator);
-  finish_conv({}, dispatch, oc, oh, ow, owp, direct);
-  EXPECT_EQ(direct, via_accumulator);
-  EXPECT_EQ(direct[3], 0x7fc0);
-  EXPECT_EQ(direct[17], 0x8000);
+  const std::size_t n = static_cast<std::size_t>(oh) * oc * owp;
+  std::vector<bf16_t> d1(n), d2(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    d1[i] = static_cast<bf16_t>(0x3c00u + i * 37u);
+    d2[i] = static_cast<bf16_t>(0xbc00u + i * 53u);
+  }
+  d1[3] = 0x7f81;   // signalling-NaN payload
+  d1[9] = 0xffc1;   // negative NaN
+  d1[17] = 0x8000;  // negative zero
+  d2[17] = 0x8000;
+  const std::vector<bf16_t> negative_zeros(n, 0x8000);
+  const std::size_t kept = static_cast<std::size_t>(oh) * oc * ow;
+  std::vector<float> sum(n);
+  std::vector<bf16_t> one_record(kept), via_sum(kept), two_records(kept), two_via_sum(kept);
+
+  finish_conv({}, d1, oc, oh, ow, owp, one_record);
+  sum_records(d1, negative_zeros, sum);
+  finish_conv({.first = {}, .sum = sum}, negative_zeros, oc, oh, ow, owp, via_sum);
+  EXPECT_EQ(one_record, via_sum);
+  EXPECT_EQ(one_record[3], 0x7fc0);
+  EXPECT_EQ(one_record[17], 0x8000);
+
+  finish_conv({.first = d1, .sum = {}}, d2, oc, oh, ow, owp, two_records);
+  sum_records(d1, d2, sum);
+  finish_conv({.first = {}, .sum = sum}, negative_zeros, oc, oh, ow, owp, two_via_sum);
+  EXPECT_EQ(two_records, two_via_sum);
+  EXPECT_EQ(two_records[17], 0x8000);  // -0 + -0
 }
 
 TEST(HostGlue, HeadReadsChannelMajorAndAddsBias) {

@@ -57,7 +57,8 @@ class NpuDirectDevice final : public replay::ConvDevice {
         cache_(settings.context_cache_capacity, timing_.stats()) {
     for (const plan::KernelContext& context : plan.contexts) check_context_files(context);
     input_ = std::make_unique<DeviceBo>(device_, uapi::kBoShare, align_up(elements_bytes(std::max<std::size_t>(plan.max_slice_elements, 1))));
-    output_ = std::make_unique<DeviceBo>(device_, uapi::kBoShare, align_up(elements_bytes(std::max<std::size_t>(plan.max_dispatch_elements, 1))));
+    for (auto& output : outputs_)
+      output = std::make_unique<DeviceBo>(device_, uapi::kBoShare, align_up(elements_bytes(std::max<std::size_t>(plan.max_dispatch_elements, 1))));
     // Weights never change: each conv's packed weights go into their own SHARE BO once, so a
     // forward copies only activations and each command lists (and pins) only its own weights.
     for (const plan::Step& step : plan.steps) {
@@ -70,7 +71,7 @@ class NpuDirectDevice final : public replay::ConvDevice {
       weights_.emplace(conv->weights.data(), std::move(bo));
     }
     // Flushed once now so no dirty line can later be written back over what the NPU wrote (§7.3).
-    for (const DeviceBo* bo : {input_.get(), output_.get()}) flush_cache_range(bo->host(), bo->size());
+    for (const DeviceBo* bo : {input_.get(), outputs_[0].get(), outputs_[1].get()}) flush_cache_range(bo->host(), bo->size());
   }
 
   ~NpuDirectDevice() override { cache_.clear(); }  // contexts before the argument buffers and the device
@@ -79,7 +80,9 @@ class NpuDirectDevice final : public replay::ConvDevice {
 
   // The SHARE argument buffers are host-mapped: lend them so the replay slices and reads in place.
   std::span<numerics::bf16_t> staging_input(std::size_t elements) override { return lend(*input_, elements); }
-  std::span<numerics::bf16_t> staging_output(std::size_t elements) override { return lend(*output_, elements); }
+  std::span<numerics::bf16_t> staging_output(std::size_t elements, int which) override {
+    return which == 0 || which == 1 ? lend(*outputs_[which], elements) : std::span<numerics::bf16_t>{};
+  }
 
   void run(const replay::ConvDispatch& d) override {
     const auto start = std::chrono::steady_clock::now();
@@ -92,18 +95,20 @@ class NpuDirectDevice final : public replay::ConvDevice {
       fail(ErrorKind::Device, "npu-direct: manifest.txt:" + std::to_string(step.line) +
                                   ": weights are not among the plan's uploaded conv weights");
     const std::size_t in_bytes = elements_bytes(d.input.size()), out_bytes = elements_bytes(d.output.size());
-    if (in_bytes > input_->size() || out_bytes > output_->size())
+    // The output goes to the lent buffer it points into, else to the first (and is copied out).
+    DeviceBo& output = d.output.data() == lent(*outputs_[1]) ? *outputs_[1] : *outputs_[0];
+    if (in_bytes > input_->size() || out_bytes > output.size())
       fail(ErrorKind::Device, "npu-direct: manifest.txt:" + std::to_string(step.line) +
                                   ": dispatch larger than the plan's argument buffers");
     if (d.input.data() != lent(*input_)) std::memcpy(input_->host(), d.input.data(), in_bytes);
     flush_cache_range(input_->host(), in_bytes);
 
     const DeviceBo& weights_bo = *weights->second;
-    const std::uint64_t addresses[3] = {input_->device_address(), weights_bo.device_address(), output_->device_address()};
+    const std::uint64_t addresses[3] = {input_->device_address(), weights_bo.device_address(), output.device_address()};
     const StartCuPacket packet = build_start_cu_packet(context.instructions().device_address(), context.ninstr(), addresses);
     std::memcpy(context.command().host(), packet.data(), sizeof packet);  // CMD BO: copied by the driver, no flush
 
-    std::uint32_t handles[4] = {context.instructions().handle(), input_->handle(), weights_bo.handle(), output_->handle()};
+    std::uint32_t handles[4] = {context.instructions().handle(), input_->handle(), weights_bo.handle(), output.handle()};
     uapi::ExecCmd exec{};
     exec.hwctx = context.hwctx();
     exec.type = uapi::kCmdSubmitExecBuf;
@@ -123,8 +128,8 @@ class NpuDirectDevice final : public replay::ConvDevice {
                                   std::to_string(state) + " " + state_name(state) +
                                   " instead of 4 (COMPLETED); check dmesg for amdxdna firmware errors");
     }
-    flush_cache_range(output_->host(), out_bytes);  // drop stale lines before reading the NPU's output
-    if (d.output.data() != lent(*output_)) std::memcpy(d.output.data(), output_->host(), out_bytes);
+    flush_cache_range(output.host(), out_bytes);  // drop stale lines before reading the NPU's output
+    if (d.output.data() != lent(output)) std::memcpy(d.output.data(), output.host(), out_bytes);
     ++timing_.stats().runs;
     timing_.stats().run_seconds += seconds_since(start);
   }
@@ -164,7 +169,7 @@ class NpuDirectDevice final : public replay::ConvDevice {
   TimingReport timing_;  // first member: prints after everything else is released
   NpuSettings settings_;
   AmdxdnaDevice device_;
-  std::unique_ptr<DeviceBo> input_, output_;
+  std::unique_ptr<DeviceBo> input_, outputs_[2];
   std::unordered_map<const bf16_t*, std::unique_ptr<DeviceBo>> weights_;  // per conv weights tensor
   ContextCache cache_;
 };
