@@ -102,7 +102,7 @@ struct Plan {
   std::vector<Step> steps;             // in file order; the last is the HeadStep
   std::vector<KernelContext> contexts; // in order of first use
   std::vector<std::size_t> slot_elements;  // most elements each slot ever holds (for allocation)
-  std::size_t max_slice_elements = 0;      // largest conv input slice [h][icg/8][wp][8]
+  std::size_t max_slice_elements = 0;      // largest sum of one conv's input slices [h][icg/8][wp][8]
   std::size_t max_dispatch_elements = 0;   // largest conv dispatch output [oh][oc/8][owp][8] (= accumulator)
   Dims input;
   int embed_dim = 0;

@@ -45,6 +45,7 @@ struct OpenConv {
   std::int64_t in, out;
   int oc, oh, ow, owp;
   std::vector<bool> groups_used;  // by input channel group (8 channels)
+  std::size_t slice_elements = 0; // the records' input slices so far, together
 };
 
 class PlanBuilder {
@@ -196,8 +197,8 @@ class PlanBuilder {
     s.weights = bundle_.tensors().bf16(wt);
     s.context = context_for(r);
 
-    track_conv_group(r, s, in, out);
-    grow_scratch(r, plan_.max_slice_elements, static_cast<std::size_t>(s.h) * s.icg * s.wp, sizeof(bf16_t));
+    const std::size_t conv_slices = track_conv_group(r, s, in, out);
+    grow_scratch(r, plan_.max_slice_elements, conv_slices, sizeof(bf16_t));
     // The dispatch output (bf16) and the conv's f32 accumulator have the same element count.
     grow_scratch(r, plan_.max_dispatch_elements, static_cast<std::size_t>(s.oh) * s.oc * s.owp,
                  sizeof(bf16_t) + sizeof(float));
@@ -207,7 +208,8 @@ class PlanBuilder {
     plan_.steps.emplace_back(s);
   }
 
-  void track_conv_group(const ManifestRecord& r, const ConvStep& s, std::int64_t in, std::int64_t out) {
+  // Checks the record against its conv's first; returns the conv's slice elements so far.
+  std::size_t track_conv_group(const ManifestRecord& r, const ConvStep& s, std::int64_t in, std::int64_t out) {
     if (s.first) {
       if (open_conv_) r.fail_here("first=1 while the conv started at line " + std::to_string(open_conv_->first_line) + " is not finished");
       open_conv_ = OpenConv{r.line, r.text, in, out, s.oc, s.oh, s.ow, s.owp, std::vector<bool>(static_cast<std::size_t>(s.ict / 8))};
@@ -234,7 +236,9 @@ class PlanBuilder {
                     std::to_string(open_conv_->first_line));
       used[g] = true;
     }
+    const std::size_t slices = open_conv_->slice_elements += static_cast<std::size_t>(s.h) * s.icg * s.wp;
     if (s.last) open_conv_.reset();
+    return slices;
   }
 
   int context_for(const ManifestRecord& r) {

@@ -22,6 +22,19 @@ std::optional<plan::Dims> banded_head_dims(const plan::Step& step) {
   return elementwise_dims(step);
 }
 
+// The end of the conv whose first record is steps[first], if its records are consecutive and its
+// input has dims `dims`; otherwise `first`.
+std::size_t conv_records_end(const std::vector<plan::Step>& steps, std::size_t first, const plan::Dims& dims) {
+  const auto* head = first < steps.size() ? std::get_if<plan::ConvStep>(&steps[first]) : nullptr;
+  if (head == nullptr || !head->first || plan::Dims{head->ict, head->h, head->w} != dims) return first;
+  for (std::size_t i = first; i < steps.size(); ++i) {
+    const auto* record = std::get_if<plan::ConvStep>(&steps[i]);
+    if (record == nullptr || (i > first && record->first)) return first;
+    if (record->last) return i + 1;
+  }
+  return first;
+}
+
 }  // namespace
 
 std::vector<ReplayUnit> group_replay_units(const plan::Plan& plan) {
@@ -35,6 +48,7 @@ std::vector<ReplayUnit> group_replay_units(const plan::Plan& plan) {
       unit.banded = true;
       unit.dims = *dims;
       while (unit.end < steps.size() && elementwise_dims(steps[unit.end]) == dims) ++unit.end;
+      unit.slices_end = conv_records_end(steps, unit.end, *dims);
     }
     units.push_back(unit);
     i = unit.end;

@@ -14,10 +14,15 @@ namespace taconite::replay {
 // banded part is the finish: add the accumulator, crop, round) and takes in the following
 // elementwise steps while their dims equal its own. Every element still sees the file's order of
 // operations, so the results equal step-by-step replay bit for bit. Other steps are units of one.
+//
+// When the steps right after a banded unit are all the records of one conv whose input has the
+// unit's dims, the unit also cuts those records' input slices, band by band, while the rows are
+// still in cache: nothing between the unit and the records can change the input.
 struct ReplayUnit {
   std::size_t first = 0, end = 0;
   bool banded = false;
-  plan::Dims dims;  // of every banded step (a conv's output dims)
+  plan::Dims dims;            // of every banded step (a conv's output dims)
+  std::size_t slices_end = 0; // > end: the unit slices the conv records [end, slices_end)
 };
 
 // The units covering every step of the plan, in order.

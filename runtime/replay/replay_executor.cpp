@@ -37,9 +37,29 @@ class ReplayExecutor final : public Executor {
       : plan_(plan), device_(std::move(device)), threads_(threads), units_(group_replay_units(plan)) {
     slots_.reserve(plan.slot_elements.size());
     for (std::size_t elements : plan.slot_elements) slots_.emplace_back(elements);
-    slice_.resize(plan.max_slice_elements);
-    for (auto& buffer : dispatch_buffers_) buffer.resize(plan.max_dispatch_elements);
+    // Argument buffers: the device's own when it lends them (zero copy), else ours.
+    staging_ = device_->staging_input(plan.max_slice_elements);
+    if (staging_.empty()) {
+      own_staging_.resize(plan.max_slice_elements);
+      staging_ = own_staging_;
+    }
+    for (int which = 0; which < 2; ++which) {
+      outputs_[which] = device_->staging_output(plan.max_dispatch_elements, which);
+      if (outputs_[which].empty()) {
+        own_outputs_[which].resize(plan.max_dispatch_elements);
+        outputs_[which] = own_outputs_[which];
+      }
+    }
     accumulator_.resize(plan.max_dispatch_elements);
+    // Each record's slice goes after its conv's earlier records' slices, so a whole conv can be staged.
+    slice_offsets_.resize(plan.steps.size());
+    std::size_t offset = 0;
+    for (std::size_t i = 0; i < plan.steps.size(); ++i)
+      if (const auto* conv = std::get_if<plan::ConvStep>(&plan.steps[i])) {
+        if (conv->first) offset = 0;
+        slice_offsets_[i] = offset;
+        offset += slice_elements(*conv);
+      }
     const plan::HeadStep& head = plan.head();
     head_weights_.emplace(head.weights_t, head.k, head.n);
   }
@@ -48,17 +68,18 @@ class ReplayExecutor final : public Executor {
 
   std::vector<float> forward(std::span<const bf16_t> input) override {
     std::vector<float> embedding(static_cast<std::size_t>(plan_.embed_dim));
+    std::size_t sliced_end = 0;  // steps before this one have their input slices cut already
     for (const ReplayUnit& unit : units_) {
       const plan::Step& first = plan_.steps[unit.first];
-      if (!unit.banded) {
-        std::visit([&](const auto& s) { run(s, input, embedding); }, first);
-        continue;
-      }
-      if (const auto* conv = std::get_if<plan::ConvStep>(&first)) dispatch(*conv);
+      if (const auto* conv = std::get_if<plan::ConvStep>(&first)) dispatch(*conv, unit.first, unit.first < sliced_end);
+      else if (!unit.banded) std::visit([&](const auto& s) { run(s, input, embedding); }, first);
+      if (!unit.banded) continue;
       for_each_band(unit.dims.h, unit.dims.elements(), [&](Band band) {
         for (std::size_t i = unit.first; i < unit.end; ++i)
           std::visit([&](const auto& s) { run_band(s, band); }, plan_.steps[i]);
+        for (std::size_t i = unit.end; i < unit.slices_end; ++i) slice_band(std::get<plan::ConvStep>(plan_.steps[i]), i, band);
       });
+      sliced_end = unit.slices_end;
     }
     return embedding;
   }
@@ -69,6 +90,11 @@ class ReplayExecutor final : public Executor {
     return band_of(slot(s, d.elements()), band, static_cast<std::size_t>(d.c) * d.w);
   }
 
+  static std::size_t slice_elements(const plan::ConvStep& s) { return static_cast<std::size_t>(s.h) * s.icg * s.wp; }
+  std::span<bf16_t> slice_of(const plan::ConvStep& s, std::size_t index) {
+    return staging_.subspan(slice_offsets_[index], slice_elements(s));
+  }
+
   // Runs fn(band) over bands covering rows [0, h), in parallel when `elements` make it pay.
   template <typename Fn>
   void for_each_band(int h, std::size_t elements, Fn&& fn) {
@@ -77,34 +103,34 @@ class ReplayExecutor final : public Executor {
     for (int y = 0; y < h; ++y) fn(Band{static_cast<std::size_t>(y), static_cast<std::size_t>(y) + 1});
   }
 
-  // A conv record: slice its input channel groups and run the dispatch. Records alternate between
-  // two output buffers; the first is left where it is, the second (of three or more) starts the f32
-  // sum with it, later ones add to the sum. The last record is finished in its banded unit.
-  void dispatch(const plan::ConvStep& s) {
-    const TiledShape in_shape{s.ict, s.h, s.w};
-    const std::size_t slice_elements = static_cast<std::size_t>(s.h) * s.icg * s.wp;
-    const std::size_t out_elements = static_cast<std::size_t>(s.oh) * s.oc * s.owp;
-    std::span<bf16_t> slice = device_->staging_input(slice_elements);
-    if (slice.empty()) slice = {slice_.data(), slice_elements};
-    record_ = s.first ? 0 : record_ + 1;
-    const int which = record_ % 2;
-    std::span<bf16_t> output = device_->staging_output(out_elements, which);
-    if (output.empty()) output = {dispatch_buffers_[which].data(), out_elements};
-    outputs_[which] = output;
+  // Rows `band` of conv record `index`'s input slice.
+  void slice_band(const plan::ConvStep& s, std::size_t index, Band band) {
+    const std::span<const bf16_t> in = slot(s.in, static_cast<std::size_t>(s.ict) * s.h * s.w);
+    numerics::slice_channel_groups(band_of(in, band, static_cast<std::size_t>(s.ict) * s.w),
+                                   {s.ict, static_cast<int>(band.rows()), s.w}, s.c0, s.icg, s.wp,
+                                   band_of(slice_of(s, index), band, static_cast<std::size_t>(s.icg) * s.wp));
+  }
 
-    const std::span<const bf16_t> in = slot(s.in, in_shape.elements());
-    const std::size_t in_row = static_cast<std::size_t>(s.ict) * s.w, slice_row = static_cast<std::size_t>(s.icg) * s.wp;
-    for_each_band(s.h, slice_elements, [&](Band band) {
-      numerics::slice_channel_groups(band_of(in, band, in_row), {s.ict, static_cast<int>(band.rows()), s.w}, s.c0,
-                                     s.icg, s.wp, band_of(slice, band, slice_row));
-    });
-    device_->run(ConvDispatch{s, plan_.contexts[static_cast<std::size_t>(s.context)], slice, s.weights, output});
+  // Conv record `index` (steps[index] == s): slice its input channel groups unless a unit before
+  // did (`sliced`), and run the dispatch. Records alternate between the two output buffers; the first is left
+  // where it is, the second (of three or more) starts the f32 sum with it, later ones add to the
+  // sum. The last record is finished in its banded unit.
+  void dispatch(const plan::ConvStep& s, std::size_t index, bool sliced) {
+    if (!sliced)
+      for_each_band(s.h, slice_elements(s), [&](Band band) { slice_band(s, index, band); });
+    record_ = s.first ? 0 : record_ + 1;
+    const std::size_t out_elements = static_cast<std::size_t>(s.oh) * s.oc * s.owp;
+    const std::span<bf16_t> output = outputs_[record_ % 2].first(out_elements);
+    device_->run(
+        ConvDispatch{s, plan_.contexts[static_cast<std::size_t>(s.context)], slice_of(s, index), s.weights, output});
     if (s.last || record_ == 0) return;
     const std::size_t out_row = static_cast<std::size_t>(s.oc) * s.owp;
     const std::span<float> sum(accumulator_.data(), out_elements);
     for_each_band(s.oh, out_elements, [&](Band band) {
-      if (record_ == 1) numerics::sum_records(band_of(outputs_[0], band, out_row), band_of(output, band, out_row), band_of(sum, band, out_row));
-      else numerics::accumulate(band_of(output, band, out_row), band_of(sum, band, out_row));
+      if (record_ == 1)
+        numerics::sum_records(band_of(outputs_[0], band, out_row), band_of(output, band, out_row), band_of(sum, band, out_row));
+      else
+        numerics::accumulate(band_of(output, band, out_row), band_of(sum, band, out_row));
     });
   }
 
@@ -112,8 +138,6 @@ class ReplayExecutor final : public Executor {
   void run(const plan::InputStep& s, std::span<const bf16_t> input, std::vector<float>&) {
     std::copy(input.begin(), input.end(), slot(s.buf, s.dims.elements()).begin());
   }
-
-  void run(const plan::ConvStep& s, std::span<const bf16_t>, std::vector<float>&) { dispatch(s); }
 
   void run(const plan::SubsampleStep& s, std::span<const bf16_t>, std::vector<float>&) {
     numerics::subsample(slot(s.in, s.dims.elements()), slot(s.out, s.out_dims().elements()), shape_of(s.dims), s.stride);
@@ -123,8 +147,8 @@ class ReplayExecutor final : public Executor {
     numerics::head(slot(s.in, s.dims.elements()), shape_of(s.dims), *head_weights_, s.bias, embedding, threads_);
   }
 
-  template <typename ElementwiseStep>  // only ever replayed in banded units
-  void run(const ElementwiseStep&, std::span<const bf16_t>, std::vector<float>&) {}
+  template <typename Step>  // convs go through dispatch(); elementwise steps are always banded
+  void run(const Step&, std::span<const bf16_t>, std::vector<float>&) {}
 
   // --- Steps replayed band by band ---
   void run_band(const plan::ConvStep& s, Band band) {  // the last record: finish the conv's output rows
@@ -163,10 +187,12 @@ class ReplayExecutor final : public Executor {
   int threads_;
   std::vector<ReplayUnit> units_;
   std::vector<std::vector<bf16_t>> slots_;
-  std::vector<bf16_t> slice_, dispatch_buffers_[2];  // used when the device lends no buffers
-  int record_ = 0;                     // index of the current conv record within its conv
-  std::span<bf16_t> outputs_[2];       // where records with even / odd index wrote
-  std::vector<float> accumulator_;     // f32 sum of a conv's records, from the second of three on
+  std::span<bf16_t> staging_;           // every input slice of one conv, record after record
+  std::span<bf16_t> outputs_[2];        // dispatch outputs of records with even / odd index
+  std::vector<bf16_t> own_staging_, own_outputs_[2];  // when the device lends no buffers
+  std::vector<std::size_t> slice_offsets_;  // by step index: a conv record's slice in staging_
+  int record_ = 0;                      // index of the current conv record within its conv
+  std::vector<float> accumulator_;      // f32 sum of a conv's records, from the second of three on
   std::optional<numerics::HeadWeights> head_weights_;  // the plan's one head, regrouped at load
 };
 

@@ -67,7 +67,7 @@ TEST(Plan, FixtureBecomesTypedSteps) {
   // Buffers 0..6 each get a slot; scratch sized for the largest slice / dispatch.
   EXPECT_EQ(p.slot_elements.size(), 7u);
   EXPECT_EQ(p.slot_elements[0], 512u);
-  EXPECT_EQ(p.max_slice_elements, 8u * 16 * 8);       // the 1x1: h * icg * wp
+  EXPECT_EQ(p.max_slice_elements, 2u * 8 * 8 * 12);   // the split conv: its two slices h * icg * wp
   EXPECT_EQ(p.max_dispatch_elements, 8u * 16 * 12);   // the split conv: oh * oc * owp
   EXPECT_GT(p.activation_bytes, 0u);
   EXPECT_LT(p.activation_bytes, std::size_t{1} << 20);

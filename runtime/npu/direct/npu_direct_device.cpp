@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 #include "common/failure.hpp"
@@ -100,11 +101,17 @@ class NpuDirectDevice final : public replay::ConvDevice {
     if (in_bytes > input_->size() || out_bytes > output.size())
       fail(ErrorKind::Device, "npu-direct: manifest.txt:" + std::to_string(step.line) +
                                   ": dispatch larger than the plan's argument buffers");
-    if (d.input.data() != lent(*input_)) std::memcpy(input_->host(), d.input.data(), in_bytes);
-    flush_cache_range(input_->host(), in_bytes);
+    // An input inside the lent buffer is passed as a sub-buffer (parent address + offset, §7.2);
+    // anything else is copied to the buffer's start.
+    std::size_t in_offset = 0;
+    if (const auto lent_at = lent_offset(*input_, d.input.data(), in_bytes)) in_offset = *lent_at;
+    else std::memcpy(input_->host(), d.input.data(), in_bytes);
+    std::byte* const in_host = input_->host() + in_offset;
+    flush_cache_range(in_host, in_bytes);
 
     const DeviceBo& weights_bo = *weights->second;
-    const std::uint64_t addresses[3] = {input_->device_address(), weights_bo.device_address(), output.device_address()};
+    const std::uint64_t addresses[3] = {input_->device_address() + in_offset, weights_bo.device_address(),
+                                        output.device_address()};
     const StartCuPacket packet = build_start_cu_packet(context.instructions().device_address(), context.ninstr(), addresses);
     std::memcpy(context.command().host(), packet.data(), sizeof packet);  // CMD BO: copied by the driver, no flush
 
@@ -136,6 +143,12 @@ class NpuDirectDevice final : public replay::ConvDevice {
 
  private:
   static numerics::bf16_t* lent(const DeviceBo& bo) { return reinterpret_cast<numerics::bf16_t*>(bo.host()); }
+  // Where [data, data + bytes) starts inside `bo`'s lent mapping, if it lies wholly inside it.
+  static std::optional<std::size_t> lent_offset(const DeviceBo& bo, const void* data, std::size_t bytes) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(bo.host()), at = reinterpret_cast<std::uintptr_t>(data);
+    if (at < begin || at - begin > bo.size() || bytes > bo.size() - (at - begin)) return std::nullopt;
+    return at - begin;
+  }
   static std::span<numerics::bf16_t> lend(const DeviceBo& bo, std::size_t elements) {
     if (elements_bytes(elements) > bo.size()) return {};
     return {lent(bo), elements};
