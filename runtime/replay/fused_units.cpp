@@ -22,17 +22,14 @@ std::optional<plan::Dims> banded_head_dims(const plan::Step& step) {
   return elementwise_dims(step);
 }
 
-// The end of the conv whose first record is steps[first], if its records are consecutive and its
-// input has dims `dims`; otherwise `first`.
+// The end of the conv whose first record is steps[first] if its input has dims `dims`, otherwise
+// `first`. A conv's records are consecutive steps (build_plan refuses anything in between).
 std::size_t conv_records_end(const std::vector<plan::Step>& steps, std::size_t first, const plan::Dims& dims) {
   const auto* head = first < steps.size() ? std::get_if<plan::ConvStep>(&steps[first]) : nullptr;
   if (head == nullptr || !head->first || plan::Dims{head->ict, head->h, head->w} != dims) return first;
-  for (std::size_t i = first; i < steps.size(); ++i) {
-    const auto* record = std::get_if<plan::ConvStep>(&steps[i]);
-    if (record == nullptr || (i > first && record->first)) return first;
-    if (record->last) return i + 1;
-  }
-  return first;
+  std::size_t end = first;
+  while (!std::get<plan::ConvStep>(steps[end]).last) ++end;
+  return end + 1;
 }
 
 }  // namespace
