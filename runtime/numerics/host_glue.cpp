@@ -206,16 +206,18 @@ void finish_conv(EarlierRecords earlier, std::span<const bf16_t> dispatch, int o
 
 HeadWeights::HeadWeights(std::span<const bf16_t> weights_t, std::size_t k, std::size_t n)
     : k_(k), n_(n), blocks_((n + kBlock - 1) / kBlock), data_(blocks_ * k * kBlock, bf16_t{0}) {
+  // Within each 16 columns, quads 1 and 2 trade places: load_bf16x16 puts memory quads 0, 2 in its
+  // low half and 1, 3 in its high half, so the loaded lanes come out as columns 0-7 and 8-15.
+  constexpr std::size_t kStoredQuad[4] = {0, 2, 1, 3};
   for (std::size_t block = 0; block < blocks_; ++block) {
     const std::size_t j0 = block * kBlock, columns = std::min(kBlock, n - j0);
-    for (std::size_t i = 0; i < k; ++i)
-      for (std::size_t j = 0; j < columns; ++j) {
-        // Within each 16 columns, quads 1 and 2 trade places: load_bf16x16 puts memory quads 0, 2
-        // in its low half and 1, 3 in its high half, so the loaded lanes come out as columns 0-7, 8-15.
-        const std::size_t quad = (j / 4) % 4, stored_quad = quad == 1 ? 2 : quad == 2 ? 1 : quad;
-        const std::size_t position = j / 16 * 16 + stored_quad * 4 + j % 4;
-        data_[(block * k + i) * kBlock + position] = weights_t[i * n + j0 + j];
-      }
+    for (std::size_t i = 0; i < k; ++i) {
+      const bf16_t* from = &weights_t[i * n + j0];
+      bf16_t* to = &data_[(block * k + i) * kBlock];
+      for (std::size_t quad = 0; quad * 4 < columns; ++quad)
+        std::copy_n(from + quad * 4, std::min<std::size_t>(4, columns - quad * 4),
+                    to + quad / 4 * 16 + kStoredQuad[quad % 4] * 4);
+    }
   }
 }
 
