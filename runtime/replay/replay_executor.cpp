@@ -112,9 +112,9 @@ class ReplayExecutor final : public Executor {
   }
 
   // Conv record `index` (steps[index] == s): slice its input channel groups unless a unit before
-  // did (`sliced`), and run the dispatch. Records alternate between the two output buffers; the first is left
-  // where it is, the second (of three or more) starts the f32 sum with it, later ones add to the
-  // sum. The last record is finished in its banded unit.
+  // did (`sliced`), and run the dispatch. Records alternate between the two output buffers: the
+  // first is left where it is, the second (of three or more) starts the f32 sum with it, later ones
+  // add to the sum. The last record is finished in its banded unit.
   void dispatch(const plan::ConvStep& s, std::size_t index, bool sliced) {
     if (!sliced)
       for_each_band(s.h, slice_elements(s), [&](Band band) { slice_band(s, index, band); });
