@@ -84,11 +84,21 @@ TensorInfo parse_tensor_line(const TextLine& line, std::uint64_t data_size) {
   return info;
 }
 
+// The spec defines tensors.txt lines as five-field records and says nothing of comments, so a
+// name may start with '#'. A '#' line is taken as a comment only when it cannot be a record:
+// not five fields, or no dtype in the second.
+bool is_comment(std::string_view trimmed) {
+  if (trimmed.front() != '#') return false;
+  const std::vector<std::string_view> tokens = split_ascii_whitespace(trimmed);
+  DType dtype{};
+  return tokens.size() != 5 || !parse_dtype(tokens[1], dtype);
+}
+
 std::map<std::string, TensorInfo, std::less<>> parse_tensor_index(std::string_view text, std::uint64_t data_size) {
   std::map<std::string, TensorInfo, std::less<>> tensors;
   for (const TextLine& line : split_lines(text)) {
     const std::string_view trimmed = trim_ascii_whitespace(line.text);
-    if (trimmed.empty() || trimmed.front() == '#') continue;
+    if (trimmed.empty() || is_comment(trimmed)) continue;
     TensorInfo info = parse_tensor_line(line, data_size);
     if (auto it = tensors.find(info.name); it != tensors.end())
       fail(ErrorKind::Bundle, located_message(kTensorIndexFile, line.number, line.text,

@@ -66,6 +66,17 @@ TEST(TensorIndex, LineNumbersCountBlankAndCommentLines) {
   EXPECT_THAT(index_error("# header\n\nx f32 1 0 4\ny f33 1 8 4\n", 16), HasSubstr("tensors.txt:4: "));
 }
 
+// The spec has no comments in tensors.txt: a name may begin with '#'. Only a '#' line that cannot
+// be a record (not five fields, or no dtype second) is skipped as a comment.
+TEST(TensorIndex, NamesMayStartWithAHash) {
+  const TensorStore store =
+      TensorStore::parse_index("#conv.weight bf16 4 0 8\n# written by x\n#name dtype shape offset bytes\n", 8);
+  ASSERT_EQ(store.tensors().size(), 1u);
+  ASSERT_NE(store.find("#conv.weight"), nullptr);
+  EXPECT_EQ(store.find("#conv.weight")->count, 4u);
+  EXPECT_THAT(index_error("#a f32 1 0 6\n", 8), HasSubstr("tensors.txt:1: "));  // a record: checked as one
+}
+
 TEST(TensorIndex, NeedsExactlyFiveFields) {
   EXPECT_THAT(index_error("a f32 1 0\n", 8), HasSubstr("tensors.txt:1: expected 5 fields"));
   EXPECT_THAT(index_error("a f32 1 0 4 9\n", 8), HasSubstr("got 6"));
