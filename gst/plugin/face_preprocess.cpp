@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <opencv2/imgproc.hpp>
 
 namespace taconite::gst {
@@ -42,46 +41,46 @@ cv::Mat packed_to_rgb(const GstVideoFrame& frame, const cv::Rect& rect) {
   return rgb;
 }
 
-// Copies `count` bytes of a row starting at `x`, repeating the row's last byte past `limit`
-// (odd-sized 4:2:0 frames: OpenCV's converters want even sizes).
-void copy_clamped(const std::uint8_t* row, int x, int count, int limit, int step, std::uint8_t* out) {
-  for (int i = 0; i < count; ++i) {
-    const int sx = std::min(x + i, limit - 1);
-    std::memcpy(out + static_cast<std::ptrdiff_t>(i) * step, row + static_cast<std::ptrdiff_t>(sx) * step,
-                static_cast<std::size_t>(step));
-  }
+// Y'CbCr -> R'G'B' as the caps' colorimetry says, as a 3x4 matrix on (Y, U, V, 1): the matrix's
+// Kr/Kb (GStreamer's table; BT.601 when the caps leave it unknown) and limited (16-235/240) or
+// full range. OpenCV's own 4:2:0 converters know only BT.601 limited range.
+cv::Matx34f yuv_to_rgb_matrix(const GstVideoColorimetry& colorimetry) {
+  gdouble kr = 0.299, kb = 0.114;
+  if (!gst_video_color_matrix_get_Kr_Kb(colorimetry.matrix, &kr, &kb)) kr = 0.299, kb = 0.114;
+  const bool full = colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
+  const double y_scale = full ? 1.0 : 255.0 / 219.0, y_offset = full ? 0.0 : 16.0, c_scale = full ? 1.0 : 255.0 / 224.0;
+  const double kg = 1.0 - kr - kb;
+  const double r_v = 2.0 * (1.0 - kr) * c_scale, b_u = 2.0 * (1.0 - kb) * c_scale;
+  const double g_u = -2.0 * kb * (1.0 - kb) / kg * c_scale, g_v = -2.0 * kr * (1.0 - kr) / kg * c_scale;
+  const double y0 = -y_scale * y_offset;
+  const auto f = [](double v) { return static_cast<float>(v); };
+  return {f(y_scale), 0.0f,   f(r_v), f(y0 - 128.0 * r_v),
+          f(y_scale), f(g_u), f(g_v), f(y0 - 128.0 * (g_u + g_v)),
+          f(y_scale), f(b_u), 0.0f,   f(y0 - 128.0 * b_u)};
 }
 
-// 4:2:0 formats: gather an even-aligned rectangle into OpenCV's contiguous layout, convert
-// (BT.601 limited range, OpenCV's YUV420 converters), then cut out the requested rectangle.
+// 4:2:0 formats (I420, NV12): each pixel takes the chroma of its 2x2 block (the chroma covering
+// the rectangle, doubled with INTER_NEAREST), converted by the caps' colorimetry.
 cv::Mat yuv420_to_rgb(const GstVideoFrame& frame, const cv::Rect& rect) {
-  const int width = GST_VIDEO_FRAME_WIDTH(&frame), height = GST_VIDEO_FRAME_HEIGHT(&frame);
-  const int x0 = rect.x & ~1, y0 = rect.y & ~1;
-  const int x1 = (rect.x + rect.width + 1) & ~1, y1 = (rect.y + rect.height + 1) & ~1;
-  const int w = x1 - x0, h = y1 - y0;  // even
-  const int cw = (width + 1) / 2, ch = (height + 1) / 2;
-  const bool nv12 = GST_VIDEO_FRAME_FORMAT(&frame) == GST_VIDEO_FORMAT_NV12;
-
-  cv::Mat yuv(h * 3 / 2, w, CV_8UC1);
-  std::uint8_t* out = yuv.data;
-  auto plane_row = [&](int plane, int row) {
-    return static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, plane)) +
-           static_cast<std::ptrdiff_t>(row) * GST_VIDEO_FRAME_PLANE_STRIDE(&frame, plane);
+  const int cx0 = rect.x / 2, cy0 = rect.y / 2;
+  const cv::Rect chroma(cx0, cy0, (rect.x + rect.width + 1) / 2 - cx0, (rect.y + rect.height + 1) / 2 - cy0);
+  const cv::Rect in_doubled(rect.x - 2 * cx0, rect.y - 2 * cy0, rect.width, rect.height);
+  auto doubled = [&](const cv::Mat& plane) {
+    cv::Mat up;
+    cv::resize(plane, up, cv::Size(), 2.0, 2.0, cv::INTER_NEAREST);
+    return up(in_doubled);
   };
-  for (int y = 0; y < h; ++y) copy_clamped(plane_row(0, std::min(y0 + y, height - 1)), x0, w, width, 1, out + y * w);
-  out += static_cast<std::ptrdiff_t>(w) * h;
-  if (nv12) {
-    for (int y = 0; y < h / 2; ++y) copy_clamped(plane_row(1, std::min(y0 / 2 + y, ch - 1)), x0 / 2, w / 2, cw, 2, out + y * w);
+  std::vector<cv::Mat> planes{plane_view(frame, 0, CV_8UC1, rect, 1)};
+  if (GST_VIDEO_FRAME_FORMAT(&frame) == GST_VIDEO_FORMAT_NV12) {
+    planes.push_back(doubled(plane_view(frame, 1, CV_8UC2, chroma, 2)));  // interleaved U, V
   } else {
-    for (int plane = 1; plane <= 2; ++plane) {
-      for (int y = 0; y < h / 2; ++y)
-        copy_clamped(plane_row(plane, std::min(y0 / 2 + y, ch - 1)), x0 / 2, w / 2, cw, 1, out + y * (w / 2));
-      out += static_cast<std::ptrdiff_t>(w / 2) * (h / 2);
-    }
+    planes.push_back(doubled(plane_view(frame, 1, CV_8UC1, chroma, 1)));
+    planes.push_back(doubled(plane_view(frame, 2, CV_8UC1, chroma, 1)));
   }
-  cv::Mat rgb;
-  cv::cvtColor(yuv, rgb, nv12 ? cv::COLOR_YUV2RGB_NV12 : cv::COLOR_YUV2RGB_I420);
-  return rgb(cv::Rect(rect.x - x0, rect.y - y0, rect.width, rect.height)).clone();
+  cv::Mat yuv, rgb;
+  cv::merge(planes, yuv);
+  cv::transform(yuv, rgb, yuv_to_rgb_matrix(GST_VIDEO_INFO_COLORIMETRY(&frame.info)));
+  return rgb;
 }
 
 }  // namespace

@@ -88,6 +88,95 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, FormatTest,
                                   (std::get<1>(info.param) ? "_strided" : "_packed");
                          });
 
+// 4:2:0 caps say how to get RGB back: BT.709 (HD cameras; GStreamer's default above SD sizes) and
+// full range must come back as the same face as the default BT.601 limited range. Saturated
+// colours make a wrong matrix or range show (BT.601 read as BT.709 is off by ~20 levels).
+std::array<std::uint8_t, 3> saturated(int x, int y) {
+  return {static_cast<std::uint8_t>(230 - x), static_cast<std::uint8_t>(20 + y), static_cast<std::uint8_t>(200 - x / 2)};
+}
+
+class ColorimetryTest : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {
+ protected:
+  void SetUp() override { engine = install_fake_engine(); }
+  void TearDown() override { uninstall_fake_engine(); }
+  std::shared_ptr<FakeEngineState> engine;
+};
+
+TEST_P(ColorimetryTest, YuvComesBackAsTheSameRgb) {
+  const auto [format, colorimetry] = GetParam();
+  gchar* yuv_caps = g_strdup_printf("%s,colorimetry=%s", format, colorimetry);  // appended to "format="
+  GstBuffer* rgb = rgb_buffer(112, 112, saturated);
+  GstBuffer* input = convert_rgb(rgb, 112, 112, yuv_caps);
+  gst_buffer_unref(rgb);
+  ASSERT_NE(input, nullptr) << "videoconvert to " << yuv_caps;
+  GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "crops"}});
+  gchar* caps = g_strdup_printf("video/x-raw,format=%s,width=112,height=112,framerate=30/1", yuv_caps);
+  gst_harness_set_src_caps_str(h, caps);
+  g_free(caps);
+  gst_buffer_unref(gst_harness_push_and_pull(h, input));
+  gst_harness_teardown(h);
+  ASSERT_EQ(engine->faces_seen(), 1u);
+  const Diff d = compare(engine->inputs[0], expected_chw(112, 112, saturated));
+  EXPECT_LT(d.mean, 0.03) << yuv_caps;
+  EXPECT_LT(d.max, 0.15) << yuv_caps;
+  g_free(yuv_caps);
+}
+
+INSTANTIATE_TEST_SUITE_P(Colorimetries, ColorimetryTest,
+                         ::testing::Combine(::testing::Values("I420", "NV12"),
+                                            ::testing::Values("bt601", "bt709", "1:3:5:1", "1:4:0:0")),
+                         [](const auto& info) {
+                           std::string name = std::string(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+                           for (char& c : name)
+                             if (c == ':') c = '_';
+                           return name;
+                         });
+
+// A face region at odd coordinates of a 4:2:0 frame: the crop must take each pixel's own chroma
+// sample, so it matches the same region cut from the RGB frame the YUV one was made from. The
+// pattern's colour changes fast enough that a chroma sample one block off shows.
+class YuvRegionTest : public FormatTest {};
+
+TEST_P(YuvRegionTest, OddPlacedRegionMatchesTheRgbFrame) {
+  const auto [fc, strided] = GetParam();
+  constexpr int kW = 64, kH = 48;
+  const auto steep = [](int x, int y) {
+    return std::array<std::uint8_t, 3>{static_cast<std::uint8_t>(20 + 3 * x), static_cast<std::uint8_t>(220 - 4 * y),
+                                       static_cast<std::uint8_t>(40 + 2 * (x + y))};
+  };
+  auto embed_region = [&](GstBuffer* frame, const char* format) {
+    gst_buffer_add_video_region_of_interest_meta(frame, "face", 13, 7, 31, 31);
+    GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "rois"}});
+    gchar* caps = g_strdup_printf("video/x-raw,format=%s,width=%d,height=%d,framerate=30/1", format, kW, kH);
+    gst_harness_set_src_caps_str(h, caps);
+    g_free(caps);
+    gst_buffer_unref(gst_harness_push_and_pull(h, frame));
+    gst_harness_teardown(h);
+  };
+  GstBuffer* rgb = rgb_buffer(kW, kH, steep);
+  GstBuffer* yuv = convert_rgb(rgb, kW, kH, fc.format);
+  ASSERT_NE(yuv, nullptr);
+  if (strided) {
+    GstBuffer* padded = restride(yuv, fc.format, kW, kH, 20);
+    gst_buffer_unref(yuv);
+    yuv = padded;
+  }
+  embed_region(rgb, "RGB");
+  embed_region(yuv, fc.format);
+  ASSERT_EQ(engine->faces_seen(), 2u);
+  const Diff d = compare(engine->inputs[1], engine->inputs[0]);
+  EXPECT_LT(d.mean, 0.03) << fc.format;
+  EXPECT_LT(d.max, 0.15) << fc.format;
+}
+
+INSTANTIATE_TEST_SUITE_P(YuvRegions, YuvRegionTest,
+                         ::testing::Combine(::testing::Values(FormatCase{"I420", true}, FormatCase{"NV12", true}),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param).format) +
+                                  (std::get<1>(info.param) ? "_strided" : "_packed");
+                         });
+
 class OddSizeTest : public FormatTest {};
 
 TEST_P(OddSizeTest, OddSizedFramesAreResizedWithoutGarbage) {
