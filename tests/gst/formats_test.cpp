@@ -43,27 +43,40 @@ Diff compare(const std::vector<float>& got, const std::vector<float>& want) {
   return d;
 }
 
-TEST_P(FormatTest, FaceReachesTheEngineAsRgb) {
-  const auto [fc, strided] = GetParam();
-  GstBuffer* rgb = rgb_buffer(112, 112, pattern);
-  GstBuffer* input = convert_rgb(rgb, 112, 112, fc.format);
+// `rgb` converted by videoconvert to `format` (which may carry more caps fields, e.g.
+// "I420,colorimetry=bt709"), rows padded by `row_padding` bytes when `strided`. Takes `rgb`.
+GstBuffer* frame_in(GstBuffer* rgb, const std::string& format, int width, int height, bool strided, int row_padding) {
+  GstBuffer* converted = convert_rgb(rgb, width, height, format.c_str());
   gst_buffer_unref(rgb);
-  ASSERT_NE(input, nullptr) << "videoconvert to " << fc.format;
-  if (strided) {
-    GstBuffer* padded = restride(input, fc.format, 112, 112, 24);
-    gst_buffer_unref(input);
-    input = padded;
-    ASSERT_NE(gst_buffer_get_video_meta(input), nullptr);
-  }
-  GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "crops"}});
-  gchar* caps = g_strdup_printf("video/x-raw,format=%s,width=112,height=112,framerate=30/1", fc.format);
+  if (converted == nullptr || !strided) return converted;
+  GstBuffer* padded = restride(converted, format.c_str(), width, height, row_padding);
+  gst_buffer_unref(converted);
+  return padded;
+}
+
+// Pushes one frame of `format` through the element (fake engine) and returns what came out.
+GstBuffer* through_element(GstBuffer* frame, const std::string& format, int width, int height,
+                           const char* input_mode = "crops") {
+  GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", input_mode}});
+  gchar* caps = g_strdup_printf("video/x-raw,format=%s,width=%d,height=%d,framerate=30/1", format.c_str(), width, height);
   gst_harness_set_src_caps_str(h, caps);
   g_free(caps);
-  GstBuffer* out = gst_harness_push_and_pull(h, input);
+  GstBuffer* out = gst_harness_push_and_pull(h, frame);
+  gst_harness_teardown(h);
+  return out;
+}
+
+TEST_P(FormatTest, FaceReachesTheEngineAsRgb) {
+  const auto [fc, strided] = GetParam();
+  GstBuffer* input = frame_in(rgb_buffer(112, 112, pattern), fc.format, 112, 112, strided, 24);
+  ASSERT_NE(input, nullptr) << "videoconvert to " << fc.format;
+  if (strided) {
+    ASSERT_NE(gst_buffer_get_video_meta(input), nullptr);
+  }
+  GstBuffer* out = through_element(input, fc.format, 112, 112);
   ASSERT_NE(out, nullptr);
   EXPECT_NE(gst_buffer_get_taconite_embedding_meta(out), nullptr);
   gst_buffer_unref(out);
-  gst_harness_teardown(h);
 
   ASSERT_EQ(engine->faces_seen(), 1u);
   const Diff d = compare(engine->inputs[0], expected_chw(112, 112, pattern));
@@ -104,22 +117,14 @@ class ColorimetryTest : public ::testing::TestWithParam<std::tuple<const char*, 
 
 TEST_P(ColorimetryTest, YuvComesBackAsTheSameRgb) {
   const auto [format, colorimetry] = GetParam();
-  gchar* yuv_caps = g_strdup_printf("%s,colorimetry=%s", format, colorimetry);  // appended to "format="
-  GstBuffer* rgb = rgb_buffer(112, 112, saturated);
-  GstBuffer* input = convert_rgb(rgb, 112, 112, yuv_caps);
-  gst_buffer_unref(rgb);
+  const std::string yuv_caps = std::string(format) + ",colorimetry=" + colorimetry;  // follows "format="
+  GstBuffer* input = frame_in(rgb_buffer(112, 112, saturated), yuv_caps, 112, 112, false, 0);
   ASSERT_NE(input, nullptr) << "videoconvert to " << yuv_caps;
-  GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "crops"}});
-  gchar* caps = g_strdup_printf("video/x-raw,format=%s,width=112,height=112,framerate=30/1", yuv_caps);
-  gst_harness_set_src_caps_str(h, caps);
-  g_free(caps);
-  gst_buffer_unref(gst_harness_push_and_pull(h, input));
-  gst_harness_teardown(h);
+  gst_buffer_unref(through_element(input, yuv_caps, 112, 112));
   ASSERT_EQ(engine->faces_seen(), 1u);
   const Diff d = compare(engine->inputs[0], expected_chw(112, 112, saturated));
   EXPECT_LT(d.mean, 0.03) << yuv_caps;
   EXPECT_LT(d.max, 0.15) << yuv_caps;
-  g_free(yuv_caps);
 }
 
 INSTANTIATE_TEST_SUITE_P(Colorimetries, ColorimetryTest,
@@ -146,22 +151,11 @@ TEST_P(YuvRegionTest, OddPlacedRegionMatchesTheRgbFrame) {
   };
   auto embed_region = [&](GstBuffer* frame, const char* format) {
     gst_buffer_add_video_region_of_interest_meta(frame, "face", 13, 7, 31, 31);
-    GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "rois"}});
-    gchar* caps = g_strdup_printf("video/x-raw,format=%s,width=%d,height=%d,framerate=30/1", format, kW, kH);
-    gst_harness_set_src_caps_str(h, caps);
-    g_free(caps);
-    gst_buffer_unref(gst_harness_push_and_pull(h, frame));
-    gst_harness_teardown(h);
+    gst_buffer_unref(through_element(frame, format, kW, kH, "rois"));
   };
-  GstBuffer* rgb = rgb_buffer(kW, kH, steep);
-  GstBuffer* yuv = convert_rgb(rgb, kW, kH, fc.format);
+  GstBuffer* yuv = frame_in(rgb_buffer(kW, kH, steep), fc.format, kW, kH, strided, 20);
   ASSERT_NE(yuv, nullptr);
-  if (strided) {
-    GstBuffer* padded = restride(yuv, fc.format, kW, kH, 20);
-    gst_buffer_unref(yuv);
-    yuv = padded;
-  }
-  embed_region(rgb, "RGB");
+  embed_region(rgb_buffer(kW, kH, steep), "RGB");
   embed_region(yuv, fc.format);
   ASSERT_EQ(engine->faces_seen(), 2u);
   const Diff d = compare(engine->inputs[1], engine->inputs[0]);
@@ -183,21 +177,9 @@ TEST_P(OddSizeTest, OddSizedFramesAreResizedWithoutGarbage) {
   const auto [fc, strided] = GetParam();
   constexpr int kW = 75, kH = 51;  // odd: 4:2:0 chroma planes round up
   const auto uniform = [](int, int) { return std::array<std::uint8_t, 3>{180, 90, 30}; };
-  GstBuffer* rgb = rgb_buffer(kW, kH, uniform);
-  GstBuffer* input = convert_rgb(rgb, kW, kH, fc.format);
-  gst_buffer_unref(rgb);
+  GstBuffer* input = frame_in(rgb_buffer(kW, kH, uniform), fc.format, kW, kH, strided, 13);
   ASSERT_NE(input, nullptr);
-  if (strided) {
-    GstBuffer* padded = restride(input, fc.format, kW, kH, 13);
-    gst_buffer_unref(input);
-    input = padded;
-  }
-  GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "crops"}});
-  gchar* caps = g_strdup_printf("video/x-raw,format=%s,width=%d,height=%d,framerate=30/1", fc.format, kW, kH);
-  gst_harness_set_src_caps_str(h, caps);
-  g_free(caps);
-  gst_buffer_unref(gst_harness_push_and_pull(h, input));
-  gst_harness_teardown(h);
+  gst_buffer_unref(through_element(input, fc.format, kW, kH));
   ASSERT_EQ(engine->faces_seen(), 1u);
   // A uniform colour stays uniform after resizing: any padding byte (0xAB) would show.
   const Diff d = compare(engine->inputs[0], expected_chw(112, 112, uniform));
