@@ -10,8 +10,6 @@ namespace {
 
 using namespace gsttest;
 
-constexpr GstClockTime kFrame = GST_SECOND / 30;
-const char* kRgbCaps = "video/x-raw,format=RGB,width=112,height=112,framerate=30/1";
 
 // Records what leaves the element's src pad, in the order the task pushes it.
 struct Recorder {
@@ -55,20 +53,6 @@ struct Recorder {
   }
 };
 
-GstBuffer* frame(int index, std::uint8_t shade = 100) {
-  GstBuffer* buffer = rgb_buffer(112, 112, [&](int x, int y) {
-    return std::array<std::uint8_t, 3>{shade, static_cast<std::uint8_t>(x), static_cast<std::uint8_t>(y + index)};
-  });
-  GST_BUFFER_PTS(buffer) = index * kFrame;
-  GST_BUFFER_DURATION(buffer) = kFrame;
-  return buffer;
-}
-
-guint64 counter(GstElement* element, const char* name) {
-  guint64 value = 0;
-  g_object_get(element, name, &value, nullptr);
-  return value;
-}
 
 // Pushes EOS and waits until it left the element.
 void wait_for_eos(GstHarness* h) {
@@ -99,7 +83,7 @@ class DataflowTest : public ::testing::Test {
 TEST_F(DataflowTest, EventsAndBuffersLeaveInOrderWithTimestamps) {
   GstHarness* h = harness();
   gst_harness_set_src_caps_str(h, kRgbCaps);  // STREAM_START, CAPS, SEGMENT
-  for (int i = 0; i < 5; ++i) ASSERT_EQ(gst_harness_push(h, frame(i)), GST_FLOW_OK);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(gst_harness_push(h, stream_frame(i)), GST_FLOW_OK);
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));
   for (int i = 0; i < 5; ++i) {
     GstBuffer* out = gst_harness_pull(h);
@@ -130,7 +114,7 @@ TEST_F(DataflowTest, EventsAndBuffersLeaveInOrderWithTimestamps) {
 TEST_F(DataflowTest, EmbeddingIsTheNormalisedEngineOutput) {
   GstHarness* h = harness();
   gst_harness_set_src_caps_str(h, kRgbCaps);
-  GstBuffer* out = gst_harness_push_and_pull(h, frame(0));
+  GstBuffer* out = gst_harness_push_and_pull(h, stream_frame(0));
   ASSERT_NE(out, nullptr);
   ASSERT_EQ(engine->faces_seen(), 1u);
   const std::vector<float> raw = fake_embedding(engine->inputs[0]);
@@ -151,7 +135,7 @@ TEST_F(DataflowTest, ManyFramesThroughASmallQueueAllComeOutOnce) {
   gst_harness_set_src_caps_str(h, kRgbCaps);
   constexpr int kFrames = 40;
   std::thread pusher([&] {
-    for (int i = 0; i < kFrames; ++i) ASSERT_EQ(gst_harness_push(h, frame(i)), GST_FLOW_OK);
+    for (int i = 0; i < kFrames; ++i) ASSERT_EQ(gst_harness_push(h, stream_frame(i)), GST_FLOW_OK);
   });
   for (int i = 0; i < kFrames; ++i) {
     GstBuffer* out = gst_harness_pull(h);
@@ -181,13 +165,13 @@ TEST_F(DataflowTest, FullQueueBlocksUpstreamAndEosDrainsEverything) {
   GstHarness* h = harness({{"max-queued", "3"}});
   gst_harness_set_src_caps_str(h, kRgbCaps);
   engine->close_gate();
-  ASSERT_EQ(gst_harness_push(h, frame(0)), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_push(h, stream_frame(0)), GST_FLOW_OK);
   engine->wait_for_waiting_calls(1);  // frame 0 is in the engine
-  for (int i = 1; i <= 3; ++i) ASSERT_EQ(gst_harness_push(h, frame(i)), GST_FLOW_OK);  // queue full
+  for (int i = 1; i <= 3; ++i) ASSERT_EQ(gst_harness_push(h, stream_frame(i)), GST_FLOW_OK);  // queue full
 
   std::atomic<bool> done{false};
   std::thread pusher([&] {
-    EXPECT_EQ(gst_harness_push(h, frame(4)), GST_FLOW_OK);
+    EXPECT_EQ(gst_harness_push(h, stream_frame(4)), GST_FLOW_OK);
     EXPECT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));
     done = true;
   });
@@ -213,7 +197,7 @@ TEST_F(DataflowTest, FullQueueBlocksUpstreamAndEosDrainsEverything) {
   EXPECT_EQ(seq[seq.size() - 2], "B4") << "EOS leaves only after every queued buffer";
   EXPECT_EQ(engine->faces_seen(), 5u);
   // After EOS, more data is refused with EOS.
-  EXPECT_EQ(gst_harness_push(h, frame(5)), GST_FLOW_EOS);
+  EXPECT_EQ(gst_harness_push(h, stream_frame(5)), GST_FLOW_EOS);
   gst_harness_teardown(h);
 }
 
@@ -231,16 +215,16 @@ TEST_F(DataflowTest, FlushMidStreamDropsQueuedDataAndRestarts) {
   gst_object_unref(src);
 
   engine->close_gate();
-  ASSERT_EQ(gst_harness_push(h, frame(0)), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_push(h, stream_frame(0)), GST_FLOW_OK);
   engine->wait_for_waiting_calls(1);
-  for (int i = 1; i <= 3; ++i) ASSERT_EQ(gst_harness_push(h, frame(i)), GST_FLOW_OK);
+  for (int i = 1; i <= 3; ++i) ASSERT_EQ(gst_harness_push(h, stream_frame(i)), GST_FLOW_OK);
 
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
   GstSegment segment;
   gst_segment_init(&segment, GST_FORMAT_TIME);
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
-  for (int i = 10; i < 13; ++i) ASSERT_EQ(gst_harness_push(h, frame(i)), GST_FLOW_OK);
+  for (int i = 10; i < 13; ++i) ASSERT_EQ(gst_harness_push(h, stream_frame(i)), GST_FLOW_OK);
   for (int i = 10; i < 13; ++i) {
     GstBuffer* out = gst_harness_pull(h);
     ASSERT_NE(out, nullptr);
@@ -262,8 +246,8 @@ TEST_F(DataflowTest, SerializedQueryIsAnsweredAfterEarlierBuffers) {
   gst_harness_set_src_caps_str(h, kRgbCaps);
   gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, nullptr);
   engine->close_gate();
-  ASSERT_EQ(gst_harness_push(h, frame(0)), GST_FLOW_OK);
-  ASSERT_EQ(gst_harness_push(h, frame(1)), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_push(h, stream_frame(0)), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_push(h, stream_frame(1)), GST_FLOW_OK);
 
   GstCaps* caps = gst_caps_from_string(kRgbCaps);
   GstQuery* query = gst_query_new_allocation(caps, TRUE);
@@ -325,7 +309,7 @@ TEST_F(DataflowTest, AllocationIsAnsweredWithVideoMetaWhenDownstreamDoesNot) {
 TEST_F(DataflowTest, CapsChangeMidStreamAppliesToLaterBuffersOnly) {
   GstHarness* h = harness();
   gst_harness_set_src_caps_str(h, kRgbCaps);
-  GstBuffer* out = gst_harness_push_and_pull(h, frame(0));
+  GstBuffer* out = gst_harness_push_and_pull(h, stream_frame(0));
   gst_buffer_unref(out);
 
   // Same colour, new format and size: the element must read the new layout.
@@ -368,7 +352,7 @@ TEST_F(DataflowTest, EngineFailureIsAnElementErrorAndFlowError) {
   gst_element_set_bus(h->element, bus);
   gst_harness_set_src_caps_str(h, kRgbCaps);
   engine->fail_embed = true;
-  ASSERT_EQ(gst_harness_push(h, frame(0)), GST_FLOW_OK);  // queued; the task fails on it
+  ASSERT_EQ(gst_harness_push(h, stream_frame(0)), GST_FLOW_OK);  // queued; the task fails on it
   GstMessage* error = gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, GST_MESSAGE_ERROR);
   ASSERT_NE(error, nullptr);
   GError* gerror = nullptr;
@@ -381,7 +365,7 @@ TEST_F(DataflowTest, EngineFailureIsAnElementErrorAndFlowError) {
   gst_message_unref(error);
   // Upstream learns it from the flow return.
   GstFlowReturn ret = GST_FLOW_OK;
-  for (int i = 1; i < 100 && ret == GST_FLOW_OK; ++i) ret = gst_harness_push(h, frame(i));
+  for (int i = 1; i < 100 && ret == GST_FLOW_OK; ++i) ret = gst_harness_push(h, stream_frame(i));
   EXPECT_EQ(ret, GST_FLOW_ERROR);
   gst_element_set_bus(h->element, nullptr);
   gst_object_unref(bus);
@@ -391,16 +375,16 @@ TEST_F(DataflowTest, EngineFailureIsAnElementErrorAndFlowError) {
 TEST_F(DataflowTest, NotLinkedGoesUpstreamAndRelinkingRestarts) {
   GstHarness* h = harness();
   gst_harness_set_src_caps_str(h, kRgbCaps);
-  gst_buffer_unref(gst_harness_push_and_pull(h, frame(0)));
+  gst_buffer_unref(gst_harness_push_and_pull(h, stream_frame(0)));
   GstPad* src = gst_element_get_static_pad(h->element, "src");
   ASSERT_TRUE(gst_pad_unlink(src, h->sinkpad));
   GstFlowReturn ret = GST_FLOW_OK;
-  for (int i = 1; i < 100 && ret == GST_FLOW_OK; ++i) ret = gst_harness_push(h, frame(i));
+  for (int i = 1; i < 100 && ret == GST_FLOW_OK; ++i) ret = gst_harness_push(h, stream_frame(i));
   EXPECT_EQ(ret, GST_FLOW_NOT_LINKED) << "the task's flow return reaches upstream";
   // Relink; downstream's RECONFIGURE restarts the task, as with queue.
   ASSERT_EQ(gst_pad_link(src, h->sinkpad), GST_PAD_LINK_OK);
   ASSERT_TRUE(gst_pad_push_event(h->sinkpad, gst_event_new_reconfigure()));
-  ASSERT_EQ(gst_harness_push(h, frame(200)), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_push(h, stream_frame(200)), GST_FLOW_OK);
   GstBuffer* out = gst_harness_pull(h);
   ASSERT_NE(out, nullptr);
   EXPECT_EQ(GST_BUFFER_PTS(out), 200 * kFrame);
@@ -412,16 +396,16 @@ TEST_F(DataflowTest, NotLinkedGoesUpstreamAndRelinkingRestarts) {
 TEST_F(DataflowTest, NewStreamAfterEosFlowsAgain) {
   GstHarness* h = harness();
   gst_harness_set_src_caps_str(h, kRgbCaps);
-  gst_buffer_unref(gst_harness_push_and_pull(h, frame(0)));
+  gst_buffer_unref(gst_harness_push_and_pull(h, stream_frame(0)));
   wait_for_eos(h);
-  EXPECT_EQ(gst_harness_push(h, frame(1)), GST_FLOW_EOS);
+  EXPECT_EQ(gst_harness_push(h, stream_frame(1)), GST_FLOW_EOS);
   // A new STREAM_START (then caps, segment) lifts EOS, as with queue.
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_stream_start("second")));
   gst_harness_set_src_caps_str(h, kRgbCaps);
   GstSegment segment;
   gst_segment_init(&segment, GST_FORMAT_TIME);
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
-  GstBuffer* out = gst_harness_push_and_pull(h, frame(2));
+  GstBuffer* out = gst_harness_push_and_pull(h, stream_frame(2));
   ASSERT_NE(out, nullptr);
   EXPECT_EQ(GST_BUFFER_PTS(out), 2 * kFrame);
   gst_buffer_unref(out);
@@ -434,7 +418,7 @@ TEST_F(DataflowTest, LatencyQueryAddsProcessingTime) {
   gst_element_set_bus(h->element, bus);
   gst_harness_set_upstream_latency(h, 10 * GST_MSECOND);
   gst_harness_set_src_caps_str(h, kRgbCaps);
-  for (int i = 0; i < 3; ++i) gst_buffer_unref(gst_harness_push_and_pull(h, frame(i)));
+  for (int i = 0; i < 3; ++i) gst_buffer_unref(gst_harness_push_and_pull(h, stream_frame(i)));
   GstMessage* latency = gst_bus_pop_filtered(bus, GST_MESSAGE_LATENCY);
   EXPECT_NE(latency, nullptr) << "a new processing-time estimate asks the pipeline to re-query latency";
   if (latency) gst_message_unref(latency);
@@ -475,7 +459,7 @@ TEST_F(DataflowTest, StressStateChangesWhilePushing) {
   // Pushes fail with FLUSHING while the element is down and NOT_LINKED while the stress thread
   // relinks its pads; the point is no crash, deadlock or other flow.
   for (int i = 0; i < 300; ++i) {
-    const GstFlowReturn ret = gst_harness_push(h, frame(i));
+    const GstFlowReturn ret = gst_harness_push(h, stream_frame(i));
     EXPECT_TRUE(ret == GST_FLOW_OK || ret == GST_FLOW_FLUSHING || ret == GST_FLOW_NOT_LINKED)
         << gst_flow_get_name(ret);
     while (GstBuffer* out = gst_harness_try_pull(h)) gst_buffer_unref(out);
@@ -500,7 +484,7 @@ TEST_F(DataflowTest, StressPropertiesWhilePushing) {
   GstHarnessThread* t1 = gst_harness_stress_property_start_full(h, "roi-type", &mode, G_USEC_PER_SEC / 1000);
   GstHarnessThread* t2 = gst_harness_stress_property_start_full(h, "max-queued", &queued, G_USEC_PER_SEC / 1000);
   for (int i = 0; i < 200; ++i) {
-    ASSERT_EQ(gst_harness_push(h, frame(i)), GST_FLOW_OK);
+    ASSERT_EQ(gst_harness_push(h, stream_frame(i)), GST_FLOW_OK);
     GstBuffer* out = gst_harness_pull(h);
     ASSERT_NE(out, nullptr);
     EXPECT_EQ(GST_BUFFER_PTS(out), i * kFrame);

@@ -105,6 +105,21 @@ GstHarness* adaface_harness(const std::vector<std::pair<std::string, std::string
   return h;
 }
 
+GstBuffer* stream_frame(int index, std::uint8_t shade) {
+  GstBuffer* buffer = rgb_buffer(112, 112, [&](int x, int y) {
+    return std::array<std::uint8_t, 3>{shade, static_cast<std::uint8_t>(x), static_cast<std::uint8_t>(y + index)};
+  });
+  GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(index) * kFrame;
+  GST_BUFFER_DURATION(buffer) = kFrame;
+  return buffer;
+}
+
+guint64 counter(GstElement* element, const char* name) {
+  guint64 value = 0;
+  g_object_get(element, name, &value, nullptr);
+  return value;
+}
+
 GstBuffer* rgb_buffer(int width, int height, const PixelFn& pixel) {
   GstVideoInfo info;
   gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGB, static_cast<guint>(width), static_cast<guint>(height));

@@ -55,6 +55,15 @@ GstHarness* adaface_harness(const std::vector<std::pair<std::string, std::string
 using PixelFn = std::function<std::array<std::uint8_t, 3>(int x, int y)>;
 GstBuffer* rgb_buffer(int width, int height, const PixelFn& pixel);
 
+// A 30 fps stream of 112x112 RGB frames: its caps, frame duration, and frame `index` (PTS and
+// duration set; the pixels differ from frame to frame, `shade` is the red channel).
+inline constexpr GstClockTime kFrame = GST_SECOND / 30;
+inline constexpr const char* kRgbCaps = "video/x-raw,format=RGB,width=112,height=112,framerate=30/1";
+GstBuffer* stream_frame(int index, std::uint8_t shade = 100);
+
+// The value of one of the element's guint64 counter properties.
+guint64 counter(GstElement* element, const char* name);
+
 // Converts an RGB buffer to `format` with a real videoconvert (and optional stride padding), so
 // format tests compare against GStreamer's own conversion, not ours.
 GstBuffer* convert_rgb(GstBuffer* rgb, int width, int height, const char* format);

@@ -9,23 +9,7 @@ namespace {
 
 using namespace gsttest;
 
-constexpr GstClockTime kFrame = GST_SECOND / 30;
-const char* kRgbCaps = "video/x-raw,format=RGB,width=112,height=112,framerate=30/1";
 
-GstBuffer* frame(int index) {
-  GstBuffer* buffer = rgb_buffer(112, 112, [&](int x, int y) {
-    return std::array<std::uint8_t, 3>{90, static_cast<std::uint8_t>(x + index), static_cast<std::uint8_t>(y)};
-  });
-  GST_BUFFER_PTS(buffer) = index * kFrame;
-  GST_BUFFER_DURATION(buffer) = kFrame;
-  return buffer;
-}
-
-guint64 counter(GstElement* element, const char* name) {
-  guint64 value = 0;
-  g_object_get(element, name, &value, nullptr);
-  return value;
-}
 
 GstTaconiteEmbeddingStatus status_of(GstBuffer* buffer) {
   const auto metas = embedding_metas(buffer);
@@ -83,11 +67,11 @@ class LoadTest : public ::testing::Test {
 TEST_F(LoadTest, SkipPassesFramesBeyondTheQueueWithoutEmbeddings) {
   start({{"leaky", "skip"}, {"max-queued", "2"}});
   engine->close_gate();  // the engine is "slow": it holds frame 0 until the gate opens
-  ASSERT_EQ(gst_harness_push(h, frame(0)), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_push(h, stream_frame(0)), GST_FLOW_OK);
   engine->wait_for_waiting_calls(1);
   // Frames 1-2 fill the queue; 3-6 arrive while it is full: upstream is not blocked, they are
   // flagged to pass without embeddings.
-  for (int i = 1; i <= 6; ++i) ASSERT_EQ(gst_harness_push(h, frame(i)), GST_FLOW_OK);
+  for (int i = 1; i <= 6; ++i) ASSERT_EQ(gst_harness_push(h, stream_frame(i)), GST_FLOW_OK);
   engine->open_gate();
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));
   for (int i = 0; i <= 6; ++i) {
@@ -115,10 +99,10 @@ TEST_F(LoadTest, SkipPassesFramesBeyondTheQueueWithoutEmbeddings) {
 TEST_F(LoadTest, NoLeakyBlocksInsteadOfSkipping) {
   start({{"max-queued", "1"}});
   engine->close_gate();
-  ASSERT_EQ(gst_harness_push(h, frame(0)), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_push(h, stream_frame(0)), GST_FLOW_OK);
   engine->wait_for_waiting_calls(1);
-  ASSERT_EQ(gst_harness_push(h, frame(1)), GST_FLOW_OK);  // fills the queue
-  std::thread producer([&] { EXPECT_EQ(gst_harness_push(h, frame(2)), GST_FLOW_OK); });  // blocks
+  ASSERT_EQ(gst_harness_push(h, stream_frame(1)), GST_FLOW_OK);  // fills the queue
+  std::thread producer([&] { EXPECT_EQ(gst_harness_push(h, stream_frame(2)), GST_FLOW_OK); });  // blocks
   engine->open_gate();
   producer.join();
   for (int i = 0; i < 3; ++i) {
@@ -134,9 +118,9 @@ TEST_F(LoadTest, NoLeakyBlocksInsteadOfSkipping) {
 TEST_F(LoadTest, SkipUnderLoadSurvivesFlushAndEos) {
   start({{"leaky", "skip"}, {"max-queued", "1"}});
   engine->close_gate();
-  ASSERT_EQ(gst_harness_push(h, frame(0)), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_push(h, stream_frame(0)), GST_FLOW_OK);
   engine->wait_for_waiting_calls(1);
-  for (int i = 1; i <= 3; ++i) ASSERT_EQ(gst_harness_push(h, frame(i)), GST_FLOW_OK);
+  for (int i = 1; i <= 3; ++i) ASSERT_EQ(gst_harness_push(h, stream_frame(i)), GST_FLOW_OK);
   // Flush while the engine holds frame 0 and skipped frames wait: opening the gate from another
   // thread lets the task finish its iteration; nothing deadlocks.
   std::thread opener([&] { engine->open_gate(); });
@@ -147,7 +131,7 @@ TEST_F(LoadTest, SkipUnderLoadSurvivesFlushAndEos) {
   GstSegment segment;
   gst_segment_init(&segment, GST_FORMAT_TIME);
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
-  for (int i = 10; i < 13; ++i) ASSERT_EQ(gst_harness_push(h, frame(i)), GST_FLOW_OK);
+  for (int i = 10; i < 13; ++i) ASSERT_EQ(gst_harness_push(h, stream_frame(i)), GST_FLOW_OK);
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));
   for (int i = 10; i < 13; ++i) {
     GstBuffer* out = gst_harness_pull(h);
@@ -164,7 +148,7 @@ TEST_F(LoadTest, DownstreamQosMakesLateFramesSkip) {
   ASSERT_TRUE(gst_harness_push_upstream_event(
       h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, static_cast<GstClockTimeDiff>(5 * kFrame), 0)));
   for (int i = 0; i < 8; ++i) {
-    GstBuffer* out = gst_harness_push_and_pull(h, frame(i));
+    GstBuffer* out = gst_harness_push_and_pull(h, stream_frame(i));
     ASSERT_NE(out, nullptr);
     EXPECT_EQ(status_of(out), i <= 5 ? GST_TACONITE_EMBEDDING_SKIPPED : GST_TACONITE_EMBEDDING_COMPUTED) << i;
     gst_buffer_unref(out);
@@ -180,7 +164,7 @@ TEST_F(LoadTest, DownstreamQosIsIgnoredWithoutLeaky) {
   start({});
   ASSERT_TRUE(gst_harness_push_upstream_event(
       h, gst_event_new_qos(GST_QOS_TYPE_UNDERFLOW, 0.5, static_cast<GstClockTimeDiff>(5 * kFrame), 0)));
-  GstBuffer* out = gst_harness_push_and_pull(h, frame(0));
+  GstBuffer* out = gst_harness_push_and_pull(h, stream_frame(0));
   ASSERT_NE(out, nullptr);
   EXPECT_EQ(status_of(out), GST_TACONITE_EMBEDDING_COMPUTED);
   gst_buffer_unref(out);
@@ -189,7 +173,7 @@ TEST_F(LoadTest, DownstreamQosIsIgnoredWithoutLeaky) {
 TEST_F(LoadTest, IntervalEmbedsEveryNthFrame) {
   start({{"interval", "3"}});
   for (int i = 0; i < 7; ++i) {
-    GstBuffer* out = gst_harness_push_and_pull(h, frame(i));
+    GstBuffer* out = gst_harness_push_and_pull(h, stream_frame(i));
     ASSERT_NE(out, nullptr);
     EXPECT_EQ(embedding_metas(out).size(), i % 3 == 0 ? 1u : 0u) << "frame " << i;
     gst_buffer_unref(out);
