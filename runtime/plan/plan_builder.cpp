@@ -199,9 +199,9 @@ class PlanBuilder {
 
     const std::size_t conv_slices = track_conv_group(r, s, in, out);
     grow_scratch(r, plan_.max_slice_elements, conv_slices, sizeof(bf16_t));
-    // The dispatch output (bf16) and the conv's f32 accumulator have the same element count.
+    // The two dispatch outputs (bf16) and the conv's f32 accumulator have the same element count.
     grow_scratch(r, plan_.max_dispatch_elements, static_cast<std::size_t>(s.oh) * s.oc * s.owp,
-                 sizeof(bf16_t) + sizeof(float));
+                 2 * sizeof(bf16_t) + sizeof(float));
     if (s.last) s.out = define(r, out, {s.oc, s.oh, s.ow});
     else s.out = -1;
     ++plan_.conv_dispatches;
