@@ -25,12 +25,7 @@ std::filesystem::path bundle_from_env(const char* name) {
 class BundleReplayTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    const sim::SimCounters c = sim_->counters();
-    EXPECT_EQ(c.open_files, 0);
-    EXPECT_EQ(c.mappings, 0);
-    EXPECT_EQ(c.bos, 0);
-    EXPECT_EQ(c.contexts, 0);
-    EXPECT_EQ(c.syncobjs, 0);
+    EXPECT_EQ(sim_->counters().leaks(), "") << "simulator resources still live at the end of the test";
     for (const std::string& v : sim_->violations()) ADD_FAILURE() << "protocol violation: " << v;
   }
   static IrEmbedder load(const std::filesystem::path& bundle, const std::string& backend) {

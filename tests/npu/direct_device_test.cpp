@@ -35,12 +35,7 @@ class DirectDeviceTest : public ::testing::Test {
  protected:
   void TearDown() override {
     EXPECT_EQ(open_fd_count(), fds_at_start_) << "real file descriptors leaked (simulator memfds)";
-    const sim::SimCounters c = sim_->counters();
-    EXPECT_EQ(c.open_files, 0);
-    EXPECT_EQ(c.mappings, 0);
-    EXPECT_EQ(c.bos, 0);
-    EXPECT_EQ(c.contexts, 0);
-    EXPECT_EQ(c.syncobjs, 0);
+    EXPECT_EQ(sim_->counters().leaks(), "") << "simulator resources still live at the end of the test";
   }
   void expect_clean_protocol() {
     for (const std::string& v : sim_->violations()) ADD_FAILURE() << "protocol violation: " << v;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "npu/direct/driver_seam.hpp"
@@ -45,6 +46,16 @@ struct SimCounters {
   int max_in_flight = 0;
   std::uint64_t ioctls = 0;
   std::int64_t last_wait_budget_ns = 0;  // deadline minus now at the last SYNCOBJ_TIMELINE_WAIT
+
+  // The live resources, e.g. "bos=2 contexts=1"; empty when everything was released.
+  std::string leaks() const {
+    std::string out;
+    const std::pair<const char*, int> live[] = {
+        {"open_files", open_files}, {"mappings", mappings}, {"bos", bos}, {"contexts", contexts}, {"syncobjs", syncobjs}};
+    for (const auto& [name, count] : live)
+      if (count != 0) out += (out.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(count);
+    return out;
+  }
 };
 
 class SimAmdxdna final : public npu::DriverSeam {
