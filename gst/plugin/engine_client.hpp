@@ -50,9 +50,12 @@ class EngineClient {
   virtual Result<std::vector<Embedding>> embed(std::span<const FaceChw> faces) = 0;
   // Shared-engine clients only: how this client's requests are batched with other streams'.
   virtual void set_batching(const BatchPolicy&) {}
-  // Shared-engine clients only (callable from any thread): a queued, not yet started embed()
-  // returns an error at once (the element is flushing).
+  // Shared-engine clients only (callable from any thread): sticky until resume(): a queued, not
+  // yet started embed() returns an error at once, and so does every embed() submitted meanwhile
+  // (the element is flushing or stopping).
   virtual void cancel() {}
+  // Clears cancel() (FLUSH_STOP, pad activation).
+  virtual void resume() {}
   // The shared engine behind this client, nullptr for a plain engine.
   virtual const SharedEngine* shared() const { return nullptr; }
 };
