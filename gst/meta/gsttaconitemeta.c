@@ -9,7 +9,8 @@
 GType gst_taconite_embedding_meta_api_get_type(void) {
   static GType type = 0;
   /* No tags: an embedding does not depend on the buffer's size, orientation or colours, so
-   * every transform (basetransform's default included) may keep it. */
+   * every transform (basetransform's default included) may keep it. Converters therefore COPY it:
+   * videoconvertscale only SCALE-transforms metas tagged "size". */
   static const gchar *tags[] = {NULL};
   if (g_once_init_enter(&type)) {
     GType registered = gst_meta_api_type_register("GstTaconiteEmbeddingMetaAPI", tags);
@@ -62,7 +63,7 @@ static gboolean embedding_meta_transform(GstBuffer *dest, GstMeta *meta, G_GNUC_
     if (copy->region && !(copy->offset == 0 && copy->size == (gsize)-1)) return FALSE;
   } else if (!GST_VIDEO_META_TRANSFORM_IS_SCALE(type)) {
     return FALSE; /* unknown transform: do not guess */
-  }
+  } /* SCALE: no stock 1.22 element sends it to a tagless meta, but any element may; nothing to scale. */
   GstTaconiteEmbeddingMeta *out =
       (GstTaconiteEmbeddingMeta *)gst_buffer_add_meta(dest, GST_TACONITE_EMBEDDING_META_INFO, NULL);
   if (!out) return FALSE;
@@ -112,6 +113,24 @@ GstTaconiteEmbeddingMeta *gst_buffer_get_taconite_embedding_meta_for_roi(GstBuff
     if (emeta->roi_id == roi_id) return emeta;
   }
   return NULL;
+}
+
+GList *gst_buffer_get_taconite_embedding_metas(GstBuffer *buffer) {
+  g_return_val_if_fail(GST_IS_BUFFER(buffer), NULL);
+  GList *metas = NULL;
+  gpointer state = NULL;
+  GstMeta *meta;
+  while ((meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE)))
+    metas = g_list_prepend(metas, meta);
+  return g_list_reverse(metas);
+}
+
+const gfloat *gst_taconite_embedding_meta_get_embedding(const GstTaconiteEmbeddingMeta *meta, guint *dim) {
+  g_return_val_if_fail(dim != NULL, NULL);
+  *dim = 0;
+  g_return_val_if_fail(meta != NULL, NULL);
+  *dim = meta->dim;
+  return meta->embedding;
 }
 
 gdouble gst_taconite_embedding_meta_cosine(const GstTaconiteEmbeddingMeta *a, const GstTaconiteEmbeddingMeta *b) {

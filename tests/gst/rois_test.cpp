@@ -1,7 +1,10 @@
 // rois and auto modes: which ROIs are embedded, their ids, crops with margin, ROI params,
-// messages, and the metadata surviving a real videoscale.
+// messages, and the metadata surviving real converters (videoconvert, videoscale, capsfilter).
+#include <cctype>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "gst_test_support.hpp"
 
@@ -224,52 +227,102 @@ GstPadProbeReturn add_face_rois(GstPad*, GstPadProbeInfo* info, gpointer) {
   return GST_PAD_PROBE_OK;
 }
 
-TEST_F(RoisTest, MetadataSurvivesARealVideoscale) {
+// What the element attached, by ROI id, captured on its src pad before any converter.
+struct AttachedFace {
+  std::vector<float> embedding;
+  double norm = 0;
+  std::string model, backend;
+};
+using AttachedFrames = std::vector<std::map<gint, AttachedFace>>;
+
+GstPadProbeReturn record_attached(GstPad*, GstPadProbeInfo* info, gpointer frames) {
+  std::map<gint, AttachedFace> faces;
+  for (GstTaconiteEmbeddingMeta* meta : embedding_metas(GST_PAD_PROBE_INFO_BUFFER(info)))
+    faces[meta->roi_id] = {std::vector<float>(meta->embedding, meta->embedding + meta->dim), meta->norm, meta->model,
+                           meta->backend};
+  static_cast<AttachedFrames*>(frames)->push_back(std::move(faces));
+  return GST_PAD_PROBE_OK;
+}
+
+// A converter after the element and the output size it produces from 320x240 (scale factor x/4).
+struct Converter {
+  const char* name;
+  const char* launch;
+  guint quarters;  // output width / 80 (and height / 60)
+};
+
+class RoisThroughConverters : public RoisTest, public ::testing::WithParamInterface<Converter> {};
+
+// The real elements copy the embedding meta (tagless: COPY, never SCALE) and SCALE the ROI meta;
+// each embedding stays intact and its roi_id still finds the face's box, rescaled.
+TEST_P(RoisThroughConverters, EmbeddingMetaSurvivesIntactAndItsBoxIsScaled) {
+  const Converter& converter = GetParam();
   GError* error = nullptr;
-  GstElement* pipeline = gst_parse_launch(
-      "videotestsrc num-buffers=4 ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 ! "
-      "taconiteadaface name=t bundle=fake input-mode=rois ! videoscale ! "
-      "video/x-raw,width=640,height=480 ! tee name=split ! queue ! appsink name=out sync=false",
-      &error);
+  const std::string launch =
+      std::string("videotestsrc num-buffers=4 ! video/x-raw,format=I420,width=320,height=240,framerate=30/1 ! "
+                  "taconiteadaface name=t bundle=fake input-mode=rois ! ") +
+      converter.launch + " ! tee name=split ! queue ! appsink name=out sync=false";
+  GstElement* pipeline = gst_parse_launch(launch.c_str(), &error);
   ASSERT_NE(pipeline, nullptr) << (error ? error->message : "");
   GstElement* t = gst_bin_get_by_name(GST_BIN(pipeline), "t");
   GstPad* sink = gst_element_get_static_pad(t, "sink");
   gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, add_face_rois, nullptr, nullptr);
   gst_object_unref(sink);
+  AttachedFrames attached;
+  GstPad* src = gst_element_get_static_pad(t, "src");
+  gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, record_attached, &attached, nullptr);
+  gst_object_unref(src);
   GstElement* appsink = gst_bin_get_by_name(GST_BIN(pipeline), "out");
   ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
 
-  int frames = 0;
+  std::size_t frames = 0;
   for (;;) {
     GstSample* sample = nullptr;
     g_signal_emit_by_name(appsink, "pull-sample", &sample);
     if (!sample) break;
     GstBuffer* buffer = gst_sample_get_buffer(sample);
-    ++frames;
-    // The ROIs were scaled (x2) and kept their ids; each has its embedding meta.
+    ASSERT_LT(frames, attached.size());
+    const std::map<gint, AttachedFace>& before = attached[frames++];
+    // The ROIs kept their ids and were scaled by the converter's factor (80,30 64x64 at 320x240).
     const auto all = rois(buffer);
     ASSERT_EQ(all.size(), 2u);
-    EXPECT_EQ(all[0]->x, 80u);
-    EXPECT_EQ(all[0]->w, 128u);
+    EXPECT_EQ(all[0]->x, 10u * converter.quarters);
+    EXPECT_EQ(all[0]->w, 16u * converter.quarters);
     EXPECT_EQ(all[1]->id, 5);
     const auto metas = embedding_metas(buffer);
-    ASSERT_EQ(metas.size(), 2u) << "the embedding meta survives videoscale";
+    ASSERT_EQ(metas.size(), 2u) << converter.name << " dropped an embedding meta";
+    ASSERT_EQ(before.size(), 2u);
     for (GstVideoRegionOfInterestMeta* roi : all) {
       GstTaconiteEmbeddingMeta* meta = gst_buffer_get_taconite_embedding_meta_for_roi(buffer, roi->id);
-      ASSERT_NE(meta, nullptr) << "ROI " << roi->id << " links to its embedding";
-      EXPECT_EQ(meta->dim, 512u);
+      ASSERT_NE(meta, nullptr) << "ROI " << roi->id << " links to its embedding after " << converter.name;
+      const AttachedFace& original = before.at(roi->id);
+      ASSERT_EQ(meta->dim, original.embedding.size());
+      EXPECT_EQ(0, std::memcmp(meta->embedding, original.embedding.data(), meta->dim * sizeof(float)));
+      EXPECT_EQ(meta->norm, original.norm);
+      EXPECT_EQ(meta->model, original.model);
+      EXPECT_EQ(meta->backend, original.backend);
     }
     gst_sample_unref(sample);
   }
-  EXPECT_EQ(frames, 4);
-  guint64 in = 0, out = 0;
-  g_object_get(t, "frames-in", &in, "frames-out", &out, nullptr);
-  EXPECT_EQ(in, 4u);
-  EXPECT_EQ(out, 4u);
+  EXPECT_EQ(frames, 4u);
+  EXPECT_EQ(counter(t, "frames-out"), 4u);
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(appsink);
   gst_object_unref(t);
   gst_object_unref(pipeline);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    RealElements, RoisThroughConverters,
+    ::testing::Values(Converter{"videoscale up", "videoscale ! video/x-raw,width=640,height=480", 8},
+                      Converter{"videoconvert", "videoconvert ! video/x-raw,format=RGB", 4},
+                      Converter{"videoconvert ! videoscale down",
+                                "videoconvert ! videoscale ! video/x-raw,format=NV12,width=160,height=120", 2},
+                      Converter{"capsfilter resize", "videoscale ! capsfilter caps=video/x-raw,width=640,height=480", 8}),
+    [](const ::testing::TestParamInfo<Converter>& info) {
+      std::string name;
+      for (const char* c = info.param.name; *c; ++c) name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+      return name;
+    });
 
 }  // namespace

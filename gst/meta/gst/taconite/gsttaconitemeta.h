@@ -1,10 +1,14 @@
 /* gsttaconitemeta: face embeddings attached to video buffers by the taconiteadaface element.
  *
- * Link with pkg-config `gsttaconitemeta-1.0`. Two carriers exist:
- *  - GstTaconiteEmbeddingMeta: one per face, survives videoscale/videoconvert/tee/queue
- *    (no API tags, deep copy on COPY and SCALE, ROI id kept).
+ * Link with pkg-config `gsttaconitemeta-1.0`; from Python use the GObject-Introspection namespace
+ * GstTaconite 1.0. Two carriers exist:
+ *  - GstTaconiteEmbeddingMeta: one per face. Registered without API tags (the embedding does not
+ *    depend on the frame's size, orientation or colours), so every converter copies it: videoconvert,
+ *    videoscale, tee, queue and BaseTransform's default all keep it.
  *  - A "taconite-embedding" GstStructure in the params of the face's GstVideoRegionOfInterestMeta,
- *    for applications that only read ROI metas (GStreamer 1.22 drops ROI params on SCALE).
+ *    for applications that only read ROI metas. GStreamer 1.22 loses it in videoconvert and
+ *    videoscale: both SCALE-transform the (size-tagged) ROI meta, and 1.22's ROI SCALE transform
+ *    does not copy params. Read the embedding meta after a converter.
  *
  * Contract: all functions are thread-safe in the GStreamer sense (metas follow their buffer's
  * writability rules); embeddings are 'dim' little-endian float32 values, L2-normalised.
@@ -23,8 +27,8 @@ G_BEGIN_DECLS
  * GstTaconiteEmbeddingStatus:
  * @GST_TACONITE_EMBEDDING_COMPUTED: computed for this buffer.
  * @GST_TACONITE_EMBEDDING_CACHED: re-attached from an earlier frame of the same track
- *   (see @cache_age); reserved for track reuse.
- * @GST_TACONITE_EMBEDDING_SKIPPED: not computed (the engine fell behind); @dim is 0.
+ *   (track reuse, `reinfer-interval` > 1; see @cache_age).
+ * @GST_TACONITE_EMBEDDING_SKIPPED: not computed (`leaky=skip`: the engine fell behind); @dim is 0.
  */
 typedef enum {
   GST_TACONITE_EMBEDDING_COMPUTED = 0,
@@ -72,11 +76,27 @@ typedef struct {
 GST_TACONITE_META_API GType gst_taconite_embedding_meta_api_get_type(void);
 #define GST_TACONITE_EMBEDDING_META_API_TYPE (gst_taconite_embedding_meta_api_get_type())
 
+/**
+ * gst_taconite_embedding_meta_get_info: (skip)
+ *
+ * Returns: the registered #GstMetaInfo of #GstTaconiteEmbeddingMeta.
+ */
 GST_TACONITE_META_API const GstMetaInfo *gst_taconite_embedding_meta_get_info(void);
 #define GST_TACONITE_EMBEDDING_META_INFO (gst_taconite_embedding_meta_get_info())
 
-/* Adds a meta (the buffer must be writable). @embedding holds @dim already L2-normalised
- * floats and is copied; @model/@backend may be NULL (stored as ""). */
+/**
+ * gst_buffer_add_taconite_embedding_meta:
+ * @buffer: a writable #GstBuffer
+ * @roi_id: the face's ROI id, or -1 for the whole buffer
+ * @embedding: (array length=dim) (nullable): @dim already L2-normalised floats, copied
+ * @dim: number of values in @embedding
+ * @norm: L2 norm of the raw network output
+ * @model: (nullable): model name, stored as "" when NULL
+ * @backend: (nullable): backend name, stored as "" when NULL
+ * @aligned: whether the face was warped to the template
+ *
+ * Returns: (transfer none) (nullable): the new meta, or NULL on invalid arguments.
+ */
 GST_TACONITE_META_API GstTaconiteEmbeddingMeta *gst_buffer_add_taconite_embedding_meta(
     GstBuffer *buffer, gint roi_id, const gfloat *embedding, guint dim, gdouble norm, const gchar *model,
     const gchar *backend, gboolean aligned);
@@ -86,23 +106,78 @@ GST_TACONITE_META_API GstTaconiteEmbeddingMeta *gst_buffer_add_taconite_embeddin
 #define gst_buffer_get_taconite_embedding_meta(b) \
   ((GstTaconiteEmbeddingMeta *)gst_buffer_get_meta((b), GST_TACONITE_EMBEDDING_META_API_TYPE))
 
-/* The meta belonging to ROI @roi_id (-1: the whole-buffer crop), or NULL. */
+/**
+ * gst_buffer_get_taconite_embedding_meta_for_roi:
+ * @buffer: a #GstBuffer
+ * @roi_id: a ROI id, or -1 for the whole-buffer crop
+ *
+ * Returns: (transfer none) (nullable): the meta belonging to ROI @roi_id, or NULL.
+ */
 GST_TACONITE_META_API GstTaconiteEmbeddingMeta *gst_buffer_get_taconite_embedding_meta_for_roi(GstBuffer *buffer,
                                                                                               gint roi_id);
 
-/* Cosine similarity of two embeddings in double precision; 0 when either is skipped or the
- * dimensions differ. */
+/**
+ * gst_buffer_get_taconite_embedding_metas:
+ * @buffer: a #GstBuffer
+ *
+ * Every face of @buffer, in the order gst_buffer_iterate_meta() visits them. The list is
+ * valid while @buffer is and is not modified; free it with g_list_free(). This is the
+ * binding-friendly way to reach every face (Python cannot drive gst_buffer_iterate_meta_filtered).
+ *
+ * Returns: (transfer container) (element-type GstTaconiteEmbeddingMeta): the metas, NULL when none.
+ */
+GST_TACONITE_META_API GList *gst_buffer_get_taconite_embedding_metas(GstBuffer *buffer);
+
+/**
+ * gst_taconite_embedding_meta_get_embedding:
+ * @meta: a #GstTaconiteEmbeddingMeta
+ * @dim: (out): number of values returned
+ *
+ * The embedding as an array (bindings cannot read the @embedding field itself).
+ *
+ * Returns: (array length=dim) (transfer none) (nullable): @meta's @dim floats, NULL when skipped.
+ */
+GST_TACONITE_META_API const gfloat *gst_taconite_embedding_meta_get_embedding(const GstTaconiteEmbeddingMeta *meta,
+                                                                             guint *dim);
+
+/**
+ * gst_taconite_embedding_meta_cosine:
+ * @a: a #GstTaconiteEmbeddingMeta
+ * @b: another one
+ *
+ * Returns: the cosine similarity of the two embeddings in double precision; 0 when either is
+ * skipped or the dimensions differ.
+ */
 GST_TACONITE_META_API gdouble gst_taconite_embedding_meta_cosine(const GstTaconiteEmbeddingMeta *a,
                                                                 const GstTaconiteEmbeddingMeta *b);
 
-/* A new "taconite-embedding" structure: norm (double), model (string), backend (string),
- * aligned (boolean), dim (uint), embedding (GBytes, dim little-endian float32). */
+/**
+ * gst_taconite_embedding_params_new:
+ * @embedding: (array length=dim) (nullable): @dim floats
+ * @dim: number of values in @embedding
+ * @norm: L2 norm of the raw network output
+ * @model: (nullable): model name
+ * @backend: (nullable): backend name
+ * @aligned: whether the face was warped to the template
+ *
+ * A new "taconite-embedding" structure: norm (double), model (string), backend (string),
+ * aligned (boolean), dim (uint), embedding (GBytes, dim little-endian float32).
+ *
+ * Returns: (transfer full): the structure.
+ */
 GST_TACONITE_META_API GstStructure *gst_taconite_embedding_params_new(const gfloat *embedding, guint dim,
                                                                      gdouble norm, const gchar *model,
                                                                      const gchar *backend, gboolean aligned);
 
-/* Reads a "taconite-embedding" structure. Returns a new array of *@dim floats (g_free it), or
- * NULL when @params is not a valid embedding structure. @norm may be NULL. */
+/**
+ * gst_taconite_embedding_params_get_embedding:
+ * @params: a "taconite-embedding" #GstStructure
+ * @dim: (out): number of values returned (0 on error)
+ * @norm: (out) (optional): the stored norm
+ *
+ * Returns: (array length=dim) (transfer full) (nullable): a new array of *@dim floats (g_free it),
+ * or NULL when @params is not a valid embedding structure.
+ */
 GST_TACONITE_META_API gfloat *gst_taconite_embedding_params_get_embedding(const GstStructure *params, guint *dim,
                                                                          gdouble *norm);
 

@@ -1,0 +1,116 @@
+"""The documented Python path, run from an installed prefix (see installed_python_test.sh).
+
+videotestsrc ! taconiteadaface (crops mode) ! <converters> ! appsink: the GstTaconite typelib reads
+every face's embedding meta after videoconvert, videoscale, both, and a capsfilter that resizes,
+and the floats equal the ones the element posted in its message for the same frame. Exits non-zero
+with a reason on the first failure.
+"""
+import array
+import math
+import os
+import sys
+
+import gi
+
+gi.require_version("Gst", "1.0")
+gi.require_version("GIRepository", "2.0")
+gi.require_version("GstTaconite", "1.0")
+from gi.repository import GIRepository, Gst, GstTaconite  # noqa: E402
+
+FRAMES = 2
+CONVERTERS = {
+    "videoconvert": "videoconvert ! video/x-raw,format=I420",
+    "videoscale": "videoscale ! video/x-raw,width=224,height=224",
+    "videoconvert ! videoscale": "videoconvert ! videoscale ! video/x-raw,format=NV12,width=56,height=40",
+    "capsfilter resize": "videoscale ! capsfilter caps=video/x-raw,width=80,height=60",
+}
+
+
+def fail(reason):
+    print("FAIL: " + reason)
+    sys.exit(1)
+
+
+def check_installed():
+    """The typelib and the plugin must come from the installed tree."""
+    root = os.environ["TACONITE_INSTALLED_ROOT"]
+    typelib = GIRepository.Repository.get_default().get_typelib_path("GstTaconite")
+    if not typelib.startswith(root):
+        fail(f"GstTaconite typelib {typelib} is not under the installed root {root}")
+    factory = Gst.ElementFactory.find("taconiteadaface")
+    if factory is None:
+        fail("taconiteadaface not found through GST_PLUGIN_PATH " + os.environ.get("GST_PLUGIN_PATH", ""))
+    plugin = factory.get_plugin().get_filename()
+    if not plugin.startswith(root):
+        fail(f"plugin {plugin} is not under the installed root {root}")
+
+
+def check_loaded_libraries():
+    """After a pipeline ran: the libraries in this process come from the installed tree too."""
+    root = os.environ["TACONITE_INSTALLED_ROOT"]
+    with open("/proc/self/maps") as maps:
+        mapped = {line.split()[-1] for line in maps if "libgsttaconite" in line or "libtaconite-adaface" in line}
+    for name in ("libgsttaconitemeta-1.0.so", "libgsttaconite.so", "libtaconite-adaface.so"):
+        paths = {path for path in mapped if os.path.basename(path).startswith(name)}
+        if not paths or not all(path.startswith(root) for path in paths):
+            fail(f"{name} loaded from {sorted(paths)}, not from {root}")
+
+
+def run(bundle, converter):
+    pipeline = Gst.parse_launch(
+        f"videotestsrc num-buffers={FRAMES} pattern=ball ! video/x-raw,format=RGB,width=112,height=112 ! "
+        f"taconiteadaface bundle={bundle} backend=cpu-reference input-mode=crops post-messages=true ! "
+        f"{converter} ! appsink name=out sync=false")
+    sink = pipeline.get_by_name("out")
+    pipeline.set_state(Gst.State.PLAYING)
+    metas = []
+    while True:
+        sample = sink.emit("pull-sample")
+        if sample is None:
+            break
+        buffer = sample.get_buffer()
+        faces = GstTaconite.buffer_get_taconite_embedding_metas(buffer)
+        size = sample.get_caps().get_structure(0)
+        metas.append([(m.roi_id, m.model, m.backend, m.norm, m.status, list(m.get_embedding()),
+                       size.get_value("width")) for m in faces])
+    posted = []
+    bus = pipeline.get_bus()
+    while True:
+        msg = bus.pop_filtered(Gst.MessageType.ELEMENT | Gst.MessageType.ERROR)
+        if msg is None:
+            break
+        if msg.type == Gst.MessageType.ERROR:
+            fail(f"{converter}: {msg.parse_error()}")
+        s = msg.get_structure()
+        if s.get_name() == "taconiteadaface":
+            values = array.array("f")
+            values.frombytes(s.get_value("faces")[0].get_value("embedding").get_data())
+            posted.append(list(values))
+    pipeline.set_state(Gst.State.NULL)
+    return metas, posted
+
+
+def main():
+    Gst.init(None)
+    check_installed()
+    bundle = sys.argv[1]
+    for name, converter in CONVERTERS.items():
+        metas, posted = run(bundle, converter)
+        if len(metas) != FRAMES or len(posted) != FRAMES:
+            fail(f"{name}: {len(metas)} buffers and {len(posted)} messages, expected {FRAMES} of each")
+        for frame, (faces, message) in enumerate(zip(metas, posted)):
+            if len(faces) != 1:
+                fail(f"{name}: frame {frame} carries {len(faces)} embedding metas after the converter, expected 1")
+            roi_id, model, backend, norm, status, embedding, width = faces[0]
+            if roi_id != -1 or backend != "cpu-reference" or not model or status != GstTaconite.EmbeddingStatus.COMPUTED:
+                fail(f"{name}: frame {frame}: roi_id={roi_id} model={model!r} backend={backend!r} status={status}")
+            if len(embedding) != 512 or abs(math.sqrt(sum(v * v for v in embedding)) - 1.0) > 1e-4 or norm <= 0:
+                fail(f"{name}: frame {frame}: {len(embedding)} values, not a unit 512-vector (norm {norm})")
+            if embedding != message:
+                fail(f"{name}: frame {frame}: the meta's embedding differs from the element's message")
+        check_loaded_libraries()
+        print(f"ok: {name}: {FRAMES} frames, output width {metas[0][0][6]}, embedding meta read through GstTaconite")
+
+
+if __name__ == "__main__":
+    main()
