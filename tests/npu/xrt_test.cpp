@@ -1,21 +1,19 @@
-// npu-xrt built against an XRT without xrt::hw_context (Debian 12's 2.13) compiles, links, and
-// refuses to open with the message the spec decides (npu-xrt.md Decisions 2).
+// npu-xrt's XRT feature detection: built against an XRT without xrt::hw_context (Debian 12's 2.13)
+// it compiles, links, and refuses to open with the message docs/npu.md gives; with it, it does not.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "common/failure.hpp"
 #include "npu/xrt/npu_xrt_device.hpp"
+#include "npu/xrt/xrt_headers.hpp"  // the same headers the runtime compiled against (-isystem XRT root)
 #include "taconite/embedder.hpp"
 
 namespace taconite {
 namespace {
 
-bool built_with_hw_context() {
-  const std::string v = npu::built_xrt_version();
-  const int major = std::stoi(v), minor = std::stoi(v.substr(v.find('.') + 1));
-  return major > 2 || (major == 2 && minor >= 15);
-}
+// What the runtime's feature detection decided: the NPU path exists only with xrt::hw_context.
+constexpr bool kBuiltWithHwContext = TACONITE_XRT_HAS_HW_CONTEXT != 0;
 
 TEST(NpuXrt, IsRegisteredAfterNpuDirectAndBeforeTheCpuBackends) {
   const std::vector<std::string> names = compiled_backends();
@@ -29,7 +27,7 @@ TEST(NpuXrt, IsRegisteredAfterNpuDirectAndBeforeTheCpuBackends) {
 }
 
 TEST(NpuXrt, OldXrtRefusesToOpenWithTheExactMessage) {
-  if (built_with_hw_context()) GTEST_SKIP() << "built against XRT " << npu::built_xrt_version();
+  if (kBuiltWithHwContext) GTEST_SKIP() << "built against XRT " << npu::built_xrt_version();
   const plan::Plan empty;
   try {
     npu::make_npu_xrt_device(empty);
@@ -41,15 +39,28 @@ TEST(NpuXrt, OldXrtRefusesToOpenWithTheExactMessage) {
   }
 }
 
-TEST(NpuXrt, DebianXrtIsVersion213) {
-  if (built_with_hw_context()) GTEST_SKIP() << "built against XRT " << npu::built_xrt_version();
-  EXPECT_EQ(npu::built_xrt_version(), "2.13");
+// The two detections (xrt_hw_context.h present; XRT_VERSION_CODE) and what the library reports agree
+// with the headers this build compiled against, whichever XRT that is.
+TEST(NpuXrt, FeatureDetectionAgreesWithTheXrtHeadersBuiltAgainst) {
+  ASSERT_GT(npu::kXrtMajor, 0) << "no XRT version header found next to xrt_device.h";
+  EXPECT_EQ(npu::built_xrt_version(), std::to_string(npu::kXrtMajor) + "." + std::to_string(npu::kXrtMinor))
+      << "the runtime was compiled against other XRT headers than this test";
+  const bool version_has_hw_context = npu::kXrtMajor > 2 || (npu::kXrtMajor == 2 && npu::kXrtMinor >= 15);
+  EXPECT_EQ(kBuiltWithHwContext, version_has_hw_context)
+      << "xrt_hw_context.h " << (kBuiltWithHwContext ? "present" : "absent") << " but XRT_VERSION_CODE says "
+      << npu::built_xrt_version() << " (the refusal message names 2.15 as the first with xrt::hw_context)";
+}
+
+TEST(NpuXrt, OpeningFailsWithTheOldXrtMessageExactlyWhenBuiltWithoutHwContext) {
   const plan::Plan empty;
+  std::string message;
   try {
     npu::make_npu_xrt_device(empty);
   } catch (const Failure& failure) {
-    EXPECT_EQ(failure.error().message, "XRT 2.13 found; running on an NPU needs XRT >= 2.15 (xrt::hw_context)");
+    message = failure.error().message;
   }
+  const bool refused_as_old = message.find("needs XRT >= 2.15") != std::string::npos;
+  EXPECT_EQ(refused_as_old, !kBuiltWithHwContext) << "message: \"" << message << "\"";
 }
 
 }  // namespace
