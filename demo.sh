@@ -25,7 +25,8 @@ done
 scripts/install-deps.sh
 build="${BUILD_DIR:-build}"
 [ -f "$build/build.ninja" ] || meson setup "$build" -Dbuildtype=release
-ninja -C "$build" tools/taconite-mkbundle gst/plugin/libgsttaconite.so  # what the main job needs
+# What the main job needs, and the CLI the README's next section uses (build/tools/run_ir18).
+ninja -C "$build" tools/taconite-mkbundle gst/plugin/libgsttaconite.so tools/run_ir18 tools/run_ir101
 
 if [ -z "$bundle" ]; then
   bundle=out/ir18-test-bundle
