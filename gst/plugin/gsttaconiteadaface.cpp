@@ -400,10 +400,10 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool 
     // Tracked ROIs whose cached embedding is still fresh reuse it; the rest go to the engine.
     faces.resize(jobs.size());
     std::vector<std::optional<gint64>> ids(jobs.size());
+    if (track_policy.active()) ids = frame_track_ids(jobs, track_policy.id_param);
     std::vector<std::size_t> todo;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       faces[i].face = jobs[i];
-      if (track_policy.active() && !jobs[i].whole_buffer) ids[i] = roi_track_id(jobs[i].roi, track_policy.id_param);
       if (ids[i])
         if (const CachedEmbedding* cached = st->tracks.reuse(*ids[i], now, jobs[i].box, track_policy)) {
           faces[i].unit = cached->unit;
@@ -1226,7 +1226,8 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_TRACK_TIMEOUT,
       g_param_spec_uint("track-timeout", "Track timeout",
-                        "Forget a track's cached embedding when it was not seen for this many frames. Default: 30",
+                        "Forget a track's cached embedding when it was missing from more than this many consecutive "
+                        "frames (it survives a gap of exactly this many). Default: 30",
                         0, G_MAXUINT, kDefaultTrackTimeout, rw_playing));
   /**
    * GstTaconiteAdaface:frames-in:
