@@ -10,7 +10,7 @@ All cameras of one process share one engine per (bundle, backend).
 
 One JSON object per embedded face on stdout (or --output):
   {"stream": "cam0", "frame": 12, "running_time_ns": 1200000000, "box": [x, y, w, h],
-   "roi_id": 3, "aligned": false, "norm": 21.7, "embedding": [512 floats]}
+   "roi_id": 0, "aligned": false, "norm": 21.7, "embedding": [512 floats]}
 A summary (frames, faces, faces/s, element latency) goes to stderr.
 
 Usage: faces_to_jsonl.py --bundle DIR [--backend NAME] [--cameras N] [--seconds S] [--output FILE]

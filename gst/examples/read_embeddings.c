@@ -17,8 +17,9 @@ static GstPadProbeReturn print_embeddings(GstPad *pad, GstPadProbeInfo *info, gp
    * (-1: the whole buffer was the face). */
   while ((meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE))) {
     const GstTaconiteEmbeddingMeta *face = (const GstTaconiteEmbeddingMeta *)meta;
-    GstVideoRegionOfInterestMeta *roi =
-        face->roi_id >= 0 ? gst_buffer_get_video_region_of_interest_meta_id(buffer, face->roi_id) : NULL;
+    GstVideoRegionOfInterestMeta *roi = face->roi_id == GST_TACONITE_WHOLE_BUFFER_ROI_ID
+                                            ? NULL
+                                            : gst_buffer_get_video_region_of_interest_meta_id(buffer, face->roi_id);
     g_print("pts=%" GST_TIME_FORMAT " roi=%d box=%u,%u,%ux%u model=%s backend=%s dim=%u norm=%.3f e[0..2]=%+.4f %+.4f %+.4f\n",
             GST_TIME_ARGS(GST_BUFFER_PTS(buffer)), face->roi_id, roi ? roi->x : 0, roi ? roi->y : 0, roi ? roi->w : 0,
             roi ? roi->h : 0, face->model, face->backend, face->dim, face->norm, face->embedding[0],

@@ -10,7 +10,8 @@ GType taconite_input_mode_get_type() {
        "crops"},
       {static_cast<gint>(InputMode::Rois), "Embed the face ROIs (GstVideoRegionOfInterestMeta of roi-type) of each frame",
        "rois"},
-      {static_cast<gint>(InputMode::Auto), "Use the ROIs when the buffer has ROIs of roi-type, else the whole buffer",
+      {static_cast<gint>(InputMode::Auto),
+       "Use the ROIs when the buffer has ROIs of roi-type, else the whole buffer (unaligned)",
        "auto"},
       {0, nullptr, nullptr},
   };

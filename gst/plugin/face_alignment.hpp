@@ -18,6 +18,7 @@
 #include <opencv2/core.hpp>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "enums.hpp"
@@ -41,6 +42,14 @@ std::vector<Point2> roi_landmarks(const GstVideoRegionOfInterestMeta* roi);
 
 // The similarity taking `landmarks` (2 or 5, frame pixels) to the template for width x height.
 std::optional<cv::Matx23d> alignment_transform(std::span<const Point2> landmarks, int width, int height);
+
+// The similarity for a ROI's landmarks (see roi_landmarks) in a frame_width x frame_height frame,
+// for a width x height model input; empty when the ROI carries none. Landmarks that cannot be a
+// face give nothing and say why in `rejected`: a coordinate that is not finite or lies more than
+// a frame size outside the frame, eyes less than 2 pixels apart, or a fit whose model input would
+// span less than 4 pixels or more than 4 frame sizes of the frame.
+std::optional<cv::Matx23d> roi_alignment(const GstVideoRegionOfInterestMeta* roi, int frame_width, int frame_height,
+                                         int width, int height, std::string* rejected);
 
 // Warps the frame with `to_template` (frame -> model input) into a width x height RGB image
 // (bilinear, black outside the frame) and writes the normalised planes in `order` into `chw`.

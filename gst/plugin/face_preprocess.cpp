@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <opencv2/imgproc.hpp>
 
 namespace taconite::gst {
@@ -83,7 +84,81 @@ cv::Mat yuv420_to_rgb(const GstVideoFrame& frame, const cv::Rect& rect) {
   return rgb;
 }
 
+std::string format_text(const char* format, ...) G_GNUC_PRINTF(1, 2);
+std::string format_text(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  gchar* text = g_strdup_vprintf(format, args);
+  va_end(args);
+  std::string out = text;
+  g_free(text);
+  return out;
+}
+
+// Why `plane` of a mapped frame does not fit its memory, or "" when it does. `map` holds the plane.
+std::string plane_problem(const GstVideoFrame& frame, guint plane, const GstMapInfo& map) {
+  gint components[GST_VIDEO_MAX_COMPONENTS];
+  gst_video_format_info_component(frame.info.finfo, plane, components);
+  const int comp = components[0];
+  const guint64 rows = static_cast<guint>(GST_VIDEO_FRAME_COMP_HEIGHT(&frame, comp));
+  const guint64 row_bytes = static_cast<guint64>(static_cast<guint>(GST_VIDEO_FRAME_COMP_WIDTH(&frame, comp))) *
+                            static_cast<guint>(GST_VIDEO_FRAME_COMP_PSTRIDE(&frame, comp));
+  const gint stride = GST_VIDEO_FRAME_PLANE_STRIDE(&frame, plane);
+  if (stride < 0 || static_cast<guint64>(stride) < row_bytes)
+    return format_text("plane %u has stride %d, below its row of %" G_GUINT64_FORMAT " bytes", plane, stride,
+                       row_bytes);
+  const auto* data = static_cast<const guint8*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, plane));
+  if (data < map.data || data > map.data + map.size)
+    return format_text("plane %u starts outside its memory of %" G_GSIZE_FORMAT " bytes", plane, map.size);
+  const guint64 start = static_cast<guint64>(data - map.data);
+  // rows and stride are below 2^31, so this cannot overflow.
+  const guint64 needed = rows == 0 ? 0 : (rows - 1) * static_cast<guint64>(stride) + row_bytes;
+  if (needed > map.size - start)
+    return format_text("plane %u needs %" G_GUINT64_FORMAT " bytes at offset %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
+                       " rows, stride %d), past the end of its %" G_GSIZE_FORMAT "-byte memory",
+                       plane, needed, start, rows, stride, map.size);
+  return {};
+}
+
 }  // namespace
+
+bool ReadableFrame::map(const GstVideoInfo& info, GstBuffer* buffer, std::string* problem) {
+  unmap();
+  const GstVideoMeta* meta = gst_buffer_get_video_meta(buffer);
+  // gst_video_frame_map only g_return_val_if_fail()s on a meta that contradicts the caps.
+  if (meta && (meta->format != GST_VIDEO_INFO_FORMAT(&info) ||
+               meta->width < static_cast<guint>(GST_VIDEO_INFO_WIDTH(&info)) ||
+               meta->height < static_cast<guint>(GST_VIDEO_INFO_HEIGHT(&info)) ||
+               meta->n_planes != GST_VIDEO_INFO_N_PLANES(&info))) {
+    *problem = format_text("its GstVideoMeta (%s %ux%u, %u planes) does not match the caps (%u planes)",
+                           gst_video_format_to_string(meta->format), meta->width, meta->height, meta->n_planes,
+                           GST_VIDEO_INFO_N_PLANES(&info));
+    return false;
+  }
+  if (!gst_video_frame_map(&frame_, const_cast<GstVideoInfo*>(&info), buffer, GST_MAP_READ)) {
+    *problem = meta ? format_text("a plane offset of its GstVideoMeta lies outside the buffer of %" G_GSIZE_FORMAT
+                                  " bytes",
+                                  gst_buffer_get_size(buffer))
+                    : format_text("it holds %" G_GSIZE_FORMAT " bytes, the caps describe %" G_GSIZE_FORMAT,
+                                  gst_buffer_get_size(buffer), GST_VIDEO_INFO_SIZE(&info));
+    return false;
+  }
+  mapped_ = true;
+  // With a meta each plane has its own mapping; without one, map[0] holds the whole buffer.
+  for (guint plane = 0; plane < GST_VIDEO_FRAME_N_PLANES(&frame_); ++plane) {
+    *problem = plane_problem(frame_, plane, frame_.map[meta ? plane : 0]);
+    if (!problem->empty()) {
+      unmap();
+      return false;
+    }
+  }
+  return true;
+}
+
+void ReadableFrame::unmap() {
+  if (mapped_) gst_video_frame_unmap(&frame_);
+  mapped_ = false;
+}
 
 cv::Mat extract_rgb(const GstVideoFrame& frame, const cv::Rect& region) {
   const cv::Rect inside = region & cv::Rect(0, 0, GST_VIDEO_FRAME_WIDTH(&frame), GST_VIDEO_FRAME_HEIGHT(&frame));
@@ -99,11 +174,11 @@ cv::Mat extract_rgb(const GstVideoFrame& frame, const cv::Rect& region) {
   return padded;
 }
 
-cv::Rect square_with_margin(const PixelBox& box, double margin) {
+Region square_with_margin(const PixelBox& box, double margin) {
   const double side = std::max(box.width, box.height) * (1.0 + 2.0 * margin);
   const double cx = box.x + box.width / 2.0, cy = box.y + box.height / 2.0;
-  const int s = std::max(1, static_cast<int>(std::lround(side)));
-  return {static_cast<int>(std::lround(cx - s / 2.0)), static_cast<int>(std::lround(cy - s / 2.0)), s, s};
+  const gint64 s = std::max<gint64>(1, std::llround(side));
+  return {std::llround(cx - s / 2.0), std::llround(cy - s / 2.0), s, s};
 }
 
 void to_normalised_chw(const cv::Mat& rgb, int width, int height, ChannelOrder order, std::vector<float>& chw) {
@@ -124,11 +199,40 @@ void to_normalised_chw(const cv::Mat& rgb, int width, int height, ChannelOrder o
   }
 }
 
+void region_to_chw(const GstVideoFrame& frame, const Region& region, int width, int height, ChannelOrder order,
+                   std::vector<float>& chw) {
+  const gint64 fw = GST_VIDEO_FRAME_WIDTH(&frame), fh = GST_VIDEO_FRAME_HEIGHT(&frame);
+  const gint64 padded_limit = 4 * std::max(fw * fh, static_cast<gint64>(width) * height);
+  if (region.width <= padded_limit / std::max<gint64>(1, region.height)) {
+    // Such a region intersects the frame (as every face box does), so it fits an int rectangle.
+    const cv::Rect rect(static_cast<int>(region.x), static_cast<int>(region.y), static_cast<int>(region.width),
+                        static_cast<int>(region.height));
+    to_normalised_chw(extract_rgb(frame, rect), width, height, order, chw);
+    return;
+  }
+  // Far larger than the frame: scale just the part inside the frame to its place in the square.
+  const gint64 x0 = std::clamp<gint64>(region.x, 0, fw), x1 = std::clamp<gint64>(region.x + region.width, 0, fw);
+  const gint64 y0 = std::clamp<gint64>(region.y, 0, fh), y1 = std::clamp<gint64>(region.y + region.height, 0, fh);
+  cv::Mat canvas(height, width, CV_8UC3, cv::Scalar::all(0));
+  if (x1 > x0 && y1 > y0) {
+    const double sx = static_cast<double>(width) / region.width, sy = static_cast<double>(height) / region.height;
+    const int left = std::clamp(static_cast<int>(std::lround((x0 - region.x) * sx)), 0, width - 1);
+    const int top = std::clamp(static_cast<int>(std::lround((y0 - region.y) * sy)), 0, height - 1);
+    const int w = std::clamp(static_cast<int>(std::lround((x1 - x0) * sx)), 1, width - left);
+    const int h = std::clamp(static_cast<int>(std::lround((y1 - y0) * sy)), 1, height - top);
+    const cv::Mat inside = extract_rgb(frame, cv::Rect(static_cast<int>(x0), static_cast<int>(y0),
+                                                       static_cast<int>(x1 - x0), static_cast<int>(y1 - y0)));
+    cv::Mat place = canvas(cv::Rect(left, top, w, h));
+    cv::resize(inside, place, place.size(), 0, 0, cv::INTER_AREA);
+  }
+  to_normalised_chw(canvas, width, height, order, chw);
+}
+
 void face_to_chw(const GstVideoFrame& frame, const FaceJob& face, double margin, int width, int height,
                  ChannelOrder order, std::vector<float>& chw) {
-  const cv::Rect region = face.whole_buffer ? cv::Rect(0, 0, GST_VIDEO_FRAME_WIDTH(&frame), GST_VIDEO_FRAME_HEIGHT(&frame))
-                                            : square_with_margin(face.box, margin);
-  to_normalised_chw(extract_rgb(frame, region), width, height, order, chw);
+  const Region region = face.whole_buffer ? Region{0, 0, GST_VIDEO_FRAME_WIDTH(&frame), GST_VIDEO_FRAME_HEIGHT(&frame)}
+                                          : square_with_margin(face.box, margin);
+  region_to_chw(frame, region, width, height, order, chw);
 }
 
 }  // namespace taconite::gst

@@ -1,27 +1,18 @@
 #include "face_selection.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace taconite::gst {
 
 namespace {
 
-std::vector<GstVideoRegionOfInterestMeta*> rois_of_type(GstBuffer* buffer, GQuark type) {
+std::vector<GstVideoRegionOfInterestMeta*> all_rois(GstBuffer* buffer) {
   std::vector<GstVideoRegionOfInterestMeta*> rois;
   gpointer state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
-    auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
-    if (roi->roi_type == type) rois.push_back(roi);
-  }
-  return rois;
-}
-
-gint max_roi_id(GstBuffer* buffer) {
-  gint max_id = 0;
-  gpointer state = nullptr;
   while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
-    max_id = std::max(max_id, reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta)->id);
-  return max_id;
+    rois.push_back(reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta));
+  return rois;
 }
 
 // The ROI box clipped to the frame; empty when nothing of it is inside.
@@ -33,16 +24,23 @@ PixelBox clipped_box(const GstVideoRegionOfInterestMeta& roi, const GstVideoInfo
   return {static_cast<int>(x0), static_cast<int>(y0), static_cast<int>(x1 - x0), static_cast<int>(y1 - y0)};
 }
 
-std::vector<FaceJob> roi_faces(const std::vector<GstVideoRegionOfInterestMeta*>& rois, const GstVideoInfo& info,
-                               const SelectionRules& rules) {
+std::vector<FaceJob> roi_faces(GstBuffer* buffer, const GstVideoInfo& info, const SelectionRules& rules) {
   std::vector<FaceJob> faces;
-  for (GstVideoRegionOfInterestMeta* roi : rois) {
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = all_rois(buffer);
+  for (guint index = 0; index < rois.size(); ++index) {
+    GstVideoRegionOfInterestMeta* roi = rois[index];
+    if (roi->roi_type != rules.roi_type) continue;
     if (rules.min_face_size > 0 && std::min(roi->w, roi->h) < rules.min_face_size) continue;
     const PixelBox inside = clipped_box(*roi, info);
     if (inside.width <= 0 || inside.height <= 0) continue;
-    const PixelBox box{static_cast<int>(roi->x), static_cast<int>(roi->y), static_cast<int>(roi->w),
-                       static_cast<int>(roi->h)};
-    faces.push_back({roi->id, box, false, roi});
+    // x and y are inside the frame here; a side beyond G_MAXINT covers any frame anyway.
+    const auto side = [](guint v) { return static_cast<int>(std::min<guint>(v, G_MAXINT)); };
+    FaceJob face;
+    face.roi_id = roi->id;
+    face.box = {static_cast<int>(roi->x), static_cast<int>(roi->y), side(roi->w), side(roi->h)};
+    face.roi_index = index;
+    face.roi = roi;
+    faces.push_back(face);
   }
   if (rules.max_faces > 0 && faces.size() > rules.max_faces) {
     // Keep the largest faces, then restore the ROI order so output order follows the metas.
@@ -59,23 +57,48 @@ std::vector<FaceJob> roi_faces(const std::vector<GstVideoRegionOfInterestMeta*>&
   return faces;
 }
 
+bool has_roi_of_type(GstBuffer* buffer, GQuark type) {
+  for (GstVideoRegionOfInterestMeta* roi : all_rois(buffer))
+    if (roi->roi_type == type) return true;
+  return false;
+}
+
 }  // namespace
 
-std::vector<FaceJob> select_faces(GstBuffer* writable_buffer, const GstVideoInfo& info, const SelectionRules& rules) {
-  if (rules.mode != InputMode::Crops) {
-    std::vector<GstVideoRegionOfInterestMeta*> rois = rois_of_type(writable_buffer, rules.roi_type);
-    if (rules.mode == InputMode::Rois || !rois.empty()) {
-      gint next_id = max_roi_id(writable_buffer);
-      for (GstVideoRegionOfInterestMeta* roi : rois)
-        if (roi->id == 0) roi->id = ++next_id;
-      return roi_faces(rois, info, rules);
-    }
-  }
+std::vector<FaceJob> select_faces(GstBuffer* buffer, const GstVideoInfo& info, const SelectionRules& rules) {
+  if (rules.mode == InputMode::Rois || (rules.mode == InputMode::Auto && has_roi_of_type(buffer, rules.roi_type)))
+    return roi_faces(buffer, info, rules);
   FaceJob whole;
-  whole.roi_id = -1;
+  whole.roi_id = GST_TACONITE_WHOLE_BUFFER_ROI_ID;
   whole.box = {0, 0, GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info)};
   whole.whole_buffer = true;
+  whole.aligned_crop = rules.mode == InputMode::Crops;  // auto's fallback is a frame, not a face crop
   return {whole};
+}
+
+void claim_face_rois(GstBuffer* writable_buffer, std::vector<FaceJob>& faces) {
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = all_rois(writable_buffer);
+  std::unordered_set<gint> used;
+  std::vector<bool> first_with_its_id(rois.size());
+  gint64 largest = 0;
+  for (std::size_t i = 0; i < rois.size(); ++i) {
+    first_with_its_id[i] = used.insert(rois[i]->id).second;
+    largest = std::max<gint64>(largest, rois[i]->id);
+  }
+  gint64 next = largest;
+  for (FaceJob& face : faces) {
+    if (face.whole_buffer) continue;
+    face.roi = face.roi_index < rois.size() ? rois[face.roi_index] : nullptr;  // a copy lost the meta
+    if (!face.roi) continue;
+    if (first_with_its_id[face.roi_index] && face.roi->id != GST_TACONITE_WHOLE_BUFFER_ROI_ID) continue;
+    // At most rois.size() ids are in use, so this finds a free one within rois.size() + 1 steps.
+    do {
+      next = next >= G_MAXINT ? 1 : next + 1;
+    } while (used.count(static_cast<gint>(next)));
+    face.roi->id = static_cast<gint>(next);
+    face.roi_id = face.roi->id;
+    used.insert(face.roi->id);
+  }
 }
 
 }  // namespace taconite::gst

@@ -5,13 +5,16 @@
  * Computes AdaFace IR face embeddings (512 floats) on its own streaming thread and attaches them
  * to the video buffers, which pass through unchanged and in order.
  *
- * The faces are either the whole buffer (`input-mode=crops`: each buffer is one aligned face
- * crop, e.g. 112x112) or the face ROIs of each frame (`input-mode=rois`:
+ * The faces are either the face ROIs of each frame (`input-mode=rois`, the default:
  * #GstVideoRegionOfInterestMeta of type `roi-type`, as `facedetect` emits; each box is cropped
- * square with `margin` and resized). `auto` picks per buffer. Every face gets a
- * #GstTaconiteEmbeddingMeta (library gsttaconitemeta-1.0) linked to its ROI by id; ROI faces also
- * get a `taconite-embedding` structure in the ROI's params, and `post-messages=true` posts one
- * `taconiteadaface` element message per frame.
+ * square with `margin` and resized, or warped to the template when its params carry landmarks;
+ * a frame without face ROIs gets no embedding) or the whole buffer (`input-mode=crops`: each
+ * buffer is one aligned face crop, e.g. 112x112). `auto` takes the ROIs when a buffer has some,
+ * else the whole buffer as an unaligned face. Every face gets a #GstTaconiteEmbeddingMeta
+ * (library gsttaconitemeta-1.0) linked to its ROI by id (an id that another ROI of the buffer
+ * already uses, or -1, is replaced by a new one); ROI faces also get a `taconite-embedding`
+ * structure in the ROI's params, and `post-messages=true` posts one `taconiteadaface` element
+ * message per frame.
  *
  * Like `queue`, the sink pad enqueues (at most `max-queued` buffers, then upstream blocks) and a
  * src-pad task runs the engine and pushes; serialized events and queries stay in order with the
@@ -75,7 +78,7 @@ namespace {
 
 using namespace taconite::gst;
 
-constexpr InputMode kDefaultInputMode = InputMode::Auto;
+constexpr InputMode kDefaultInputMode = InputMode::Rois;
 constexpr const char* kDefaultRoiType = "face";
 constexpr guint kDefaultMinFaceSize = 0;
 constexpr guint kDefaultMaxFaces = 0;
@@ -361,9 +364,8 @@ static void post_skip_qos(GstTaconiteAdaface* self, GstBuffer* buffer) {
   gst_element_post_message(GST_ELEMENT(self), msg);
 }
 
-// Embeds the buffer's faces and attaches the results; with `skip` the faces are only flagged
-// skipped (no embedding). Returns the (possibly new) buffer, or nullptr after posting an error.
-static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool skip) {
+// embed_faces without its exception boundary; `buffer` always holds the current buffer.
+static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, GstBuffer*& buffer, bool skip) {
   Stream* st = self->stream;
   double margin = 0.0;
   ChannelOrder order = ChannelOrder::Rgb;
@@ -377,8 +379,13 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool 
   const bool due = now % interval == 0;
   skip = skip || (leaky == LeakyMode::Skip && late_per_qos(self, buffer));
 
-  buffer = gst_buffer_make_writable(buffer);  // metas and ROI ids are written below
+  // Faces are chosen on the buffer as it came; only a buffer that gets metas is made writable (a
+  // shared one is copied then), and the faces then point at the writable buffer's ROIs.
   std::vector<FaceJob> jobs = due ? select_faces(buffer, st->info, rules) : std::vector<FaceJob>{};
+  if (!jobs.empty()) {
+    buffer = gst_buffer_make_writable(buffer);
+    claim_face_rois(buffer, jobs);
+  }
   const EngineInfo& engine = st->engine->info();
 
   std::vector<FaceEmbedding> faces;
@@ -400,10 +407,10 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool 
     // Tracked ROIs whose cached embedding is still fresh reuse it; the rest go to the engine.
     faces.resize(jobs.size());
     std::vector<std::optional<gint64>> ids(jobs.size());
+    if (track_policy.active()) ids = frame_track_ids(jobs, track_policy.id_param);
     std::vector<std::size_t> todo;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       faces[i].face = jobs[i];
-      if (track_policy.active() && !jobs[i].whole_buffer) ids[i] = roi_track_id(jobs[i].roi, track_policy.id_param);
       if (ids[i])
         if (const CachedEmbedding* cached = st->tracks.reuse(*ids[i], now, jobs[i].box, track_policy)) {
           faces[i].unit = cached->unit;
@@ -417,10 +424,13 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool 
     }
 
     if (!todo.empty()) {
-      GstVideoFrame frame;
-      if (!gst_video_frame_map(&frame, &st->info, buffer, GST_MAP_READ)) {
-        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map a video buffer for reading."),
-                          ("buffer %" GST_PTR_FORMAT " does not match the negotiated caps", static_cast<gpointer>(buffer)));
+      ReadableFrame frame;
+      std::string problem;
+      if (!frame.map(st->info, buffer, &problem)) {
+        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("A video buffer does not hold the frame it describes."),
+                          ("%s (caps %s %dx%d): %" GST_PTR_FORMAT, problem.c_str(), GST_VIDEO_INFO_NAME(&st->info),
+                           GST_VIDEO_INFO_WIDTH(&st->info), GST_VIDEO_INFO_HEIGHT(&st->info),
+                           static_cast<gpointer>(buffer)));
         gst_buffer_unref(buffer);
         return nullptr;
       }
@@ -430,22 +440,29 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool 
       std::vector<float> one;
       for (std::size_t k = 0; k < todo.size(); ++k) {
         const FaceJob& job = jobs[todo[k]];
-        // A ROI whose params carry landmarks is warped to the template; else its box is cropped.
-        const std::vector<Point2> landmarks = job.whole_buffer ? std::vector<Point2>{} : roi_landmarks(job.roi);
+        // A ROI whose params carry plausible landmarks is warped to the template; else its box is
+        // cropped (aligned only for a crops-mode buffer, by contract).
+        std::string rejected;
         const std::optional<cv::Matx23d> to_template =
-            alignment_transform(landmarks, engine.input_width, engine.input_height);
+            job.whole_buffer ? std::nullopt
+                             : roi_alignment(job.roi, GST_VIDEO_FRAME_WIDTH(&frame.get()),
+                                             GST_VIDEO_FRAME_HEIGHT(&frame.get()), engine.input_width,
+                                             engine.input_height, &rejected);
+        if (!rejected.empty())
+          GST_WARNING_OBJECT(self, "ROI %d: ignoring its landmarks (%s); cropping its box unaligned", job.roi_id,
+                             rejected.c_str());
         if (to_template) {
-          aligned_face_to_chw(frame, *to_template, engine.input_width, engine.input_height, order, one);
+          aligned_face_to_chw(frame.get(), *to_template, engine.input_width, engine.input_height, order, one);
           faces[todo[k]].aligned = true;
         } else {
-          face_to_chw(frame, job, margin, engine.input_width, engine.input_height, order, one);
-          faces[todo[k]].aligned = job.whole_buffer;  // a crop is aligned by contract; a bare ROI box is not
+          face_to_chw(frame.get(), job, margin, engine.input_width, engine.input_height, order, one);
+          faces[todo[k]].aligned = job.aligned_crop;
         }
         std::copy(one.begin(), one.end(), st->scratch.begin() + static_cast<std::ptrdiff_t>(k * face_size));
         inputs.push_back({std::span<const float>(st->scratch.data() + k * face_size, face_size), 3,
                           engine.input_height, engine.input_width});
       }
-      gst_video_frame_unmap(&frame);
+      frame.unmap();
 
       taconite::Result<std::vector<taconite::Embedding>> result = st->engine->embed(inputs);
       if (!result && flushing(self)) {
@@ -479,6 +496,20 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool 
     gst_element_post_message(GST_ELEMENT(self),
                              gst_message_new_element(GST_OBJECT(self), frame_message_structure(buffer, st->segment, engine.backend, faces)));
   return buffer;
+}
+
+// Embeds the buffer's faces and attaches the results; with `skip` the faces are only flagged
+// skipped (no embedding). Returns the (possibly new) buffer, or nullptr after posting an error.
+// No exception (OpenCV, allocation) leaves the streaming thread: it becomes an element error.
+static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool skip) {
+  try {
+    return embed_faces_unguarded(self, buffer, skip);
+  } catch (const std::exception& e) {
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not embed the faces of a video buffer."),
+                      ("%s while processing %" GST_PTR_FORMAT, e.what(), static_cast<gpointer>(buffer)));
+    gst_buffer_unref(buffer);
+    return nullptr;
+  }
 }
 
 static GstFlowReturn process_buffer(GstTaconiteAdaface* self, GstBuffer* buffer, bool skip) {
@@ -1050,8 +1081,9 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_INPUT_MODE,
       g_param_spec_enum("input-mode", "Input mode",
-                        "What a face is: the whole buffer (crops), the face ROIs of the frame (rois), or ROIs when "
-                        "present else the whole buffer (auto). Default: auto",
+                        "What a face is: the face ROIs of the frame (rois; a frame without any gets no embedding), "
+                        "the whole buffer as an aligned face crop (crops), or the ROIs when present else the whole "
+                        "buffer as an unaligned face (auto). Default: rois",
                         taconite_input_mode_get_type(), static_cast<gint>(kDefaultInputMode), rw_playing));
   /**
    * GstTaconiteAdaface:roi-type:
@@ -1226,7 +1258,8 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_TRACK_TIMEOUT,
       g_param_spec_uint("track-timeout", "Track timeout",
-                        "Forget a track's cached embedding when it was not seen for this many frames. Default: 30",
+                        "Forget a track's cached embedding when it was missing from more than this many consecutive "
+                        "frames (it survives a gap of exactly this many). Default: 30",
                         0, G_MAXUINT, kDefaultTrackTimeout, rw_playing));
   /**
    * GstTaconiteAdaface:frames-in:

@@ -28,6 +28,16 @@ std::optional<gint64> roi_track_id(const GstVideoRegionOfInterestMeta* roi, cons
   return std::nullopt;
 }
 
+std::vector<std::optional<gint64>> frame_track_ids(const std::vector<FaceJob>& faces, const std::string& id_param) {
+  std::vector<std::optional<gint64>> ids(faces.size());
+  std::unordered_map<gint64, int> holders;
+  for (std::size_t i = 0; i < faces.size(); ++i)
+    if (!faces[i].whole_buffer && (ids[i] = roi_track_id(faces[i].roi, id_param))) ++holders[*ids[i]];
+  for (std::optional<gint64>& id : ids)
+    if (id && holders[*id] > 1) id.reset();
+  return ids;
+}
+
 const CachedEmbedding* TrackCache::reuse(gint64 id, guint64 now, const PixelBox& box, const TrackPolicy& policy) {
   auto it = tracks_.find(id);
   if (it == tracks_.end()) return nullptr;

@@ -19,7 +19,7 @@ struct TrackPolicy {
   guint reinfer_interval = 1;          // 1: every frame (no reuse)
   double growth = 0.2;                 // re-embed when the box area grew by more than this fraction
   bool keep_best = false;              // the cache keeps the highest-norm embedding of the track
-  guint timeout = 30;                  // forget tracks not seen for this many frames
+  guint timeout = 30;                  // forget tracks missing from more than this many frames in a row
 
   bool active() const { return reinfer_interval > 1 || keep_best; }
 };
@@ -38,6 +38,11 @@ struct CachedEmbedding {
 // "object_id"), or an integer field named `id_param` in any structure.
 std::optional<gint64> roi_track_id(const GstVideoRegionOfInterestMeta* roi, const std::string& id_param);
 
+// The tracking id of each face of one frame (none for whole-buffer faces). An id carried by
+// more than one ROI of the frame names no single face: those faces are all treated as untracked,
+// so one face's cached embedding is never attached to another.
+std::vector<std::optional<gint64>> frame_track_ids(const std::vector<FaceJob>& faces, const std::string& id_param);
+
 class TrackCache {
  public:
   // The embedding to reuse for track `id` seen at frame `now` with `box`, or nullptr when it must
@@ -49,7 +54,8 @@ class TrackCache {
   void store(gint64 id, guint64 now, const PixelBox& box, const std::vector<float>& unit, double norm, bool aligned,
              const TrackPolicy& policy);
 
-  // Forgets tracks not seen for more than `timeout` frames before `now`.
+  // Forgets tracks missing from more than `timeout` consecutive frames up to `now`: a track last
+  // seen at frame s is dropped at frame s + timeout + 1 unless seen there.
   void evict(guint64 now, guint timeout);
 
   void clear() { tracks_.clear(); }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "face_alignment.hpp"
@@ -301,6 +302,77 @@ TEST(AlignmentElement, BoxWithoutLandmarksIsNotAligned) {
   gst_harness_teardown(h);
   uninstall_fake_engine();
 }
+
+// Landmarks that cannot be a face: not finite, far outside the frame, eyes (almost) on one
+// spot, or a face spanning far more than the frame. Each falls back to the box crop, unaligned.
+struct AbsurdLandmarks {
+  const char* name;
+  std::vector<double> xs, ys;
+};
+
+void PrintTo(const AbsurdLandmarks& c, std::ostream* os) { *os << c.name; }
+
+class AbsurdLandmarksTest : public ::testing::TestWithParam<AbsurdLandmarks> {
+ protected:
+  void SetUp() override { engine = install_fake_engine(); }
+  void TearDown() override {
+    for (GstBuffer* b : outputs) gst_buffer_unref(b);
+    uninstall_fake_engine();
+  }
+  // Embeds the face box (100,60) 112x112 of a frame, with `landmarks` in its params when given.
+  GstTaconiteEmbeddingMeta* embed(const AbsurdLandmarks* landmarks) {
+    GstBuffer* in = rgb_buffer(kFrameW, kFrameH, [](int x, int y) { return face_at(x - 100, y - 60); });
+    GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(in, "face", 100, 60, 112, 112);
+    if (landmarks) {
+      GstStructure* s = gst_structure_new_empty("landmarks");
+      for (const auto& [field, values] : {std::pair{"x", &landmarks->xs}, std::pair{"y", &landmarks->ys}}) {
+        GValue array = G_VALUE_INIT;
+        gst_value_array_init(&array, static_cast<guint>(values->size()));
+        for (double v : *values) {
+          GValue item = G_VALUE_INIT;
+          g_value_init(&item, G_TYPE_DOUBLE);
+          g_value_set_double(&item, v);
+          gst_value_array_append_and_take_value(&array, &item);
+        }
+        gst_structure_take_value(s, field, &array);
+      }
+      gst_video_region_of_interest_meta_add_param(roi, s);
+    }
+    GstHarness* h = adaface_harness({{"bundle", "fake"}});
+    gst_harness_set_src_caps_str(h, kFrameCaps);
+    GstBuffer* out = gst_harness_push_and_pull(h, in);
+    gst_harness_teardown(h);
+    if (!out) return nullptr;
+    outputs.push_back(out);
+    return gst_buffer_get_taconite_embedding_meta(out);
+  }
+  std::shared_ptr<FakeEngineState> engine;
+  std::vector<GstBuffer*> outputs;
+};
+
+TEST_P(AbsurdLandmarksTest, FallBackToTheBoxCropUnaligned) {
+  const AbsurdLandmarks& landmarks = GetParam();
+  GstTaconiteEmbeddingMeta* box = embed(nullptr);
+  GstTaconiteEmbeddingMeta* absurd = embed(&landmarks);
+  ASSERT_NE(box, nullptr);
+  ASSERT_NE(absurd, nullptr);
+  EXPECT_FALSE(absurd->aligned);
+  EXPECT_EQ(absurd->status, GST_TACONITE_EMBEDDING_COMPUTED);
+  ASSERT_EQ(engine->faces_seen(), 2u);
+  EXPECT_EQ(engine->inputs[1], engine->inputs[0]) << "the engine saw the box crop";
+}
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+INSTANTIATE_TEST_SUITE_P(
+    Landmarks, AbsurdLandmarksTest,
+    ::testing::Values(AbsurdLandmarks{"NaN", {140, kNaN, 156, 142, 170}, {110, 110, 130, 150, 150}},
+                      AbsurdLandmarks{"Infinite", {140, 180}, {110, kInf}},
+                      AbsurdLandmarks{"FarOutsideTheFrame", {140, 1e9, 156, 142, 170}, {110, 110, 130, 150, 150}},
+                      AbsurdLandmarks{"EyesOnOneSpot", {150, 150.5}, {110, 110}},
+                      AbsurdLandmarks{"FaceFarLargerThanTheFrame", {-300, 600}, {110, 110}}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 std::vector<float> real_embedding(GstBuffer* in) {
   GstHarness* h = adaface_harness({{"bundle", test_bundle()}, {"backend", test_backend()}, {"input-mode", "rois"}});

@@ -226,4 +226,76 @@ TEST_P(ChannelOrderTest, DecidesWhichPlaneTheEngineSeesFirst) {
 
 INSTANTIATE_TEST_SUITE_P(Orders, ChannelOrderTest, ::testing::Values("rgb", "bgr"));
 
+// A buffer whose GstVideoMeta describes more than it holds: gst_video_frame_map trusts the meta,
+// the element must not. Each is an element error naming the problem; nothing is read past the end.
+struct BadLayout {
+  const char* name;
+  const char* format;
+  int width, height;
+  gsize size;                                  // bytes the buffer really holds
+  std::vector<gsize> offsets;                  // the meta's plane offsets
+  std::vector<gint> strides;                   // the meta's plane strides
+  const char* says;                            // part of the error's debug text
+};
+
+void PrintTo(const BadLayout& c, std::ostream* os) { *os << c.name; }
+
+class BadLayoutTest : public ::testing::TestWithParam<BadLayout> {
+ protected:
+  void SetUp() override { engine = install_fake_engine(); }
+  void TearDown() override { uninstall_fake_engine(); }
+  std::shared_ptr<FakeEngineState> engine;
+};
+
+TEST_P(BadLayoutTest, IsAnElementErrorNotAReadPastTheEnd) {
+  const BadLayout& c = GetParam();
+  GstBuffer* buffer = gst_buffer_new_allocate(nullptr, c.size, nullptr);
+  gst_buffer_memset(buffer, 0, 0x80, c.size);
+  gsize offsets[GST_VIDEO_MAX_PLANES] = {};
+  gint strides[GST_VIDEO_MAX_PLANES] = {};
+  for (std::size_t p = 0; p < c.offsets.size(); ++p) offsets[p] = c.offsets[p], strides[p] = c.strides[p];
+  gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, gst_video_format_from_string(c.format),
+                                 static_cast<guint>(c.width), static_cast<guint>(c.height),
+                                 static_cast<guint>(c.offsets.size()), offsets, strides);
+  GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "crops"}});
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(h->element, bus);
+  gchar* caps = g_strdup_printf("video/x-raw,format=%s,width=%d,height=%d,framerate=30/1", c.format, c.width, c.height);
+  gst_harness_set_src_caps_str(h, caps);
+  g_free(caps);
+  EXPECT_EQ(gst_harness_push(h, buffer), GST_FLOW_OK);  // queued; the task finds the problem
+  GstMessage* error = gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND, GST_MESSAGE_ERROR);
+  ASSERT_NE(error, nullptr) << "no element error for " << c.name;
+  GError* gerror = nullptr;
+  gchar* debug = nullptr;
+  gst_message_parse_error(error, &gerror, &debug);
+  EXPECT_TRUE(g_error_matches(gerror, GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED));
+  EXPECT_NE(std::string(debug).find(c.says), std::string::npos) << debug;
+  g_error_free(gerror);
+  g_free(debug);
+  gst_message_unref(error);
+  EXPECT_EQ(engine->faces_seen(), 0u) << "nothing reached the engine";
+  gst_element_set_bus(h->element, nullptr);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, BadLayoutTest,
+    ::testing::Values(
+        // Half the rows of a 640x480 RGB frame (the silent garbage; SIGSEGV at 4096x2160).
+        BadLayout{"ShortBuffer", "RGB", 640, 480, 640 * 3 * 240, {0}, {640 * 3}, "plane 0 needs 921600 bytes"},
+        BadLayout{"ShortBuffer4K", "RGB", 4096, 2160, 4096 * 3 * 16, {0}, {4096 * 3}, "plane 0 needs"},
+        // A stride twice the real one over a buffer sized for the real one.
+        BadLayout{"LyingStride", "RGB", 640, 480, 640 * 3 * 480, {0}, {640 * 3 * 2}, "plane 0 needs"},
+        BadLayout{"StrideBelowTheRow", "RGB", 640, 480, 640 * 3 * 480, {0}, {100}, "below its row of 1920 bytes"},
+        BadLayout{"NegativeStride", "RGB", 640, 480, 640 * 3 * 480, {0}, {-640 * 3}, "stride -1920"},
+        BadLayout{"OffsetNearTheEnd", "RGB", 64, 48, 64 * 3 * 48, {64 * 3 * 48 - 10}, {64 * 3}, "plane 0 needs"},
+        BadLayout{"NegativeOffset", "RGB", 64, 48, 64 * 3 * 48, {static_cast<gsize>(-64)}, {64 * 3},
+                  "outside the buffer"},
+        // I420: the V plane's offset lies in the buffer but its rows run past the end.
+        BadLayout{"ChromaPastTheEnd", "I420", 64, 48, 64 * 48 + 32 * 24 + 100, {0, 64 * 48, 64 * 48 + 32 * 24},
+                  {64, 32, 32}, "plane 2 needs"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 }  // namespace

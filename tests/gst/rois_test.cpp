@@ -1,9 +1,17 @@
-// rois and auto modes: which ROIs are embedded, their ids, crops with margin, ROI params,
-// messages, and the metadata surviving real converters (videoconvert, videoscale, capsfilter).
+// rois and auto modes: which ROIs are embedded, their ids, crops with margin (and boxes far
+// larger than the frame), ROI params, messages, and the metadata surviving real converters
+// (videoconvert, videoscale, capsfilter).
 #include <cctype>
+#include <chrono>
+#include <climits>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <future>
 #include <map>
+#include <set>
 #include <string>
 
 #include "gst_test_support.hpp"
@@ -53,26 +61,26 @@ class RoisTest : public ::testing::Test {
   std::shared_ptr<FakeEngineState> engine;
 };
 
-TEST_F(RoisTest, EmbedsFaceRoisAndAssignsUniqueIds) {
+TEST_F(RoisTest, EmbedsFaceRoisAndGivesSharedIdsUniqueOnes) {
   GstBuffer* in = scene_buffer();
-  add_roi(in, "face", 100, 60, 80, 80);      // id 0: gets a new id
+  add_roi(in, "face", 100, 60, 80, 80);      // id 0, the first ROI with it: kept
   add_roi(in, "face", 10, 10, 20, 20, 7);    // upstream id kept
   add_roi(in, "car", 0, 0, 50, 50);          // other type: untouched
-  add_roi(in, "face", 200, 100, 40, 40);     // id 0: gets another new id
+  add_roi(in, "face", 200, 100, 40, 40);     // id 0 again: gets a new id
   GstBuffer* out = run(in, {{"input-mode", "rois"}});
   ASSERT_NE(out, nullptr);
   const auto all = rois(out);
   ASSERT_EQ(all.size(), 4u);
-  EXPECT_EQ(all[0]->id, 8) << "new ids start above the largest id on the buffer";
+  EXPECT_EQ(all[0]->id, 0);
   EXPECT_EQ(all[1]->id, 7);
   EXPECT_EQ(all[2]->id, 0) << "ROIs of other types keep their id";
-  EXPECT_EQ(all[3]->id, 9);
+  EXPECT_EQ(all[3]->id, 8) << "new ids start above the largest id on the buffer";
 
   const auto metas = embedding_metas(out);
   ASSERT_EQ(metas.size(), 3u);
-  EXPECT_EQ(metas[0]->roi_id, 8);
+  EXPECT_EQ(metas[0]->roi_id, 0);
   EXPECT_EQ(metas[1]->roi_id, 7);
-  EXPECT_EQ(metas[2]->roi_id, 9);
+  EXPECT_EQ(metas[2]->roi_id, 8);
   for (GstTaconiteEmbeddingMeta* m : metas) EXPECT_FALSE(m->aligned) << "a box crop is not aligned";
 
   // The ROI params carry the same embedding as the meta of that ROI.
@@ -90,6 +98,94 @@ TEST_F(RoisTest, EmbedsFaceRoisAndAssignsUniqueIds) {
     g_free(e);
   }
   EXPECT_EQ(gst_video_region_of_interest_meta_get_param(all[2], GST_TACONITE_EMBEDDING_PARAMS_NAME), nullptr);
+  gst_buffer_unref(out);
+}
+
+// Reaches every face of `out` both ways docs/gstreamer.md shows, checks that both agree and
+// return the ROIs' ids (in ROI order).
+std::vector<gint> faces_reached_both_ways(GstBuffer* out) {
+  std::vector<gint> ids;
+  std::set<GstTaconiteEmbeddingMeta*> metas_seen;
+  // 1. Iterate the ROI metas and read their "taconite-embedding" params.
+  for (GstVideoRegionOfInterestMeta* roi : rois(out)) {
+    GstStructure* params = gst_video_region_of_interest_meta_get_param(roi, GST_TACONITE_EMBEDDING_PARAMS_NAME);
+    if (!params) continue;
+    guint dim = 0;
+    gfloat* e = gst_taconite_embedding_params_get_embedding(params, &dim, nullptr);
+    // 2. The embedding meta of that ROI, by the ROI's id.
+    GstTaconiteEmbeddingMeta* meta = gst_buffer_get_taconite_embedding_meta_for_roi(out, roi->id);
+    EXPECT_NE(meta, nullptr) << "ROI " << roi->id;
+    if (meta && e) {
+      EXPECT_EQ(0, std::memcmp(e, meta->embedding, dim * sizeof(float))) << "ROI " << roi->id;
+      metas_seen.insert(meta);
+    }
+    g_free(e);
+    ids.push_back(roi->id);
+  }
+  // 3. Iterate the embedding metas and find each one's ROI by id: every meta names a distinct ROI.
+  std::set<GstVideoRegionOfInterestMeta*> rois_seen;
+  for (GstTaconiteEmbeddingMeta* meta : embedding_metas(out)) {
+    GstVideoRegionOfInterestMeta* roi = gst_buffer_get_video_region_of_interest_meta_id(out, meta->roi_id);
+    EXPECT_NE(roi, nullptr) << "meta for ROI " << meta->roi_id;
+    rois_seen.insert(roi);
+  }
+  EXPECT_EQ(metas_seen.size(), ids.size()) << "each ROI reaches its own embedding meta";
+  EXPECT_EQ(rois_seen.size(), embedding_metas(out).size()) << "each embedding meta reaches its own ROI";
+  return ids;
+}
+
+TEST_F(RoisTest, FacedetectAllZeroIdsEachReachTheirOwnEmbedding) {
+  // facedetect leaves every id 0; the buffer is also shared (a tee), so the element works on a copy.
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "face", 100, 60, 80, 80);
+  add_roi(in, "face", 10, 10, 20, 20);
+  add_roi(in, "face", 200, 100, 40, 40);
+  gst_buffer_ref(in);
+  GstBuffer* out = run(in, {});
+  const std::vector<gint> ids = faces_reached_both_ways(out);
+  EXPECT_EQ(ids, (std::vector<gint>{0, 1, 2}));
+  const auto all = rois(out);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[1]->x, 10u) << "the copy keeps the ROI order";
+  const auto metas = embedding_metas(out);
+  ASSERT_EQ(metas.size(), 3u);
+  EXPECT_NE(0, std::memcmp(metas[0]->embedding, metas[1]->embedding, metas[0]->dim * sizeof(float)))
+      << "different faces, different embeddings";
+  for (GstVideoRegionOfInterestMeta* roi : rois(in)) EXPECT_EQ(roi->id, 0) << "the shared input is untouched";
+  gst_buffer_unref(out);
+  gst_buffer_unref(in);
+}
+
+TEST_F(RoisTest, NewIdsNeverOverflowPastIntMax) {
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "face", 100, 60, 80, 80, INT_MAX);
+  add_roi(in, "face", 10, 10, 20, 20);
+  add_roi(in, "face", 200, 100, 40, 40);  // a second id 0: the next id after INT_MAX wraps to 1
+  GstBuffer* out = run(in, {});
+  EXPECT_EQ(faces_reached_both_ways(out), (std::vector<gint>{INT_MAX, 0, 1}));
+  gst_buffer_unref(out);
+}
+
+TEST_F(RoisTest, AnUpstreamIdOfMinusOneIsNotTakenForTheWholeBuffer) {
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "face", 100, 60, 80, 80, GST_TACONITE_WHOLE_BUFFER_ROI_ID);
+  GstBuffer* out = run(in, {});
+  const std::vector<gint> ids = faces_reached_both_ways(out);
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids[0], 1) << "the next id above the largest (0 when all are negative)";
+  EXPECT_EQ(gst_buffer_get_taconite_embedding_meta_for_roi(out, GST_TACONITE_WHOLE_BUFFER_ROI_ID), nullptr);
+  gst_buffer_unref(out);
+}
+
+TEST_F(RoisTest, DuplicateUpstreamIdsAreMadeUnique) {
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "car", 0, 0, 50, 50, 5);  // the first ROI with id 5 keeps it
+  add_roi(in, "face", 100, 60, 80, 80, 5);
+  add_roi(in, "face", 10, 10, 20, 20, 5);
+  add_roi(in, "face", 200, 100, 40, 40, 6);
+  GstBuffer* out = run(in, {});
+  EXPECT_EQ(faces_reached_both_ways(out), (std::vector<gint>{7, 8, 6}));
+  EXPECT_EQ(rois(out)[0]->id, 5);
   gst_buffer_unref(out);
 }
 
@@ -119,6 +215,53 @@ TEST_F(RoisTest, MarginWidensTheCropAndOutsideTheFrameIsBlack) {
   EXPECT_NEAR(edge[56 * 112 + 5], grey, 1e-6);
 }
 
+// Runs `work` on another thread and ends the process if it has not finished after `limit`: a
+// generous hang guard (a hung test would otherwise stall the suite), not a speed assertion.
+void with_hang_guard(std::chrono::seconds limit, const std::function<void()>& work) {
+  std::future<void> done = std::async(std::launch::async, work);
+  if (done.wait_for(limit) == std::future_status::timeout) {
+    std::fprintf(stderr, "hang guard: still running after %lld s\n", static_cast<long long>(limit.count()));
+    std::_Exit(1);
+  }
+  done.get();
+}
+
+class HugeBoxTest : public RoisTest, public ::testing::WithParamInterface<std::tuple<guint, const char*>> {};
+
+TEST_P(HugeBoxTest, IsClippedToTheFrameBeforeAnyAllocation) {
+  const auto [side, margin] = GetParam();
+  GstBuffer* out = nullptr;
+  with_hang_guard(std::chrono::seconds(120), [&, side = side, margin = margin] {
+    GstBuffer* in = scene_buffer();
+    gst_buffer_add_video_region_of_interest_meta(in, "face", 100, 60, side, side);
+    out = run(in, {{"margin", margin}});
+  });
+  ASSERT_NE(out, nullptr);
+  const auto metas = embedding_metas(out);
+  ASSERT_EQ(metas.size(), 1u);
+  EXPECT_EQ(metas[0]->dim, 512u);
+  gst_buffer_unref(out);
+  ASSERT_EQ(engine->faces_seen(), 1u);
+  // The box starts at (100,60) and reaches far beyond the frame: the frame's part is at most a
+  // corner of the square, the rest is black; nothing is garbage.
+  const std::vector<float>& face = engine->inputs[0];
+  std::size_t black = 0;
+  for (float v : face) {
+    ASSERT_GE(v, -1.0f);
+    ASSERT_LE(v, 1.0f);
+    black += v == -1.0f;
+  }
+  EXPECT_GT(black, face.size() * 9 / 10) << "the frame covers at most a tenth of the square";
+  EXPECT_LT(black, face.size()) << "the frame shows (at least as one pixel)";
+}
+
+INSTANTIATE_TEST_SUITE_P(Boxes, HugeBoxTest,
+                         ::testing::Combine(::testing::Values(0x7FFFFFFFu, 0xFFFFFFFFu, 100000u, 40000u),
+                                            ::testing::Values("0", "1")),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "_margin" + std::get<1>(info.param);
+                         });
+
 TEST_F(RoisTest, MinFaceSizeAndMaxFacesSelect) {
   GstBuffer* in = scene_buffer();
   add_roi(in, "face", 10, 10, 20, 20);    // too small
@@ -134,21 +277,48 @@ TEST_F(RoisTest, MinFaceSizeAndMaxFacesSelect) {
   gst_buffer_unref(out);
 }
 
-TEST_F(RoisTest, AutoModeUsesRoisWhenPresentElseTheWholeBuffer) {
+TEST_F(RoisTest, AutoModeUsesRoisWhenPresentElseTheWholeBufferUnaligned) {
   GstBuffer* with = scene_buffer();
   add_roi(with, "face", 100, 60, 80, 80);
   GstBuffer* out = run(with, {{"input-mode", "auto"}});
   auto metas = embedding_metas(out);
   ASSERT_EQ(metas.size(), 1u);
-  EXPECT_GT(metas[0]->roi_id, 0);
+  EXPECT_EQ(metas[0]->roi_id, 0);
   gst_buffer_unref(out);
 
   out = run(scene_buffer(), {{"input-mode", "auto"}});
   metas = embedding_metas(out);
   ASSERT_EQ(metas.size(), 1u);
   EXPECT_EQ(metas[0]->roi_id, GST_TACONITE_WHOLE_BUFFER_ROI_ID);
-  EXPECT_TRUE(metas[0]->aligned);
+  EXPECT_FALSE(metas[0]->aligned) << "a whole frame is no aligned face crop (only crops mode promises that)";
   gst_buffer_unref(out);
+}
+
+TEST_F(RoisTest, ByDefaultAFrameWithoutFaceRoisGetsNoEmbedding) {
+  // Behind a detector, an empty frame is not a face: the default is input-mode=rois.
+  GstBuffer* out = run(scene_buffer(), {});
+  ASSERT_NE(out, nullptr);
+  EXPECT_TRUE(embedding_metas(out).empty());
+  EXPECT_EQ(engine->faces_seen(), 0u);
+  gst_buffer_unref(out);
+  GstElement* element = gst_element_factory_make("taconiteadaface", nullptr);
+  gint mode = -1;
+  g_object_get(element, "input-mode", &mode, nullptr);
+  EXPECT_EQ(mode, 1) << "rois";
+  gst_object_unref(element);
+}
+
+TEST_F(RoisTest, ASharedBufferWithoutFacesIsPassedOnUncopied) {
+  // Nothing is attached, so there is nothing to make writable: the very same buffer goes on.
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "car", 0, 0, 50, 50);
+  add_roi(in, "face", 10, 10, 20, 20);  // below min-face-size
+  gst_buffer_ref(in);
+  GstBuffer* out = run(in, {{"min-face-size", "30"}});
+  EXPECT_EQ(out, in) << "no deep copy of a buffer that gets no metas";
+  EXPECT_TRUE(embedding_metas(out).empty());
+  gst_buffer_unref(out);
+  gst_buffer_unref(in);
 }
 
 TEST_F(RoisTest, RoisModeWithoutFacesPassesTheFrameUntouched) {

@@ -1,6 +1,7 @@
 // Track reuse with the recording fake engine: ROIs with a tracking id are re-embedded every
 // reinfer-interval frames or when their box grows; cached embeddings in between carry their age;
-// track-best keeps the highest-norm one; tracks not seen for track-timeout frames are forgotten.
+// track-best keeps the highest-norm one; a track survives a gap of track-timeout frames, not one
+// more; an id two ROIs of one frame share tracks neither.
 #include <cmath>
 
 #include "gst_test_support.hpp"
@@ -137,14 +138,39 @@ TEST_F(TrackTest, TrackBestKeepsTheHighestNormEmbedding) {
   EXPECT_EQ(later[0].age, 3u) << "age counts from when the kept embedding was computed";
 }
 
-TEST_F(TrackTest, TracksNotSeenForTrackTimeoutFramesAreForgotten) {
-  start({{"reinfer-interval", "100"}, {"track-timeout", "2"}});
-  EXPECT_EQ(push(frame(0, {{7, 40, 30, 50}}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED);
-  push(frame(1, {}));
-  push(frame(2, {}));
-  EXPECT_EQ(push(frame(3, {{7, 40, 30, 50}}))[0].status, GST_TACONITE_EMBEDDING_CACHED) << "seen 3 frames ago: kept";
-  for (int i = 4; i <= 6; ++i) push(frame(i, {}));
-  EXPECT_EQ(push(frame(7, {{7, 40, 30, 50}}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED) << "unseen for 4 frames";
+// track-timeout=N: a track missing from N consecutive frames is kept, from N+1 forgotten.
+class TrackTimeoutTest : public TrackTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(TrackTimeoutTest, ATrackSurvivesAGapOfTrackTimeoutFramesButNotOneMore) {
+  const int timeout = GetParam();
+  start({{"reinfer-interval", "1000"}, {"track-timeout", std::to_string(timeout)}});
+  int index = 0;
+  auto push_gap = [&](int frames) {
+    for (int i = 0; i < frames; ++i) push(frame(index++, {}));
+  };
+  EXPECT_EQ(push(frame(index++, {{7, 40, 30, 50}}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED);
+  push_gap(timeout);
+  EXPECT_EQ(push(frame(index++, {{7, 40, 30, 50}}))[0].status, GST_TACONITE_EMBEDDING_CACHED)
+      << "missing from " << timeout << " frames: kept";
+  push_gap(timeout + 1);
+  EXPECT_EQ(push(frame(index++, {{7, 40, 30, 50}}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED)
+      << "missing from " << timeout + 1 << " frames: forgotten";
+}
+
+INSTANTIATE_TEST_SUITE_P(Timeouts, TrackTimeoutTest, ::testing::Values(0, 1, 2, 5));
+
+TEST_F(TrackTest, TwoRoisWithOneTrackIdNeverGetEachOthersEmbedding) {
+  start({{"reinfer-interval", "10"}});
+  // Different places of the frame, so different pixels and different fake embeddings.
+  for (int i = 0; i < 3; ++i) {
+    const auto seen = push(frame(i, {{7, 10, 10, 40}, {7, 100, 60, 40}}));
+    ASSERT_EQ(seen.size(), 2u);
+    for (const Seen& s : seen) EXPECT_EQ(s.status, GST_TACONITE_EMBEDDING_COMPUTED) << "frame " << i;
+    EXPECT_NE(seen[0].embedding, seen[1].embedding) << "frame " << i;
+  }
+  // The shared id cached nothing: once one ROI carries it alone, it is tracked from there.
+  EXPECT_EQ(push(frame(3, {{7, 10, 10, 40}}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED);
+  EXPECT_EQ(push(frame(4, {{7, 10, 10, 40}}))[0].status, GST_TACONITE_EMBEDDING_CACHED);
 }
 
 TEST_F(TrackTest, TheIdParamNameIsConfigurable) {
