@@ -174,6 +174,8 @@ Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& re
     }
   } catch (const std::exception& e) {
     load->error = Error{ErrorKind::Device, std::string("loading the engine failed with an exception: ") + e.what()};
+  } catch (...) {  // the requests waiting for this load must never wait forever
+    load->error = Error{ErrorKind::Device, "loading the engine failed with an unknown exception"};
   }
 
   guard.lock();
