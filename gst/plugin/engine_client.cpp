@@ -1,7 +1,11 @@
 #include "engine_client.hpp"
 
+#include <condition_variable>
+#include <exception>
+#include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "shared_engine.hpp"
@@ -48,11 +52,25 @@ EngineOpener& installed_opener() {
   return opener;
 }
 
-// The live shared engines by (bundle, backend, opener generation); held (and loads done) under
-// registry_lock so two elements starting together load one engine.
+// One load in progress: every request for its key waits for it and shares its engine or error.
+struct Load {
+  bool done = false;
+  std::shared_ptr<SharedEngine> engine;
+  std::optional<Error> error;
+};
+
+struct Entry {
+  std::weak_ptr<SharedEngine> engine;
+  std::shared_ptr<Load> loading;
+};
+
+// The live shared engines by (canonical bundle, backend, opener generation): under the requested
+// backend and under the one that actually runs, so `auto` and the backend it picked share one
+// engine. Loads run outside the lock (one slow load does not hold up other bundles').
 std::mutex registry_lock;
-std::map<std::string, std::weak_ptr<SharedEngine>>& registry() {
-  static std::map<std::string, std::weak_ptr<SharedEngine>> engines;
+std::condition_variable load_finished;
+std::map<std::string, Entry>& registry() {
+  static std::map<std::string, Entry> engines;
   return engines;
 }
 
@@ -65,43 +83,118 @@ Result<std::unique_ptr<EngineClient>> open_private_engine(const EngineRequest& r
   return std::unique_ptr<EngineClient>(std::make_unique<PrivateEngineClient>(std::move(loaded).value()));
 }
 
-std::string registry_key(const EngineRequest& request, unsigned long long generation) {
-  return request.bundle + '\n' + request.backend + '\n' + std::to_string(generation);
+Result<std::string> canonical_bundle(const std::string& bundle) {
+  std::error_code error;
+  const std::filesystem::path path = std::filesystem::canonical(bundle, error);
+  if (error) return Error{ErrorKind::Io, "cannot resolve the bundle path '" + bundle + "': " + error.message()};
+  return path.string();
+}
+
+std::string registry_key(const std::string& bundle, const std::string& backend, unsigned long long generation) {
+  return bundle + '\n' + backend + '\n' + std::to_string(generation);
+}
+
+std::shared_ptr<SharedEngine> live_locked(const std::string& key) {
+  auto it = registry().find(key);
+  return it == registry().end() ? nullptr : it->second.engine.lock();
+}
+
+// The live engine serving `backend` for the bundle. `auto` takes the engine an earlier `auto`
+// load resolved to, else one of the backend auto tries first (auto would pick that one).
+std::shared_ptr<SharedEngine> find_locked(const std::string& bundle, const std::string& backend,
+                                          unsigned long long generation) {
+  std::shared_ptr<SharedEngine> engine = live_locked(registry_key(bundle, backend, generation));
+  if (engine || backend != kBackendAuto) return engine;
+  const std::vector<std::string> preferred = compiled_backends();
+  return preferred.empty() ? nullptr : live_locked(registry_key(bundle, preferred.front(), generation));
+}
+
+std::unique_ptr<EngineClient> client_of(std::shared_ptr<SharedEngine> engine, const EngineRequest& request) {
+  std::string note;
+  if (const int loaded = shared_engine_threads(*engine); loaded != request.threads)
+    note = "threads=" + std::to_string(request.threads) + " is not used: the shared engine for this bundle and backend " +
+           "was loaded with threads=" + std::to_string(loaded) + " by another element (0 = runtime default)";
+  return make_shared_client(std::move(engine), std::move(note));
+}
+
+unsigned long long current_generation(EngineOpener* opener) {
+  std::lock_guard<std::mutex> guard(opener_lock);
+  if (opener) *opener = installed_opener();
+  return opener_generation;
 }
 
 }  // namespace
 
+const std::string& EngineClient::sharing_note() const {
+  static const std::string none;
+  return none;
+}
+
 std::shared_ptr<SharedEngine> find_shared_engine(const EngineRequest& request) {
-  unsigned long long generation = 0;
-  {
-    std::lock_guard<std::mutex> guard(opener_lock);
-    generation = opener_generation;
-  }
+  const unsigned long long generation = current_generation(nullptr);
+  Result<std::string> bundle = canonical_bundle(request.bundle);
+  if (!bundle) return nullptr;
   std::lock_guard<std::mutex> guard(registry_lock);
-  auto it = registry().find(registry_key(request, generation));
-  return it == registry().end() ? nullptr : it->second.lock();
+  return find_locked(bundle.value(), request.backend, generation);
 }
 
 Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& request) {
   EngineOpener opener;
-  unsigned long long generation = 0;
-  {
-    std::lock_guard<std::mutex> guard(opener_lock);
-    opener = installed_opener();
-    generation = opener_generation;
-  }
-  const std::string key = registry_key(request, generation);
-  std::lock_guard<std::mutex> guard(registry_lock);
-  auto& engines = registry();
-  for (auto it = engines.begin(); it != engines.end();) it = it->second.expired() ? engines.erase(it) : std::next(it);
-  if (auto alive = engines.find(key); alive != engines.end())
-    if (std::shared_ptr<SharedEngine> engine = alive->second.lock()) return make_shared_client(std::move(engine));
+  const unsigned long long generation = current_generation(&opener);
+  Result<std::string> canonical = canonical_bundle(request.bundle);
+  if (!canonical) return canonical.error();
+  const std::string& bundle = canonical.value();
+  const std::string key = registry_key(bundle, request.backend, generation);
 
-  Result<std::unique_ptr<EngineClient>> inner = opener ? opener(request) : open_private_engine(request);
-  if (!inner) return inner.error();
-  std::shared_ptr<SharedEngine> engine = make_shared_engine(std::move(inner).value());
-  engines[key] = engine;
-  return make_shared_client(std::move(engine));
+  std::unique_lock<std::mutex> guard(registry_lock);
+  auto& engines = registry();
+  for (auto it = engines.begin(); it != engines.end();)
+    it = it->second.engine.expired() && !it->second.loading ? engines.erase(it) : std::next(it);
+  while (!find_locked(bundle, request.backend, generation) && engines[key].loading) {
+    const std::shared_ptr<Load> load = engines[key].loading;
+    load_finished.wait(guard, [&] { return load->done; });
+    if (load->error) return *load->error;
+    if (load->engine) return client_of(load->engine, request);
+  }
+  if (std::shared_ptr<SharedEngine> engine = find_locked(bundle, request.backend, generation))
+    return client_of(std::move(engine), request);
+
+  const auto load = std::make_shared<Load>();
+  engines[key].loading = load;
+  guard.unlock();
+  std::shared_ptr<SharedEngine> loaded;
+  std::string backend;  // the one actually running
+  try {
+    Result<std::unique_ptr<EngineClient>> inner = opener ? opener(request) : open_private_engine(request);
+    if (inner) {
+      backend = inner.value()->info().backend;
+      loaded = make_shared_engine(std::move(inner).value(), request.threads);
+    } else {
+      load->error = inner.error();
+    }
+  } catch (const std::exception& e) {
+    load->error = Error{ErrorKind::Device, std::string("loading the engine failed with an exception: ") + e.what()};
+  } catch (...) {  // the requests waiting for this load must never wait forever
+    load->error = Error{ErrorKind::Device, "loading the engine failed with an unknown exception"};
+  }
+
+  guard.lock();
+  std::shared_ptr<SharedEngine> duplicate;
+  if (loaded) {
+    // Another request may have loaded the backend this one resolved to meanwhile: keep one engine.
+    const std::string resolved = registry_key(bundle, backend, generation);
+    if (std::shared_ptr<SharedEngine> live = live_locked(resolved)) duplicate = std::exchange(loaded, live);
+    engines[resolved].engine = loaded;
+    engines[key].engine = loaded;
+    load->engine = loaded;
+  }
+  load->done = true;
+  engines[key].loading.reset();
+  load_finished.notify_all();
+  guard.unlock();
+  duplicate.reset();  // its worker is joined outside the registry lock
+  if (load->error) return *load->error;
+  return client_of(std::move(loaded), request);
 }
 
 void set_engine_opener(EngineOpener opener) {

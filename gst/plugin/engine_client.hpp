@@ -2,7 +2,9 @@
 //
 // The element talks to the engine only through EngineClient. open_engine_client() returns a client
 // of the process's one engine for the (bundle, backend) pair (shared_engine.hpp): a worker thread
-// serves every element using it and batches faces across streams. Contract: embed() is called
+// serves every element using it and batches faces across streams. The pair is the bundle's
+// canonical path (`dir`, `dir/` and `dir/./` are one bundle) and the backend actually running
+// (`auto` shares the engine of the backend it resolves to). Contract: embed() is called
 // from one streaming thread at a time per client; info() is immutable after open.
 #pragma once
 
@@ -58,10 +60,15 @@ class EngineClient {
   virtual void resume() {}
   // The shared engine behind this client, nullptr for a plain engine.
   virtual const SharedEngine* shared() const { return nullptr; }
+  // What of this client's request the live shared engine does not honour (e.g. another `threads`
+  // than it was loaded with), for the element to warn about; empty when everything is as asked.
+  virtual const std::string& sharing_note() const;
 };
 
 // Returns a client of the process's shared engine for (bundle, backend), loading it (through the
-// opener installed with set_engine_opener, else a private IrEmbedder) when none is alive.
+// opener installed with set_engine_opener, else a private IrEmbedder) when none is alive. Loads
+// of different keys run concurrently; requests for a key being loaded wait for that one load and
+// share its engine or its error. A bundle path that cannot be resolved is an Io error naming it.
 Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& request);
 
 // The live shared engine for `request` (opened by the current opener), or nullptr; for tests.

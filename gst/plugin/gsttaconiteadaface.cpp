@@ -290,6 +290,7 @@ static gboolean load_engine(GstTaconiteAdaface* self) {
                       info.backend_reason.c_str());
   for (const std::string& finding : info.diagnostics)
     GST_CAT_WARNING_OBJECT(taconite_runtime_debug, self, "bundle check: %s", finding.c_str());
+  if (const std::string& note = opened.value()->sharing_note(); !note.empty()) GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Shared engine: %s.", note.c_str()), (nullptr));
   self->stream->engine = std::move(opened).value();
   self->stream->engine->set_batching(batching);
   return TRUE;
@@ -698,6 +699,7 @@ static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event)
     }
     case GST_EVENT_FLUSH_STOP: {
       gst_pad_push_event(self->srcpad, event);
+      if (self->stream->engine) self->stream->engine->resume();
       std::lock_guard<std::mutex> guard(q->lock);
       queue_clear_locked(q);
       q->srcresult = GST_FLOW_OK;
@@ -805,6 +807,7 @@ static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mod
   Queue* q = self->queue;
   if (mode != GST_PAD_MODE_PUSH) return FALSE;
   if (active) {
+    if (self->stream->engine) self->stream->engine->resume();
     std::lock_guard<std::mutex> guard(q->lock);
     q->srcresult = GST_FLOW_OK;
     q->eos = false;

@@ -6,11 +6,19 @@
 // frame's faces and waits for them, so per-stream order is the element's own; the worker gathers
 // the faces of every waiting stream into one embed() call (cross-stream batching) up to the
 // oldest request's batch size, waiting at most its batch timeout for more streams, and never
-// waiting when every attached stream already has a request queued.
+// waiting when no other stream is expected to submit: every client that is not flushing or
+// stopping (cancel()) already has a request queued, or let a batch time out waiting for it and
+// has not submitted since (an idle, EOS or slow stream costs the others one timeout, not one
+// per frame).
+//
+// A failing batch of several requests is retried one request at a time, so one stream's bad
+// face or one transient device error fails only the request that really fails; an exception
+// thrown by the engine fails the requests of that call and the worker keeps serving.
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "engine_client.hpp"
 
@@ -18,17 +26,23 @@ namespace taconite::gst {
 
 class SharedEngine;
 
-// Wraps `inner` (the engine actually loaded) in a new shared engine with its worker thread.
-std::shared_ptr<SharedEngine> make_shared_engine(std::unique_ptr<EngineClient> inner);
+// Wraps `inner` (the engine actually loaded, with `threads` as requested) in a new shared engine
+// with its worker thread.
+std::shared_ptr<SharedEngine> make_shared_engine(std::unique_ptr<EngineClient> inner, int threads = 0);
 
-// A new client (one per element) of `engine`.
-std::unique_ptr<EngineClient> make_shared_client(std::shared_ptr<SharedEngine> engine);
+// A new client (one per element) of `engine`; `note` is its sharing_note() (empty: none).
+std::unique_ptr<EngineClient> make_shared_client(std::shared_ptr<SharedEngine> engine, std::string note = {});
+
+// The CPU threads `engine` was loaded with (as requested: 0 = runtime default).
+int shared_engine_threads(const SharedEngine& engine);
 
 // How many faces the engine has embedded in how many embed() calls (for tests and benches).
 struct SharedEngineStats {
   unsigned long long calls = 0;
   unsigned long long faces = 0;
   unsigned long long largest_batch = 0;
+  unsigned long long timeouts = 0;  // batches run because the oldest request's timeout expired
+  unsigned long long retries = 0;   // failed batches of several requests retried one by one
 };
 SharedEngineStats shared_engine_stats(const SharedEngine& engine);
 

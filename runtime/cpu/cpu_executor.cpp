@@ -1,12 +1,12 @@
 #include "cpu/cpu_executor.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "common/failure.hpp"
 #include "cpu/fused_graph.hpp"
+#include "cpu/network_cache.hpp"
 #include "cpu/omp_threads.hpp"
 #include "cpu/onednn_network.hpp"
 #include "cpu/weight_store.hpp"
@@ -20,7 +20,8 @@ namespace {
 // Batches larger than this run as several passes: on the 2-core AVX2 machine batch 32 ran ~30 %
 // fewer faces/s than batch 8 (its activations fall out of cache) for 4x the activation memory.
 constexpr int kMaxBatch = 8;
-// Networks kept for batch sizes other than 1 (each holds its own activation buffers).
+// Networks kept for batch sizes other than 1 (each holds its own activation buffers): with the
+// buckets 2, 4 and 8 every bucket stays built.
 constexpr std::size_t kCachedBatchSizes = 3;
 
 const char* to_string(ComputeType type) { return type == ComputeType::Bf16 ? "bf16" : "f32"; }
@@ -33,15 +34,17 @@ class FusedCpuExecutor final : public CpuExecutor {
         threads_(threads),
         engine_(dnnl::engine::kind::cpu, 0),
         weights_(graph_, engine_, type == ComputeType::Bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32,
-                 threads) {
+                 threads),
+        networks_(kCachedBatchSizes) {
     guarded_dnnl([&] { network(1); });
   }
 
   bool fused() const override { return true; }
   ComputeType compute_type() const override { return type_; }
+  std::vector<int> cached_batch_sizes() const override { return networks_.sizes(); }
 
   std::string summary() const override {
-    const OnednnNetwork& single = *networks_.at(1);
+    const OnednnNetwork& single = *networks_.single();  // built by the constructor
     return std::string(to_string(type_)) + " on oneDNN isa " + cpu_isa_name() + "; fused " + describe(graph_) +
            "; primitives: " + single.implementations() + "; weights " + std::to_string(weights_.bytes() >> 20) +
            " MiB, batch-1 activations " + std::to_string(single.activation_bytes() >> 20) + " MiB";
@@ -59,7 +62,8 @@ class FusedCpuExecutor final : public CpuExecutor {
     guarded_dnnl([&] {
       for (std::size_t at = 0; at < inputs.size(); at += kMaxBatch) {
         const std::size_t count = std::min<std::size_t>(kMaxBatch, inputs.size() - at);
-        for (auto& out : network(static_cast<int>(count)).run(inputs.subspan(at, count))) outputs.push_back(std::move(out));
+        OnednnNetwork& padded = network(batch_bucket(static_cast<int>(count), kMaxBatch));
+        for (auto& out : padded.run(inputs.subspan(at, count))) outputs.push_back(std::move(out));
       }
     });
     return outputs;
@@ -79,18 +83,9 @@ class FusedCpuExecutor final : public CpuExecutor {
   }
 
   OnednnNetwork& network(int batch) {
-    auto it = networks_.find(batch);
-    if (it != networks_.end()) return *it->second;
-    if (networks_.size() > kCachedBatchSizes) {
-      for (auto victim = networks_.begin(); victim != networks_.end(); ++victim)
-        if (victim->first != 1) {
-          networks_.erase(victim);
-          break;
-        }
-    }
     const dnnl::memory::data_type act =
         type_ == ComputeType::Bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
-    return *networks_.emplace(batch, std::make_unique<OnednnNetwork>(graph_, weights_, engine_, act, batch)).first->second;
+    return networks_.get(batch, [&](int size) { return std::make_unique<OnednnNetwork>(graph_, weights_, engine_, act, size); });
   }
 
   FusedGraph graph_;
@@ -98,7 +93,7 @@ class FusedCpuExecutor final : public CpuExecutor {
   int threads_;
   dnnl::engine engine_;
   WeightStore weights_;
-  std::map<int, std::unique_ptr<OnednnNetwork>> networks_;
+  NetworkCache<OnednnNetwork> networks_;
 };
 
 // The exact replay, presented as the `cpu` backend, with the reason it runs.

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/executor.hpp"
 #include "plan/plan.hpp"
@@ -25,6 +26,9 @@ class CpuExecutor : public Executor {
   virtual bool fused() const = 0;                // false: running the exact replay fallback
   virtual ComputeType compute_type() const = 0;
   virtual std::string summary() const = 0;       // precision, lowering, oneDNN implementations
+  // The batch sizes with a built network, batch 1 first, then most recently used first (none
+  // for the replay fallback); see cpu/network_cache.hpp.
+  virtual std::vector<int> cached_batch_sizes() const { return {}; }
   std::string load_note() const override { return fused() ? std::string() : summary(); }
 };
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "gsttaconiteadaface.h"
 #include "taconite/embedder.hpp"
@@ -80,6 +81,7 @@ class FakeEngine final : public taconite::gst::EngineClient {
 
 std::shared_ptr<FakeEngineState> install_fake_engine() {
   auto state = std::make_shared<FakeEngineState>();
+  std::filesystem::create_directories("fake");  // the elements' bundle: the engine registry resolves its path
   taconite::gst::set_engine_opener([state](const taconite::gst::EngineRequest&) {
     {
       std::lock_guard<std::mutex> guard(state->lock);

@@ -1,7 +1,18 @@
 // One engine per (bundle, backend) shared by several elements: one load, cross-stream batching,
-// per-stream order, independent flushing. With the recording fake engine.
+// per-stream order, independent flushing, sticky cancellation, failures confined to the request
+// that fails, idle streams not waited for, canonical registry keys and per-key loading. With the
+// recording fake engine, and a scripted engine driven straight through the SharedEngine API.
+#include <algorithm>
+#include <array>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <new>
+#include <optional>
 #include <thread>
+#include <unistd.h>
 
 #include "gst_test_support.hpp"
 #include "shared_engine.hpp"
@@ -181,6 +192,414 @@ TEST_F(SharedEngineTest, EngineIsReleasedWithTheLastElement) {
   gst_harness_teardown(hs[1]);
   harnesses.clear();
   EXPECT_EQ(shared_engine(), nullptr);
+}
+
+// A stream's flush or stop must not wait for other streams' faces (batch-timeout 3 s here): these
+// return far below it (1.5 s is a hang guard, not a speed claim).
+constexpr auto kHangGuard = std::chrono::milliseconds(1500);
+
+template <typename Fn>
+bool returns_within_guard(Fn&& fn) {
+  const auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::steady_clock::now() - start < kHangGuard;
+}
+
+class SharedEngineCancelTest : public SharedEngineTest {
+ protected:
+  std::vector<GstHarness*> slow_batching_streams() {
+    for (int i = 0; i < 2; ++i) {
+      GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "crops"}, {"batch-size", "2"},
+                                       {"batch-timeout", "3000000"}});
+      gst_harness_set_src_caps_str(h, kRgbCaps);
+      harnesses.push_back(h);
+    }
+    return harnesses;
+  }
+};
+
+TEST_F(SharedEngineCancelTest, FlushWithAQueuedSharedRequestReturnsPromptlyAndTheStreamResumes) {
+  auto hs = slow_batching_streams();
+  ASSERT_EQ(gst_harness_push(hs[0], frame(0, 0)), GST_FLOW_OK);
+  wait_for_queued(1);  // stream 0 waits for stream 1's faces
+  EXPECT_TRUE(returns_within_guard([&] {
+    ASSERT_TRUE(gst_harness_push_event(hs[0], gst_event_new_flush_start()));
+    ASSERT_TRUE(gst_harness_push_event(hs[0], gst_event_new_flush_stop(TRUE)));
+  }));
+  // FLUSH_STOP resumed the client: the stream's next frame is embedded, not refused as cancelled.
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  ASSERT_TRUE(gst_harness_push_event(hs[0], gst_event_new_segment(&segment)));
+  ASSERT_EQ(gst_harness_push(hs[0], frame(0, 1)), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_push(hs[1], frame(1, 1)), GST_FLOW_OK);
+  for (int s = 0; s < 2; ++s) {
+    GstBuffer* out = gst_harness_pull(hs[s]);
+    ASSERT_NE(out, nullptr);
+    expect_own_embedding(out, s, 1);
+    gst_buffer_unref(out);
+  }
+}
+
+TEST_F(SharedEngineCancelTest, PausedToReadyWithAQueuedSharedRequestReturnsPromptly) {
+  auto hs = slow_batching_streams();
+  ASSERT_EQ(gst_harness_push(hs[0], frame(0, 0)), GST_FLOW_OK);
+  wait_for_queued(1);
+  EXPECT_TRUE(returns_within_guard(
+      [&] { EXPECT_EQ(gst_element_set_state(hs[0]->element, GST_STATE_READY), GST_STATE_CHANGE_SUCCESS); }));
+  EXPECT_EQ(engine->faces_seen(), 0u) << "the withdrawn face never reached the engine";
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The SharedEngine API with a scripted engine                                                 */
+
+using taconite::gst::EngineClient;
+using taconite::gst::EngineRequest;
+
+// Embeds a face as {its first value}; a closed gate holds calls; `fail` may fail a call (returns
+// an error message) or throw.
+struct Script {
+  std::mutex lock;
+  std::condition_variable changed;
+  bool gate_open = true;
+  int waiting = 0;
+  std::vector<std::size_t> calls;  // faces per call
+  std::function<std::string(std::span<const taconite::FaceChw>, std::size_t call)> fail;
+
+  void set_gate(bool open) {
+    std::lock_guard<std::mutex> guard(lock);
+    gate_open = open;
+    changed.notify_all();
+  }
+  void wait_for_waiting(int n) {
+    std::unique_lock<std::mutex> guard(lock);
+    changed.wait(guard, [&] { return waiting >= n; });
+  }
+};
+
+class ScriptedEngine final : public EngineClient {
+ public:
+  ScriptedEngine(std::shared_ptr<Script> script, std::string backend) : script_(std::move(script)) {
+    info_.backend = std::move(backend);
+    info_.embed_dim = 1;
+  }
+  const taconite::gst::EngineInfo& info() const override { return info_; }
+  taconite::Result<std::vector<taconite::Embedding>> embed(std::span<const taconite::FaceChw> faces) override {
+    std::unique_lock<std::mutex> guard(script_->lock);
+    ++script_->waiting;
+    script_->changed.notify_all();
+    script_->changed.wait(guard, [&] { return script_->gate_open; });
+    --script_->waiting;
+    const std::size_t call = script_->calls.size();
+    script_->calls.push_back(faces.size());
+    if (script_->fail)
+      if (std::string message = script_->fail(faces, call); !message.empty())
+        return taconite::Error{taconite::ErrorKind::Device, message};
+    std::vector<taconite::Embedding> out;
+    for (const taconite::FaceChw& face : faces) out.push_back({face.data[0]});
+    return out;
+  }
+
+ private:
+  std::shared_ptr<Script> script_;
+  taconite::gst::EngineInfo info_;
+};
+
+bool has_face(std::span<const taconite::FaceChw> faces, float value) {
+  return std::any_of(faces.begin(), faces.end(), [&](const taconite::FaceChw& f) { return f.data[0] == value; });
+}
+
+// One face whose embedding is {value}.
+struct OneFace {
+  explicit OneFace(float value) : data{value}, face{{data.data(), 1}, 1, 1, 1} {}
+  OneFace(const OneFace&) = delete;  // `face` points into `data`
+  std::array<float, 1> data;
+  taconite::FaceChw face;
+  std::span<const taconite::FaceChw> span() const { return {&face, 1}; }
+};
+
+class ScriptedSharedEngineTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<Script> script = std::make_shared<Script>();
+  std::shared_ptr<taconite::gst::SharedEngine> engine =
+      taconite::gst::make_shared_engine(std::make_unique<ScriptedEngine>(script, "scripted"));
+
+  std::unique_ptr<EngineClient> client(unsigned max_faces, std::chrono::microseconds timeout) {
+    auto c = taconite::gst::make_shared_client(engine);
+    c->set_batching({max_faces, timeout});
+    return c;
+  }
+
+  // Client 0's face 0 occupies the engine while clients 1 and 2 queue faces 1 and 2, so the
+  // next engine call is the batch {1, 2}. Returns the three results.
+  std::vector<taconite::Result<std::vector<taconite::Embedding>>> batch_behind_a_busy_engine() {
+    std::vector<std::unique_ptr<EngineClient>> clients;
+    for (int i = 0; i < 3; ++i) clients.push_back(client(4, std::chrono::microseconds(0)));
+    const OneFace faces[3] = {OneFace(0), OneFace(1), OneFace(2)};
+    script->set_gate(false);
+    std::vector<std::future<taconite::Result<std::vector<taconite::Embedding>>>> results;
+    results.push_back(std::async(std::launch::async, [&] { return clients[0]->embed(faces[0].span()); }));
+    script->wait_for_waiting(1);
+    for (int i = 1; i < 3; ++i)
+      results.push_back(std::async(std::launch::async, [&, i] { return clients[i]->embed(faces[i].span()); }));
+    while (taconite::gst::shared_engine_queued(*engine) < 2) std::this_thread::yield();
+    script->set_gate(true);
+    std::vector<taconite::Result<std::vector<taconite::Embedding>>> out;
+    for (auto& r : results) out.push_back(r.get());
+    return out;
+  }
+};
+
+void expect_embedding(const taconite::Result<std::vector<taconite::Embedding>>& result, float value) {
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  ASSERT_EQ(result.value().size(), 1u);
+  EXPECT_EQ(result.value()[0], taconite::Embedding{value});
+}
+
+TEST_F(ScriptedSharedEngineTest, CancelIsStickyUntilResume) {
+  auto mine = client(2, std::chrono::seconds(3));
+  auto other = client(2, std::chrono::seconds(3));  // attached, never submits: a submit would wait for it
+  const OneFace face(7);
+  mine->cancel();  // e.g. FLUSH_START between the element popping a buffer and submitting it
+  auto cancelled = std::async(std::launch::async, [&] { return mine->embed(face.span()); });
+  ASSERT_EQ(cancelled.wait_for(kHangGuard), std::future_status::ready) << "a submit after cancel() must not wait";
+  const auto result = cancelled.get();
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().message.find("cancelled"), std::string::npos) << result.error().message;
+  EXPECT_TRUE(script->calls.empty());
+
+  mine->resume();
+  mine->set_batching({1, std::chrono::microseconds(0)});
+  expect_embedding(mine->embed(face.span()), 7);
+}
+
+TEST_F(ScriptedSharedEngineTest, AFailingBatchIsRetriedOneRequestAtATime) {
+  script->fail = [](std::span<const taconite::FaceChw> faces, std::size_t) {
+    return has_face(faces, 2) ? std::string("device rejects face 2") : std::string();
+  };
+  const auto results = batch_behind_a_busy_engine();
+  expect_embedding(results[0], 0);
+  expect_embedding(results[1], 1);
+  ASSERT_FALSE(results[2].ok()) << "only the request that really fails gets the error";
+  EXPECT_EQ(results[2].error().message, "device rejects face 2");
+  EXPECT_EQ(script->calls, (std::vector<std::size_t>{1, 2, 1, 1}));
+  EXPECT_EQ(taconite::gst::shared_engine_stats(*engine).retries, 1u);
+}
+
+TEST_F(ScriptedSharedEngineTest, ATransientFailureOfABatchFailsNoStream) {
+  script->fail = [](std::span<const taconite::FaceChw>, std::size_t call) {
+    return call == 1 ? std::string("transient device error") : std::string();
+  };
+  const auto results = batch_behind_a_busy_engine();
+  for (int i = 0; i < 3; ++i) expect_embedding(results[i], static_cast<float>(i));
+}
+
+TEST_F(ScriptedSharedEngineTest, AnEngineExceptionFailsItsRequestAndTheWorkerKeepsServing) {
+  script->fail = [](std::span<const taconite::FaceChw> faces, std::size_t) -> std::string {
+    if (has_face(faces, 2)) throw std::bad_alloc();
+    return {};
+  };
+  const auto results = batch_behind_a_busy_engine();
+  expect_embedding(results[0], 0);
+  expect_embedding(results[1], 1);
+  ASSERT_FALSE(results[2].ok());
+  EXPECT_NE(results[2].error().message.find("exception"), std::string::npos) << results[2].error().message;
+  EXPECT_NE(results[2].error().message.find("bad_alloc"), std::string::npos) << results[2].error().message;
+  const OneFace next(3);
+  expect_embedding(client(1, std::chrono::microseconds(0))->embed(next.span()), 3);
+}
+
+TEST_F(ScriptedSharedEngineTest, AStreamThatStoppedSubmittingCostsTheOthersOneTimeoutNotOnePerFrame) {
+  auto streaming = client(2, std::chrono::milliseconds(100));
+  auto idle = client(2, std::chrono::milliseconds(100));  // e.g. at EOS: attached, never submits again
+  for (int i = 0; i < 5; ++i) {
+    const OneFace face(static_cast<float>(i));
+    expect_embedding(streaming->embed(face.span()), static_cast<float>(i));
+  }
+  EXPECT_EQ(taconite::gst::shared_engine_stats(*engine).timeouts, 1u)
+      << "the first frame waits for the idle stream, the next ones do not";
+
+  // The idle stream submits again: it is waited for again.
+  const OneFace face(9);
+  expect_embedding(idle->embed(face.span()), 9);
+  EXPECT_EQ(taconite::gst::shared_engine_stats(*engine).timeouts, 2u) << "its own frame waited for the streaming one";
+}
+
+TEST_F(ScriptedSharedEngineTest, AFlushingStreamIsNotWaitedFor) {
+  auto streaming = client(2, std::chrono::seconds(3));
+  auto flushing = client(2, std::chrono::seconds(3));
+  flushing->cancel();
+  const OneFace face(4);
+  auto result = std::async(std::launch::async, [&] { return streaming->embed(face.span()); });
+  ASSERT_EQ(result.wait_for(kHangGuard), std::future_status::ready);
+  expect_embedding(result.get(), 4);
+  EXPECT_EQ(taconite::gst::shared_engine_stats(*engine).timeouts, 0u);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The registry: canonical bundle paths, resolved backends, threads, per-key loading           */
+
+EngineRequest request_for(const std::filesystem::path& bundle, const std::string& backend = "auto", int threads = 0) {
+  EngineRequest request;
+  request.bundle = bundle.string();
+  request.backend = backend;
+  request.threads = threads;
+  return request;
+}
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // `auto` resolves to "cpu"; every other backend to itself. Opens are counted per bundle.
+    taconite::gst::set_engine_opener([this](const EngineRequest& request) {
+      {
+        std::unique_lock<std::mutex> guard(script->lock);
+        ++opened[std::filesystem::path(request.bundle).filename().string()];
+        script->changed.notify_all();
+        script->changed.wait(guard, [&] { return !blocked || request.bundle.find(*blocked) == std::string::npos; });
+      }
+      return taconite::Result<std::unique_ptr<EngineClient>>(std::unique_ptr<EngineClient>(
+          std::make_unique<ScriptedEngine>(script, request.backend == "auto" ? "cpu" : request.backend)));
+    });
+  }
+  void TearDown() override {
+    {
+      std::lock_guard<std::mutex> guard(script->lock);
+      blocked.reset();
+      script->changed.notify_all();
+    }
+    taconite::gst::set_engine_opener({});
+    for (const auto& dir : dirs) std::filesystem::remove_all(dir);
+  }
+  // A fresh directory standing for a bundle (the registry resolves bundle paths; the opener here
+  // does not read them).
+  std::filesystem::path bundle_dir(const std::string& name) {
+    dirs.push_back(std::filesystem::temp_directory_path() / ("taconite-shared-" + name + "-" + std::to_string(::getpid())));
+    std::filesystem::create_directories(dirs.back());
+    return dirs.back();
+  }
+  int opens(const std::string& name) {
+    std::lock_guard<std::mutex> guard(script->lock);
+    return opened[name];
+  }
+
+  std::shared_ptr<Script> script = std::make_shared<Script>();
+  std::map<std::string, int> opened;
+  std::optional<std::string> blocked;  // loads of bundles whose path contains this wait
+  std::vector<std::filesystem::path> dirs;
+};
+
+std::unique_ptr<EngineClient> must_open(const EngineRequest& request) {
+  auto client = taconite::gst::open_engine_client(request);
+  EXPECT_TRUE(client.ok()) << client.error().message;
+  return client ? std::move(client).value() : nullptr;
+}
+
+TEST_F(RegistryTest, SpellingsOfOneBundleShareOneEngine) {
+  const std::filesystem::path dir = bundle_dir("spellings");
+  auto plain = must_open(request_for(dir));
+  auto slash = must_open(request_for(dir.string() + "/"));
+  auto dot = must_open(request_for(dir.string() + "/./"));
+  auto dotdot = must_open(request_for(dir / ".." / dir.filename()));
+  ASSERT_TRUE(plain && slash && dot && dotdot);
+  EXPECT_EQ(opens(dir.filename().string()), 1);
+  EXPECT_EQ(plain->shared(), slash->shared());
+  EXPECT_EQ(plain->shared(), dot->shared());
+  EXPECT_EQ(plain->shared(), dotdot->shared());
+}
+
+TEST_F(RegistryTest, AnUnresolvableBundlePathIsAnIoErrorNamingIt) {
+  auto client = taconite::gst::open_engine_client(request_for("/nonexistent/taconite/bundle"));
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.error().kind, taconite::ErrorKind::Io);
+  EXPECT_NE(client.error().message.find("/nonexistent/taconite/bundle"), std::string::npos) << client.error().message;
+}
+
+TEST_F(RegistryTest, AutoSharesTheEngineOfTheBackendItResolvedTo) {
+  const std::filesystem::path dir = bundle_dir("auto-first");
+  auto automatic = must_open(request_for(dir, "auto"));
+  auto explicit_cpu = must_open(request_for(dir, "cpu"));
+  ASSERT_TRUE(automatic && explicit_cpu);
+  EXPECT_EQ(automatic->info().backend, "cpu");
+  EXPECT_EQ(automatic->shared(), explicit_cpu->shared());
+  EXPECT_EQ(opens(dir.filename().string()), 1);
+  auto cpu_reference = must_open(request_for(dir, "cpu-reference"));
+  EXPECT_NE(cpu_reference->shared(), automatic->shared()) << "another backend is another engine";
+}
+
+TEST_F(RegistryTest, AutoReusesALiveEngineOfTheBackendAutoTriesFirst) {
+  const std::filesystem::path dir = bundle_dir("explicit-first");
+  const std::string first = taconite::compiled_backends().front();
+  auto explicit_first = must_open(request_for(dir, first));
+  auto automatic = must_open(request_for(dir, "auto"));
+  ASSERT_TRUE(explicit_first && automatic);
+  EXPECT_EQ(automatic->shared(), explicit_first->shared()) << "auto would pick " << first;
+  EXPECT_EQ(opens(dir.filename().string()), 1);
+}
+
+TEST_F(RegistryTest, ADifferentThreadCountThanTheLiveEngineGivesANote) {
+  const std::filesystem::path dir = bundle_dir("threads");
+  auto first = must_open(request_for(dir, "cpu", 2));
+  auto same = must_open(request_for(dir, "cpu", 2));
+  auto other = must_open(request_for(dir, "cpu", 3));
+  ASSERT_TRUE(first && same && other);
+  EXPECT_EQ(first->sharing_note(), "");
+  EXPECT_EQ(same->sharing_note(), "");
+  EXPECT_NE(other->sharing_note().find("threads=3"), std::string::npos) << other->sharing_note();
+  EXPECT_NE(other->sharing_note().find("threads=2"), std::string::npos) << other->sharing_note();
+}
+
+TEST_F(RegistryTest, ALoadOfOneBundleDoesNotHoldUpAnotherAndOneKeyLoadsOnce) {
+  const std::filesystem::path a = bundle_dir("slow-a"), b = bundle_dir("fast-b");
+  {
+    std::lock_guard<std::mutex> guard(script->lock);
+    blocked = "slow-a";
+  }
+  auto first_a = std::async(std::launch::async, [&] { return must_open(request_for(a)); });
+  {
+    std::unique_lock<std::mutex> guard(script->lock);
+    script->changed.wait(guard, [&] { return opened[a.filename().string()] == 1; });  // A's load is in the opener
+  }
+  auto second_a = std::async(std::launch::async, [&] { return must_open(request_for(a)); });
+  auto loaded_b = std::async(std::launch::async, [&] { return must_open(request_for(b)); });
+  const bool b_loaded = loaded_b.wait_for(std::chrono::seconds(10)) == std::future_status::ready;  // hang guard
+  {
+    std::lock_guard<std::mutex> guard(script->lock);
+    blocked.reset();
+    script->changed.notify_all();
+  }
+  ASSERT_TRUE(b_loaded) << "bundle B's load waited for bundle A's";
+  EXPECT_NE(loaded_b.get(), nullptr);
+  auto client_a1 = first_a.get();
+  auto client_a2 = second_a.get();
+  ASSERT_TRUE(client_a1 && client_a2);
+  EXPECT_EQ(client_a1->shared(), client_a2->shared());
+  EXPECT_EQ(opens(a.filename().string()), 1) << "the second request for A waited for the first load";
+}
+
+// The element posts the note as a GStreamer warning.
+TEST(SharedEngineWarning, ElementWarnsWhenItsThreadsAreNotUsed) {
+  install_fake_engine();
+  GstElement* first = gst_element_factory_make("taconiteadaface", nullptr);
+  GstElement* second = gst_element_factory_make("taconiteadaface", nullptr);
+  g_object_set(first, "bundle", "fake", "threads", 1, nullptr);
+  g_object_set(second, "bundle", "fake", "threads", 2, nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(second, bus);
+  ASSERT_NE(gst_element_set_state(first, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  ASSERT_NE(gst_element_set_state(second, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  GstMessage* warning = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING);
+  ASSERT_NE(warning, nullptr);
+  GError* error = nullptr;
+  gst_message_parse_warning(warning, &error, nullptr);
+  EXPECT_NE(std::string(error->message).find("threads=2"), std::string::npos) << error->message;
+  g_error_free(error);
+  gst_message_unref(warning);
+  for (GstElement* e : {first, second}) gst_element_set_state(e, GST_STATE_NULL);
+  gst_element_set_bus(second, nullptr);
+  gst_object_unref(bus);
+  gst_object_unref(first);
+  gst_object_unref(second);
+  uninstall_fake_engine();
 }
 
 }  // namespace
