@@ -11,6 +11,7 @@
 #include "cpu/onednn_network.hpp"
 #include "cpu/weight_store.hpp"
 #include "replay/cpu_reference_device.hpp"
+#include "taconite/embedder.hpp"
 #include "replay/replay_executor.hpp"
 
 namespace taconite::cpu {
@@ -23,7 +24,7 @@ constexpr int kMaxBatch = 8;
 // Networks kept for batch sizes other than 1 (each holds its own activation buffers).
 constexpr std::size_t kCachedBatchSizes = 3;
 
-const char* to_string(ComputeType type) { return type == ComputeType::Bf16 ? "bf16" : "f32"; }
+std::string_view to_string(ComputeType type) { return type == ComputeType::Bf16 ? kPrecisionBf16 : kPrecisionF32; }
 
 class FusedCpuExecutor final : public CpuExecutor {
  public:
@@ -38,6 +39,10 @@ class FusedCpuExecutor final : public CpuExecutor {
   }
 
   bool fused() const override { return true; }
+  std::string precision() const override { return std::string(to_string(type_)); }
+  // Every op's constants were copied into the WeightStore by the batch-1 network built above;
+  // other batch sizes re-lay-out those copies.
+  bool reads_bundle_tensors() const override { return false; }
   ComputeType compute_type() const override { return type_; }
 
   std::string summary() const override {
@@ -73,7 +78,7 @@ class FusedCpuExecutor final : public CpuExecutor {
     try {
       fn();
     } catch (const dnnl::error& e) {
-      fail(ErrorKind::Device, std::string("oneDNN (") + to_string(type_) + " on isa " + cpu_isa_name() + "): " + e.what() +
+      fail(ErrorKind::Device, std::string("oneDNN (") + std::string(to_string(type_)) + " on isa " + cpu_isa_name() + "): " + e.what() +
                                   " (status " + std::to_string(static_cast<int>(e.status)) + ")");
     }
   }
@@ -108,6 +113,7 @@ class ReplayFallbackExecutor final : public CpuExecutor {
       : replay_(replay::make_replay_executor(plan, replay::make_cpu_reference_device(threads), threads)),
         reason_(std::move(reason)) {}
   bool fused() const override { return false; }
+  std::string precision() const override { return replay_->precision(); }
   ComputeType compute_type() const override { return ComputeType::F32; }
   std::string summary() const override { return "exact replay (not fused): " + reason_; }
   std::vector<float> forward(std::span<const bf16_t> input) override { return replay_->forward(input); }
