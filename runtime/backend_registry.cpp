@@ -54,6 +54,7 @@ std::vector<BackendEntry> backend_table() {
 }
 
 OpenedBackend with_note(OpenedBackend opened) {
+  opened.reason += "; precision " + opened.executor->precision();
   if (std::string note = opened.executor->load_note(); !note.empty()) opened.reason += "; " + note;
   return opened;
 }

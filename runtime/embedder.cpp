@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "backend_registry.hpp"
@@ -32,6 +33,9 @@ struct IrEmbedder::Impl {
   bundle::Bundle bundle;
   plan::Plan plan;
   OpenedBackend backend;
+  // Copied at load: the bundle's bytes may be released once the backend is built.
+  std::vector<numerics::bf16_t> recorded_input;
+  std::map<std::string, std::vector<float>, std::less<>> f32_tensors;
   std::vector<std::string> diagnostics;
   std::vector<numerics::bf16_t> input_scratch;
   // TACONITE_TIMING=1 statistics
@@ -39,6 +43,21 @@ struct IrEmbedder::Impl {
   std::size_t forwards = 0;
   double forward_seconds = 0.0;
   double load_seconds = 0.0;
+
+  // Ends the load: what the API still reads is copied, and the running engine stops depending on
+  // tensors.bin (a private copy for backends that read it at every forward, else nothing).
+  void detach_from_files() {
+    const std::span<const numerics::bf16_t> recorded = plan.input_step().recorded;
+    recorded_input.assign(recorded.begin(), recorded.end());
+    const bundle::TensorStore& store = bundle.tensors();
+    for (const auto& [name, info] : store.tensors())
+      if (info.dtype == bundle::DType::F32) {
+        const std::span<const float> values = store.f32(info);
+        f32_tensors.emplace(name, std::vector<float>(values.begin(), values.end()));
+      }
+    if (backend.executor->reads_bundle_tensors()) bundle.tensors().copy_into_memory();
+    else bundle.tensors().release();
+  }
 
   ~Impl() {
     if (timing)
@@ -83,14 +102,16 @@ IrEmbedder::~IrEmbedder() = default;
 Result<IrEmbedder> IrEmbedder::load(const std::filesystem::path& bundle_dir, const LoadOptions& options) {
   return guarded_call([&]() -> IrEmbedder {
     const auto start = std::chrono::steady_clock::now();
+    const int threads = resolve_thread_count(options.threads);  // checked before any file is read
     auto impl = std::make_unique<Impl>();
     const char* timing = std::getenv("TACONITE_TIMING");
     impl->timing = timing != nullptr && std::string(timing) == "1";
     impl->bundle = bundle::Bundle::open(bundle_dir);
     impl->plan = plan::build_plan(impl->bundle);
     if (auto warning = plan::check_stem_zero_pattern(impl->plan)) impl->diagnostics.push_back(*warning);
-    impl->backend = open_backend(impl->plan, options, resolve_thread_count(options.threads));
+    impl->backend = open_backend(impl->plan, options, threads);
     if (std::string note = impl->backend.executor->load_note(); !note.empty()) impl->diagnostics.push_back(note);
+    impl->detach_from_files();
     impl->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return IrEmbedder(std::move(impl));
   });
@@ -141,7 +162,7 @@ Result<std::vector<Embedding>> IrEmbedder::embed_batch(std::span<const FaceChw> 
 Result<Embedding> IrEmbedder::embed_recorded() {
   return guarded_call([&]() -> Embedding {
     Impl& engine = live(impl_);
-    const std::span<const numerics::bf16_t> input = engine.plan.input_step().recorded;
+    const std::span<const numerics::bf16_t> input = engine.recorded_input;
     return std::move(engine.run({&input, 1}).front());
   });
 }
@@ -158,6 +179,9 @@ int IrEmbedder::num_conv_dispatches() const {
 }
 std::string IrEmbedder::backend() const {
   return value_or_empty<std::string>(impl_, [](const Impl& i) { return i.backend.executor->backend(); });
+}
+std::string IrEmbedder::precision() const {
+  return value_or_empty<std::string>(impl_, [](const Impl& i) { return i.backend.executor->precision(); });
 }
 std::string IrEmbedder::backend_reason() const {
   return value_or_empty<std::string>(impl_, [](const Impl& i) { return i.backend.reason; });
@@ -177,10 +201,8 @@ std::string IrEmbedder::param(std::string_view name) const {
 
 std::vector<float> IrEmbedder::reference_f32(std::string_view name) const {
   return value_or_empty<std::vector<float>>(impl_, [&](const Impl& i) -> std::vector<float> {
-    const bundle::TensorInfo* info = i.bundle.tensors().find(name);
-    if (info == nullptr || info->dtype != bundle::DType::F32) return {};
-    const std::span<const float> values = i.bundle.tensors().f32(*info);
-    return {values.begin(), values.end()};
+    auto it = i.f32_tensors.find(name);
+    return it == i.f32_tensors.end() ? std::vector<float>() : it->second;
   });
 }
 

@@ -86,7 +86,8 @@ Run run_pipeline(const std::string& description, int elements) {
   }
   if (msg) gst_message_unref(msg);
   for (int i = 0; i < elements; ++i) {
-    GstElement* e = gst_bin_get_by_name(GST_BIN(pipeline), ("e" + std::to_string(i)).c_str());
+    const std::string name = std::string("e").append(std::to_string(i));  // not `"e" + string&&` (GCC 12 -Wrestrict)
+    GstElement* e = gst_bin_get_by_name(GST_BIN(pipeline), name.c_str());
     guint64 faces = 0;
     g_object_get(e, "faces-embedded", &faces, nullptr);
     run.faces += faces;

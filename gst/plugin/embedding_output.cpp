@@ -25,8 +25,9 @@ const char* status_name(GstTaconiteEmbeddingStatus status) {
   return "computed";
 }
 
-void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbedding>& faces, const std::string& model,
-                       const std::string& backend) {
+void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbedding>& faces, const EngineInfo& engine) {
+  const std::string& model = engine.model;
+  const std::string& backend = engine.backend;
   for (const FaceEmbedding& face : faces) {
     const guint dim = static_cast<guint>(face.unit.size());
     GstTaconiteEmbeddingMeta* meta = gst_buffer_add_taconite_embedding_meta(
@@ -39,8 +40,8 @@ void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbeddi
     if (face.face.roi) {
       GstStructure* params = gst_taconite_embedding_params_new(face.unit.data(), dim, face.norm, model.c_str(),
                                                                backend.c_str(), face.aligned);
-      gst_structure_set(params, "status", G_TYPE_STRING, status_name(face.status), "cache-age", G_TYPE_UINT,
-                        face.cache_age, nullptr);
+      gst_structure_set(params, "precision", G_TYPE_STRING, engine.precision.c_str(), "status", G_TYPE_STRING,
+                        status_name(face.status), "cache-age", G_TYPE_UINT, face.cache_age, nullptr);
       gst_video_region_of_interest_meta_add_param(face.face.roi, params);
     }
   }
@@ -64,7 +65,7 @@ GstStructure* face_structure(const FaceEmbedding& face) {
 
 }  // namespace
 
-GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment, const std::string& backend,
+GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment, const EngineInfo& engine,
                                       const std::vector<FaceEmbedding>& faces) {
   const GstClockTime pts = GST_BUFFER_PTS(buffer);
   GstClockTime running_time = GST_CLOCK_TIME_NONE, stream_time = GST_CLOCK_TIME_NONE;
@@ -83,7 +84,8 @@ GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segme
   GstStructure* s = gst_structure_new("taconiteadaface", "timestamp", G_TYPE_UINT64, pts, "stream-time", G_TYPE_UINT64,
                                       stream_time, "running-time", G_TYPE_UINT64, running_time, "duration",
                                       G_TYPE_UINT64, GST_BUFFER_DURATION(buffer), "backend", G_TYPE_STRING,
-                                      backend.c_str(), nullptr);
+                                      engine.backend.c_str(), "precision", G_TYPE_STRING, engine.precision.c_str(),
+                                      nullptr);
   gst_structure_take_value(s, "faces", &list);
   return s;
 }

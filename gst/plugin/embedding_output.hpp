@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_client.hpp"
 #include "face_selection.hpp"
 
 namespace taconite::gst {
@@ -27,13 +28,13 @@ const char* status_name(GstTaconiteEmbeddingStatus status);
 double l2_normalise(const std::vector<float>& raw, std::vector<float>& unit);
 
 // Adds one GstTaconiteEmbeddingMeta per face and, for ROI faces, a "taconite-embedding" param
-// structure on the ROI meta. The buffer must be writable.
-void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbedding>& faces, const std::string& model,
-                       const std::string& backend);
+// structure on the ROI meta (with the engine's `precision` next to `backend`). The buffer must be
+// writable.
+void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbedding>& faces, const EngineInfo& engine);
 
-// The per-frame element message: timestamps, the backend that ran, plus a list of faces (roi-id,
-// box, norm, aligned, embedding as GBytes of little-endian float32).
-GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment, const std::string& backend,
+// The per-frame element message: timestamps, the backend that ran and its precision, plus a list
+// of faces (roi-id, box, norm, aligned, embedding as GBytes of little-endian float32).
+GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment, const EngineInfo& engine,
                                       const std::vector<FaceEmbedding>& faces);
 
 }  // namespace taconite::gst

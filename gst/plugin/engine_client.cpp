@@ -21,6 +21,7 @@ class PrivateEngineClient final : public EngineClient {
     info_.model = embedder_.model();
     info_.backend = embedder_.backend();
     info_.backend_reason = embedder_.backend_reason();
+    info_.precision = embedder_.precision();
     info_.embed_dim = embedder_.embed_dim();
     info_.input_width = embedder_.input_dims().width;
     info_.input_height = embedder_.input_dims().height;

@@ -398,7 +398,7 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, GstBuffer*& bu
       face.status = GST_TACONITE_EMBEDDING_SKIPPED;
       faces.push_back(std::move(face));
     }
-    attach_embeddings(buffer, faces, engine.model, engine.backend);
+    attach_embeddings(buffer, faces, engine);
     self->counters->faces_skipped += faces.size();
     ++self->counters->frames_skipped;
     GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "skipped %zu faces of %" GST_PTR_FORMAT, faces.size(),
@@ -486,7 +486,7 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, GstBuffer*& bu
           st->tracks.store(*ids[todo[k]], now, face.face.box, face.unit, face.norm, face.aligned, track_policy);
       }
     }
-    attach_embeddings(buffer, faces, engine.model, engine.backend);
+    attach_embeddings(buffer, faces, engine);
     self->counters->faces_embedded += todo.size();
     self->counters->faces_cached += jobs.size() - todo.size();
   }
@@ -495,7 +495,7 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, GstBuffer*& bu
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "embedded %zu faces of %" GST_PTR_FORMAT, faces.size(), static_cast<gpointer>(buffer));
   if (post_messages)
     gst_element_post_message(GST_ELEMENT(self),
-                             gst_message_new_element(GST_OBJECT(self), frame_message_structure(buffer, st->segment, engine.backend, faces)));
+                             gst_message_new_element(GST_OBJECT(self), frame_message_structure(buffer, st->segment, engine, faces)));
   return buffer;
 }
 
@@ -1075,7 +1075,7 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
       g_param_spec_int("threads", "Threads",
                        "CPU worker threads of the engine; 0 uses TACONITE_THREADS when set, else all cores. "
                        "Default: 0",
-                       0, 1024, kDefaultThreads, rw_ready));
+                       0, taconite::kMaxThreads, kDefaultThreads, rw_ready));
   /**
    * GstTaconiteAdaface:input-mode:
    *

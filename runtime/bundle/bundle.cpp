@@ -1,7 +1,11 @@
 #include "bundle/bundle.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <system_error>
 
+#include "bundle/regular_file.hpp"
 #include "bundle/text_lines.hpp"
 #include "common/failure.hpp"
 
@@ -10,19 +14,24 @@ namespace taconite::bundle {
 namespace fs = std::filesystem;
 
 Bundle Bundle::open(const fs::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) fail(ErrorKind::Io, dir.string() + ": cannot open the bundle directory: " + file_problem(dir, errno));
+  if (!S_ISDIR(st.st_mode))
+    fail(ErrorKind::Io, dir.string() + ": not a directory (a bundle is a directory holding " +
+                            std::string(kManifestFile) + ")");
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) fail(ErrorKind::Io, dir.string() + ": not a bundle directory (no such directory)");
-  const bool has_manifest = fs::exists(dir / kManifestFile, ec);
-  if (!has_manifest && fs::exists(dir / "plan.txt", ec))
-    fail(ErrorKind::Bundle, dir.string() +
-                                ": old-format bundle (plan.txt, no manifest.txt); re-export it with "
-                                "export_ir18.py / export_ir101.py");
-  if (!has_manifest) fail(ErrorKind::Io, (dir / kManifestFile).string() + ": missing; not a bundle directory");
+  if (struct stat manifest {}; ::lstat((dir / kManifestFile).c_str(), &manifest) != 0 && errno == ENOENT) {
+    if (fs::exists(dir / "plan.txt", ec))
+      fail(ErrorKind::Bundle, dir.string() +
+                                  ": old-format bundle (plan.txt, no manifest.txt); re-export it with "
+                                  "export_ir18.py / export_ir101.py");
+    fail(ErrorKind::Io, (dir / kManifestFile).string() + ": does not exist; not a bundle directory");
+  }
 
   Bundle bundle;
   bundle.dir_ = fs::canonical(dir, ec);
   if (ec) fail(ErrorKind::Io, dir.string() + ": " + ec.message());
-  bundle.manifest_ = parse_manifest(read_text_file((bundle.dir_ / kManifestFile).string()));
+  bundle.manifest_ = parse_manifest(read_text_file(bundle.dir_ / kManifestFile));
   // Every file a record names must stay inside the bundle (spec §2), used by a conv or not.
   for (const auto& [key, xclbin] : bundle.manifest_.xclbins)
     bundle.resolve_inside(xclbin.file, xclbin.line, xclbin.text, /*must_exist=*/false);
@@ -48,7 +57,9 @@ fs::path Bundle::resolve_inside(std::string_view relative, int line, std::string
   // Compare whole path components so /a/bundle2 is not "inside" /a/bundle.
   auto [dir_end, res_it] = std::mismatch(dir_.begin(), dir_.end(), resolved.begin(), resolved.end());
   if (dir_end != dir_.end()) bad("file '" + std::string(relative) + "' resolves outside the bundle (symlink?)");
-  if (must_exist && !fs::is_regular_file(resolved, ec)) bad("file '" + std::string(relative) + "' does not exist");
+  if (must_exist)
+    if (const std::string problem = regular_file_problem(resolved); !problem.empty())
+      bad("file '" + std::string(relative) + "' " + problem);
   return resolved;
 }
 

@@ -1,9 +1,6 @@
 #include "bundle/mapped_file.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -14,55 +11,64 @@
 
 namespace taconite::bundle {
 
-namespace {
-[[noreturn]] void io_failure(const std::filesystem::path& path, const char* call, int err) {
-  fail(ErrorKind::Io, path.string() + ": " + call + " failed: " + std::strerror(err));
-}
-}  // namespace
-
 MappedFile MappedFile::open_read_only(const std::filesystem::path& path) {
-  // O_NONBLOCK: opening a FIFO must not hang the loader (it is rejected below as not regular).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) io_failure(path, "open", errno);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    io_failure(path, "fstat", err);
+  auto file = std::make_unique<RegularFile>(RegularFile::open(path));
+  MappedFile mapped;
+  mapped.size_ = static_cast<std::size_t>(file->size());
+  if (mapped.size_ > 0) {
+    void* addr = ::mmap(nullptr, mapped.size_, PROT_READ, MAP_PRIVATE, file->fd(), 0);
+    if (addr == MAP_FAILED) fail(ErrorKind::Io, path.string() + ": mmap failed: " + std::strerror(errno));
+    mapped.data_ = static_cast<const std::uint8_t*>(addr);
   }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail(ErrorKind::Io, path.string() + ": not a regular file");
-  }
-  MappedFile file;
-  file.size_ = static_cast<std::size_t>(st.st_size);
-  if (file.size_ > 0) {
-    void* addr = ::mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (addr == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      io_failure(path, "mmap", err);
-    }
-    file.data_ = static_cast<const std::uint8_t*>(addr);
-  }
-  ::close(fd);  // the mapping keeps the file alive
-  return file;
+  mapped.file_ = std::move(file);
+  return mapped;
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)), file_(std::move(other.file_)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
-    if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+    release();
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    file_ = std::move(other.file_);
   }
   return *this;
 }
 
-MappedFile::~MappedFile() {
+MappedFile::~MappedFile() { release(); }
+
+void MappedFile::copy_into_memory() {
+  if (!file_) return;  // already detached
+  if (data_ != nullptr) {
+    void* copy = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (copy == MAP_FAILED)
+      fail(ErrorKind::Io, "cannot allocate " + std::to_string(size_) + " bytes for the in-memory copy of " +
+                              std::string(file_->path().filename()) + ": " + std::strerror(errno));
+    try {
+      file_->read_all(copy);
+    } catch (...) {
+      ::munmap(copy, size_);
+      throw;
+    }
+    ::mprotect(copy, size_, PROT_READ);  // best effort: the copy is only ever read
+    // Atomically replaces the file mapping at data_: every view into the bytes stays valid.
+    if (::mremap(copy, size_, size_, MREMAP_MAYMOVE | MREMAP_FIXED, const_cast<std::uint8_t*>(data_)) == MAP_FAILED) {
+      const int err = errno;
+      ::munmap(copy, size_);
+      fail(ErrorKind::Io, std::string(file_->path().filename()) + ": mremap of the in-memory copy failed: " +
+                              std::strerror(err));
+    }
+  }
+  file_.reset();
+}
+
+void MappedFile::release() noexcept {
   if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+  data_ = nullptr;
+  size_ = 0;
+  file_.reset();
 }
 
 }  // namespace taconite::bundle

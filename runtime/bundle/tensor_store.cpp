@@ -114,7 +114,7 @@ std::map<std::string, TensorInfo, std::less<>> parse_tensor_index(std::string_vi
 TensorStore TensorStore::open(const std::filesystem::path& bundle_dir) {
   TensorStore store;
   store.data_ = MappedFile::open_read_only(bundle_dir / kTensorDataFile);
-  const std::string index = read_text_file((bundle_dir / kTensorIndexFile).string());
+  const std::string index = read_text_file(bundle_dir / kTensorIndexFile);
   store.tensors_ = parse_tensor_index(index, store.data_.size());
   return store;
 }

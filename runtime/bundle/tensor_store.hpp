@@ -1,5 +1,5 @@
 // tensors.txt + tensors.bin (spec §3): the index, validated line by line, over a read-only mapping.
-// Views are zero-copy and live as long as the store.
+// Views are zero-copy and live as long as the store, or until release().
 #pragma once
 
 #include <cstddef>
@@ -43,6 +43,11 @@ class TensorStore {
   static TensorStore parse_index(std::string_view index_text, std::uint64_t data_size);
 
   const TensorInfo* find(std::string_view name) const;
+
+  // The end of the load (MappedFile): the bytes become a private copy at the same address, or
+  // are dropped (views become invalid, typed views of the store empty).
+  void copy_into_memory() { data_.copy_into_memory(); }
+  void release() noexcept { data_.release(); }
   const std::map<std::string, TensorInfo, std::less<>>& tensors() const { return tensors_; }
 
   // Typed views; the caller has checked dtype (the plan does, naming the manifest line).

@@ -1,12 +1,9 @@
 #include "bundle/text_lines.hpp"
 
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "bundle/regular_file.hpp"
 #include "common/failure.hpp"
 
 namespace taconite::bundle {
@@ -68,18 +65,15 @@ bool parse_u64(std::string_view text, std::uint64_t max, std::uint64_t& value) {
   return true;
 }
 
-std::string read_text_file(const std::string& path) {
-  // A directory would read as empty text and a FIFO would block: only regular files are read.
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    fail(ErrorKind::Io, path + ": not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::Io, path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) fail(ErrorKind::Io, path + ": read failed");
-  return content.str();
+std::string read_text_file(const std::filesystem::path& path) {
+  const RegularFile file = RegularFile::open(path);
+  if (file.size() > kMaxTextFileBytes)
+    fail(ErrorKind::Bundle, path.string() + ": " + std::to_string(file.size()) +
+                                " bytes; a bundle text file may hold at most " + std::to_string(kMaxTextFileBytes) +
+                                " bytes (" + std::to_string(kMaxTextFileBytes >> 20) + " MiB)");
+  std::string text(static_cast<std::size_t>(file.size()), '\0');
+  file.read_all(text.data());
+  return text;
 }
 
 }  // namespace taconite::bundle

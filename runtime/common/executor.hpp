@@ -16,6 +16,14 @@ class Executor {
 
   virtual std::string backend() const = 0;
 
+  // The numerics that run (IrEmbedder::precision): kPrecisionF32 / kPrecisionBf16 for the fused
+  // cpu network's compute type, kPrecisionBf16Exact for the replay.
+  virtual std::string precision() const = 0;
+
+  // Whether forward() reads the Plan's tensor views (the bundle's bytes) after construction. When
+  // false, the load releases the bundle's bytes; when true it keeps a private copy of them.
+  virtual bool reads_bundle_tensors() const { return true; }
+
   // Something the user should know about how this backend runs the bundle (e.g. the cpu backend
   // fell back to the slow exact replay); empty when there is nothing to say.
   virtual std::string load_note() const { return {}; }

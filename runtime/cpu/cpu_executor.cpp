@@ -11,6 +11,7 @@
 #include "cpu/onednn_network.hpp"
 #include "cpu/weight_store.hpp"
 #include "replay/cpu_reference_device.hpp"
+#include "taconite/embedder.hpp"
 #include "replay/replay_executor.hpp"
 
 namespace taconite::cpu {
@@ -24,7 +25,7 @@ constexpr int kMaxBatch = 8;
 // buckets 2, 4 and 8 every bucket stays built.
 constexpr std::size_t kCachedBatchSizes = 3;
 
-const char* to_string(ComputeType type) { return type == ComputeType::Bf16 ? "bf16" : "f32"; }
+std::string_view to_string(ComputeType type) { return type == ComputeType::Bf16 ? kPrecisionBf16 : kPrecisionF32; }
 
 class FusedCpuExecutor final : public CpuExecutor {
  public:
@@ -40,6 +41,10 @@ class FusedCpuExecutor final : public CpuExecutor {
   }
 
   bool fused() const override { return true; }
+  std::string precision() const override { return std::string(to_string(type_)); }
+  // Every op's constants were copied into the WeightStore by the batch-1 network built above;
+  // other batch sizes re-lay-out those copies.
+  bool reads_bundle_tensors() const override { return false; }
   ComputeType compute_type() const override { return type_; }
   std::vector<int> cached_batch_sizes() const override { return networks_.sizes(); }
 
@@ -77,7 +82,7 @@ class FusedCpuExecutor final : public CpuExecutor {
     try {
       fn();
     } catch (const dnnl::error& e) {
-      fail(ErrorKind::Device, std::string("oneDNN (") + to_string(type_) + " on isa " + cpu_isa_name() + "): " + e.what() +
+      fail(ErrorKind::Device, std::string("oneDNN (") + std::string(to_string(type_)) + " on isa " + cpu_isa_name() + "): " + e.what() +
                                   " (status " + std::to_string(static_cast<int>(e.status)) + ")");
     }
   }
@@ -103,6 +108,7 @@ class ReplayFallbackExecutor final : public CpuExecutor {
       : replay_(replay::make_replay_executor(plan, replay::make_cpu_reference_device(threads), threads)),
         reason_(std::move(reason)) {}
   bool fused() const override { return false; }
+  std::string precision() const override { return replay_->precision(); }
   ComputeType compute_type() const override { return ComputeType::F32; }
   std::string summary() const override { return "exact replay (not fused): " + reason_; }
   std::vector<float> forward(std::span<const bf16_t> input) override { return replay_->forward(input); }

@@ -17,8 +17,9 @@ using tag = dnnl::memory::format_tag;
 namespace {
 
 // The bundle's packed weights are read once, here; afterwards only their re-laid-out copy is
-// used. Dropping the mapped pages (a private read-only file mapping: a later read would simply
-// fault them in again from the file) keeps the resident set near one copy of the weights.
+// used. Dropping the mapped pages (a private read-only file mapping: a later read during the load
+// would simply fault them in again from the file) keeps the resident set near one copy of the
+// weights. After the load the whole mapping is released (Executor::reads_bundle_tensors).
 void release_mapped_pages(const void* data, std::size_t bytes) {
   const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
@@ -108,6 +109,12 @@ dnnl::memory WeightStore::channel_tensor(std::span<const bf16_t> values, const d
   std::vector<dnnl::memory>& layouts = tensors_[values.data()];
   for (const dnnl::memory& m : layouts)
     if (m.get_desc() == want) return m;
+  if (!layouts.empty()) {  // another layout of a tensor already made: from that copy, not the bundle
+    dnnl::memory made(want, engine_);
+    copy_reorder(engine_, layouts.front(), made);
+    layouts.push_back(keep(made));
+    return made;
+  }
   const dnnl::memory::desc plain({1, static_cast<dnnl::memory::dim>(values.size()), 1, 1}, dt::f32, tag::abcd);
   dnnl::memory source(plain, engine_);
   float* out = static_cast<float*>(source.get_data_handle());

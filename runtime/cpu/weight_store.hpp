@@ -1,7 +1,9 @@
 // The network's constants in oneDNN memory, prepared once and shared by every batch size's
 // network: conv weights in the layout the conv primitive prefers (unpacked once from the bundle,
 // re-laid-out from that copy if another batch size prefers another layout), per-channel
-// vectors as f32, and the head's weights.
+// vectors as f32, and the head's weights. Each constant is read from the bundle once, when the
+// first (batch-1) network asks for it: later networks only use the copies, because the bundle's
+// bytes are released after the load.
 #pragma once
 
 #include <map>
@@ -19,7 +21,7 @@ class WeightStore {
 
   // The weights of conv / head op `op` in layout `want`.
   dnnl::memory weights(int op, const dnnl::memory::desc& want);
-  // Per-channel f32 vector (shape {n}) from bf16 values; cached by the span's address.
+  // Per-channel f32 vector (shape {n}) from bf16 values; cached by the span's address (not read again).
   dnnl::memory channel_vector(std::span<const bf16_t> values);
   // Per-channel f32 vector shaped {1, c, 1, 1} in layout `want` (binary / PReLU operands).
   dnnl::memory channel_tensor(std::span<const bf16_t> values, const dnnl::memory::desc& want);

@@ -15,7 +15,9 @@ std::string format_stats(const std::string& backend, const NpuStats& s) {
 }
 
 TimingReport::~TimingReport() {
-  if (enabled_) std::fprintf(stderr, "%s\n", format_stats(backend_, stats_).c_str());
+  // A device that never loaded a context (e.g. `auto` probing a missing NPU) has nothing to report.
+  if (enabled_ && (stats_.loads > 0 || stats_.runs > 0))
+    std::fprintf(stderr, "%s\n", format_stats(backend_, stats_).c_str());
 }
 
 }  // namespace taconite::npu

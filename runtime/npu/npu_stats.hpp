@@ -1,5 +1,5 @@
 // Counters both NPU backends keep; with TACONITE_TIMING=1 they are printed once, to stderr, when
-// the device is destroyed (the only output the library ever writes).
+// the device is destroyed (the only output the library ever writes), unless it never loaded a context.
 #pragma once
 
 #include <chrono>

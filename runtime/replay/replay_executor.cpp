@@ -6,6 +6,7 @@
 
 #include "numerics/host_glue.hpp"
 #include "replay/fused_units.hpp"
+#include "taconite/embedder.hpp"
 
 namespace taconite::replay {
 
@@ -65,6 +66,7 @@ class ReplayExecutor final : public Executor {
   }
 
   std::string backend() const override { return device_->name(); }
+  std::string precision() const override { return std::string(kPrecisionBf16Exact); }
 
   std::vector<float> forward(std::span<const bf16_t> input) override {
     std::vector<float> embedding(static_cast<std::size_t>(plan_.embed_dim));

@@ -60,10 +60,11 @@ class RunIrTest(unittest.TestCase):
         result = run([RUN_IR18, "--json", "--backend", "cpu-reference", bundle, "2"])
         self.assertEqual(result.returncode, 0, result.stderr)
         report = json.loads(result.stdout)
-        self.assertEqual(set(report), {"model", "backend", "conv_dispatches", "embedding_dim", "latency_ms",
-                                       "cosine", "result"})
+        self.assertEqual(set(report), {"model", "backend", "precision", "conv_dispatches", "embedding_dim",
+                                       "latency_ms", "cosine", "result"})
         self.assertEqual(report["model"], "IR-18")
         self.assertEqual(report["backend"], "cpu-reference")
+        self.assertEqual(report["precision"], "bf16-exact")
         self.assertEqual(report["embedding_dim"], 512)
         self.assertGreater(report["conv_dispatches"], 20)
         self.assertEqual(report["latency_ms"]["reps"], 2)
@@ -79,9 +80,25 @@ class RunIrTest(unittest.TestCase):
         result = run([RUN_IR101, bundle], env={"NREPS": "3"})
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("RESULT: MATCH", result.stdout)
-        self.assertIn("over 3 reps", result.stdout)
+        self.assertIn("ms over reps 2..3", result.stdout)  # the warm mean leaves out the cold rep 1
         self.assertRegex(result.stdout, r"model:\s+IR-tiny")
-        self.assertRegex(result.stdout, r"backend:\s+\S+ \(")
+        self.assertRegex(result.stdout, r"backend:\s+\S+ \(.*; precision (f32|bf16|bf16-exact)\)")
+        self.assertRegex(result.stdout, r"\nprecision:\s+(f32|bf16|bf16-exact)\n")
+
+    def test_one_rep_has_no_warm_latency(self):
+        result = run([RUN_IR18, make_bundle("ir-tiny"), "1"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stdout, r"latency warm \(mean\):\s+n/a \(reps=1: only the cold rep ran")
+        self.assertNotIn("over 1 reps", result.stdout)
+
+    def test_precision_names_what_ran(self):
+        bundle = make_bundle("ir-tiny")
+        reference = json.loads(run([RUN_IR18, "--json", "--backend", "cpu-reference", bundle, "1"]).stdout)
+        self.assertEqual(reference["precision"], "bf16-exact")
+        cpu = run([RUN_IR18, "--json", "--backend", "cpu", bundle, "1"])
+        if cpu.returncode == 1 and "not compiled" in cpu.stderr:
+            self.skipTest("no cpu backend in this build")
+        self.assertIn(json.loads(cpu.stdout)["precision"], ("f32", "bf16"))
 
     def test_usage_errors_exit_2(self):
         bundle = make_bundle("ir-tiny")
@@ -103,6 +120,18 @@ class RunIrTest(unittest.TestCase):
                 self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
         unknown = run([RUN_IR18, "--backend", "warp-drive", bundle])
         self.assertIn("cpu-reference", unknown.stderr)  # lists the compiled backends
+
+    def test_thread_counts_out_of_range_are_one_line_input_errors(self):
+        bundle = make_bundle("ir-tiny")
+        for args, env, named in ((["--threads", "100000"], {}, "threads 100000"),
+                                 (["--threads", "2147483647"], {}, "threads 2147483647"),
+                                 ([], {"TACONITE_THREADS": "100000"}, "TACONITE_THREADS='100000'")):
+            with self.subTest(args=args, env=env):
+                result = run([RUN_IR18, "--backend", "cpu-reference"] + args + [bundle, "1"], env=env)
+                self.assertEqual(result.returncode, 1, result.stderr)
+                self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+                self.assertIn("input error: " + named, result.stderr)
+                self.assertIn("allowed 1..", result.stderr)
 
     def test_malformed_bundle_names_the_line(self):
         broken = os.path.join(WORK, "broken")

@@ -1,6 +1,7 @@
 // With the real runtime and a generated IR-tiny bundle: the element's metadata equals what the
 // runtime computes directly for the same crop, in either channel order, in a real pipeline.
 #include <cmath>
+#include <string>
 
 #include "gst_test_support.hpp"
 #include "taconite/embedder.hpp"
@@ -79,6 +80,41 @@ TEST_F(EngineTest, ChannelOrderBgrFeedsSwappedPlanes) {
   ASSERT_EQ(bgr.size(), 512u);
   EXPECT_GE(taconite::cosine(bgr, direct_embedding(true)), 0.99999);
   EXPECT_LT(taconite::cosine(bgr, direct_embedding(false)), 0.99999) << "the two orders must differ on a colour face";
+}
+
+// The precision that ran is reported next to the backend: in the ROI's params and the frame message.
+TEST_F(EngineTest, RoiParamsAndMessageNameThePrecisionThatRan) {
+  taconite::LoadOptions options;
+  options.backend = test_backend();
+  auto direct = taconite::IrEmbedder::load(test_bundle(), options);
+  ASSERT_TRUE(direct.ok()) << direct.error().message;
+  const std::string precision = direct.value().precision();
+  ASSERT_FALSE(precision.empty());
+
+  GstHarness* h = adaface_harness({{"bundle", test_bundle()}, {"backend", test_backend()},
+                                   {"input-mode", "rois"}, {"post-messages", "true"}});
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(h->element, bus);
+  gst_harness_set_src_caps_str(h, "video/x-raw,format=RGB,width=112,height=112,framerate=30/1");
+  GstBuffer* in = rgb_buffer(112, 112, face_like);
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 8, 8, 96, 96);
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  ASSERT_NE(out, nullptr);
+  auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(
+      gst_buffer_get_meta(out, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE));
+  ASSERT_NE(roi, nullptr);
+  const GstStructure* params = gst_video_region_of_interest_meta_get_param(roi, GST_TACONITE_EMBEDDING_PARAMS_NAME);
+  ASSERT_NE(params, nullptr);
+  EXPECT_STREQ(gst_structure_get_string(params, "backend"), test_backend().c_str());
+  EXPECT_STREQ(gst_structure_get_string(params, "precision"), precision.c_str());
+  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT);
+  ASSERT_NE(msg, nullptr);
+  EXPECT_STREQ(gst_structure_get_string(gst_message_get_structure(msg), "precision"), precision.c_str());
+  gst_message_unref(msg);
+  gst_buffer_unref(out);
+  gst_element_set_bus(h->element, nullptr);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
 }
 
 TEST_F(EngineTest, PipelineWithVideotestsrcVideoconvertVideoscale) {

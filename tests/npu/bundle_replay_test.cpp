@@ -127,6 +127,23 @@ TEST_F(BundleReplayTest, MissingDeviceFailsLoadAndAutoFallsBackToCpu) {
       << fallback.value().backend_reason();
 }
 
+TEST_F(BundleReplayTest, TimingPrintsNothingForAnNpuThatNeverOpened) {
+  sim_->set_faults({.missing_device = true});
+  ScopedEnv timing("TACONITE_TIMING", "1");
+  LoadOptions options;
+  ::testing::internal::CaptureStderr();
+  {
+    options.backend = "npu-direct";
+    ASSERT_FALSE(IrEmbedder::load(tiny_, options).ok());
+    options.backend = "auto";
+    Result<IrEmbedder> fallback = IrEmbedder::load(tiny_, options);
+    ASSERT_TRUE(fallback.ok()) << fallback.error().message;
+  }
+  const std::string report = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(report.find("npu-direct:"), std::string::npos) << report;  // no all-zero line for the failed probe
+  EXPECT_NE(report.find("taconite: backend="), std::string::npos) << report;  // the backend that ran reports
+}
+
 TEST_F(BundleReplayTest, AutoPrefersTheNpuWhenItOpens) {
   LoadOptions options;
   Result<IrEmbedder> loaded = IrEmbedder::load(tiny_, options);

@@ -15,14 +15,14 @@ void put(std::vector<std::uint8_t>& b, std::size_t at, T value) {
 }
 
 std::vector<std::uint8_t> partition_section(const XclbinFixture& spec) {
-  std::vector<std::uint8_t> s(184, 0);
+  const std::size_t pdi_records = 184;
+  const std::size_t image = pdi_records + 96 * std::max<std::uint32_t>(spec.pdi_count, 1);
+  // Sized once: growing a 184-byte vector here tripped GCC 12's -Warray-bounds false positive at -O3.
+  std::vector<std::uint8_t> s(image, 0);
   put<std::uint32_t>(s, 8, spec.operations_per_cycle);
   put<std::uint16_t>(s, 32, spec.column_width);
-  const std::size_t pdi_records = 184;
   put<std::uint32_t>(s, 120, spec.pdi_count);
   put<std::uint32_t>(s, 124, static_cast<std::uint32_t>(pdi_records));
-  const std::size_t image = pdi_records + 96 * std::max<std::uint32_t>(spec.pdi_count, 1);
-  s.resize(image, 0);
   for (std::uint32_t i = 0; i < std::max<std::uint32_t>(spec.pdi_count, 1); ++i) {
     put<std::uint32_t>(s, pdi_records + 96 * i + 16, spec.pdi_size);
     put<std::uint32_t>(s, pdi_records + 96 * i + 20,

@@ -269,7 +269,7 @@ const std::string& BundleFixture::set_field(int line, std::string_view key, std:
     }
     rebuilt += (rebuilt.empty() ? "" : " ") + token;
   }
-  if (!replaced) rebuilt += " " + std::string(key) + "=" + std::string(value);
+  if (!replaced) rebuilt.append(" ").append(key).append("=").append(value);  // not `" " + string&&` (GCC 12 -Wrestrict)
   replace_manifest_line(line, rebuilt);
   return manifest_line(line);
 }

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -95,7 +96,26 @@ Defect special_file_defect(std::string name, std::string file, bool fifo) {
             } else {
               fs::create_directory(path);
             }
-            return Expected{ErrorKind::Io, file, "", {"not a regular file"}};
+            return Expected{ErrorKind::Io, file, "", {fifo ? "is a FIFO, not a regular file" : "is a directory, not a regular file"}};
+          }};
+}
+
+// Replaces a bundle file by a symlink to a file that does not exist.
+Defect dangling_symlink_defect(std::string name, std::string file) {
+  return {std::move(name), [=](BundleFixture& f) {
+            fs::remove(f.dir() / file);
+            fs::create_symlink("no-such-target", f.dir() / file);
+            return Expected{ErrorKind::Io, file, "", {"is a dangling symlink"}};
+          }};
+}
+
+// Grows a text file to `bytes` without writing them (a sparse file): refused from its size alone.
+Defect oversized_text_defect(std::string name, std::string file, std::uint64_t bytes) {
+  return {std::move(name), [=](BundleFixture& f) {
+            if (::truncate((f.dir() / file).c_str(), static_cast<off_t>(bytes)) != 0)
+              throw std::runtime_error("truncate failed");
+            return Expected{ErrorKind::Bundle, file, "",
+                            {std::to_string(bytes) + " bytes", "at most 16777216 bytes (16 MiB)"}};
           }};
 }
 
@@ -104,17 +124,17 @@ std::vector<Defect> file_defects() {
       {"MissingManifest",
        [](BundleFixture& f) {
          fs::remove(f.dir() / "manifest.txt");
-         return Expected{ErrorKind::Io, "manifest.txt", "", {"missing"}};
+         return Expected{ErrorKind::Io, "manifest.txt", "", {"does not exist"}};
        }},
       {"MissingTensorIndex",
        [](BundleFixture& f) {
          fs::remove(f.dir() / "tensors.txt");
-         return Expected{ErrorKind::Io, "tensors.txt", "", {}};
+         return Expected{ErrorKind::Io, "tensors.txt", "", {"does not exist"}};
        }},
       {"MissingTensorData",
        [](BundleFixture& f) {
          fs::remove(f.dir() / "tensors.bin");
-         return Expected{ErrorKind::Io, "tensors.bin", "", {}};
+         return Expected{ErrorKind::Io, "tensors.bin", "", {"does not exist"}};
        }},
       {"OldPlanTxtOnlyBundle",
        [](BundleFixture& f) {
@@ -128,6 +148,11 @@ std::vector<Defect> file_defects() {
       special_file_defect("ManifestIsAFifo", "manifest.txt", /*fifo=*/true),
       special_file_defect("TensorIndexIsAFifo", "tensors.txt", true),
       special_file_defect("TensorDataIsAFifo", "tensors.bin", true),
+      dangling_symlink_defect("ManifestIsADanglingSymlink", "manifest.txt"),
+      dangling_symlink_defect("TensorIndexIsADanglingSymlink", "tensors.txt"),
+      dangling_symlink_defect("TensorDataIsADanglingSymlink", "tensors.bin"),
+      oversized_text_defect("ManifestOf3GiB", "manifest.txt", std::uint64_t{3} << 30),
+      oversized_text_defect("TensorIndexJustOverTheLimit", "tensors.txt", (std::uint64_t{16} << 20) + 1),
       {"EmptyTensorDataWithNonEmptyIndex",
        [](BundleFixture& f) {
          write_text(f.dir() / "tensors.bin", "");
@@ -311,6 +336,14 @@ std::vector<Defect> path_defects() {
       field_defect("InstsDotDotEscape", "wt=sc.wt", "insts", "../outside/secret.insts.bin", {"escapes the bundle"}),
       field_defect("InstsEmptyName", "wt=sc.wt", "insts", "", {"empty file name"}),
       field_defect("InstsMissingFile", "wt=sc.wt", "insts", "kernels/missing.insts.bin", {"does not exist"}),
+      field_defect("InstsIsADirectory", "wt=sc.wt", "insts", "kernels", {"is a directory, not a regular file"}),
+      {"InstsIsADanglingSymlink",
+       [](BundleFixture& f) {
+         fs::create_symlink("gone.insts.bin", f.dir() / "kernels" / "dangling.insts.bin");
+         const int line = line_of(f, "wt=sc.wt");
+         f.set_field(line, "insts", "kernels/dangling.insts.bin");
+         return at_manifest(f, line, {"is a dangling symlink"});
+       }},
       {"InstsSymlinkEscapes",
        [](BundleFixture& f) {
          fs::create_symlink(f.outside() / "secret.insts.bin", f.dir() / "kernels" / "evil.insts.bin");

@@ -215,9 +215,13 @@ TEST(Plan, NotADirectoryIsAnIoError) {
   auto loaded = IrEmbedder::load(fixture.dir() / "manifest.txt");
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.error().kind, ErrorKind::Io);
+  EXPECT_NE(loaded.error().message.find("manifest.txt: not a directory"), std::string::npos) << loaded.error().message;
   auto missing = IrEmbedder::load(fixture.dir() / "no-such-dir");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().kind, ErrorKind::Io);
+  EXPECT_NE(missing.error().message.find("no-such-dir: cannot open the bundle directory: does not exist"),
+            std::string::npos)
+      << missing.error().message;
 }
 
 }  // namespace

@@ -62,6 +62,7 @@ int run(const cli::CliOptions& options) {
   report.model = engine.model().empty() ? network_name(options.program) : engine.model();
   report.backend = engine.backend();
   report.backend_reason = engine.backend_reason();
+  report.precision = engine.precision();
   report.conv_dispatches = engine.num_conv_dispatches();
   report.embedding_dim = engine.embed_dim();
   report.diagnostics = engine.diagnostics();

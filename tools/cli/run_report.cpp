@@ -36,6 +36,12 @@ std::string text_cosine(const std::optional<double>& value, const char* missing)
   return value ? fixed(*value, 6) : std::string("n/a (") + missing + ")";
 }
 
+// The warm mean leaves out rep 1 (the cold one): say which reps it covers, or why there is none.
+std::string warm_text(const RunReport& r) {
+  if (!r.warm_ms) return "n/a (reps=" + std::to_string(r.reps) + ": only the cold rep ran; pass reps >= 2)";
+  return fixed(*r.warm_ms, 2) + " ms over reps 2.." + std::to_string(r.reps);
+}
+
 }  // namespace
 
 bool RunReport::matches() const {
@@ -53,11 +59,11 @@ std::string format_text(const RunReport& r) {
   std::ostringstream out;
   out << "model:                       " << r.model << '\n'
       << "backend:                     " << r.backend << " (" << r.backend_reason << ")\n"
+      << "precision:                   " << r.precision << '\n'
       << "conv dispatches:             " << r.conv_dispatches << '\n'
       << "embedding dims:              " << r.embedding_dim << '\n'
       << "latency cold:                " << fixed(r.cold_ms, 2) << " ms\n"
-      << "latency warm (mean):         " << (r.warm_ms ? fixed(*r.warm_ms, 2) + " ms" : std::string("n/a (1 rep)"))
-      << " over " << r.reps << " reps\n"
+      << "latency warm (mean):         " << warm_text(r) << '\n'
       << "cosine(replay, recorder):    " << text_cosine(r.cos_recorder, "no ref.npu_embedding") << '\n'
       << "cosine(embed() API, replay): " << text_cosine(r.cos_embed_api, "no ref.input_chw") << '\n'
       << "cosine(replay, CPU ref):     " << text_cosine(r.cos_cpu_reference, "no ref.cpu_embedding") << '\n';
@@ -71,6 +77,7 @@ std::string format_text(const RunReport& r) {
 std::string format_json(const RunReport& r) {
   std::ostringstream out;
   out << "{\"model\":" << json_string(r.model) << ",\"backend\":" << json_string(r.backend)
+      << ",\"precision\":" << json_string(r.precision)
       << ",\"conv_dispatches\":" << r.conv_dispatches << ",\"embedding_dim\":" << r.embedding_dim
       << ",\"latency_ms\":{\"cold\":" << fixed(r.cold_ms, 3) << ",\"warm\":" << json_number(r.warm_ms, 3)
       << ",\"reps\":" << r.reps << "},\"cosine\":{\"recorder\":" << json_number(r.cos_recorder, 6)

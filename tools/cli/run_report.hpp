@@ -17,11 +17,12 @@ struct RunReport {
   std::string model;
   std::string backend;
   std::string backend_reason;
+  std::string precision;  // IrEmbedder::precision(): f32, bf16 or bf16-exact
   int conv_dispatches = 0;
   int embedding_dim = 0;
   double cold_ms = 0.0;
   std::optional<double> warm_ms;  // mean of reps 2..n
-  int reps = 0;
+  int reps = 0;                   // all reps, the cold one included
   std::optional<double> cos_recorder;       // replay vs ref.npu_embedding
   std::optional<double> cos_embed_api;      // embed(ref.input_chw) vs replay
   std::optional<double> cos_cpu_reference;  // replay vs ref.cpu_embedding

@@ -64,7 +64,10 @@ void TensorFileWriter::add(const std::string& name, const char* dtype, const std
   check(bin_, bin_path_, "write failed");
 
   std::string dims;
-  for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? "," : "") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) dims += ',';
+    dims += std::to_string(shape[i]);  // appended, not `"," + to_string()`: GCC 12 -O3 -Wrestrict false positive
+  }
   txt_ << name << ' ' << dtype << ' ' << dims << ' ' << offset_ << ' ' << bytes << '\n';
   check(txt_, txt_path_, "write failed");
   offset_ += bytes;

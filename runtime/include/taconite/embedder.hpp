@@ -31,14 +31,27 @@ inline constexpr std::string_view kBackendNpuXrt = "npu-xrt";
 // The backends this build of the library contains, in `auto` preference order.
 TACONITE_API std::vector<std::string> compiled_backends();
 
+// Names IrEmbedder::precision() returns: the numerics that actually run.
+inline constexpr std::string_view kPrecisionF32 = "f32";    // cpu: f32 weights and activations
+inline constexpr std::string_view kPrecisionBf16 = "bf16";  // cpu: bf16 weights and activations, f32 accumulation
+// The replay (npu-direct, npu-xrt, cpu-reference, and cpu when it falls back to the replay): bf16
+// tensors, each conv accumulated in f32 and rounded to bf16 as the NPU does (spec §4.1).
+inline constexpr std::string_view kPrecisionBf16Exact = "bf16-exact";
+
 enum class Precision {
   Auto,  // bf16 where the CPU computes it natively (AVX512-BF16 / AMX), f32 elsewhere (cpu backend)
   F32,   // force f32 compute (cpu backend)
 };
 
+// Thread counts (LoadOptions::threads, TACONITE_THREADS) above this are refused (an Input error)
+// unless the machine has more hardware threads: max(hardware threads, kMaxThreads) is the limit.
+inline constexpr int kMaxThreads = 256;
+
 struct LoadOptions {
   std::string backend{kBackendAuto};
-  int threads = 0;  // worker threads for CPU work; 0 = TACONITE_THREADS if set, else all cores
+  // Worker threads for CPU work, 0..max(hardware threads, kMaxThreads); 0 = TACONITE_THREADS if
+  // set (same range, 0 = all cores), else all cores. Out of range: load() returns an Input error.
+  int threads = 0;
   Precision precision = Precision::Auto;
 };
 
@@ -65,7 +78,8 @@ class TACONITE_API IrEmbedder {
   struct Impl;  // private state (defined in the library)
 
   // Maps and validates every record of the bundle and prepares the backend. Errors: Io, Bundle
-  // (names manifest.txt:<line> or tensors.txt:<line>), Device (backend unavailable or failed).
+  // (names manifest.txt:<line> or tensors.txt:<line>), Device (backend unavailable or failed),
+  // Input (a thread count out of range).
   static Result<IrEmbedder> load(const std::filesystem::path& bundle_dir, const LoadOptions& options = {});
 
   IrEmbedder(IrEmbedder&&) noexcept;
@@ -90,7 +104,8 @@ class TACONITE_API IrEmbedder {
   std::string model() const;            // the bundle's `param model`, or "" when absent
   int num_conv_dispatches() const;      // conv records in the manifest (NPU dispatches per face)
   std::string backend() const;          // the backend actually running, e.g. "cpu-reference"
-  std::string backend_reason() const;   // why that backend was chosen (for `auto`)
+  std::string backend_reason() const;   // why that backend was chosen (for `auto`), and its precision
+  std::string precision() const;        // the numerics running: "f32", "bf16" or "bf16-exact" (kPrecision*)
   std::string param(std::string_view name) const;  // a `param` record's value, or "" when absent
 
   // An f32 reference tensor stored in the bundle (ref.input_chw, ref.npu_embedding,
