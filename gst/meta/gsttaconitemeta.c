@@ -30,6 +30,7 @@ static gboolean embedding_meta_init(GstMeta *meta, G_GNUC_UNUSED gpointer params
   emeta->aligned = FALSE;
   emeta->status = GST_TACONITE_EMBEDDING_COMPUTED;
   emeta->cache_age = 0;
+  emeta->precision = NULL;
   memset(emeta->_gst_reserved, 0, sizeof emeta->_gst_reserved);
   return TRUE;
 }
@@ -39,6 +40,7 @@ static void embedding_meta_free(GstMeta *meta, G_GNUC_UNUSED GstBuffer *buffer) 
   g_clear_pointer(&emeta->embedding, g_free);
   g_clear_pointer(&emeta->model, g_free);
   g_clear_pointer(&emeta->backend, g_free);
+  g_clear_pointer(&emeta->precision, g_free);
 }
 
 /* Deep copy of every field; the ROI id is kept because the ROI meta keeps its id on COPY and SCALE. */
@@ -52,6 +54,7 @@ static void embedding_meta_copy_fields(GstTaconiteEmbeddingMeta *dest, const Gst
   dest->aligned = src->aligned;
   dest->status = src->status;
   dest->cache_age = src->cache_age;
+  dest->precision = g_strdup(src->precision);
 }
 
 static gboolean embedding_meta_transform(GstBuffer *dest, GstMeta *meta, G_GNUC_UNUSED GstBuffer *buffer, GQuark type,

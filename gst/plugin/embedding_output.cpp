@@ -36,6 +36,7 @@ void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbeddi
     if (meta) {
       meta->status = face.status;
       meta->cache_age = face.cache_age;
+      meta->precision = g_strdup(engine.precision.c_str());
     }
     if (face.face.roi) {
       GstStructure* params = gst_taconite_embedding_params_new(face.unit.data(), dim, face.norm, model.c_str(),

@@ -82,7 +82,7 @@ TEST_F(EngineTest, ChannelOrderBgrFeedsSwappedPlanes) {
   EXPECT_LT(taconite::cosine(bgr, direct_embedding(false)), 0.99999) << "the two orders must differ on a colour face";
 }
 
-// The precision that ran is reported next to the backend: in the ROI's params and the frame message.
+// The precision that ran is reported next to the backend: in the meta, the ROI's params and the frame message.
 TEST_F(EngineTest, RoiParamsAndMessageNameThePrecisionThatRan) {
   taconite::LoadOptions options;
   options.backend = test_backend();
@@ -107,6 +107,9 @@ TEST_F(EngineTest, RoiParamsAndMessageNameThePrecisionThatRan) {
   ASSERT_NE(params, nullptr);
   EXPECT_STREQ(gst_structure_get_string(params, "backend"), test_backend().c_str());
   EXPECT_STREQ(gst_structure_get_string(params, "precision"), precision.c_str());
+  const GstTaconiteEmbeddingMeta* meta = gst_buffer_get_taconite_embedding_meta(out);
+  ASSERT_NE(meta, nullptr);
+  EXPECT_STREQ(meta->precision, precision.c_str());
   GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT);
   ASSERT_NE(msg, nullptr);
   EXPECT_STREQ(gst_structure_get_string(gst_message_get_structure(msg), "precision"), precision.c_str());

@@ -71,7 +71,7 @@ def run(bundle, converter):
         buffer = sample.get_buffer()
         faces = GstTaconite.buffer_get_taconite_embedding_metas(buffer)
         size = sample.get_caps().get_structure(0)
-        metas.append([(m.roi_id, m.model, m.backend, m.norm, m.status, list(m.get_embedding()),
+        metas.append([(m.roi_id, m.model, m.backend, m.precision, m.norm, m.status, list(m.get_embedding()),
                        size.get_value("width")) for m in faces])
     posted = []
     bus = pipeline.get_bus()
@@ -101,9 +101,11 @@ def main():
         for frame, (faces, message) in enumerate(zip(metas, posted)):
             if len(faces) != 1:
                 fail(f"{name}: frame {frame} carries {len(faces)} embedding metas after the converter, expected 1")
-            roi_id, model, backend, norm, status, embedding, width = faces[0]
-            if roi_id != -1 or backend != "cpu-reference" or not model or status != GstTaconite.EmbeddingStatus.COMPUTED:
-                fail(f"{name}: frame {frame}: roi_id={roi_id} model={model!r} backend={backend!r} status={status}")
+            roi_id, model, backend, precision, norm, status, embedding, width = faces[0]
+            if (roi_id != -1 or backend != "cpu-reference" or precision != "bf16-exact" or not model
+                    or status != GstTaconite.EmbeddingStatus.COMPUTED):
+                fail(f"{name}: frame {frame}: roi_id={roi_id} model={model!r} backend={backend!r} "
+                     f"precision={precision!r} status={status}")
             if len(embedding) != 512 or abs(math.sqrt(sum(v * v for v in embedding)) - 1.0) > 1e-4 or norm <= 0:
                 fail(f"{name}: frame {frame}: {len(embedding)} values, not a unit 512-vector (norm {norm})")
             if embedding != message:

@@ -24,6 +24,7 @@ GstBuffer* buffer_with_meta(gint roi_id, const std::vector<float>& e) {
   EXPECT_NE(gst_buffer_add_taconite_embedding_meta(buffer, roi_id, e.data(), static_cast<guint>(e.size()), 12.5, "IR-18",
                                                    "cpu", FALSE),
             nullptr);
+  gst_buffer_get_taconite_embedding_meta(buffer)->precision = g_strdup("f32");
   return buffer;
 }
 
@@ -38,6 +39,8 @@ void expect_same_meta(const GstTaconiteEmbeddingMeta* a, const GstTaconiteEmbedd
   EXPECT_EQ(a->norm, b->norm);
   EXPECT_STREQ(a->model, b->model);
   EXPECT_STREQ(a->backend, b->backend);
+  EXPECT_NE(a->precision, b->precision) << "a transform must deep-copy the precision";
+  EXPECT_STREQ(a->precision, b->precision);
   EXPECT_EQ(a->aligned, b->aligned);
   EXPECT_EQ(a->status, b->status);
 }
