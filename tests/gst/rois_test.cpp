@@ -421,6 +421,9 @@ struct Converter {
   guint quarters;  // output width / 80 (and height / 60)
 };
 
+// gtest would otherwise print the struct's bytes, padding included (uninitialised under memcheck).
+void PrintTo(const Converter& converter, std::ostream* out) { *out << converter.name; }
+
 class RoisThroughConverters : public RoisTest, public ::testing::WithParamInterface<Converter> {};
 
 // The real elements copy the embedding meta (tagless: COPY, never SCALE) and SCALE the ROI meta;
