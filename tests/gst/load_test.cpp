@@ -217,6 +217,10 @@ TEST_F(LoadTest, SwitchingToSkipReleasesAWaitingUpstream) {
   ASSERT_EQ(gst_harness_push(h, stream_frame(1)), GST_FLOW_OK);  // the queue is full
   std::future<GstFlowReturn> blocked =
       std::async(std::launch::async, [&] { return gst_harness_push(h, stream_frame(2)); });
+  // Let the chain call start waiting for room (frames-in counts it on entry; the pause only makes
+  // it likely that it waits already, it cannot make the test pass wrongly).
+  while (counter(h->element, "frames-in") < 3) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   gst_util_set_object_arg(G_OBJECT(h->element), "leaky", "skip");  // the limit becomes 4 x max-queued
   const bool released = blocked.wait_for(kHangGuard) == std::future_status::ready;
   EXPECT_TRUE(released) << "the waiting chain call must re-read leaky";
@@ -287,7 +291,7 @@ guint64 skipped_in_live_pipeline(FakeEngineState& engine, int engine_ms, int fra
   return skipped;
 }
 
-TEST_F(LoadTest, FramesWaitingForASyncingSinkAreNotSkipped) {
+TEST_F(LoadTest, LiveFramesWaitingForASyncingSinkAreNotSkipped) {
   // The sink holds each frame for its latency (one frame from the source plus an 80 ms processing
   // deadline), so frames wait in the queue while the task is blocked pushing: that is not the
   // engine falling behind, and a fast engine embeds (almost) every frame.
@@ -296,7 +300,7 @@ TEST_F(LoadTest, FramesWaitingForASyncingSinkAreNotSkipped) {
   EXPECT_LE(skipped, 9u) << "frames held back by the sink's clock sync were counted as engine backlog";
 }
 
-TEST_F(LoadTest, AnEngineSlowerThanTheFrameRateStillSkips) {
+TEST_F(LoadTest, LiveWithAnEngineSlowerThanTheFrameRateStillSkips) {
   const guint64 skipped = skipped_in_live_pipeline(*engine, 50, 30, "fakesink sync=true");
   EXPECT_GT(skipped, 0u) << "a 50 ms engine cannot keep up with 30 fps";
 }
