@@ -15,7 +15,8 @@
  *
  * Like `queue`, the sink pad enqueues (at most `max-queued` buffers, then upstream blocks) and a
  * src-pad task runs the engine and pushes; serialized events and queries stay in order with the
- * buffers. The bundle is loaded in the READY to PAUSED transition.
+ * buffers. The bundle is loaded in the READY to PAUSED transition. LATENCY queries get a fixed
+ * processing latency: the `latency` property, or (0) the slowest of a warm-up of frames.
  *
  * ## Example launch lines
  * |[
@@ -1208,7 +1209,7 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   /**
    * GstTaconiteAdaface:latency:
    *
-   * Since: 0.3
+   * Since: 0.2
    */
   g_object_class_install_property(
       gobject_class, PROP_LATENCY,
