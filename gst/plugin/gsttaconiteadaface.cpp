@@ -18,7 +18,8 @@
  *
  * Like `queue`, the sink pad enqueues (at most `max-queued` buffers, then upstream blocks) and a
  * src-pad task runs the engine and pushes; serialized events and queries stay in order with the
- * buffers. The bundle is loaded in the READY to PAUSED transition.
+ * buffers. The bundle is loaded in the READY to PAUSED transition. LATENCY queries get a fixed
+ * processing latency: the `latency` property, or (0) the slowest of a warm-up of frames.
  *
  * ## Example launch lines
  * |[
@@ -38,14 +39,12 @@
 
 #include <gst/video/video.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "debug_categories.hpp"
@@ -55,6 +54,7 @@
 #include "face_alignment.hpp"
 #include "face_preprocess.hpp"
 #include "face_selection.hpp"
+#include "item_queue.hpp"
 #include "track_cache.hpp"
 
 #define GST_CAT_DEFAULT taconite_adaface_debug
@@ -97,9 +97,11 @@ constexpr guint kDefaultReinferInterval = 1;
 constexpr double kDefaultReinferGrowth = 0.2;
 constexpr gboolean kDefaultTrackBest = FALSE;
 constexpr guint kDefaultTrackTimeout = 30;
-// leaky=skip: frames beyond max-queued pass without embeddings; upstream blocks only when this
-// many times max-queued wait (then downstream, not the engine, is the bottleneck).
-constexpr guint kSkipQueueFactor = 4;
+constexpr guint64 kDefaultLatency = 0;  // automatic
+constexpr guint64 kMaxLatency = 3600 * GST_SECOND;
+// latency=0: the reported processing latency is the slowest of this many warm-up frames that ran
+// the engine (the first one, which pays one-time set-up, left out).
+constexpr guint kLatencyWarmupFrames = 30;
 
 // Property values; guarded by the object lock.
 struct Settings {
@@ -115,24 +117,26 @@ struct Settings {
   gboolean post_messages = kDefaultPostMessages;
   guint batch_size = kDefaultBatchSize;
   guint batch_timeout_us = kDefaultBatchTimeoutUs;
-  LeakyMode leaky = kDefaultLeaky;
   guint interval = kDefaultInterval;
   TrackPolicy tracks;  // track-id-param, reinfer-interval, reinfer-growth, track-best, track-timeout
 };
 
-// The queue between the sink pad (producer) and the src task (consumer); guarded by `lock`.
-struct Queue {
-  std::mutex lock;
-  std::condition_variable item_added;    // the task waits for work
-  std::condition_variable item_removed;  // chain waits for room; serialized queries wait for answers
-  std::deque<GstMiniObject*> items;      // buffers and events (owned), queries (borrowed)
-  guint buffers = 0;                     // buffers among `items`
-  std::unordered_set<GstMiniObject*> skip;  // queued buffers to pass without embeddings (leaky=skip)
-  GstFlowReturn srcresult = GST_FLOW_FLUSHING;  // last downstream result, returned upstream
-  bool eos = false;                             // EOS is queued or was pushed
-  GstQuery* in_flight = nullptr;                // a query the task is answering outside the lock
-  GstQuery* answered = nullptr;                 // the last query the task answered ...
-  bool answer = false;                          // ... and its result
+// The engine handle: set at READY->PAUSED and dropped at PAUSED->READY on the state-change thread,
+// while FLUSH_START (any thread) and the task use it; shared, so a reader keeps it alive.
+class EngineSlot {
+ public:
+  std::shared_ptr<EngineClient> get() const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return client_;
+  }
+  void set(std::shared_ptr<EngineClient> client) {
+    std::lock_guard<std::mutex> guard(lock_);
+    client_.swap(client);  // the old client is released outside the lock
+  }
+
+ private:
+  mutable std::mutex lock_;
+  std::shared_ptr<EngineClient> client_;
 };
 
 // What only the streaming (task) thread touches while the pads are active.
@@ -140,7 +144,6 @@ struct Stream {
   GstVideoInfo info;
   bool have_info = false;
   GstSegment segment;
-  std::unique_ptr<EngineClient> engine;  // loaded at READY->PAUSED, released at PAUSED->READY
   std::vector<float> scratch;
   guint64 frame_index = 0;  // buffers since STREAM_START/flush, for `interval` and tracks
   TrackCache tracks;        // cached embeddings per tracking id
@@ -157,7 +160,10 @@ struct Counters {
   std::atomic<GstClockTime> qos_earliest{GST_CLOCK_TIME_NONE};  // from downstream QoS events
   std::atomic<guint64> processed{0};
   std::atomic<guint64> processing_ns{0};
-  std::atomic<GstClockTime> reported_latency{0};  // what the last LATENCY query added
+  std::atomic<GstClockTime> latency{kDefaultLatency};  // the `latency` property
+  std::atomic<GstClockTime> warmup_latency{0};         // latency=0: the warm-up bound once known
+  guint warmup_frames = 0;                             // task thread only
+  GstClockTime warmup_max = 0;                         // task thread only
 };
 
 }  // namespace
@@ -166,9 +172,9 @@ struct _GstTaconiteAdaface {
   GstElement parent;
   GstPad* sinkpad;
   GstPad* srcpad;
-  std::atomic<guint> max_queued;
   Settings* settings;
-  Queue* queue;
+  ItemQueue* queue;
+  EngineSlot* engine;
   Stream* stream;
   Counters* counters;
 };
@@ -201,6 +207,7 @@ enum {
   PROP_FACES_SKIPPED,
   PROP_FACES_CACHED,
   PROP_MEAN_LATENCY_MS,
+  PROP_LATENCY,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
@@ -210,24 +217,6 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
 
 G_DEFINE_TYPE_WITH_CODE(GstTaconiteAdaface, gst_taconite_adaface, GST_TYPE_ELEMENT, taconite_debug_categories_init());
 GST_ELEMENT_REGISTER_DEFINE(taconiteadaface, "taconiteadaface", GST_RANK_NONE, GST_TYPE_TACONITE_ADAFACE);
-
-/* ------------------------------------------------------------------------------------------ */
-/* Queue helpers (call with queue->lock held)                                                  */
-
-static void queue_clear_locked(Queue* q) {
-  for (GstMiniObject* item : q->items)
-    if (!GST_IS_QUERY(item)) gst_mini_object_unref(item);  // queries belong to their waiting caller
-  q->items.clear();
-  q->skip.clear();
-  q->buffers = 0;
-  q->item_removed.notify_all();
-}
-
-static void queue_set_flushing_locked(Queue* q) {
-  q->srcresult = GST_FLOW_FLUSHING;
-  q->item_added.notify_all();
-  q->item_removed.notify_all();
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Engine lifetime                                                                             */
@@ -290,23 +279,19 @@ static gboolean load_engine(GstTaconiteAdaface* self) {
                       info.backend_reason.c_str());
   for (const std::string& finding : info.diagnostics)
     GST_CAT_WARNING_OBJECT(taconite_runtime_debug, self, "bundle check: %s", finding.c_str());
-  if (const std::string& note = opened.value()->sharing_note(); !note.empty()) GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Shared engine: %s.", note.c_str()), (nullptr));
-  self->stream->engine = std::move(opened).value();
-  self->stream->engine->set_batching(batching);
+  std::shared_ptr<EngineClient> engine = std::move(opened).value();
+  if (const std::string& note = engine->sharing_note(); !note.empty())
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Shared engine: %s.", note.c_str()), (nullptr));
+  engine->set_batching(batching);
+  self->engine->set(std::move(engine));
   return TRUE;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* The work done on the streaming thread                                                       */
 
-static bool flushing(GstTaconiteAdaface* self) {
-  std::lock_guard<std::mutex> guard(self->queue->lock);
-  return self->queue->srcresult == GST_FLOW_FLUSHING;
-}
-
 static SelectionRules selection_rules(GstTaconiteAdaface* self, double* margin, ChannelOrder* order,
-                                      gboolean* post_messages, LeakyMode* leaky, guint* interval,
-                                      TrackPolicy* tracks) {
+                                      gboolean* post_messages, guint* interval, TrackPolicy* tracks) {
   SelectionRules rules;
   GST_OBJECT_LOCK(self);
   const Settings& s = *self->settings;
@@ -317,26 +302,31 @@ static SelectionRules selection_rules(GstTaconiteAdaface* self, double* margin, 
   *margin = s.margin;
   *order = s.channel_order;
   *post_messages = s.post_messages;
-  *leaky = s.leaky;
   *interval = s.interval;
   *tracks = s.tracks;
   GST_OBJECT_UNLOCK(self);
   return rules;
 }
 
-static void record_latency(GstTaconiteAdaface* self, guint64 ns) {
+// Counts a buffer's processing time. With latency=0, the frames that ran the engine during the
+// warm-up give the reported bound, fixed once known (one LATENCY message then).
+static void record_latency(GstTaconiteAdaface* self, GstClockTime ns, bool used_engine) {
   Counters* c = self->counters;
-  const guint64 count = ++c->processed;
-  const guint64 total = (c->processing_ns += ns);
-  // Ask the pipeline to re-query latency when the estimate moved by more than 25 %.
-  const GstClockTime mean = total / count;
-  const GstClockTime reported = c->reported_latency.load();
-  if (mean > reported + reported / 4 || mean < reported - reported / 4) {
-    GST_DEBUG_OBJECT(self, "processing latency now %" GST_TIME_FORMAT ", was %" GST_TIME_FORMAT, GST_TIME_ARGS(mean),
-                     GST_TIME_ARGS(reported));
-    c->reported_latency = mean;
-    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
-  }
+  ++c->processed;
+  c->processing_ns += ns;
+  if (!used_engine || c->warmup_frames >= kLatencyWarmupFrames) return;
+  if (c->warmup_frames++ > 0) c->warmup_max = std::max(c->warmup_max, ns);  // the first pays one-time set-up
+  if (c->warmup_frames < kLatencyWarmupFrames) return;
+  c->warmup_latency = std::max<GstClockTime>(c->warmup_max, 1);
+  GST_DEBUG_OBJECT(self, "warm-up processing latency bound %" GST_TIME_FORMAT, GST_TIME_ARGS(c->warmup_max));
+  if (c->latency.load() == 0) gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
+}
+
+// The processing latency the element reports: the `latency` property, else the warm-up bound
+// (0 until known).
+static GstClockTime processing_latency(GstTaconiteAdaface* self) {
+  const GstClockTime fixed = self->counters->latency.load();
+  return fixed ? fixed : self->counters->warmup_latency.load();
 }
 
 // True when downstream QoS says this buffer is already late (leaky=skip reacts to it).
@@ -366,19 +356,18 @@ static void post_skip_qos(GstTaconiteAdaface* self, GstBuffer* buffer) {
 }
 
 // embed_faces without its exception boundary; `buffer` always holds the current buffer.
-static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, GstBuffer*& buffer, bool skip) {
+static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& client, GstBuffer*& buffer, bool skip,
+                                        bool* used_engine) {
   Stream* st = self->stream;
   double margin = 0.0;
   ChannelOrder order = ChannelOrder::Rgb;
   gboolean post_messages = FALSE;
-  LeakyMode leaky = LeakyMode::No;
   guint interval = 1;
   TrackPolicy track_policy;
-  const SelectionRules rules =
-      selection_rules(self, &margin, &order, &post_messages, &leaky, &interval, &track_policy);
+  const SelectionRules rules = selection_rules(self, &margin, &order, &post_messages, &interval, &track_policy);
   const guint64 now = st->frame_index++;
   const bool due = now % interval == 0;
-  skip = skip || (leaky == LeakyMode::Skip && late_per_qos(self, buffer));
+  skip = skip || (self->queue->leaky_skip() && late_per_qos(self, buffer));
 
   // Faces are chosen on the buffer as it came; only a buffer that gets metas is made writable (a
   // shared one is copied then), and the faces then point at the writable buffer's ROIs.
@@ -387,7 +376,7 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, GstBuffer*& bu
     buffer = gst_buffer_make_writable(buffer);
     claim_face_rois(buffer, jobs);
   }
-  const EngineInfo& engine = st->engine->info();
+  const EngineInfo& engine = client.info();
 
   std::vector<FaceEmbedding> faces;
   if (due && skip) {
@@ -465,8 +454,9 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, GstBuffer*& bu
       }
       frame.unmap();
 
-      taconite::Result<std::vector<taconite::Embedding>> result = st->engine->embed(inputs);
-      if (!result && flushing(self)) {
+      *used_engine = true;
+      taconite::Result<std::vector<taconite::Embedding>> result = client.embed(inputs);
+      if (!result && self->queue->flushing()) {
         // The shared engine dropped our request because a flush started: not an error.
         GST_DEBUG_OBJECT(self, "flushing: dropping %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
         gst_buffer_unref(buffer);
@@ -499,12 +489,14 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, GstBuffer*& bu
   return buffer;
 }
 
-// Embeds the buffer's faces and attaches the results; with `skip` the faces are only flagged
-// skipped (no embedding). Returns the (possibly new) buffer, or nullptr after posting an error.
+// Embeds the buffer's faces with `client` and attaches the results; with `skip` the faces are only
+// flagged skipped (no embedding). Sets `used_engine` when the engine ran. Returns the (possibly
+// new) buffer, or nullptr after posting an error or when a flush cancelled the engine request.
 // No exception (OpenCV, allocation) leaves the streaming thread: it becomes an element error.
-static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool skip) {
+static GstBuffer* embed_faces(GstTaconiteAdaface* self, EngineClient& client, GstBuffer* buffer, bool skip,
+                              bool* used_engine) {
   try {
-    return embed_faces_unguarded(self, buffer, skip);
+    return embed_faces_unguarded(self, client, buffer, skip, used_engine);
   } catch (const std::exception& e) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not embed the faces of a video buffer."),
                       ("%s while processing %" GST_PTR_FORMAT, e.what(), static_cast<gpointer>(buffer)));
@@ -513,27 +505,41 @@ static GstBuffer* embed_faces(GstTaconiteAdaface* self, GstBuffer* buffer, bool 
   }
 }
 
-static GstFlowReturn process_buffer(GstTaconiteAdaface* self, GstBuffer* buffer, bool skip) {
-  // embed_faces returns nullptr after an error, or when a flush cancelled the engine request.
+// A buffer's flow result, and whether the element already posted an error message for it.
+struct BufferOutcome {
+  GstFlowReturn ret = GST_FLOW_OK;
+  bool error_posted = false;
+};
+
+static BufferOutcome process_buffer(GstTaconiteAdaface* self, GstBuffer* buffer, bool skip) {
   if (!self->stream->have_info) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("A buffer arrived before caps."), ("no CAPS event before %" GST_PTR_FORMAT, static_cast<gpointer>(buffer)));
     gst_buffer_unref(buffer);
-    return GST_FLOW_NOT_NEGOTIATED;
+    return {GST_FLOW_NOT_NEGOTIATED, true};
   }
+  // Loaded before the pads were activated and dropped only after the task stopped.
+  const std::shared_ptr<EngineClient> client = self->engine->get();
   const auto start = std::chrono::steady_clock::now();
-  buffer = embed_faces(self, buffer, skip);
-  if (!buffer) return flushing(self) ? GST_FLOW_FLUSHING : GST_FLOW_ERROR;
-  record_latency(self, static_cast<guint64>(
-                           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
+  bool used_engine = false;
+  self->queue->set_processing(true);
+  buffer = embed_faces(self, *client, buffer, skip, &used_engine);
+  self->queue->set_processing(false);
+  // embed_faces returns nullptr after an error, or when a flush cancelled the engine request.
+  if (!buffer) {
+    if (self->queue->flushing()) return {GST_FLOW_FLUSHING, false};
+    return {GST_FLOW_ERROR, true};
+  }
+  const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+  record_latency(self, static_cast<GstClockTime>(elapsed.count()), used_engine);
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "pushing %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
   const GstFlowReturn ret = gst_pad_push(self->srcpad, buffer);
   if (ret == GST_FLOW_OK) ++self->counters->frames_out;
-  return ret;
+  return {ret, false};
 }
 
 // Serialized events reach the task in order with the buffers; apply them to the stream state
 // here, then forward.
-static GstFlowReturn process_event(GstTaconiteAdaface* self, GstEvent* event) {
+static void process_event(GstTaconiteAdaface* self, GstEvent* event) {
   Stream* st = self->stream;
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "pushing %" GST_PTR_FORMAT, static_cast<gpointer>(event));
   switch (GST_EVENT_TYPE(event)) {
@@ -552,18 +558,12 @@ static GstFlowReturn process_event(GstTaconiteAdaface* self, GstEvent* event) {
       st->frame_index = 0;
       st->tracks.clear();
       break;
-    case GST_EVENT_EOS:
-      // Nothing is held back between buffers, so the queue ahead of EOS is already drained.
-      gst_pad_push_event(self->srcpad, event);
-      return GST_FLOW_EOS;
     default: break;
   }
-  gst_pad_push_event(self->srcpad, event);
-  return GST_FLOW_OK;
+  gst_pad_push_event(self->srcpad, event);  // as queue, the result does not stop the task
 }
 
-static void answer_query(GstTaconiteAdaface* self, GstQuery* query) {
-  Queue* q = self->queue;
+static bool answer_query(GstTaconiteAdaface* self, GstQuery* query) {
   gboolean result = gst_pad_peer_query(self->srcpad, query);
   if (GST_QUERY_TYPE(query) == GST_QUERY_ALLOCATION) {
     if (!result) {
@@ -578,71 +578,37 @@ static void answer_query(GstTaconiteAdaface* self, GstQuery* query) {
       gst_query_remove_nth_allocation_meta(query, index);
   }
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "answered %" GST_PTR_FORMAT ": %d", static_cast<gpointer>(query), result);
-  std::lock_guard<std::mutex> guard(q->lock);
-  q->in_flight = nullptr;
-  q->answered = query;
-  q->answer = result;
-  q->item_removed.notify_all();
+  return result;
 }
 
 static void src_loop(gpointer user_data) {
   auto* self = GST_TACONITE_ADAFACE(user_data);
-  Queue* q = self->queue;
-  GstMiniObject* item = nullptr;
-  bool skip = false;
-  {
-    std::unique_lock<std::mutex> guard(q->lock);
-    q->item_added.wait(guard, [&] { return q->srcresult != GST_FLOW_OK || !q->items.empty(); });
-    if (q->srcresult != GST_FLOW_OK) {
-      GST_DEBUG_OBJECT(self, "pausing task: %s", gst_flow_get_name(q->srcresult));
-      gst_pad_pause_task(self->srcpad);
-      return;
-    }
-    item = q->items.front();
-    q->items.pop_front();
-    if (GST_IS_BUFFER(item)) {
-      --q->buffers;
-      skip = q->skip.erase(item) > 0;
-    }
-    if (GST_IS_QUERY(item)) q->in_flight = GST_QUERY_CAST(item);
-    q->item_removed.notify_all();
+  ItemQueue* q = self->queue;
+  const std::optional<TakenItem> taken = q->take();
+  if (!taken) {
+    GST_DEBUG_OBJECT(self, "task paused");
+    return;
   }
-
-  // `item` is handed on below (pushed, maybe freed downstream): remember what it was.
-  const bool was_event = GST_IS_EVENT(item);
-  GstFlowReturn ret = GST_FLOW_OK;
-  if (GST_IS_BUFFER(item))
-    ret = process_buffer(self, GST_BUFFER_CAST(item), skip);
-  else if (was_event)
-    ret = process_event(self, GST_EVENT_CAST(item));
-  else
-    answer_query(self, GST_QUERY_CAST(item));
-
-  if (ret == GST_FLOW_OK) return;
-  bool report_fatal = false;
-  {
-    std::lock_guard<std::mutex> guard(q->lock);
-    if (q->srcresult == GST_FLOW_FLUSHING) {
-      // A flush raced with the push; FLUSH_STOP restarts the task.
-    } else if (was_event) {
-      // EOS went out. Keep running when a new stream (STREAM_START/SEGMENT) is already queued;
-      // otherwise wait for one (sink_event restarts the task).
-      if (!q->items.empty()) return;
-      q->srcresult = GST_FLOW_EOS;
-    } else {
-      q->srcresult = ret;
-      // Upstream learns of the failure from chain's return; once EOS is queued it no longer
-      // calls chain, so a fatal failure must be reported here (as queue does).
-      report_fatal = (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS) && q->eos;
-      queue_clear_locked(q);
-    }
-    GST_DEBUG_OBJECT(self, "pausing task after %s", gst_flow_get_name(ret));
-    q->item_removed.notify_all();
-    gst_pad_pause_task(self->srcpad);  // under the lock, so a restart in sink_event cannot be lost
+  if (taken->reset) {
+    // A flush came before this item: per-stream state starts over (reset here, on the task
+    // thread that owns it).
+    self->stream->frame_index = 0;
+    self->stream->tracks.clear();
   }
-  if (report_fatal) {
-    GST_ELEMENT_FLOW_ERROR(self, ret);
-    gst_pad_push_event(self->srcpad, gst_event_new_eos());
+  GstMiniObject* item = taken->object;
+  if (GST_IS_BUFFER(item)) {
+    const BufferOutcome outcome = process_buffer(self, GST_BUFFER_CAST(item), taken->skip);
+    const FailureReport report = q->buffer_done(outcome.ret, outcome.error_posted);
+    if (outcome.ret != GST_FLOW_OK) GST_DEBUG_OBJECT(self, "buffer result %s", gst_flow_get_name(outcome.ret));
+    if (report.post_flow_error) GST_ELEMENT_FLOW_ERROR(self, outcome.ret);
+    if (report.push_eos) gst_pad_push_event(self->srcpad, gst_event_new_eos());
+  } else if (GST_IS_EVENT(item)) {
+    const bool eos = GST_EVENT_TYPE(item) == GST_EVENT_EOS;
+    process_event(self, GST_EVENT_CAST(item));
+    if (eos) q->eos_pushed();
+  } else {
+    GstQuery* query = GST_QUERY_CAST(item);
+    q->answer(query, answer_query(self, query));
   }
 }
 
@@ -651,64 +617,34 @@ static void src_loop(gpointer user_data) {
 
 static GstFlowReturn sink_chain(GstPad*, GstObject* parent, GstBuffer* buffer) {
   auto* self = GST_TACONITE_ADAFACE(parent);
-  Queue* q = self->queue;
   ++self->counters->frames_in;
-  GST_OBJECT_LOCK(self);
-  const bool leaky = self->settings->leaky == LeakyMode::Skip;
-  GST_OBJECT_UNLOCK(self);
-  std::unique_lock<std::mutex> guard(q->lock);
-  q->item_removed.wait(guard, [&] {
-    const guint limit = self->max_queued.load() * (leaky ? kSkipQueueFactor : 1);
-    return q->srcresult != GST_FLOW_OK || q->eos || q->buffers < limit;
-  });
-  GstFlowReturn ret = q->srcresult;
-  if (ret == GST_FLOW_OK && q->eos) ret = GST_FLOW_EOS;
-  if (ret != GST_FLOW_OK) {
-    GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "refusing %" GST_PTR_FORMAT ": %s", static_cast<gpointer>(buffer),
-                       gst_flow_get_name(ret));
-    guard.unlock();
-    gst_buffer_unref(buffer);
-    return ret;
-  }
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "queueing %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
-  // leaky=skip: the engine is behind when max-queued buffers already wait.
-  if (leaky && q->buffers >= self->max_queued.load()) q->skip.insert(GST_MINI_OBJECT_CAST(buffer));
-  q->items.push_back(GST_MINI_OBJECT_CAST(buffer));
-  ++q->buffers;
-  q->item_added.notify_one();
-  return GST_FLOW_OK;
+  const GstFlowReturn ret = self->queue->push_buffer(buffer);
+  if (ret != GST_FLOW_OK)
+    GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "refused a buffer: %s", gst_flow_get_name(ret));
+  return ret;
 }
 
 static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
   auto* self = GST_TACONITE_ADAFACE(parent);
-  Queue* q = self->queue;
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "received %" GST_PTR_FORMAT, static_cast<gpointer>(event));
 
   switch (GST_EVENT_TYPE(event)) {
     case GST_EVENT_FLUSH_START: {
       gst_pad_push_event(self->srcpad, event);
-      {
-        std::lock_guard<std::mutex> guard(q->lock);
-        queue_set_flushing_locked(q);
-      }
-      // Our task may wait in the shared engine behind other streams' faces: withdraw its request.
-      if (self->stream->engine) self->stream->engine->cancel();
+      self->queue->set_flushing();
+      // Our task may wait in the shared engine behind other streams' faces: withdraw its request
+      // (sticky until FLUSH_STOP).
+      if (const std::shared_ptr<EngineClient> client = self->engine->get()) client->cancel();
       gst_pad_pause_task(self->srcpad);  // waits for the current iteration to finish
       GST_DEBUG_OBJECT(self, "flush started, task paused");
       return GST_FLOW_OK;
     }
     case GST_EVENT_FLUSH_STOP: {
       gst_pad_push_event(self->srcpad, event);
-      if (self->stream->engine) self->stream->engine->resume();
-      std::lock_guard<std::mutex> guard(q->lock);
-      queue_clear_locked(q);
-      q->srcresult = GST_FLOW_OK;
-      q->eos = false;
       self->counters->qos_earliest = GST_CLOCK_TIME_NONE;
-      self->stream->frame_index = 0;  // the task is paused: safe to touch
-      self->stream->tracks.clear();
-      if (GST_PAD_MODE(self->srcpad) == GST_PAD_MODE_PUSH)
-        gst_pad_start_task(self->srcpad, src_loop, self, nullptr);
+      if (const std::shared_ptr<EngineClient> client = self->engine->get()) client->resume();
+      self->queue->flush_stop();  // the task resets frame numbers and tracks before its next item
       GST_DEBUG_OBJECT(self, "flush stopped, task restarted");
       return GST_FLOW_OK;
     }
@@ -728,72 +664,32 @@ static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event)
     }
   }
 
-  std::lock_guard<std::mutex> guard(q->lock);
-  const bool restarts = GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START || GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT;
-  if (q->eos && restarts) {
-    // A new stream after EOS: accept data again.
-    q->eos = false;
-    if (q->srcresult == GST_FLOW_EOS) {
-      q->srcresult = GST_FLOW_OK;
-      gst_pad_start_task(self->srcpad, src_loop, self, nullptr);
-    }
-  }
-  GstFlowReturn ret = q->srcresult;
-  if (ret == GST_FLOW_OK && q->eos) ret = GST_FLOW_EOS;
-  if (ret != GST_FLOW_OK) {
-    GST_DEBUG_OBJECT(self, "refusing %" GST_PTR_FORMAT ": %s", static_cast<gpointer>(event), gst_flow_get_name(ret));
-    gst_event_unref(event);
-    return ret;
-  }
-  if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) q->eos = true;
-  q->items.push_back(GST_MINI_OBJECT_CAST(event));
-  q->item_added.notify_one();
+  const EventVerdict verdict = self->queue->push_event(event);
+  if (verdict.ret != GST_FLOW_OK)
+    GST_DEBUG_OBJECT(self, "refused a serialized event: %s", gst_flow_get_name(verdict.ret));
+  // EOS after the task stopped on NOT_LINKED or an error: nobody else will say so (as queue).
+  if (verdict.post_flow_error) GST_ELEMENT_FLOW_ERROR(self, verdict.ret);
   (void)pad;
-  return GST_FLOW_OK;
+  return verdict.ret;
 }
 
 static gboolean sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   auto* self = GST_TACONITE_ADAFACE(parent);
-  Queue* q = self->queue;
   if (!GST_QUERY_IS_SERIALIZED(query)) return gst_pad_query_default(pad, parent, query);
-
   // Serialized queries (ALLOCATION, DRAIN, ...) go through the queue and are answered by the
   // task, after every buffer queued before them.
-  std::unique_lock<std::mutex> guard(q->lock);
-  if (q->srcresult != GST_FLOW_OK || q->eos) return FALSE;
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "queueing %" GST_PTR_FORMAT, static_cast<gpointer>(query));
-  q->items.push_back(GST_MINI_OBJECT_CAST(query));
-  q->item_added.notify_one();
-  q->item_removed.wait(guard, [&] {
-    return q->answered == query || (q->srcresult != GST_FLOW_OK && q->in_flight != query);
-  });
-  if (q->answered == query) {
-    q->answered = nullptr;
-    return q->answer;
-  }
-  // Flushing or failed before the task answered: take the query back out if still queued.
-  for (auto it = q->items.begin(); it != q->items.end(); ++it)
-    if (*it == GST_MINI_OBJECT_CAST(query)) {
-      q->items.erase(it);
-      break;
-    }
-  return FALSE;
+  return self->queue->push_query(query);
 }
 
 static gboolean sink_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (mode != GST_PAD_MODE_PUSH) return FALSE;
   if (!active) {
-    {
-      std::lock_guard<std::mutex> guard(self->queue->lock);
-      queue_set_flushing_locked(self->queue);
-    }
+    self->queue->set_flushing();
     // Wait for a chain call that may still be running (it sees FLUSHING and returns).
     GST_PAD_STREAM_LOCK(pad);
-    {
-      std::lock_guard<std::mutex> guard(self->queue->lock);
-      queue_clear_locked(self->queue);
-    }
+    self->queue->clear();
     GST_PAD_STREAM_UNLOCK(pad);
   }
   return TRUE;
@@ -804,29 +700,32 @@ static gboolean sink_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mo
 
 static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
   auto* self = GST_TACONITE_ADAFACE(parent);
-  Queue* q = self->queue;
   if (mode != GST_PAD_MODE_PUSH) return FALSE;
+  const std::shared_ptr<EngineClient> client = self->engine->get();
   if (active) {
-    if (self->stream->engine) self->stream->engine->resume();
-    std::lock_guard<std::mutex> guard(q->lock);
-    q->srcresult = GST_FLOW_OK;
-    q->eos = false;
+    // The task is not running: its state is ours to reset.
+    GST_OBJECT_LOCK(self);  // src_query reads the caps
     self->stream->have_info = false;
+    GST_OBJECT_UNLOCK(self);
     self->stream->frame_index = 0;
     self->stream->tracks.clear();
     gst_segment_init(&self->stream->segment, GST_FORMAT_TIME);
-    return gst_pad_start_task(pad, src_loop, self, nullptr);
+    if (client) client->resume();
+    return self->queue->activate();
   }
-  {
-    std::lock_guard<std::mutex> guard(q->lock);
-    queue_set_flushing_locked(q);
-  }
+  self->queue->set_flushing();
   // As on FLUSH_START: do not wait behind other streams' batches in the shared engine.
-  if (self->stream->engine) self->stream->engine->cancel();
+  if (client) client->cancel();
   const gboolean stopped = gst_pad_stop_task(pad);  // joins the task
-  std::lock_guard<std::mutex> guard(q->lock);
-  queue_clear_locked(q);
+  self->queue->clear();
   return stopped;
+}
+
+// a + b, or GST_CLOCK_TIME_NONE (unbounded) when either is or the sum overflows.
+static GstClockTime add_latency(GstClockTime a, GstClockTime b) {
+  if (!GST_CLOCK_TIME_IS_VALID(a) || !GST_CLOCK_TIME_IS_VALID(b) || a > GST_CLOCK_TIME_NONE - 1 - b)
+    return GST_CLOCK_TIME_NONE;
+  return a + b;
 }
 
 static gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
@@ -837,21 +736,26 @@ static gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   gboolean live = FALSE;
   GstClockTime min = 0, max = GST_CLOCK_TIME_NONE;
   gst_query_parse_latency(query, &live, &min, &max);
-  // The processing time (with 5 % headroom) delays every buffer; the queue can hold max-queued
-  // more frames (kSkipQueueFactor times that with leaky=skip). Without a frame rate the queue's
-  // span is unknown, so the maximum is unbounded, as `queue` reports it.
-  const GstClockTime ours = self->counters->reported_latency.load() * 105 / 100;
+  // Our processing time (the `latency` property, or the warm-up bound) delays every buffer; the
+  // queue can hold its buffer limit more frames. Without a frame rate the queue's span is unknown,
+  // so the maximum is unbounded, as `queue` reports it.
+  const GstClockTime ours = processing_latency(self);
+  const guint64 queued_frames = self->queue->buffer_limit();
   GST_OBJECT_LOCK(self);
   const GstVideoInfo info = self->stream->info;
   const bool have_info = self->stream->have_info;
-  const guint factor = self->settings->leaky == LeakyMode::Skip ? kSkipQueueFactor : 1;
   GST_OBJECT_UNLOCK(self);
-  min += ours;
-  if (have_info && GST_VIDEO_INFO_FPS_N(&info) > 0 && GST_CLOCK_TIME_IS_VALID(max))
-    max += ours + gst_util_uint64_scale(self->max_queued.load() * factor * GST_SECOND, GST_VIDEO_INFO_FPS_D(&info),
-                                        GST_VIDEO_INFO_FPS_N(&info));
-  else
+  min = add_latency(min, ours);
+  if (have_info && GST_VIDEO_INFO_FPS_N(&info) > 0) {
+    // queued_frames x fps_d / fps_n seconds; uint64_scale computes in 128 bits and returns NONE
+    // (unbounded) on overflow.
+    const auto fps_n = static_cast<guint64>(GST_VIDEO_INFO_FPS_N(&info));
+    const auto fps_d = static_cast<guint64>(GST_VIDEO_INFO_FPS_D(&info));
+    const GstClockTime span = gst_util_uint64_scale(queued_frames, GST_SECOND * fps_d, fps_n);
+    max = add_latency(add_latency(max, ours), span);
+  } else {
     max = GST_CLOCK_TIME_NONE;
+  }
   GST_DEBUG_OBJECT(self, "latency: live %d min %" GST_TIME_FORMAT " max %" GST_TIME_FORMAT " (ours %" GST_TIME_FORMAT ")",
                    live, GST_TIME_ARGS(min), GST_TIME_ARGS(max), GST_TIME_ARGS(ours));
   gst_query_set_latency(query, live, min, max);
@@ -876,12 +780,7 @@ static gboolean src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
   }
   if (GST_EVENT_TYPE(event) == GST_EVENT_RECONFIGURE) {
     // Downstream was relinked: retry after NOT_LINKED, as queue does.
-    Queue* q = self->queue;
-    std::lock_guard<std::mutex> guard(q->lock);
-    if (q->srcresult == GST_FLOW_NOT_LINKED) {
-      q->srcresult = GST_FLOW_OK;
-      gst_pad_start_task(self->srcpad, src_loop, self, nullptr);
-    }
+    self->queue->relink();
   }
   return gst_pad_event_default(pad, parent, event);
 }
@@ -894,7 +793,9 @@ static GstStateChangeReturn change_state(GstElement* element, GstStateChange tra
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     self->counters->processed = 0;
     self->counters->processing_ns = 0;
-    self->counters->reported_latency = 0;
+    self->counters->warmup_frames = 0;  // the task is not running
+    self->counters->warmup_max = 0;
+    self->counters->warmup_latency = 0;
     self->counters->qos_earliest = GST_CLOCK_TIME_NONE;
     if (!load_engine(self)) return GST_STATE_CHANGE_FAILURE;
   }
@@ -902,7 +803,7 @@ static GstStateChangeReturn change_state(GstElement* element, GstStateChange tra
   // The task is stopped once the pads are deactivated, so the engine is ours to drop.
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY ||
       (transition == GST_STATE_CHANGE_READY_TO_PAUSED && ret == GST_STATE_CHANGE_FAILURE))
-    self->stream->engine.reset();
+    self->engine->set(nullptr);
   return ret;
 }
 
@@ -919,6 +820,18 @@ static bool mutable_now(GstTaconiteAdaface* self, GParamSpec* pspec) {
 static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   auto* self = GST_TACONITE_ADAFACE(object);
   if (!mutable_now(self, pspec)) return;
+  switch (prop_id) {  // not under the object lock: the queue and the counters have their own
+    case PROP_MAX_QUEUED: self->queue->set_max_queued(g_value_get_uint(value)); return;
+    case PROP_LEAKY:
+      self->queue->set_leaky_skip(static_cast<LeakyMode>(g_value_get_enum(value)) == LeakyMode::Skip);
+      return;
+    case PROP_LATENCY:
+      // A new value is a new answer to LATENCY queries: ask the pipeline to query again.
+      if (self->counters->latency.exchange(g_value_get_uint64(value)) != g_value_get_uint64(value))
+        gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
+      return;
+    default: break;
+  }
   GST_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {
@@ -934,7 +847,6 @@ static void set_property(GObject* object, guint prop_id, const GValue* value, GP
     case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
     case PROP_BATCH_SIZE: s.batch_size = g_value_get_uint(value); break;
     case PROP_BATCH_TIMEOUT: s.batch_timeout_us = g_value_get_uint(value); break;
-    case PROP_LEAKY: s.leaky = static_cast<LeakyMode>(g_value_get_enum(value)); break;
     case PROP_INTERVAL: s.interval = g_value_get_uint(value); break;
     case PROP_TRACK_ID_PARAM:
       s.tracks.id_param = g_value_get_string(value) ? g_value_get_string(value) : kDefaultTrackIdParam;
@@ -943,13 +855,6 @@ static void set_property(GObject* object, guint prop_id, const GValue* value, GP
     case PROP_REINFER_GROWTH: s.tracks.growth = g_value_get_double(value); break;
     case PROP_TRACK_BEST: s.tracks.keep_best = g_value_get_boolean(value); break;
     case PROP_TRACK_TIMEOUT: s.tracks.timeout = g_value_get_uint(value); break;
-    case PROP_MAX_QUEUED: {
-      self->max_queued = g_value_get_uint(value);
-      GST_OBJECT_UNLOCK(self);
-      std::lock_guard<std::mutex> guard(self->queue->lock);
-      self->queue->item_removed.notify_all();  // a larger limit may unblock upstream
-      return;
-    }
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
   GST_OBJECT_UNLOCK(self);
@@ -958,6 +863,13 @@ static void set_property(GObject* object, guint prop_id, const GValue* value, GP
 static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
   auto* self = GST_TACONITE_ADAFACE(object);
   const Counters& c = *self->counters;
+  switch (prop_id) {  // not under the object lock: the queue has its own
+    case PROP_MAX_QUEUED: g_value_set_uint(value, self->queue->max_queued()); return;
+    case PROP_LEAKY:
+      g_value_set_enum(value, static_cast<gint>(self->queue->leaky_skip() ? LeakyMode::Skip : LeakyMode::No));
+      return;
+    default: break;
+  }
   GST_OBJECT_LOCK(self);
   const Settings& s = *self->settings;
   switch (prop_id) {
@@ -973,7 +885,6 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
     case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
     case PROP_BATCH_SIZE: g_value_set_uint(value, s.batch_size); break;
     case PROP_BATCH_TIMEOUT: g_value_set_uint(value, s.batch_timeout_us); break;
-    case PROP_LEAKY: g_value_set_enum(value, static_cast<gint>(s.leaky)); break;
     case PROP_INTERVAL: g_value_set_uint(value, s.interval); break;
     case PROP_TRACK_ID_PARAM: g_value_set_string(value, s.tracks.id_param.c_str()); break;
     case PROP_REINFER_INTERVAL: g_value_set_uint(value, s.tracks.reinfer_interval); break;
@@ -982,7 +893,7 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
     case PROP_TRACK_TIMEOUT: g_value_set_uint(value, s.tracks.timeout); break;
     case PROP_FACES_CACHED: g_value_set_uint64(value, c.faces_cached.load()); break;
     case PROP_FACES_SKIPPED: g_value_set_uint64(value, c.faces_skipped.load()); break;
-    case PROP_MAX_QUEUED: g_value_set_uint(value, self->max_queued.load()); break;
+    case PROP_LATENCY: g_value_set_uint64(value, c.latency.load()); break;
     case PROP_FRAMES_IN: g_value_set_uint64(value, c.frames_in.load()); break;
     case PROP_FRAMES_OUT: g_value_set_uint64(value, c.frames_out.load()); break;
     case PROP_FACES_EMBEDDED: g_value_set_uint64(value, c.faces_embedded.load()); break;
@@ -1001,16 +912,24 @@ static void finalize(GObject* object) {
   delete self->counters;
   delete self->stream;
   delete self->queue;
+  delete self->engine;
   delete self->settings;
   G_OBJECT_CLASS(gst_taconite_adaface_parent_class)->finalize(object);
 }
 
 static void gst_taconite_adaface_init(GstTaconiteAdaface* self) {
   self->settings = new Settings();
-  self->queue = new Queue();
+  TaskControl task;
+  task.start = [self] {
+    return GST_PAD_MODE(self->srcpad) == GST_PAD_MODE_PUSH && gst_pad_start_task(self->srcpad, src_loop, self, nullptr);
+  };
+  task.pause = [self] { gst_pad_pause_task(self->srcpad); };
+  self->queue = new ItemQueue(std::move(task));
+  self->queue->set_max_queued(kDefaultMaxQueued);
+  self->queue->set_leaky_skip(kDefaultLeaky == LeakyMode::Skip);
+  self->engine = new EngineSlot();
   self->stream = new Stream();
   self->counters = new Counters();
-  new (&self->max_queued) std::atomic<guint>(kDefaultMaxQueued);
   gst_video_info_init(&self->stream->info);
   gst_segment_init(&self->stream->segment, GST_FORMAT_TIME);
 
@@ -1323,6 +1242,18 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
                           "Mean processing time per buffer in milliseconds (selection, preprocessing, engine, "
                           "metadata) since the last READY to PAUSED",
                           0.0, G_MAXDOUBLE, 0.0, ro));
+  /**
+   * GstTaconiteAdaface:latency:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_LATENCY,
+      g_param_spec_uint64("latency", "Latency",
+                          "Processing latency in nanoseconds added to LATENCY queries (how late a buffer may leave); "
+                          "0 = automatic: the slowest of the first 30 frames that ran the engine (the very first "
+                          "left out), reported once known with one LATENCY message. Default: 0",
+                          0, kMaxLatency, kDefaultLatency, rw_playing));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "gsttaconiteadaface.h"
 #include "taconite/embedder.hpp"
@@ -62,6 +64,11 @@ class FakeEngine final : public taconite::gst::EngineClient {
     state_->changed.notify_all();
     state_->changed.wait(guard, [&] { return state_->gate_open; });
     --state_->calls_waiting;
+    if (const int delay_ms = state_->delay_ms; delay_ms > 0) {
+      guard.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      guard.lock();
+    }
     if (state_->fail_embed) return taconite::Error{taconite::ErrorKind::Device, "fake device failure"};
     state_->batch_sizes.push_back(faces.size());
     std::vector<taconite::Embedding> out;

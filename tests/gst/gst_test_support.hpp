@@ -7,6 +7,7 @@
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -30,6 +31,7 @@ struct FakeEngineState {
   int calls_waiting = 0;                   // embed() calls blocked on the gate
   int opened = 0;                          // engines opened (one per READY->PAUSED)
   bool fail_embed = false;                 // embed() returns a Device error
+  std::atomic<int> delay_ms{0};            // embed() takes this long (a slow engine)
 
   void close_gate();
   void open_gate();

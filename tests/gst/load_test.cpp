@@ -1,6 +1,8 @@
 // Load behaviour with an artificially slow (gated) fake engine: leaky=skip passes frames on
 // without embeddings (flagged, counted, QoS messages) and never drops video; downstream QoS
 // events; interval; no deadlock at EOS or flush.
+#include <chrono>
+#include <future>
 #include <thread>
 
 #include "gst_test_support.hpp"
@@ -9,6 +11,7 @@ namespace {
 
 using namespace gsttest;
 
+constexpr auto kHangGuard = std::chrono::seconds(20);  // for calls that must return; not a timing check
 
 
 GstTaconiteEmbeddingStatus status_of(GstBuffer* buffer) {
@@ -183,6 +186,123 @@ TEST_F(LoadTest, IntervalEmbedsEveryNthFrame) {
   EXPECT_EQ(engine->faces_seen(), 3u);
   EXPECT_EQ(counter(h->element, "frames-out"), 7u);
   EXPECT_EQ(counter(h->element, "faces-skipped"), 0u) << "interval frames are not 'skipped'";
+}
+
+TEST_F(LoadTest, ABufferQueuedTwiceIsSkippedTwice) {
+  start({{"leaky", "skip"}, {"max-queued", "1"}});
+  engine->close_gate();
+  ASSERT_EQ(gst_harness_push(h, stream_frame(0)), GST_FLOW_OK);
+  engine->wait_for_waiting_calls(1);
+  ASSERT_EQ(gst_harness_push(h, stream_frame(1)), GST_FLOW_OK);  // the backlog of 1
+  GstBuffer* twice = stream_frame(2);
+  ASSERT_EQ(gst_harness_push(h, gst_buffer_ref(twice)), GST_FLOW_OK);
+  ASSERT_EQ(gst_harness_push(h, twice), GST_FLOW_OK);
+  engine->open_gate();
+  const GstTaconiteEmbeddingStatus expected[] = {GST_TACONITE_EMBEDDING_COMPUTED, GST_TACONITE_EMBEDDING_COMPUTED,
+                                                 GST_TACONITE_EMBEDDING_SKIPPED, GST_TACONITE_EMBEDDING_SKIPPED};
+  for (int i = 0; i < 4; ++i) {
+    GstBuffer* out = gst_harness_pull(h);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(status_of(out), expected[i]) << "output " << i << ": each queued buffer keeps its own flag";
+    gst_buffer_unref(out);
+  }
+  EXPECT_EQ(engine->faces_seen(), 2u);
+}
+
+TEST_F(LoadTest, SwitchingToSkipReleasesAWaitingUpstream) {
+  start({{"max-queued", "1"}});
+  engine->close_gate();
+  ASSERT_EQ(gst_harness_push(h, stream_frame(0)), GST_FLOW_OK);
+  engine->wait_for_waiting_calls(1);
+  ASSERT_EQ(gst_harness_push(h, stream_frame(1)), GST_FLOW_OK);  // the queue is full
+  std::future<GstFlowReturn> blocked =
+      std::async(std::launch::async, [&] { return gst_harness_push(h, stream_frame(2)); });
+  // Let the chain call start waiting for room (frames-in counts it on entry; the pause only makes
+  // it likely that it waits already, it cannot make the test pass wrongly).
+  while (counter(h->element, "frames-in") < 3) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  gst_util_set_object_arg(G_OBJECT(h->element), "leaky", "skip");  // the limit becomes 4 x max-queued
+  const bool released = blocked.wait_for(kHangGuard) == std::future_status::ready;
+  EXPECT_TRUE(released) << "the waiting chain call must re-read leaky";
+  engine->open_gate();
+  EXPECT_EQ(blocked.get(), GST_FLOW_OK);
+  for (int i = 0; i < 3; ++i) gst_buffer_unref(gst_harness_pull(h));
+}
+
+// max-queued x 4 (the leaky=skip bound) must not wrap around in 32 bits (to 0: nothing fits).
+void expect_buffers_pass(GstHarness* h) {
+  for (int i = 0; i < 3; ++i) {
+    std::future<GstFlowReturn> push =
+        std::async(std::launch::async, [&] { return gst_harness_push(h, stream_frame(i)); });
+    if (push.wait_for(kHangGuard) != std::future_status::ready) {
+      ADD_FAILURE() << "chain blocked on an empty queue";
+      gst_element_set_state(h->element, GST_STATE_NULL);  // flushing releases it
+      push.wait();
+      return;
+    }
+    ASSERT_EQ(push.get(), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(GST_BUFFER_PTS(out), i * kFrame);
+    gst_buffer_unref(out);
+  }
+}
+
+TEST_F(LoadTest, SkipWithMaxQueuedOf2To30PassesBuffers) {
+  start({{"leaky", "skip"}, {"max-queued", "1073741824"}});
+  expect_buffers_pass(h);
+}
+
+TEST_F(LoadTest, SkipWithMaxQueuedOf2To31PassesBuffers) {
+  start({{"leaky", "skip"}, {"max-queued", "2147483648"}});
+  expect_buffers_pass(h);
+}
+
+// A live 30 fps source into a clock-synchronised sink with leaky=skip max-queued=1 and a fake
+// engine taking `engine_ms` per frame; returns faces-skipped (every frame comes out).
+guint64 skipped_in_live_pipeline(FakeEngineState& engine, int engine_ms, int frames, const char* sink) {
+  engine.delay_ms = engine_ms;
+  gchar* description = g_strdup_printf(
+      "videotestsrc is-live=true num-buffers=%d ! video/x-raw,format=RGB,width=112,height=112,framerate=30/1 ! "
+      "taconiteadaface name=t bundle=fake input-mode=crops leaky=skip max-queued=1 ! %s",
+      frames, sink);
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch(description, &error);
+  g_free(description);
+  EXPECT_NE(pipeline, nullptr) << (error ? error->message : "");
+  g_clear_error(&error);
+  if (!pipeline) return 0;
+  GstElement* t = gst_bin_get_by_name(GST_BIN(pipeline), "t");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstBus* bus = gst_element_get_bus(pipeline);
+  GstMessage* end = gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND,  // hang guard
+                                               static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  EXPECT_NE(end, nullptr);
+  if (end) {
+    EXPECT_EQ(GST_MESSAGE_TYPE(end), GST_MESSAGE_EOS);
+    gst_message_unref(end);
+  }
+  EXPECT_EQ(counter(t, "frames-out"), static_cast<guint64>(frames)) << "video is never dropped";
+  const guint64 skipped = counter(t, "faces-skipped");
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(t);
+  gst_object_unref(pipeline);
+  return skipped;
+}
+
+TEST_F(LoadTest, LiveFramesWaitingForASyncingSinkAreNotSkipped) {
+  // The sink holds each frame for its latency (one frame from the source plus an 80 ms processing
+  // deadline), so frames wait in the queue while the task is blocked pushing: that is not the
+  // engine falling behind, and a fast engine embeds (almost) every frame.
+  const guint64 skipped =
+      skipped_in_live_pipeline(*engine, 0, 90, "fakesink sync=true processing-deadline=80000000");
+  EXPECT_LE(skipped, 9u) << "frames held back by the sink's clock sync were counted as engine backlog";
+}
+
+TEST_F(LoadTest, LiveWithAnEngineSlowerThanTheFrameRateStillSkips) {
+  const guint64 skipped = skipped_in_live_pipeline(*engine, 50, 30, "fakesink sync=true");
+  EXPECT_GT(skipped, 0u) << "a 50 ms engine cannot keep up with 30 fps";
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
       "bundle", "backend", "threads", "input-mode", "roi-type", "min-face-size", "max-faces", "margin",
       "channel-order", "max-queued", "post-messages", "batch-size", "batch-timeout", "leaky", "interval", "track-id-param",
       "reinfer-interval", "reinfer-growth", "track-best", "track-timeout", "frames-in", "frames-out",
-      "faces-embedded", "faces-skipped", "faces-cached", "mean-latency-ms"};
+      "faces-embedded", "faces-skipped", "faces-cached", "mean-latency-ms", "latency"};
   EXPECT_EQ(ours, static_cast<int>(expected.size())) << "a new property must be added to this list";
   for (const char* name : expected)
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(element), name), nullptr) << name;

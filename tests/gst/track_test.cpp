@@ -188,4 +188,25 @@ TEST_F(TrackTest, WithoutReuseEveryFaceIsComputed) {
   EXPECT_EQ(counter("faces-cached"), 0u);
 }
 
+TEST_F(TrackTest, AFlushStopWhileAFrameIsInTheEngineForgetsThatFramesTrackToo) {
+  // FLUSH_STOP's reset of the track cache runs on the streaming thread before its next item, so
+  // a frame still in the engine when the flush ends cannot leave its track in the new stream.
+  start({{"reinfer-interval", "10"}});
+  engine->close_gate();
+  ASSERT_EQ(gst_harness_push(h, frame(0, {{5, 40, 30, 50}})), GST_FLOW_OK);
+  engine->wait_for_waiting_calls(1);
+  // No FLUSH_START: frame 0 goes on (GStreamer warns it leaves without a segment, which is so).
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(FALSE)));
+  engine->open_gate();
+  GstBuffer* before = gst_harness_pull(h);
+  ASSERT_NE(before, nullptr);
+  gst_buffer_unref(before);
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));  // the flush removed it
+  const std::vector<Seen> after = push(frame(1, {{5, 40, 30, 50}}));
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].status, GST_TACONITE_EMBEDDING_COMPUTED) << "track 5 was cached before the flush";
+}
+
 }  // namespace
