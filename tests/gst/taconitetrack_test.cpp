@@ -340,6 +340,18 @@ TEST_F(TaconiteTrackTest, BuffersAreWrittenInPlaceAndCopiedOnlyWhenTheyMustBe) {
   gst_buffer_unref(in);
 }
 
+TEST_F(TaconiteTrackTest, AllocationQueriesReachDownstream) {
+  // In place: upstream may allocate buffers with downstream's GstVideoMeta support (strides).
+  start();
+  gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, nullptr);
+  GstCaps* caps = gst_caps_from_string(kCaps);
+  GstQuery* query = gst_query_new_allocation(caps, TRUE);
+  gst_caps_unref(caps);
+  ASSERT_TRUE(gst_pad_peer_query(h->srcpad, query));
+  EXPECT_TRUE(gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr));
+  gst_query_unref(query);
+}
+
 TEST(RoiTrackParamTest, WrittenIdsReadBackAsTaconiteadafaceReadsThemBeyondG_MAXINTToo) {
   GstBuffer* buffer = frame(0, {{10, 10, 20, 20}});
   GstVideoRegionOfInterestMeta* roi = rois_of(buffer)[0];
