@@ -79,7 +79,7 @@ void BoxTracker::drop_longest_lost(std::size_t keep) {
 }
 
 std::vector<std::optional<std::int64_t>> BoxTracker::update(const std::vector<Box>& boxes,
-                                                             const TrackerPolicy& policy) {
+                                                            const TrackerPolicy& policy) {
   drop_longest_lost(policy.max_tracks);  // the cap may have been lowered
 
   for (Track& track : tracks_) {
@@ -113,7 +113,8 @@ std::vector<std::optional<std::int64_t>> BoxTracker::update(const std::vector<Bo
     const long n = static_cast<long>(std::max(rows.size(), cols.size()));
     dlib::matrix<long> cost = dlib::zeros_matrix<long>(n, n);
     for (std::size_t r = 0; r < rows.size(); ++r)
-      for (std::size_t c = 0; c < cols.size(); ++c) cost(static_cast<long>(r), static_cast<long>(c)) = profit[rows[r]][cols[c]];
+      for (std::size_t c = 0; c < cols.size(); ++c)
+        cost(static_cast<long>(r), static_cast<long>(c)) = profit[rows[r]][cols[c]];
     const std::vector<long> assignment = dlib::max_cost_assignment(cost);
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const auto c = static_cast<std::size_t>(assignment[r]);

@@ -214,7 +214,8 @@ static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*ou
   Stream& stream = *self->stream;
   GstVideoInfo info;
   if (!gst_video_info_from_caps(&info, incaps)) {
-    GST_ERROR_OBJECT(self, "caps %" GST_PTR_FORMAT " are not raw video caps with a size and format", static_cast<gpointer>(incaps));
+    GST_ERROR_OBJECT(self, "caps %" GST_PTR_FORMAT " are not raw video caps with a size and format",
+                     static_cast<gpointer>(incaps));
     return FALSE;
   }
   if (stream.have_info && (GST_VIDEO_INFO_WIDTH(&info) != GST_VIDEO_INFO_WIDTH(&stream.info) ||
@@ -310,8 +311,8 @@ static void gst_taconite_track_class_init(GstTaconiteTrackClass* klass) {
   transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
   transform_class->stop = GST_DEBUG_FUNCPTR(stop);
 
-  const auto rw_playing = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-                                                   GST_PARAM_MUTABLE_PLAYING);
+  const auto rw_playing =
+      static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 
   /**
    * GstTaconiteTrack:roi-type:

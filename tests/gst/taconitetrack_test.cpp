@@ -261,11 +261,11 @@ TEST_F(TaconiteTrackTest, ManyRoisAreCappedAtMaxRoisTheLargestTracked) {
 TEST_F(TaconiteTrackTest, RoisOutsideTheFrameGetNoIdPartlyOutsideAreClipped) {
   start({{"min-hits", "1"}});
   const std::vector<Roi> rois{
-      {1000, 50, 40, 40},           // right of the frame
-      {50, 50, 0, 40},              // no width
+      {1000, 50, 40, 40},                            // right of the frame
+      {50, 50, 0, 40},                               // no width
       {G_MAXUINT, G_MAXUINT, G_MAXUINT, G_MAXUINT},  // x + w overflows 32 bits
-      {300, 200, 100, 100},         // partly outside: clipped to 20x40
-      {0, 0, G_MAXUINT, G_MAXUINT}, // the whole frame and far beyond
+      {300, 200, 100, 100},                          // partly outside: clipped to 20x40
+      {0, 0, G_MAXUINT, G_MAXUINT},                  // the whole frame and far beyond
   };
   for (int f = 0; f < 3; ++f) {
     const auto ids = push(frame(f, rois));
@@ -304,8 +304,8 @@ TEST_F(TaconiteTrackTest, AnObjectIdFromUpstreamIsReplacedOrRemoved) {
   GstBuffer* out = gst_harness_push_and_pull(h, with_upstream_id(2));
   ASSERT_NE(out, nullptr);
   int params = 0;
-  for (GList* l = rois_of(out)[0]->params; l; l = l->next) params += gst_structure_has_name(
-      static_cast<GstStructure*>(l->data), "object_id");
+  for (GList* l = rois_of(out)[0]->params; l; l = l->next)
+    params += gst_structure_has_name(static_cast<GstStructure*>(l->data), "object_id");
   EXPECT_EQ(params, 1) << "replaced, not added twice";
   gst_buffer_unref(out);
 }
