@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "gsttaconiteadaface.h"
+#include "gsttaconitetrack.h"
 #include "taconite/embedder.hpp"
 
 namespace gsttest {
@@ -249,10 +250,11 @@ std::vector<float> expected_chw(int width, int height, const PixelFn& pixel, boo
 
 }  // namespace gsttest
 
-// gst_init plus the element registered statically (tests link it; no plugin path needed).
+// gst_init plus the elements registered statically (tests link it; no plugin path needed).
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   GST_ELEMENT_REGISTER(taconiteadaface, nullptr);
+  GST_ELEMENT_REGISTER(taconitetrack, nullptr);
   ::testing::InitGoogleTest(&argc, argv);
   const int result = RUN_ALL_TESTS();
   gst_deinit();

@@ -70,4 +70,26 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
   gst_object_unref(element);
 }
 
+TEST_F(PluginTest, RegistersTaconitetrackWithDocumentedProperties) {
+  ASSERT_NE(plugin, nullptr);
+  GstElementFactory* factory = gst_element_factory_find("taconitetrack");
+  ASSERT_NE(factory, nullptr) << "plugin_init registers taconitetrack";
+  EXPECT_STREQ(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS), "Filter/Analyzer/Video");
+  GstElement* element = gst_element_factory_create(factory, nullptr);
+  gst_object_unref(factory);
+  ASSERT_NE(element, nullptr);
+  guint n = 0;
+  GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(element), &n);
+  std::vector<std::string> ours;
+  for (guint i = 0; i < n; ++i) {
+    if (specs[i]->owner_type != G_OBJECT_TYPE(element)) continue;
+    ours.emplace_back(specs[i]->name);
+    const std::string blurb = g_param_spec_get_blurb(specs[i]);
+    EXPECT_NE(blurb.find("Default:"), std::string::npos) << specs[i]->name << " blurb states its default";
+  }
+  g_free(specs);
+  EXPECT_EQ(ours, (std::vector<std::string>{"roi-type", "iou-threshold", "max-age", "min-hits", "max-rois"}));
+  gst_object_unref(element);
+}
+
 }  // namespace

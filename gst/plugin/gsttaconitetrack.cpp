@@ -1,0 +1,380 @@
+/**
+ * SECTION:element-taconitetrack
+ * @title: taconitetrack
+ *
+ * Gives every #GstVideoRegionOfInterestMeta of type `roi-type` (default `face`; empty: every type)
+ * a tracking id that stays the same from frame to frame while the object moves, written as DL
+ * Streamer does: a ROI param structure `object_id` with an integer field `id`, where
+ * taconiteadaface's `track-id-param` reads it by default (so `reinfer-interval` and `track-best`
+ * reuse embeddings per face).
+ *
+ * Each track's box is predicted by a constant-velocity Kalman filter (OpenCV) on its centre and
+ * size; the predictions are matched to the frame's boxes by overlap (IoU) with an optimal
+ * assignment (dlib), and a pair overlapping less than `iou-threshold` is never matched. An
+ * unmatched box starts a track; its id is published once the track was matched in `min-hits`
+ * frames (before that its ROI gets no `object_id`), and a track missing from more than `max-age`
+ * consecutive frames ends, so a face that comes back sooner gets its id back. Ids count up from 1
+ * and are never reused within a stream (beyond G_MAXINT they are written as 64-bit integers).
+ * At most `max-rois` ROIs of a frame are tracked (the largest), and at most as many tracks kept.
+ * An `object_id` param already on a ROI of that type is replaced or, without an id, removed.
+ *
+ * Buffers pass through in place and are never dropped; one whose ROIs get no change is passed on
+ * untouched, and one that is not writable is copied (metadata only, never the pixels) when ids are
+ * written. FLUSH_STOP and a caps change of the frame size forget the tracks (ids go on counting);
+ * STREAM_START starts a new stream (ids from 1 again).
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 v4l2src ! videoconvert ! facedetect display=false ! taconitetrack ! \
+ *     taconiteadaface bundle=/path/to/bundle reinfer-interval=5 ! videoconvert ! autovideosink
+ * ]| Tracks the faces facedetect finds and embeds each face every 5 frames, reusing its embedding
+ * in between.
+ *
+ * Since: 0.2
+ */
+#include "gsttaconitetrack.h"
+
+#include <gst/video/video.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "box_tracker.hpp"
+#include "roi_track_param.hpp"
+
+GST_DEBUG_CATEGORY_STATIC(taconite_track_debug);
+#define GST_CAT_DEFAULT taconite_track_debug
+
+namespace {
+
+using namespace taconite::gst;
+
+constexpr const char* kDefaultRoiType = "face";
+constexpr double kDefaultIouThreshold = 0.3;
+constexpr guint kDefaultMaxAge = 30;
+constexpr guint kDefaultMinHits = 3;
+constexpr guint kDefaultMaxRois = 256;
+// Bounds the assignment matrix (max-rois squared) and its cubic solve.
+constexpr guint kMaxMaxRois = 1024;
+
+// Property values; guarded by the object lock.
+struct Settings {
+  std::string roi_type = kDefaultRoiType;
+  double iou_threshold = kDefaultIouThreshold;
+  guint max_age = kDefaultMaxAge;
+  guint min_hits = kDefaultMinHits;
+  guint max_rois = kDefaultMaxRois;
+};
+
+// What a ROI of the buffer gets: its id param set to `id`, or removed when `id` is empty.
+struct RoiChange {
+  bool write = false;
+  std::optional<gint64> id;
+};
+
+// What only the streaming thread touches (buffers, serialized events, caps).
+struct Stream {
+  BoxTracker tracker;
+  GstVideoInfo info;
+  bool have_info = false;
+  std::vector<RoiChange> changes;  // per ROI meta of the buffer being processed, in meta order
+  bool warned_exhausted = false;
+};
+
+std::vector<GstVideoRegionOfInterestMeta*> roi_metas(GstBuffer* buffer) {
+  std::vector<GstVideoRegionOfInterestMeta*> rois;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    rois.push_back(reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta));
+  return rois;
+}
+
+// The ROI's box clipped to the frame; empty (zero width or height) when nothing of it is inside.
+Box clipped_box(const GstVideoRegionOfInterestMeta* roi, const GstVideoInfo& info) {
+  const auto frame_w = static_cast<guint64>(GST_VIDEO_INFO_WIDTH(&info));
+  const auto frame_h = static_cast<guint64>(GST_VIDEO_INFO_HEIGHT(&info));
+  const guint64 x0 = std::min<guint64>(roi->x, frame_w), y0 = std::min<guint64>(roi->y, frame_h);
+  const guint64 x1 = std::min<guint64>(guint64{roi->x} + roi->w, frame_w);
+  const guint64 y1 = std::min<guint64>(guint64{roi->y} + roi->h, frame_h);
+  return {static_cast<double>(x0), static_cast<double>(y0), static_cast<double>(x1 - x0), static_cast<double>(y1 - y0)};
+}
+
+}  // namespace
+
+struct _GstTaconiteTrack {
+  GstBaseTransform parent;
+  Settings* settings;
+  Stream* stream;
+};
+
+enum {
+  PROP_0,
+  PROP_ROI_TYPE,
+  PROP_IOU_THRESHOLD,
+  PROP_MAX_AGE,
+  PROP_MIN_HITS,
+  PROP_MAX_ROIS,
+};
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw(ANY)"));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw(ANY)"));
+
+G_DEFINE_TYPE_WITH_CODE(GstTaconiteTrack, gst_taconite_track, GST_TYPE_BASE_TRANSFORM,
+                        GST_DEBUG_CATEGORY_INIT(taconite_track_debug, "taconitetrack", 0, "taconitetrack element"));
+GST_ELEMENT_REGISTER_DEFINE(taconitetrack, "taconitetrack", GST_RANK_NONE, GST_TYPE_TACONITE_TRACK);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Streaming                                                                                   */
+
+// Tracks the frame's ROIs and decides what each gets; the buffer is made writable (a metadata
+// copy) only when a ROI's params change.
+static GstFlowReturn prepare_output_buffer(GstBaseTransform* trans, GstBuffer* input, GstBuffer** output) {
+  GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
+  Stream& stream = *self->stream;
+  TrackerPolicy policy;
+  GST_OBJECT_LOCK(self);
+  const Settings& s = *self->settings;
+  const GQuark roi_type = s.roi_type.empty() ? 0 : g_quark_from_string(s.roi_type.c_str());
+  policy.iou_threshold = s.iou_threshold;
+  policy.max_age = s.max_age;
+  policy.min_hits = s.min_hits;
+  policy.max_tracks = s.max_rois;
+  GST_OBJECT_UNLOCK(self);
+
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = roi_metas(input);
+  stream.changes.assign(rois.size(), RoiChange{});
+  struct Candidate {
+    std::size_t index;
+    Box box;
+  };
+  std::vector<Candidate> candidates;
+  bool write = false;
+  for (std::size_t i = 0; i < rois.size(); ++i) {
+    if (roi_type && rois[i]->roi_type != roi_type) continue;  // not ours: untouched
+    // Every ROI of the type loses a stale id unless it gets one of ours below.
+    stream.changes[i].write = has_roi_track_id_param(rois[i]);
+    write = write || stream.changes[i].write;
+    const Box box = clipped_box(rois[i], stream.info);
+    if (box.width > 0 && box.height > 0)
+      candidates.push_back({i, box});
+    else
+      GST_LOG_OBJECT(self, "ROI %u,%u %ux%u has nothing inside the frame: no id", rois[i]->x, rois[i]->y, rois[i]->w,
+                     rois[i]->h);
+  }
+  if (candidates.size() > policy.max_tracks) {
+    GST_DEBUG_OBJECT(self, "%zu ROIs, max-rois=%zu: the %zu smallest pass without an id", candidates.size(),
+                     policy.max_tracks, candidates.size() - policy.max_tracks);
+    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      return a.box.width * a.box.height > b.box.width * b.box.height;
+    });
+    candidates.resize(policy.max_tracks);
+  }
+
+  std::vector<Box> boxes(candidates.size());
+  std::transform(candidates.begin(), candidates.end(), boxes.begin(), [](const Candidate& c) { return c.box; });
+  const std::vector<std::optional<std::int64_t>> ids = stream.tracker.update(boxes, policy);
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    RoiChange& change = stream.changes[candidates[k].index];
+    change.id = ids[k];
+    change.write = change.write || change.id.has_value();
+    write = write || change.write;
+  }
+  if (stream.tracker.ids_exhausted() && !stream.warned_exhausted) {
+    stream.warned_exhausted = true;
+    GST_ELEMENT_WARNING(self, STREAM, FAILED, ("Every tracking id of this stream was given out."),
+                        ("New tracks get no id until the next STREAM_START."));
+  }
+
+  if (!write) stream.changes.clear();
+  *output = write && !gst_buffer_is_writable(input) ? gst_buffer_copy(input) : input;
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+  GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
+  std::vector<RoiChange>& changes = self->stream->changes;
+  if (changes.empty()) return GST_FLOW_OK;
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = roi_metas(buffer);
+  if (rois.size() != changes.size()) {  // a copy keeps the metas and their order: never expected
+    GST_WARNING_OBJECT(self, "buffer has %zu ROIs, %zu were tracked: ids not written", rois.size(), changes.size());
+  } else {
+    for (std::size_t i = 0; i < rois.size(); ++i)
+      if (changes[i].write) set_roi_track_id(rois[i], changes[i].id);
+  }
+  changes.clear();
+  return GST_FLOW_OK;
+}
+
+static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
+  GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
+  Stream& stream = *self->stream;
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps(&info, incaps)) {
+    GST_ERROR_OBJECT(self, "caps %" GST_PTR_FORMAT " are not raw video caps with a size and format",
+                     static_cast<gpointer>(incaps));
+    return FALSE;
+  }
+  if (stream.have_info && (GST_VIDEO_INFO_WIDTH(&info) != GST_VIDEO_INFO_WIDTH(&stream.info) ||
+                           GST_VIDEO_INFO_HEIGHT(&info) != GST_VIDEO_INFO_HEIGHT(&stream.info))) {
+    GST_DEBUG_OBJECT(self, "frame size changed to %dx%d: tracks forgotten", GST_VIDEO_INFO_WIDTH(&info),
+                     GST_VIDEO_INFO_HEIGHT(&info));
+    stream.tracker.clear_tracks();  // boxes of another size are not comparable
+  }
+  stream.info = info;
+  stream.have_info = true;
+  return TRUE;
+}
+
+static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
+  GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
+  switch (GST_EVENT_TYPE(event)) {
+    case GST_EVENT_FLUSH_STOP:  // a seek within the stream: forget where objects were, keep counting ids
+      self->stream->tracker.clear_tracks();
+      break;
+    case GST_EVENT_STREAM_START:
+      self->stream->tracker.restart();
+      self->stream->warned_exhausted = false;
+      break;
+    default: break;
+  }
+  return GST_BASE_TRANSFORM_CLASS(gst_taconite_track_parent_class)->sink_event(trans, event);
+}
+
+static gboolean stop(GstBaseTransform* trans) {
+  GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
+  delete self->stream;
+  self->stream = new Stream();
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* GObject                                                                                     */
+
+static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
+  GstTaconiteTrack* self = GST_TACONITE_TRACK(object);
+  GST_OBJECT_LOCK(self);
+  Settings& s = *self->settings;
+  switch (prop_id) {
+    case PROP_ROI_TYPE: s.roi_type = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_IOU_THRESHOLD: s.iou_threshold = g_value_get_double(value); break;
+    case PROP_MAX_AGE: s.max_age = g_value_get_uint(value); break;
+    case PROP_MIN_HITS: s.min_hits = g_value_get_uint(value); break;
+    case PROP_MAX_ROIS: s.max_rois = g_value_get_uint(value); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
+  GstTaconiteTrack* self = GST_TACONITE_TRACK(object);
+  GST_OBJECT_LOCK(self);
+  const Settings& s = *self->settings;
+  switch (prop_id) {
+    case PROP_ROI_TYPE: g_value_set_string(value, s.roi_type.c_str()); break;
+    case PROP_IOU_THRESHOLD: g_value_set_double(value, s.iou_threshold); break;
+    case PROP_MAX_AGE: g_value_set_uint(value, s.max_age); break;
+    case PROP_MIN_HITS: g_value_set_uint(value, s.min_hits); break;
+    case PROP_MAX_ROIS: g_value_set_uint(value, s.max_rois); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void finalize(GObject* object) {
+  GstTaconiteTrack* self = GST_TACONITE_TRACK(object);
+  delete self->settings;
+  delete self->stream;
+  G_OBJECT_CLASS(gst_taconite_track_parent_class)->finalize(object);
+}
+
+static void gst_taconite_track_init(GstTaconiteTrack* self) {
+  self->settings = new Settings();
+  self->stream = new Stream();
+  // Not passthrough: prepare_output_buffer decides per buffer whether it must become writable.
+  gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
+}
+
+static void gst_taconite_track_class_init(GstTaconiteTrackClass* klass) {
+  GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass* transform_class = GST_BASE_TRANSFORM_CLASS(klass);
+  gobject_class->set_property = set_property;
+  gobject_class->get_property = get_property;
+  gobject_class->finalize = finalize;
+  transform_class->prepare_output_buffer = GST_DEBUG_FUNCPTR(prepare_output_buffer);
+  transform_class->transform_ip = GST_DEBUG_FUNCPTR(transform_ip);
+  transform_class->set_caps = GST_DEBUG_FUNCPTR(set_caps);
+  transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
+  transform_class->stop = GST_DEBUG_FUNCPTR(stop);
+
+  const auto rw_playing =
+      static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstTaconiteTrack:roi-type:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_ROI_TYPE,
+      g_param_spec_string("roi-type", "ROI type",
+                          "roi_type of the GstVideoRegionOfInterestMeta to track (facedetect emits \"face\"); an "
+                          "empty string tracks every ROI, all types together. Default: \"face\"",
+                          kDefaultRoiType, rw_playing));
+  /**
+   * GstTaconiteTrack:iou-threshold:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_IOU_THRESHOLD,
+      g_param_spec_double("iou-threshold", "IoU threshold",
+                          "Least overlap (intersection over union, 0 to 1) between a track's predicted box and a "
+                          "ROI for the ROI to continue the track; lower pairs start a new track. Default: 0.3",
+                          0.0, 1.0, kDefaultIouThreshold, rw_playing));
+  /**
+   * GstTaconiteTrack:max-age:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_AGE,
+      g_param_spec_uint("max-age", "Maximum age",
+                        "Frames a lost track survives: a face missing from at most this many consecutive frames "
+                        "gets its id back, one missing longer a new id. Default: 30",
+                        0, G_MAXUINT, kDefaultMaxAge, rw_playing));
+  /**
+   * GstTaconiteTrack:min-hits:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_MIN_HITS,
+      g_param_spec_uint("min-hits", "Minimum hits",
+                        "Frames a track must be matched in before its id is published (ROIs of a newer track get "
+                        "no id); 1 publishes from the first frame. Default: 3",
+                        1, G_MAXUINT, kDefaultMinHits, rw_playing));
+  /**
+   * GstTaconiteTrack:max-rois:
+   *
+   * Since: 0.2
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_ROIS,
+      g_param_spec_uint("max-rois", "Maximum ROIs",
+                        "ROIs of a frame tracked at most, the largest ones (the rest pass without an id), and "
+                        "tracks kept at most (a new one replaces the longest-lost). Default: 256",
+                        1, kMaxMaxRois, kDefaultMaxRois, rw_playing));
+
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "ROI tracker", "Filter/Analyzer/Video",
+      "Gives the regions of interest of a video stream stable tracking ids (ROI param object_id) by Kalman-predicted "
+      "IoU matching with an optimal assignment",
+      "taconite-adaface maintainers");
+}

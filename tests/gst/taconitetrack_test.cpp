@@ -1,0 +1,420 @@
+// taconitetrack with synthetic box sequences pushed as ROI metas through GstHarness: ids stay with
+// a moving face and with crossing faces, come back within max-age and not after, are never
+// reused, wait for min-hits; flush, STREAM_START and a frame-size change forget the tracks; many
+// and out-of-frame ROIs are bounded; buffers are written in place; and taconiteadaface downstream
+// reuses embeddings per tracked id.
+#include <climits>
+#include <optional>
+#include <set>
+
+#include "box_tracker.hpp"
+#include "gst_test_support.hpp"
+#include "roi_track_param.hpp"
+#include "track_cache.hpp"
+
+namespace {
+
+using namespace gsttest;
+using taconite::gst::roi_track_id;
+
+const char* kCaps = "video/x-raw,format=RGB,width=320,height=240,framerate=30/1";
+
+struct Roi {
+  guint x, y, w, h;
+  const char* type = "face";
+};
+
+// A 320x240 RGB frame (black; the tracker never reads pixels) with the given ROIs in order.
+GstBuffer* frame(int index, const std::vector<Roi>& rois, int width = 320, int height = 240) {
+  GstBuffer* buffer = gst_buffer_new_allocate(nullptr, static_cast<gsize>(width) * height * 3, nullptr);
+  gst_buffer_memset(buffer, 0, 0, gst_buffer_get_size(buffer));
+  GST_BUFFER_PTS(buffer) = index * kFrame;
+  GST_BUFFER_DURATION(buffer) = kFrame;
+  for (const Roi& r : rois) gst_buffer_add_video_region_of_interest_meta(buffer, r.type, r.x, r.y, r.w, r.h);
+  return buffer;
+}
+
+std::vector<GstVideoRegionOfInterestMeta*> rois_of(GstBuffer* buffer) {
+  std::vector<GstVideoRegionOfInterestMeta*> rois;
+  gpointer state = nullptr;
+  while (GstMeta* m = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    rois.push_back(reinterpret_cast<GstVideoRegionOfInterestMeta*>(m));
+  return rois;
+}
+
+// The id each ROI carries, read the way taconiteadaface reads it by default.
+std::vector<std::optional<gint64>> ids_of(GstBuffer* buffer) {
+  std::vector<std::optional<gint64>> ids;
+  for (GstVideoRegionOfInterestMeta* roi : rois_of(buffer)) ids.push_back(roi_track_id(roi, "object_id"));
+  return ids;
+}
+
+class TaconiteTrackTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (h) gst_harness_teardown(h);
+  }
+  void start(const std::vector<std::pair<std::string, std::string>>& properties = {}) {
+    h = gst_harness_new("taconitetrack");
+    ASSERT_NE(h, nullptr);
+    for (const auto& [name, value] : properties)
+      gst_util_set_object_arg(G_OBJECT(h->element), name.c_str(), value.c_str());
+    gst_harness_set_src_caps_str(h, kCaps);
+  }
+  // Pushes a frame and returns the id of each of its ROIs.
+  std::vector<std::optional<gint64>> push(GstBuffer* in) {
+    GstBuffer* out = gst_harness_push_and_pull(h, in);
+    EXPECT_NE(out, nullptr);
+    if (!out) return {};
+    auto ids = ids_of(out);
+    gst_buffer_unref(out);
+    return ids;
+  }
+  std::optional<gint64> push_one(int index, const Roi& roi) {
+    const auto ids = push(frame(index, {roi}));
+    EXPECT_EQ(ids.size(), 1u);
+    return ids.empty() ? std::nullopt : ids[0];
+  }
+  void flush() {
+    ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
+    ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+    GstSegment segment;
+    gst_segment_init(&segment, GST_FORMAT_TIME);
+    ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+  }
+  GstHarness* h = nullptr;
+};
+
+TEST_F(TaconiteTrackTest, ASteadilyMovingFaceKeepsItsId) {
+  start();
+  std::set<gint64> seen;
+  for (int i = 0; i < 40; ++i) {
+    const auto id = push_one(i, {static_cast<guint>(20 + 5 * i), static_cast<guint>(30 + 2 * i), 60, 60});
+    if (i < 2) {
+      EXPECT_FALSE(id) << "frame " << i << ": not confirmed yet (min-hits=3)";
+    } else {
+      ASSERT_TRUE(id) << "frame " << i;
+      seen.insert(*id);
+    }
+  }
+  EXPECT_EQ(seen, std::set<gint64>{1});
+}
+
+class MinHitsTest : public TaconiteTrackTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(MinHitsTest, TheIdIsPublishedFromTheMinHitsthFrame) {
+  const int min_hits = GetParam();
+  start({{"min-hits", std::to_string(min_hits)}});
+  for (int i = 0; i < min_hits + 3; ++i) {
+    const auto id = push_one(i, {100, 80, 50, 50});
+    if (i + 1 < min_hits)
+      EXPECT_FALSE(id) << "frame " << i << " (matched " << i + 1 << " times)";
+    else
+      EXPECT_EQ(id, 1) << "frame " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Hits, MinHitsTest, ::testing::Values(1, 2, 3, 6));
+
+TEST_F(TaconiteTrackTest, CrossingFacesKeepTheirIds) {
+  // Two faces on nearly the same row move towards each other, overlap fully, and part. Without
+  // motion prediction the boxes swap ids at the crossing (each one's last box overlaps the other's
+  // new box better); the Kalman prediction keeps them apart.
+  start();
+  std::set<gint64> left_ids, right_ids;
+  for (int i = 0; i < 46; ++i) {
+    const Roi left{static_cast<guint>(10 + 6 * i), 100, 40, 40};
+    const Roi right{static_cast<guint>(280 - 6 * i), 104, 40, 40};
+    const auto ids = push(frame(i, {left, right}));
+    ASSERT_EQ(ids.size(), 2u);
+    if (i < 2) continue;
+    ASSERT_TRUE(ids[0] && ids[1]) << "frame " << i;
+    left_ids.insert(*ids[0]);
+    right_ids.insert(*ids[1]);
+  }
+  EXPECT_EQ(left_ids.size(), 1u) << "the left-to-right face changed id";
+  EXPECT_EQ(right_ids.size(), 1u) << "the right-to-left face changed id";
+  EXPECT_NE(*left_ids.begin(), *right_ids.begin());
+}
+
+class MaxAgeTest : public TaconiteTrackTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(MaxAgeTest, AFaceBackWithinMaxAgeGetsItsIdBackLaterANewOne) {
+  const int max_age = GetParam();
+  start({{"max-age", std::to_string(max_age)}});
+  int index = 0;
+  auto gap = [&](int frames) {
+    for (int i = 0; i < frames; ++i) EXPECT_TRUE(push(frame(index++, {})).empty());
+  };
+  const Roi face{120, 90, 60, 60};
+  for (int i = 0; i < 3; ++i) push_one(index++, face);
+  ASSERT_EQ(push_one(index++, face), 1);
+  gap(max_age);
+  EXPECT_EQ(push_one(index++, face), 1) << "missing from " << max_age << " frames: the same id at once";
+  gap(max_age + 1);
+  EXPECT_FALSE(push_one(index++, face)) << "missing from " << max_age + 1 << " frames: a new, unconfirmed track";
+  push_one(index++, face);
+  EXPECT_EQ(push_one(index++, face), 2) << "a new id, never the old one";
+}
+
+INSTANTIATE_TEST_SUITE_P(Ages, MaxAgeTest, ::testing::Values(0, 1, 5, 30));
+
+TEST_F(TaconiteTrackTest, IdsAreNeverReusedWithinAStream) {
+  // Faces come and go at a few places (lost tracks end after max-age=2); a flush in between.
+  start({{"max-age", "2"}, {"min-hits", "1"}});
+  const std::vector<Roi> places{{10, 10, 50, 50}, {200, 20, 60, 60}, {100, 150, 40, 40}};
+  std::set<gint64> ended;
+  std::vector<gint64> order;
+  int index = 0;
+  for (int round = 0; round < 12; ++round) {
+    if (round == 6) flush();
+    const Roi& place = places[static_cast<std::size_t>(round) % places.size()];
+    std::optional<gint64> id;
+    for (int i = 0; i < 3; ++i) {
+      const auto now = push_one(index++, place);
+      ASSERT_TRUE(now);
+      if (id) {
+        EXPECT_EQ(now, id) << "round " << round;
+      }
+      id = now;
+    }
+    EXPECT_FALSE(ended.count(*id)) << "id " << *id << " reused in round " << round;
+    ended.insert(*id);
+    order.push_back(*id);
+    for (int i = 0; i < 3; ++i) push(frame(index++, {}));  // longer than max-age
+  }
+  EXPECT_TRUE(std::is_sorted(order.begin(), order.end()));
+  EXPECT_EQ(order.back(), 12) << "one id per appearance, counting on across the flush";
+}
+
+TEST_F(TaconiteTrackTest, FlushStopForgetsTheTracksAndIdsCountOn) {
+  start();
+  const Roi face{100, 80, 50, 50};
+  for (int i = 0; i < 4; ++i) push_one(i, face);
+  ASSERT_EQ(push_one(4, face), 1);
+  flush();
+  EXPECT_FALSE(push_one(5, face)) << "the track was forgotten: unconfirmed again";
+  EXPECT_FALSE(push_one(6, face));
+  EXPECT_EQ(push_one(7, face), 2) << "the same stream: id 1 is not given again";
+}
+
+TEST_F(TaconiteTrackTest, StreamStartBeginsANewStreamWithIdsFromOne) {
+  start();
+  const Roi face{100, 80, 50, 50};
+  for (int i = 0; i < 4; ++i) push_one(i, face);
+  ASSERT_EQ(push_one(4, face), 1);
+  for (int i = 0; i < 4; ++i) push_one(5 + i, {10, 10, 30, 30});  // a second face: id 2
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_stream_start("second-stream")));
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+  EXPECT_FALSE(push_one(10, face)) << "the tracks were forgotten";
+  EXPECT_FALSE(push_one(11, face));
+  EXPECT_EQ(push_one(12, face), 1) << "a new stream numbers its tracks from 1";
+}
+
+TEST_F(TaconiteTrackTest, AFrameSizeChangeForgetsTheTracksOtherCapsChangesDoNot) {
+  start();
+  const Roi face{100, 80, 50, 50};
+  for (int i = 0; i < 3; ++i) push_one(i, face);
+  ASSERT_EQ(push_one(3, face), 1);
+  gst_harness_set_src_caps_str(h, "video/x-raw,format=RGB,width=320,height=240,framerate=15/1");
+  EXPECT_EQ(push_one(4, face), 1) << "same frame size: the track goes on";
+  gst_harness_set_src_caps_str(h, "video/x-raw,format=RGB,width=640,height=480,framerate=15/1");
+  auto push_big = [&](int index) {
+    const auto ids = push(frame(index, {face}, 640, 480));
+    return ids.size() == 1 ? ids[0] : std::nullopt;
+  };
+  EXPECT_FALSE(push_big(5)) << "boxes of another frame size start new tracks";
+  EXPECT_FALSE(push_big(6));
+  EXPECT_EQ(push_big(7), 2);
+}
+
+TEST_F(TaconiteTrackTest, ManyRoisAreCappedAtMaxRoisTheLargestTracked) {
+  // 500 ROIs on a grid, none overlapping: the 256 larger ones (the last in meta order) get ids,
+  // every ROI passes on, and a frame of 500 overlapping ROIs is handled too.
+  start({{"min-hits", "1"}});
+  std::vector<Roi> rois;
+  for (guint i = 0; i < 500; ++i) {
+    const guint size = i >= 244 ? 9 : 8;
+    rois.push_back({(i % 25) * 12, (i / 25) * 12, size, size});
+  }
+  for (int f = 0; f < 3; ++f) {
+    const auto ids = push(frame(f, rois));
+    ASSERT_EQ(ids.size(), 500u) << "frame " << f;
+    std::set<gint64> distinct;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      EXPECT_EQ(ids[i].has_value(), i >= 244) << "ROI " << i << " of frame " << f;
+      if (ids[i]) distinct.insert(*ids[i]);
+    }
+    EXPECT_EQ(distinct.size(), 256u) << "frame " << f;
+    EXPECT_EQ(*distinct.rbegin(), 256) << "the same 256 tracks from frame to frame";
+  }
+  std::vector<Roi> piled;
+  for (guint i = 0; i < 500; ++i) piled.push_back({100 + i % 7, 80 + i % 5, 40 + i % 11, 40 + i % 3});
+  for (int f = 3; f < 6; ++f) EXPECT_EQ(push(frame(f, piled)).size(), 500u);
+  guint max_rois = 0;
+  g_object_get(h->element, "max-rois", &max_rois, nullptr);
+  EXPECT_EQ(max_rois, 256u);
+}
+
+TEST_F(TaconiteTrackTest, RoisOutsideTheFrameGetNoIdPartlyOutsideAreClipped) {
+  start({{"min-hits", "1"}});
+  const std::vector<Roi> rois{
+      {1000, 50, 40, 40},                            // right of the frame
+      {50, 50, 0, 40},                               // no width
+      {G_MAXUINT, G_MAXUINT, G_MAXUINT, G_MAXUINT},  // x + w overflows 32 bits
+      {300, 200, 100, 100},                          // partly outside: clipped to 20x40
+      {0, 0, G_MAXUINT, G_MAXUINT},                  // the whole frame and far beyond
+  };
+  for (int f = 0; f < 3; ++f) {
+    const auto ids = push(frame(f, rois));
+    ASSERT_EQ(ids.size(), rois.size());
+    EXPECT_FALSE(ids[0]);
+    EXPECT_FALSE(ids[1]);
+    EXPECT_FALSE(ids[2]);
+    EXPECT_EQ(ids[3], 1) << "frame " << f;
+    EXPECT_EQ(ids[4], 2) << "frame " << f;
+  }
+}
+
+TEST_F(TaconiteTrackTest, OnlyRoisOfRoiTypeAreTrackedEmptyMeansEvery) {
+  start({{"min-hits", "1"}});
+  const std::vector<Roi> rois{{10, 10, 40, 40, "face"}, {100, 10, 80, 200, "person"}};
+  auto ids = push(frame(0, rois));
+  EXPECT_EQ(ids, (std::vector<std::optional<gint64>>{1, std::nullopt}));
+  g_object_set(h->element, "roi-type", "", nullptr);
+  ids = push(frame(1, rois));
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_EQ(ids[0], 1);
+  EXPECT_EQ(ids[1], 2);
+}
+
+TEST_F(TaconiteTrackTest, AnObjectIdFromUpstreamIsReplacedOrRemoved) {
+  start({{"min-hits", "2"}});
+  auto with_upstream_id = [](int index) {
+    GstBuffer* buffer = frame(index, {{100, 80, 50, 50}});
+    gst_video_region_of_interest_meta_add_param(rois_of(buffer)[0],
+                                                gst_structure_new("object_id", "id", G_TYPE_INT, 77, nullptr));
+    return buffer;
+  };
+  EXPECT_EQ(push(with_upstream_id(0)), (std::vector<std::optional<gint64>>{std::nullopt}))
+      << "an unconfirmed track: the stale id is removed";
+  EXPECT_EQ(push(with_upstream_id(1)), (std::vector<std::optional<gint64>>{1}));
+  GstBuffer* out = gst_harness_push_and_pull(h, with_upstream_id(2));
+  ASSERT_NE(out, nullptr);
+  int params = 0;
+  for (GList* l = rois_of(out)[0]->params; l; l = l->next)
+    params += gst_structure_has_name(static_cast<GstStructure*>(l->data), "object_id");
+  EXPECT_EQ(params, 1) << "replaced, not added twice";
+  gst_buffer_unref(out);
+}
+
+TEST_F(TaconiteTrackTest, BuffersAreWrittenInPlaceAndCopiedOnlyWhenTheyMustBe) {
+  start({{"min-hits", "1"}});
+  // Writable with an id to write: the same buffer comes out.
+  GstBuffer* in = frame(0, {{100, 80, 50, 50}});
+  GstBuffer* expected = in;
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  EXPECT_EQ(out, expected);
+  gst_buffer_unref(out);
+
+  // Not writable, nothing to write: passed on as is.
+  in = frame(1, {});
+  gst_buffer_ref(in);
+  out = gst_harness_push_and_pull(h, in);
+  EXPECT_EQ(out, in);
+  gst_buffer_unref(out);
+  gst_buffer_unref(in);
+
+  // Not writable with an id to write: a metadata copy sharing the pixels; the input is untouched.
+  in = frame(2, {{100, 80, 50, 50}});
+  gst_buffer_ref(in);
+  out = gst_harness_push_and_pull(h, in);
+  ASSERT_NE(out, nullptr);
+  EXPECT_NE(out, in);
+  EXPECT_EQ(gst_buffer_peek_memory(out, 0), gst_buffer_peek_memory(in, 0)) << "no pixel copy";
+  EXPECT_EQ(ids_of(out), (std::vector<std::optional<gint64>>{1}));
+  EXPECT_EQ(ids_of(in), (std::vector<std::optional<gint64>>{std::nullopt}));
+  gst_buffer_unref(out);
+  gst_buffer_unref(in);
+}
+
+TEST_F(TaconiteTrackTest, AllocationQueriesReachDownstream) {
+  // In place: upstream may allocate buffers with downstream's GstVideoMeta support (strides).
+  start();
+  gst_harness_add_propose_allocation_meta(h, GST_VIDEO_META_API_TYPE, nullptr);
+  GstCaps* caps = gst_caps_from_string(kCaps);
+  GstQuery* query = gst_query_new_allocation(caps, TRUE);
+  gst_caps_unref(caps);
+  ASSERT_TRUE(gst_pad_peer_query(h->srcpad, query));
+  EXPECT_TRUE(gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr));
+  gst_query_unref(query);
+}
+
+TEST(RoiTrackParamTest, WrittenIdsReadBackAsTaconiteadafaceReadsThemBeyondG_MAXINTToo) {
+  GstBuffer* buffer = frame(0, {{10, 10, 20, 20}});
+  GstVideoRegionOfInterestMeta* roi = rois_of(buffer)[0];
+  for (gint64 id : {gint64{1}, gint64{G_MAXINT}, gint64{G_MAXINT} + 1, gint64{INT64_MAX} - 1}) {
+    EXPECT_TRUE(taconite::gst::set_roi_track_id(roi, id));
+    EXPECT_EQ(roi_track_id(roi, "object_id"), id);
+  }
+  EXPECT_EQ(g_list_length(roi->params), 1u);
+  gint small = 0;
+  taconite::gst::set_roi_track_id(roi, 5);
+  EXPECT_TRUE(gst_structure_get_int(static_cast<GstStructure*>(roi->params->data), "id", &small))
+      << "a G_TYPE_INT field, as DL Streamer writes it";
+  EXPECT_EQ(small, 5);
+  EXPECT_TRUE(taconite::gst::set_roi_track_id(roi, std::nullopt));
+  EXPECT_FALSE(roi_track_id(roi, "object_id"));
+  EXPECT_FALSE(taconite::gst::set_roi_track_id(roi, std::nullopt)) << "nothing left to remove";
+  gst_buffer_unref(buffer);
+}
+
+TEST(BoxTrackerTest, IdsCountPastG_MAXINTAndStopBeforeWrapping) {
+  using taconite::gst::Box;
+  taconite::gst::TrackerPolicy policy;
+  policy.min_hits = 1;
+  taconite::gst::BoxTracker tracker(G_MAXINT);
+  auto ids = tracker.update({{0, 0, 10, 10}, {50, 50, 10, 10}}, policy);
+  EXPECT_EQ(ids, (std::vector<std::optional<std::int64_t>>{G_MAXINT, gint64{G_MAXINT} + 1}));
+
+  tracker.restart(INT64_MAX - 1);
+  ids = tracker.update({{0, 0, 10, 10}, {50, 50, 10, 10}}, policy);
+  EXPECT_EQ(ids, (std::vector<std::optional<std::int64_t>>{INT64_MAX - 1, std::nullopt}))
+      << "the last id is given, then none: never a wrapped, reused one";
+  EXPECT_TRUE(tracker.ids_exhausted());
+}
+
+// taconitetrack ! taconiteadaface reinfer-interval=5: ROIs without ids upstream get tracked ids, and
+// the embedder reuses a track's embedding between re-inferences.
+TEST(TaconiteTrackPipelineTest, TaconiteadafaceReusesEmbeddingsPerTrackedId) {
+  std::shared_ptr<FakeEngineState> engine = install_fake_engine();
+  GstHarness* h = gst_harness_new_parse(
+      "taconitetrack ! taconiteadaface name=embed bundle=fake input-mode=rois reinfer-interval=5");
+  gst_harness_set_src_caps_str(h, "video/x-raw,format=RGB,width=160,height=120,framerate=30/1");
+  const int frames = 20;
+  for (int i = 0; i < frames; ++i) {
+    GstBuffer* in = rgb_buffer(160, 120, [&](int x, int y) {
+      return std::array<std::uint8_t, 3>{120, static_cast<std::uint8_t>(x + i), static_cast<std::uint8_t>(y)};
+    });
+    GST_BUFFER_PTS(in) = i * kFrame;
+    gst_buffer_add_video_region_of_interest_meta(in, "face", static_cast<guint>(30 + i), 30, 50, 50);
+    GstBuffer* out = gst_harness_push_and_pull(h, in);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(ids_of(out), (std::vector<std::optional<gint64>>{i < 2 ? std::nullopt : std::optional<gint64>(1)}));
+    EXPECT_EQ(embedding_metas(out).size(), 1u);
+    gst_buffer_unref(out);
+  }
+  GstElement* embed = gst_bin_get_by_name(GST_BIN(h->element), "embed");
+  ASSERT_NE(embed, nullptr);
+  // Frames 0-1 untracked (computed); from frame 2 track 1 is computed every 5th frame (2, 7, 12, 17).
+  EXPECT_EQ(counter(embed, "faces-embedded"), 6u);
+  EXPECT_EQ(counter(embed, "faces-cached"), 14u);
+  EXPECT_EQ(engine->faces_seen(), 6u);
+  gst_object_unref(embed);
+  gst_harness_teardown(h);
+  uninstall_fake_engine();
+}
+
+}  // namespace
