@@ -59,6 +59,7 @@ GstStructure* face_structure(const FaceEmbedding& face) {
                                       "height", G_TYPE_INT, face.face.box.height, "norm", G_TYPE_DOUBLE, face.norm,
                                       "aligned", G_TYPE_BOOLEAN, face.aligned, "status", G_TYPE_STRING,
                                       status_name(face.status), "cache-age", G_TYPE_UINT, face.cache_age, nullptr);
+  if (face.track_id) gst_structure_set(s, "track-id", G_TYPE_INT64, *face.track_id, nullptr);
   gst_structure_set_value(s, "embedding", embedding);
   gst_structure_free(params);
   return s;

@@ -4,6 +4,7 @@
 #include <gst/gst.h>
 #include <gst/taconite/gsttaconitemeta.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct FaceEmbedding {
   bool aligned = false;
   GstTaconiteEmbeddingStatus status = GST_TACONITE_EMBEDDING_COMPUTED;  // SKIPPED: `unit` is empty
   guint cache_age = 0;                                                 // frames since computed (CACHED)
+  std::optional<gint64> track_id;  // the ROI's tracking id (track-id-param), when it has a unique one
 };
 
 // "computed", "cached" or "skipped" (the `status` field of params and messages).
@@ -33,7 +35,8 @@ double l2_normalise(const std::vector<float>& raw, std::vector<float>& unit);
 void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbedding>& faces, const EngineInfo& engine);
 
 // The per-frame element message: timestamps, the backend that ran and its precision, plus a list
-// of faces (roi-id, box, norm, aligned, embedding as GBytes of little-endian float32).
+// of faces (roi-id, track-id when tracked, box, norm, aligned, status, cache-age, embedding as GBytes
+// of little-endian float32).
 GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment, const EngineInfo& engine,
                                       const std::vector<FaceEmbedding>& faces);
 

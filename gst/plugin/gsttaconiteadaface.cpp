@@ -396,12 +396,13 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
   } else if (!jobs.empty()) {
     // Tracked ROIs whose cached embedding is still fresh reuse it; the rest go to the engine.
     faces.resize(jobs.size());
-    std::vector<std::optional<gint64>> ids(jobs.size());
-    if (track_policy.active()) ids = frame_track_ids(jobs, track_policy.id_param);
+    // Track ids are read for every frame (messages report them); reuse needs an active policy.
+    const std::vector<std::optional<gint64>> ids = frame_track_ids(jobs, track_policy.id_param);
     std::vector<std::size_t> todo;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       faces[i].face = jobs[i];
-      if (ids[i])
+      faces[i].track_id = ids[i];
+      if (ids[i] && track_policy.active())
         if (const CachedEmbedding* cached = st->tracks.reuse(*ids[i], now, jobs[i].box, track_policy)) {
           faces[i].unit = cached->unit;
           faces[i].norm = cached->norm;
@@ -472,7 +473,7 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
       for (std::size_t k = 0; k < todo.size(); ++k) {
         FaceEmbedding& face = faces[todo[k]];
         face.norm = l2_normalise(result.value()[k], face.unit);
-        if (ids[todo[k]])
+        if (ids[todo[k]] && track_policy.active())
           st->tracks.store(*ids[todo[k]], now, face.face.box, face.unit, face.norm, face.aligned, track_policy);
       }
     }

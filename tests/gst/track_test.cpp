@@ -210,3 +210,29 @@ TEST_F(TrackTest, AFlushStopWhileAFrameIsInTheEngineForgetsThatFramesTrackToo) {
 }
 
 }  // namespace
+
+namespace {
+
+// Frame messages name each face's tracking id (also without reuse), and only a unique one.
+TEST_F(TrackTest, FrameMessagesCarryTheTrackIdOfTrackedFaces) {
+  start({{"post-messages", "true"}});
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(h->element, bus);
+  push(frame(0, {{7, 10, 10, 40}, {-1, 80, 40, 40}, {9, 10, 70, 30}, {9, 110, 70, 30}}));
+  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT);
+  ASSERT_NE(msg, nullptr);
+  const GValue* faces = gst_structure_get_value(gst_message_get_structure(msg), "faces");
+  ASSERT_EQ(gst_value_list_get_size(faces), 4u);
+  std::vector<gint64> ids;
+  for (guint i = 0; i < 4; ++i) {
+    const GstStructure* face = gst_value_get_structure(gst_value_list_get_value(faces, i));
+    gint64 id = -1;
+    ids.push_back(gst_structure_get_int64(face, "track-id", &id) ? id : -1);
+  }
+  EXPECT_EQ(ids, (std::vector<gint64>{7, -1, -1, -1})) << "untracked and shared ids carry no track-id";
+  gst_message_unref(msg);
+  gst_element_set_bus(h->element, nullptr);
+  gst_object_unref(bus);
+}
+
+}  // namespace
