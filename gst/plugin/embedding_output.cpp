@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "face_alignment.hpp"
+
 namespace taconite::gst {
 
 double l2_normalise(const std::vector<float>& raw, std::vector<float>& unit) {
@@ -60,6 +62,20 @@ GstStructure* face_structure(const FaceEmbedding& face) {
                                       "aligned", G_TYPE_BOOLEAN, face.aligned, "status", G_TYPE_STRING,
                                       status_name(face.status), "cache-age", G_TYPE_UINT, face.cache_age, nullptr);
   if (face.track_id) gst_structure_set(s, "track-id", G_TYPE_INT64, *face.track_id, nullptr);
+  // The landmarks the ROI carried (frame pixels, x0 y0 x1 y1 ...), for applications and logs.
+  if (const std::vector<Point2> points = face.face.roi ? roi_landmarks(face.face.roi) : std::vector<Point2>{};
+      !points.empty()) {
+    GValue array = G_VALUE_INIT;
+    gst_value_array_init(&array, static_cast<guint>(2 * points.size()));
+    for (const Point2& p : points)
+      for (double v : {p.x, p.y}) {
+        GValue item = G_VALUE_INIT;
+        g_value_init(&item, G_TYPE_DOUBLE);
+        g_value_set_double(&item, v);
+        gst_value_array_append_and_take_value(&array, &item);
+      }
+    gst_structure_take_value(s, "landmarks", &array);
+  }
   gst_structure_set_value(s, "embedding", embedding);
   gst_structure_free(params);
   return s;

@@ -35,8 +35,8 @@ double l2_normalise(const std::vector<float>& raw, std::vector<float>& unit);
 void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbedding>& faces, const EngineInfo& engine);
 
 // The per-frame element message: timestamps, the backend that ran and its precision, plus a list
-// of faces (roi-id, track-id when tracked, box, norm, aligned, status, cache-age, embedding as GBytes
-// of little-endian float32).
+// of faces (roi-id, track-id when tracked, box, landmarks when the ROI has some, norm, aligned, status,
+// cache-age, embedding as GBytes of little-endian float32).
 GstStructure* frame_message_structure(GstBuffer* buffer, const GstSegment& segment, const EngineInfo& engine,
                                       const std::vector<FaceEmbedding>& faces);
 

@@ -287,6 +287,35 @@ TEST(AlignmentElement, EngineSeesTheUprightTemplateFace) {
   uninstall_fake_engine();
 }
 
+// The frame message repeats the landmarks the ROI carried (x0 y0 x1 y1 ..., frame pixels).
+TEST(AlignmentElement, FrameMessageCarriesTheRoiLandmarks) {
+  auto engine = install_fake_engine();
+  GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "rois"}, {"post-messages", "true"}});
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(h->element, bus);
+  gst_harness_set_src_caps_str(h, kFrameCaps);
+  gst_buffer_unref(gst_harness_push_and_pull(h, frame_with_face(kTurned)));
+  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT);
+  ASSERT_NE(msg, nullptr);
+  const GValue* faces = gst_structure_get_value(gst_message_get_structure(msg), "faces");
+  ASSERT_EQ(gst_value_list_get_size(faces), 1u);
+  const GValue* points =
+      gst_structure_get_value(gst_value_get_structure(gst_value_list_get_value(faces, 0)), "landmarks");
+  ASSERT_NE(points, nullptr);
+  ASSERT_EQ(gst_value_array_get_size(points), 10u);
+  const auto tmpl = taconite::gst::alignment_template(112, 112);
+  for (int i = 0; i < 5; ++i) {
+    const Point2 q = kTurned.apply(tmpl[i]);
+    EXPECT_DOUBLE_EQ(g_value_get_double(gst_value_array_get_value(points, 2 * i)), q.x) << "point " << i;
+    EXPECT_DOUBLE_EQ(g_value_get_double(gst_value_array_get_value(points, 2 * i + 1)), q.y) << "point " << i;
+  }
+  gst_message_unref(msg);
+  gst_element_set_bus(h->element, nullptr);
+  gst_object_unref(bus);
+  gst_harness_teardown(h);
+  uninstall_fake_engine();
+}
+
 TEST(AlignmentElement, BoxWithoutLandmarksIsNotAligned) {
   auto engine = install_fake_engine();
   GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "rois"}});
