@@ -1,13 +1,18 @@
-// The `taconite` plugin: registers the taconiteadaface element.
+// The `taconite` plugin: registers its elements.
 #include <gst/gst.h>
 
 #include "gsttaconiteadaface.h"
+#include "gsttaconitelandmarks.h"
 
 #ifndef PACKAGE
 #define PACKAGE "taconite-adaface"
 #endif
 
-static gboolean plugin_init(GstPlugin* plugin) { return GST_ELEMENT_REGISTER(taconiteadaface, plugin); }
+static gboolean plugin_init(GstPlugin* plugin) {
+  gboolean ok = GST_ELEMENT_REGISTER(taconiteadaface, plugin);
+  ok &= GST_ELEMENT_REGISTER(taconitelandmarks, plugin);
+  return ok;
+}
 
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, taconite,
                   "AdaFace face embeddings (NPU, oneDNN CPU and exact CPU backends)", plugin_init,
