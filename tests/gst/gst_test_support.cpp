@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "gsttaconiteadaface.h"
+#include "gsttaconitelandmarks.h"
 #include "taconite/embedder.hpp"
 
 namespace gsttest {
@@ -253,6 +254,7 @@ std::vector<float> expected_chw(int width, int height, const PixelFn& pixel, boo
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   GST_ELEMENT_REGISTER(taconiteadaface, nullptr);
+  GST_ELEMENT_REGISTER(taconitelandmarks, nullptr);
   ::testing::InitGoogleTest(&argc, argv);
   const int result = RUN_ALL_TESTS();
   gst_deinit();
