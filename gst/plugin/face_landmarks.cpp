@@ -9,6 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <glib/gstdio.h>
+#include <map>
+#include <mutex>
 #include <opencv2/imgproc.hpp>
 
 #include "face_preprocess.hpp"
@@ -61,6 +64,17 @@ std::shared_ptr<const LandmarkModel> LandmarkModel::load(const std::string& path
     *problem = "no landmark model file is set";
     return nullptr;
   }
+  // Elements share a loaded model while one holds it (dlib's 68-point model takes ~100 MB and about
+  // a second to load); keyed by the file's size and modification time too, so a replaced file reloads.
+  static std::mutex cache_lock;
+  static std::map<std::string, std::weak_ptr<const LandmarkModel>> cache;
+  GStatBuf info;
+  const std::string key = g_stat(path.c_str(), &info) == 0 ? path + "|" + std::to_string(info.st_size) + "|" +
+                                                                 std::to_string(info.st_mtime)
+                                                           : std::string();
+  std::lock_guard<std::mutex> guard(cache_lock);
+  if (!key.empty())
+    if (auto shared = cache[key].lock()) return shared;
   if (!g_file_test(path.c_str(), G_FILE_TEST_EXISTS)) {
     *problem = "the landmark model " + path + " does not exist (Debian: apt install libdlib-data)";
     return nullptr;
@@ -89,7 +103,10 @@ std::shared_ptr<const LandmarkModel> LandmarkModel::load(const std::string& path
                " points, expected dlib's 68-point markup";
     return nullptr;
   }
-  return std::shared_ptr<const LandmarkModel>(new LandmarkModel(std::move(impl)));
+  std::shared_ptr<const LandmarkModel> model(new LandmarkModel(std::move(impl)));
+  std::erase_if(cache, [](const auto& entry) { return entry.second.expired(); });
+  cache[key] = model;
+  return model;
 }
 
 FaceLandmarks LandmarkModel::predict(const GstVideoFrame& frame, const FaceBox& box) const {
