@@ -80,7 +80,26 @@ GstVideoRegionOfInterestMeta* face_around(GstBuffer* buffer, guint x, guint y) {
   return nullptr;
 }
 
-class LandmarksAstronaut : public ::testing::Test {
+// Keeps one started element for the suite, so every element of its tests shares the loaded model
+// (elements using the same file share it) instead of loading ~100 MB each (slow under valgrind).
+class LandmarksTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    keeper = gst_element_factory_make("taconitelandmarks", nullptr);
+    gst_element_set_state(keeper, GST_STATE_PAUSED);
+  }
+  static void TearDownTestSuite() {
+    gst_element_set_state(keeper, GST_STATE_NULL);
+    gst_object_unref(keeper);
+    keeper = nullptr;
+  }
+  static GstElement* keeper;
+};
+GstElement* LandmarksTest::keeper = nullptr;
+
+class LandmarksElement : public LandmarksTest {};
+
+class LandmarksAstronaut : public LandmarksTest {
  protected:
   void SetUp() override {
     rgb = astronaut_rgb(&width, &height);
@@ -188,6 +207,7 @@ TEST_F(LandmarksAstronaut, DetectAlwaysFindsTheFaceAndPlacesTheFivePoints) {
 // A face ROI given upstream (the box dlib finds on the photo) in each format: the landmarks agree.
 TEST_F(LandmarksAstronaut, EveryFormatGivesTheSameLandmarks) {
   std::vector<Pt> reference_five, reference_all;
+  GstHarness* h = landmarks_harness("detect=never");  // one element: each format is a caps change
   for (const char* format : {"RGB", "BGR", "BGRx", "xRGB", "RGBA", "I420", "NV12", "GRAY8"}) {
     for (int extra : {0, 64}) {
       SCOPED_TRACE(std::string(format) + " row padding " + std::to_string(extra));
@@ -201,7 +221,6 @@ TEST_F(LandmarksAstronaut, EveryFormatGivesTheSameLandmarks) {
         ASSERT_NE(in, nullptr);
       }
       gst_buffer_add_video_region_of_interest_meta(in, "face", 170, 60, 130, 130);
-      GstHarness* h = landmarks_harness("detect=never");
       gst_harness_set_src_caps_str(h, caps_for(format, width, height).c_str());
       GstBuffer* out = gst_harness_push_and_pull(h, in);
       ASSERT_NE(out, nullptr);
@@ -220,12 +239,12 @@ TEST_F(LandmarksAstronaut, EveryFormatGivesTheSameLandmarks) {
       EXPECT_LE(mean_all, 1.5) << "mean distance of the 68 points from RGB's, pixels";
       std::printf("%s+%d: 5-point max %.2f px, 68-point mean %.2f px\n", format, extra, worst_five, mean_all);
       gst_buffer_unref(out);
-      gst_harness_teardown(h);
     }
   }
+  gst_harness_teardown(h);
 }
 
-TEST(LandmarksElement, NoRoiWithDetectNeverPassesTheSharedBufferUntouched) {
+TEST_F(LandmarksElement, NoRoiWithDetectNeverPassesTheSharedBufferUntouched) {
   GstHarness* h = landmarks_harness("detect=never");
   gst_harness_set_src_caps_str(h, gsttest::kRgbCaps);
   GstBuffer* in = gsttest::stream_frame(0);
@@ -239,7 +258,7 @@ TEST(LandmarksElement, NoRoiWithDetectNeverPassesTheSharedBufferUntouched) {
   gst_harness_teardown(h);
 }
 
-TEST(LandmarksElement, WritableBufferIsAnnotatedInPlace) {
+TEST_F(LandmarksElement, WritableBufferIsAnnotatedInPlace) {
   GstHarness* h = landmarks_harness("detect=never");
   gst_harness_set_src_caps_str(h, gsttest::kRgbCaps);
   GstBuffer* in = gsttest::stream_frame(0);
@@ -254,7 +273,7 @@ TEST(LandmarksElement, WritableBufferIsAnnotatedInPlace) {
   gst_harness_teardown(h);
 }
 
-TEST(LandmarksElement, ManyAndOutsideRoisAreBoundedAndSkipped) {
+TEST_F(LandmarksElement, ManyAndOutsideRoisAreBoundedAndSkipped) {
   GstHarness* h = landmarks_harness("detect=never max-faces=8");
   gst_harness_set_src_caps_str(h, gsttest::kRgbCaps);
   GstBuffer* in = gsttest::stream_frame(0);
@@ -339,7 +358,7 @@ TEST_F(LandmarksAstronaut, DetectAutoSkipsFramesThatCarryFaces) {
   gst_harness_teardown(h);
 }
 
-TEST(LandmarksElement, CapsChangeAndEos) {
+TEST_F(LandmarksElement, CapsChangeAndEos) {
   GstHarness* h = landmarks_harness("detect=auto");
   gst_harness_set_src_caps_str(h, gsttest::kRgbCaps);
   GstBuffer* in = gsttest::stream_frame(0);
