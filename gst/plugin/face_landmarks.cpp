@@ -105,7 +105,7 @@ std::shared_ptr<const LandmarkModel> LandmarkModel::load(const std::string& path
   }
   std::shared_ptr<const LandmarkModel> model(new LandmarkModel(std::move(impl)));
   std::erase_if(cache, [](const auto& entry) { return entry.second.expired(); });
-  cache[key] = model;
+  if (!key.empty()) cache[key] = model;
   return model;
 }
 

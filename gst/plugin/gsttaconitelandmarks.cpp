@@ -250,8 +250,13 @@ static std::vector<Face> gather_faces(GstTaconiteLandmarks* self, const std::vec
   return faces;
 }
 
-// Adds the detected faces as ROIs and every face's landmarks to its ROI's params.
+// Adds the detected faces as ROIs (each with an id no other ROI of the buffer has) and every face's
+// landmarks to its ROI's params.
 static void write_faces(GstBuffer* buffer, const std::vector<Face>& faces) {
+  gint next_id = 0;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    next_id = std::max(next_id, reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta)->id);
   for (const Face& face : faces) {
     GstVideoRegionOfInterestMeta* roi = face.roi;
     if (!roi) {
@@ -259,6 +264,7 @@ static void write_faces(GstBuffer* buffer, const std::vector<Face>& faces) {
                                                          static_cast<guint>(face.box.y),
                                                          static_cast<guint>(face.box.width),
                                                          static_cast<guint>(face.box.height));
+      roi->id = next_id < G_MAXINT ? ++next_id : next_id;
       gst_video_region_of_interest_meta_add_param(
           roi, gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, face.confidence, "label", G_TYPE_STRING,
                                  "face", nullptr));
@@ -483,7 +489,7 @@ static void gst_taconite_landmarks_class_init(GstTaconiteLandmarksClass* klass) 
   g_object_class_install_property(
       gobject_class, PROP_MAX_FACES,
       g_param_spec_uint("max-faces", "Maximum faces",
-                        "Give landmarks to at most this many ROIs per frame, the largest ones (about 1 ms each); "
+                        "Give landmarks to at most this many ROIs per frame, the largest ones (a few ms of CPU each); "
                         "ROIs outside the frame do not count. Default: 32",
                         1, kMaxMaxFaces, kDefaultMaxFaces, rw_playing));
   /**

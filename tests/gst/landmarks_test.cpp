@@ -190,7 +190,9 @@ void expect_plausible_face(GstVideoRegionOfInterestMeta* roi) {
 TEST_F(LandmarksAstronaut, DetectAlwaysFindsTheFaceAndPlacesTheFivePoints) {
   GstHarness* h = landmarks_harness("detect=always");
   gst_harness_set_src_caps_str(h, caps_for("RGB", width, height).c_str());
-  GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_ref(rgb));
+  GstBuffer* in = gst_buffer_copy(rgb);
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 0, 0, 40, 40);  // an upstream ROI, id left as added
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
   ASSERT_NE(out, nullptr);
   // The astronaut's face lies around (230, 110) in the 512x512 photo.
   GstVideoRegionOfInterestMeta* face = face_around(out, 230, 110);
@@ -200,6 +202,11 @@ TEST_F(LandmarksAstronaut, DetectAlwaysFindsTheFaceAndPlacesTheFivePoints) {
   ASSERT_NE(detection, nullptr);
   EXPECT_TRUE(gst_structure_get_double(detection, "confidence", &confidence));
   expect_plausible_face(face);
+  // Every ROI of the buffer has its own id, so metas can refer to one.
+  std::vector<gint> ids;
+  for (GstVideoRegionOfInterestMeta* roi : rois_of(out)) ids.push_back(roi->id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end());
   gst_buffer_unref(out);
   gst_harness_teardown(h);
 }
