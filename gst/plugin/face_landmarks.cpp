@@ -29,7 +29,8 @@ bool has_luma_plane(const GstVideoFrame& frame) {
 // The luma plane as an 8-bit image header over the mapped memory (the mapped frame's stride; no copy).
 cv::Mat luma_view(const GstVideoFrame& frame) {
   return cv::Mat(GST_VIDEO_FRAME_HEIGHT(&frame), GST_VIDEO_FRAME_WIDTH(&frame), CV_8UC1,
-                 GST_VIDEO_FRAME_PLANE_DATA(&frame, 0), static_cast<std::size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0)));
+                 GST_VIDEO_FRAME_PLANE_DATA(&frame, 0),
+                 static_cast<std::size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0)));
 }
 
 // The gray pixels of `area` (inside the frame, not empty): a view for luma formats, else converted.

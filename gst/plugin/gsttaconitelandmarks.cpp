@@ -229,7 +229,8 @@ struct Face {
 
 // The faces of a frame, largest first: its face ROIs that intersect the frame (and are not far
 // larger than it) and the detections, clipped.
-static std::vector<Face> gather_faces(GstTaconiteLandmarks* self, const std::vector<GstVideoRegionOfInterestMeta*>& rois,
+static std::vector<Face> gather_faces(GstTaconiteLandmarks* self,
+                                      const std::vector<GstVideoRegionOfInterestMeta*>& rois,
                                       const std::vector<FaceDetection>& found, gint64 fw, gint64 fh) {
   std::vector<Face> faces;
   FaceBox inside;
@@ -243,7 +244,8 @@ static std::vector<Face> gather_faces(GstTaconiteLandmarks* self, const std::vec
     faces.push_back({roi, box, 0.0, std::nullopt});
   }
   for (const FaceDetection& detection : found)
-    if (clip_box(detection.box, fw, fh, &inside)) faces.push_back({nullptr, inside, detection.confidence, std::nullopt});
+    if (clip_box(detection.box, fw, fh, &inside))
+      faces.push_back({nullptr, inside, detection.confidence, std::nullopt});
   std::stable_sort(faces.begin(), faces.end(), [](const Face& a, const Face& b) {
     return static_cast<guint64>(a.box.width) * a.box.height > static_cast<guint64>(b.box.width) * b.box.height;
   });
@@ -311,7 +313,8 @@ static gboolean stop(GstBaseTransform* trans) {
 static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
   auto* self = GST_TACONITE_LANDMARKS(trans);
   if (!gst_video_info_from_caps(&self->stream->info, incaps)) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Unusable video caps."), ("caps %" GST_PTR_FORMAT, static_cast<gpointer>(incaps)));
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Unusable video caps."),
+                      ("caps %" GST_PTR_FORMAT, static_cast<gpointer>(incaps)));
     return FALSE;
   }
   self->stream->have_info = true;

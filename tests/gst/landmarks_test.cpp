@@ -284,7 +284,8 @@ TEST_F(LandmarksElement, ManyAndOutsideRoisAreBoundedAndSkipped) {
   GstHarness* h = landmarks_harness("detect=never max-faces=8");
   gst_harness_set_src_caps_str(h, gsttest::kRgbCaps);
   GstBuffer* in = gsttest::stream_frame(0);
-  for (guint i = 0; i < 500; ++i) gst_buffer_add_video_region_of_interest_meta(in, "face", i % 100, i % 90, 12 + i % 20, 12 + i % 20);
+  for (guint i = 0; i < 500; ++i)
+    gst_buffer_add_video_region_of_interest_meta(in, "face", i % 100, i % 90, 12 + i % 20, 12 + i % 20);
   gst_buffer_add_video_region_of_interest_meta(in, "face", 112, 0, 50, 50);             // right of the frame
   gst_buffer_add_video_region_of_interest_meta(in, "face", 5000, 5000, 4000, 4000);     // far outside
   gst_buffer_add_video_region_of_interest_meta(in, "face", 0, 0, G_MAXUINT, G_MAXUINT);  // absurdly large
@@ -309,7 +310,9 @@ TEST_F(LandmarksElement, ManyAndOutsideRoisAreBoundedAndSkipped) {
 TEST_F(LandmarksAstronaut, DetectIntervalCarriesBoxesUntilAFlush) {
   GstHarness* h = landmarks_harness("detect=always detect-interval=3");
   gst_harness_set_src_caps_str(h, caps_for("RGB", width, height).c_str());
-  auto black = [&] { return gsttest::rgb_buffer(width, height, [](int, int) { return std::array<std::uint8_t, 3>{}; }); };
+  auto black = [&] {
+    return gsttest::rgb_buffer(width, height, [](int, int) { return std::array<std::uint8_t, 3>{}; });
+  };
   GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_ref(rgb));
   ASSERT_NE(out, nullptr);
   GstVideoRegionOfInterestMeta* face = face_around(out, 230, 110);
