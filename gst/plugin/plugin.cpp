@@ -1,7 +1,8 @@
-// The `taconite` plugin: registers the taconiteadaface and taconitetrack elements.
+// The `taconite` plugin: registers its elements.
 #include <gst/gst.h>
 
 #include "gsttaconiteadaface.h"
+#include "gsttaconitelandmarks.h"
 #include "gsttaconitetrack.h"
 
 #ifndef PACKAGE
@@ -10,6 +11,7 @@
 
 static gboolean plugin_init(GstPlugin* plugin) {
   gboolean ok = GST_ELEMENT_REGISTER(taconiteadaface, plugin);
+  ok &= GST_ELEMENT_REGISTER(taconitelandmarks, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitetrack, plugin);
   return ok;
 }

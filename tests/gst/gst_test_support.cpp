@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "gsttaconiteadaface.h"
+#include "gsttaconitelandmarks.h"
 #include "gsttaconitetrack.h"
 #include "taconite/embedder.hpp"
 
@@ -254,6 +255,7 @@ std::vector<float> expected_chw(int width, int height, const PixelFn& pixel, boo
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   GST_ELEMENT_REGISTER(taconiteadaface, nullptr);
+  GST_ELEMENT_REGISTER(taconitelandmarks, nullptr);
   GST_ELEMENT_REGISTER(taconitetrack, nullptr);
   ::testing::InitGoogleTest(&argc, argv);
   const int result = RUN_ALL_TESTS();

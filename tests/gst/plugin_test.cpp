@@ -29,6 +29,14 @@ TEST_F(PluginTest, LoadsAndRegistersTheElement) {
   gst_object_unref(factory);
 }
 
+TEST_F(PluginTest, RegistersTaconitelandmarks) {
+  ASSERT_NE(plugin, nullptr);
+  GstElementFactory* factory = gst_element_factory_find("taconitelandmarks");
+  ASSERT_NE(factory, nullptr);
+  EXPECT_STREQ(gst_plugin_feature_get_plugin_name(GST_PLUGIN_FEATURE(factory)), "taconite");
+  gst_object_unref(factory);
+}
+
 TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
   ASSERT_NE(plugin, nullptr);
   GstElement* element = gst_element_factory_make("taconiteadaface", nullptr);

@@ -1,0 +1,75 @@
+// dlib's 68-point shape predictor and HOG frontal-face detector on the gray (luma) pixels of a
+// mapped video frame. dlib stays behind this header: the element never sees its types.
+#pragma once
+
+#include <gst/video/video.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "face_alignment.hpp"
+
+namespace taconite::gst {
+
+// The formats taconitelandmarks accepts: taconiteadaface's plus GRAY8.
+#define TACONITE_LANDMARKS_VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, I420, NV12, GRAY8 }"
+
+// A face box in frame pixels; 64-bit because a ROI box may reach far outside the frame.
+struct FaceBox {
+  gint64 x = 0, y = 0, width = 0, height = 0;
+};
+
+// The 68 points of dlib's iBUG 300-W markup, in frame pixels, and the alignment template's 5
+// derived from them (eye centres = means of the eye contours 36-41 and 42-47, nose tip 30, mouth
+// corners 48 and 54; image-left first, the order of face_alignment.hpp).
+struct FaceLandmarks {
+  std::array<Point2, 68> points;
+  std::array<Point2, 5> five() const;
+};
+
+// A loaded shape predictor. Its predict() is const and keeps no state, so one model may serve
+// several streaming threads.
+class LandmarkModel {
+ public:
+  // Loads a dlib shape_predictor file; nullptr with `problem` naming the file and what is wrong
+  // (missing, unreadable, not a shape predictor, not 68 points). Never throws.
+  static std::shared_ptr<const LandmarkModel> load(const std::string& path, std::string* problem);
+  ~LandmarkModel();
+
+  // The landmarks of the face in `box` on a mapped frame of any supported format: YUV and GRAY8
+  // read their luma plane in place; packed RGB formats convert only the box's surroundings to gray.
+  FaceLandmarks predict(const GstVideoFrame& frame, const FaceBox& box) const;
+
+ private:
+  struct Impl;
+  explicit LandmarkModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A detection of dlib's HOG frontal-face detector: the box in frame pixels (not clipped) and its
+// SVM score.
+struct FaceDetection {
+  FaceBox box;
+  double confidence = 0.0;
+};
+
+// dlib's HOG frontal-face detector (one per streaming thread: dlib's detector is not reentrant).
+class FaceDetector {
+ public:
+  FaceDetector();
+  ~FaceDetector();
+  FaceDetector(const FaceDetector&) = delete;
+  FaceDetector& operator=(const FaceDetector&) = delete;
+
+  // The faces on a mapped frame, found on its gray image scaled by `scale` (0 < scale <= 1; at 1
+  // the luma plane of YUV/GRAY8 is read in place). Finds faces of about 80/scale pixels and up.
+  std::vector<FaceDetection> detect(const GstVideoFrame& frame, double scale);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace taconite::gst

@@ -1,0 +1,416 @@
+// taconitelandmarks: dlib landmarks on a real photo (python3-skimage's astronaut) in every
+// accepted format, HOG detection and its interval, bounded work on hostile ROIs, stream events,
+// and taconiteadaface downstream aligning the face.
+#include <glib/gstdio.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <string>
+#include <vector>
+
+#include "gst_test_support.hpp"
+
+namespace {
+
+using gsttest::install_fake_engine;
+using gsttest::uninstall_fake_engine;
+
+struct Pt {
+  double x = 0, y = 0;
+};
+
+// The astronaut photo (512x512, scaled by `zoom`) as a packed RGB buffer; nullptr when skimage's
+// data is missing.
+GstBuffer* astronaut_rgb(int* width, int* height, double zoom = 1.0) {
+  const char* path = std::getenv("TACONITE_TEST_ASTRONAUT");
+  if (!path || !*path) return nullptr;
+  cv::Mat bgr = cv::imread(path, cv::IMREAD_COLOR);
+  if (bgr.empty()) return nullptr;
+  if (zoom != 1.0) cv::resize(bgr, bgr, cv::Size(), zoom, zoom, cv::INTER_LINEAR);
+  *width = bgr.cols;
+  *height = bgr.rows;
+  return gsttest::rgb_buffer(bgr.cols, bgr.rows, [&](int x, int y) {
+    const cv::Vec3b p = bgr.at<cv::Vec3b>(y, x);
+    return std::array<std::uint8_t, 3>{p[2], p[1], p[0]};
+  });
+}
+
+std::string caps_for(const char* format, int width, int height) {
+  return std::string("video/x-raw,format=") + format + ",width=" + std::to_string(width) +
+         ",height=" + std::to_string(height) + ",framerate=30/1";
+}
+
+GstHarness* landmarks_harness(const std::string& properties) {
+  return gst_harness_new_parse(("taconitelandmarks " + properties).c_str());
+}
+
+std::vector<GstVideoRegionOfInterestMeta*> rois_of(GstBuffer* buffer) {
+  std::vector<GstVideoRegionOfInterestMeta*> rois;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    rois.push_back(reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta));
+  return rois;
+}
+
+// The points of a ROI param structure with x/y arrays; empty when the ROI has none.
+std::vector<Pt> points(GstVideoRegionOfInterestMeta* roi, const char* name) {
+  GstStructure* s = gst_video_region_of_interest_meta_get_param(roi, name);
+  std::vector<Pt> out;
+  if (!s) return out;
+  const GValue* xs = gst_structure_get_value(s, "x");
+  const GValue* ys = gst_structure_get_value(s, "y");
+  if (!xs || !ys || !GST_VALUE_HOLDS_ARRAY(xs) || !GST_VALUE_HOLDS_ARRAY(ys)) return out;
+  for (guint i = 0; i < gst_value_array_get_size(xs) && i < gst_value_array_get_size(ys); ++i)
+    out.push_back({g_value_get_double(gst_value_array_get_value(xs, i)),
+                   g_value_get_double(gst_value_array_get_value(ys, i))});
+  return out;
+}
+
+// The face ROI whose box holds (x, y), or nullptr.
+GstVideoRegionOfInterestMeta* face_around(GstBuffer* buffer, guint x, guint y) {
+  for (GstVideoRegionOfInterestMeta* roi : rois_of(buffer))
+    if (roi->roi_type == g_quark_from_string("face") && roi->x < x && x < roi->x + roi->w && roi->y < y &&
+        y < roi->y + roi->h)
+      return roi;
+  return nullptr;
+}
+
+// Keeps one started element for the suite, so every element of its tests shares the loaded model
+// (elements using the same file share it) instead of loading ~100 MB each (slow under valgrind).
+class LandmarksTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    keeper = gst_element_factory_make("taconitelandmarks", nullptr);
+    gst_element_set_state(keeper, GST_STATE_PAUSED);
+  }
+  static void TearDownTestSuite() {
+    gst_element_set_state(keeper, GST_STATE_NULL);
+    gst_object_unref(keeper);
+    keeper = nullptr;
+  }
+  static GstElement* keeper;
+};
+GstElement* LandmarksTest::keeper = nullptr;
+
+class LandmarksElement : public LandmarksTest {};
+
+class LandmarksAstronaut : public LandmarksTest {
+ protected:
+  void SetUp() override {
+    rgb = astronaut_rgb(&width, &height);
+    if (!rgb) GTEST_SKIP() << "TACONITE_TEST_ASTRONAUT (python3-skimage's astronaut.png) is not readable";
+  }
+  void TearDown() override {
+    if (rgb) gst_buffer_unref(rgb);
+  }
+  GstBuffer* rgb = nullptr;
+  int width = 0, height = 0;
+};
+
+TEST(LandmarksModel, MissingModelFailsTheStateChangeNamingThePath) {
+  GstElement* element = gst_element_factory_make("taconitelandmarks", nullptr);
+  ASSERT_NE(element, nullptr);
+  g_object_set(element, "model", "/nonexistent/taconite/shape_predictor.dat", nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(element, bus);
+  EXPECT_EQ(gst_element_set_state(element, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  GstMessage* error = gsttest::pop_error(bus);
+  ASSERT_NE(error, nullptr);
+  GError* gerror = nullptr;
+  gchar* debug = nullptr;
+  gst_message_parse_error(error, &gerror, &debug);
+  EXPECT_EQ(gerror->domain, GST_RESOURCE_ERROR);
+  EXPECT_NE(std::string(gerror->message).find("/nonexistent/taconite/shape_predictor.dat"), std::string::npos)
+      << gerror->message;
+  EXPECT_NE(std::string(debug).find("does not exist"), std::string::npos) << debug;
+  g_error_free(gerror);
+  g_free(debug);
+  gst_message_unref(error);
+  gst_element_set_state(element, GST_STATE_NULL);
+  gst_element_set_bus(element, nullptr);
+  gst_object_unref(bus);
+  gst_object_unref(element);
+}
+
+TEST(LandmarksModel, GarbageModelIsAnErrorNotACrash) {
+  gchar* path = nullptr;
+  const gint fd = g_file_open_tmp("taconite-landmarks-XXXXXX.dat", &path, nullptr);
+  ASSERT_GE(fd, 0);
+  const char junk[] = "\x01\x02 this is not a dlib shape predictor \xff\xff\xff\xff\xff\xff\xff\xff";
+  ASSERT_EQ(write(fd, junk, sizeof junk), static_cast<ssize_t>(sizeof junk));
+  close(fd);
+  GstElement* element = gst_element_factory_make("taconitelandmarks", nullptr);
+  g_object_set(element, "model", path, nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(element, bus);
+  EXPECT_EQ(gst_element_set_state(element, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  GstMessage* error = gsttest::pop_error(bus);
+  ASSERT_NE(error, nullptr);
+  GError* gerror = nullptr;
+  gst_message_parse_error(error, &gerror, nullptr);
+  EXPECT_NE(std::string(gerror->message).find(path), std::string::npos) << gerror->message;
+  g_error_free(gerror);
+  gst_message_unref(error);
+  gst_element_set_state(element, GST_STATE_NULL);
+  gst_element_set_bus(element, nullptr);
+  gst_object_unref(bus);
+  gst_object_unref(element);
+  g_unlink(path);
+  g_free(path);
+}
+
+// The 5 points are where a face has them: eyes above the nose above the mouth, the image-left
+// ones left, all inside the box; the 68 points come along.
+void expect_plausible_face(GstVideoRegionOfInterestMeta* roi) {
+  const std::vector<Pt> five = points(roi, "landmarks");
+  ASSERT_EQ(five.size(), 5u);
+  EXPECT_EQ(points(roi, "landmarks-68").size(), 68u);
+  const Pt &left_eye = five[0], &right_eye = five[1], &nose = five[2], &left_mouth = five[3], &right_mouth = five[4];
+  EXPECT_LT(left_eye.x, right_eye.x);
+  EXPECT_LT(left_mouth.x, right_mouth.x);
+  EXPECT_LT(std::max(left_eye.y, right_eye.y), nose.y);
+  EXPECT_LT(nose.y, std::min(left_mouth.y, right_mouth.y));
+  EXPECT_GT(nose.x, left_eye.x);
+  EXPECT_LT(nose.x, right_eye.x);
+  for (const Pt& p : five) {
+    EXPECT_GE(p.x, roi->x);
+    EXPECT_LE(p.x, roi->x + roi->w);
+    EXPECT_GE(p.y, roi->y);
+    EXPECT_LE(p.y, roi->y + roi->h);
+  }
+  // The eyes are a sizeable part of the box apart (a face, not a collapsed shape).
+  EXPECT_GT(right_eye.x - left_eye.x, 0.25 * roi->w);
+}
+
+TEST_F(LandmarksAstronaut, DetectAlwaysFindsTheFaceAndPlacesTheFivePoints) {
+  GstHarness* h = landmarks_harness("detect=always");
+  gst_harness_set_src_caps_str(h, caps_for("RGB", width, height).c_str());
+  GstBuffer* in = gst_buffer_copy(rgb);
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 0, 0, 40, 40);  // an upstream ROI, id left as added
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  ASSERT_NE(out, nullptr);
+  // The astronaut's face lies around (230, 110) in the 512x512 photo.
+  GstVideoRegionOfInterestMeta* face = face_around(out, 230, 110);
+  ASSERT_NE(face, nullptr) << "the astronaut's face was not detected";
+  double confidence = 0;
+  GstStructure* detection = gst_video_region_of_interest_meta_get_param(face, "detection");
+  ASSERT_NE(detection, nullptr);
+  EXPECT_TRUE(gst_structure_get_double(detection, "confidence", &confidence));
+  expect_plausible_face(face);
+  // Every ROI of the buffer has its own id, so metas can refer to one.
+  std::vector<gint> ids;
+  for (GstVideoRegionOfInterestMeta* roi : rois_of(out)) ids.push_back(roi->id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end());
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+// A face ROI given upstream (the box dlib finds on the photo) in each format: the landmarks agree.
+TEST_F(LandmarksAstronaut, EveryFormatGivesTheSameLandmarks) {
+  std::vector<Pt> reference_five, reference_all;
+  GstHarness* h = landmarks_harness("detect=never");  // one element: each format is a caps change
+  for (const char* format : {"RGB", "BGR", "BGRx", "xRGB", "RGBA", "I420", "NV12", "GRAY8"}) {
+    for (int extra : {0, 64}) {
+      SCOPED_TRACE(std::string(format) + " row padding " + std::to_string(extra));
+      GstBuffer* converted = std::strcmp(format, "RGB") == 0 ? gst_buffer_copy(rgb)
+                                                             : gsttest::convert_rgb(rgb, width, height, format);
+      ASSERT_NE(converted, nullptr);
+      GstBuffer* in = converted;
+      if (extra) {
+        in = gsttest::restride(converted, format, width, height, extra);
+        gst_buffer_unref(converted);
+        ASSERT_NE(in, nullptr);
+      }
+      gst_buffer_add_video_region_of_interest_meta(in, "face", 170, 60, 130, 130);
+      gst_harness_set_src_caps_str(h, caps_for(format, width, height).c_str());
+      GstBuffer* out = gst_harness_push_and_pull(h, in);
+      ASSERT_NE(out, nullptr);
+      const std::vector<GstVideoRegionOfInterestMeta*> rois = rois_of(out);
+      ASSERT_EQ(rois.size(), 1u) << "detect=never adds no ROI";
+      expect_plausible_face(rois[0]);
+      const std::vector<Pt> five = points(rois[0], "landmarks"), all = points(rois[0], "landmarks-68");
+      ASSERT_EQ(all.size(), 68u);
+      if (reference_five.empty()) reference_five = five, reference_all = all;
+      double worst_five = 0, mean_all = 0;
+      for (std::size_t i = 0; i < five.size(); ++i)
+        worst_five = std::max(worst_five, std::hypot(five[i].x - reference_five[i].x, five[i].y - reference_five[i].y));
+      for (std::size_t i = 0; i < all.size(); ++i)
+        mean_all += std::hypot(all[i].x - reference_all[i].x, all[i].y - reference_all[i].y) / all.size();
+      EXPECT_LE(worst_five, 2.0) << "farthest of the 5 alignment points from RGB's, pixels";
+      EXPECT_LE(mean_all, 1.5) << "mean distance of the 68 points from RGB's, pixels";
+      std::printf("%s+%d: 5-point max %.2f px, 68-point mean %.2f px\n", format, extra, worst_five, mean_all);
+      gst_buffer_unref(out);
+    }
+  }
+  gst_harness_teardown(h);
+}
+
+TEST_F(LandmarksElement, NoRoiWithDetectNeverPassesTheSharedBufferUntouched) {
+  GstHarness* h = landmarks_harness("detect=never");
+  gst_harness_set_src_caps_str(h, gsttest::kRgbCaps);
+  GstBuffer* in = gsttest::stream_frame(0);
+  GstBuffer* keep = gst_buffer_ref(in);  // shared: a writable copy would be a different buffer
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out, keep) << "a buffer with nothing to annotate is not copied";
+  EXPECT_TRUE(rois_of(out).empty());
+  gst_buffer_unref(out);
+  gst_buffer_unref(keep);
+  gst_harness_teardown(h);
+}
+
+TEST_F(LandmarksElement, WritableBufferIsAnnotatedInPlace) {
+  GstHarness* h = landmarks_harness("detect=never");
+  gst_harness_set_src_caps_str(h, gsttest::kRgbCaps);
+  GstBuffer* in = gsttest::stream_frame(0);
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 10, 10, 80, 80);
+  GstMemory* pixels = gst_buffer_peek_memory(in, 0);
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(gst_buffer_peek_memory(out, 0), pixels) << "the pixels are never copied";
+  ASSERT_EQ(rois_of(out).size(), 1u);
+  EXPECT_EQ(points(rois_of(out)[0], "landmarks").size(), 5u);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+TEST_F(LandmarksElement, ManyAndOutsideRoisAreBoundedAndSkipped) {
+  GstHarness* h = landmarks_harness("detect=never max-faces=8");
+  gst_harness_set_src_caps_str(h, gsttest::kRgbCaps);
+  GstBuffer* in = gsttest::stream_frame(0);
+  for (guint i = 0; i < 500; ++i)
+    gst_buffer_add_video_region_of_interest_meta(in, "face", i % 100, i % 90, 12 + i % 20, 12 + i % 20);
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 112, 0, 50, 50);             // right of the frame
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 5000, 5000, 4000, 4000);     // far outside
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 0, 0, G_MAXUINT, G_MAXUINT);  // absurdly large
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 100, 100, 0, 0);             // empty
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 60, 60, 300, 300);  // reaches outside: the largest
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  ASSERT_NE(out, nullptr);
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = rois_of(out);
+  ASSERT_EQ(rois.size(), 505u);
+  std::size_t annotated = 0;
+  for (std::size_t i = 0; i < rois.size(); ++i)
+    if (!points(rois[i], "landmarks").empty()) ++annotated;
+  EXPECT_EQ(annotated, 8u) << "max-faces bounds the work";
+  for (std::size_t i = 500; i < 504; ++i) EXPECT_TRUE(points(rois[i], "landmarks").empty()) << "ROI " << i;
+  EXPECT_FALSE(points(rois[504], "landmarks").empty()) << "the largest ROI touching the frame comes first";
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+// detect-interval=3: the next two frames carry the first detection's boxes (even when black);
+// a flush forgets them, so a black frame then gets no face.
+TEST_F(LandmarksAstronaut, DetectIntervalCarriesBoxesUntilAFlush) {
+  GstHarness* h = landmarks_harness("detect=always detect-interval=3");
+  gst_harness_set_src_caps_str(h, caps_for("RGB", width, height).c_str());
+  auto black = [&] {
+    return gsttest::rgb_buffer(width, height, [](int, int) { return std::array<std::uint8_t, 3>{}; });
+  };
+  GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_ref(rgb));
+  ASSERT_NE(out, nullptr);
+  GstVideoRegionOfInterestMeta* face = face_around(out, 230, 110);
+  ASSERT_NE(face, nullptr);
+  const guint x = face->x, w = face->w;
+  expect_plausible_face(face);
+  gst_buffer_unref(out);
+  out = gst_harness_push_and_pull(h, black());
+  face = face_around(out, 230, 110);
+  ASSERT_NE(face, nullptr) << "the second frame reuses the detection";
+  EXPECT_EQ(face->x, x);
+  EXPECT_EQ(face->w, w);
+  gst_buffer_unref(out);
+  EXPECT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
+  EXPECT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+  gst_harness_set_src_caps_str(h, caps_for("RGB", width, height).c_str());
+  out = gst_harness_push_and_pull(h, black());
+  ASSERT_NE(out, nullptr);
+  EXPECT_TRUE(rois_of(out).empty()) << "a flush starts with a fresh detection";
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+// The photo at twice its size, detected at half scale: the box comes back in frame pixels, around
+// the face at twice its place in the original.
+TEST_F(LandmarksAstronaut, DetectScaleMapsBoxesBackToTheFrame) {
+  int big_width = 0, big_height = 0;
+  GstBuffer* big = astronaut_rgb(&big_width, &big_height, 2.0);
+  ASSERT_NE(big, nullptr);
+  GstHarness* h = landmarks_harness("detect=always detect-scale=0.5");
+  gst_harness_set_src_caps_str(h, caps_for("RGB", big_width, big_height).c_str());
+  GstBuffer* out = gst_harness_push_and_pull(h, big);
+  ASSERT_NE(out, nullptr);
+  GstVideoRegionOfInterestMeta* face = face_around(out, 460, 220);
+  ASSERT_NE(face, nullptr) << "the astronaut's face was not detected";
+  EXPECT_GT(face->w, 150u) << "a box of the full-size frame, not of the half-size copy";
+  expect_plausible_face(face);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+TEST_F(LandmarksAstronaut, DetectAutoSkipsFramesThatCarryFaces) {
+  GstHarness* h = landmarks_harness("");
+  gst_harness_set_src_caps_str(h, caps_for("RGB", width, height).c_str());
+  GstBuffer* in = gst_buffer_copy(rgb);
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 170, 60, 130, 130);
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  ASSERT_EQ(rois_of(out).size(), 1u) << "auto does not detect on a frame with a face ROI";
+  gst_buffer_unref(out);
+  out = gst_harness_push_and_pull(h, gst_buffer_ref(rgb));
+  ASSERT_NE(face_around(out, 230, 110), nullptr) << "auto detects on a frame without one";
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+TEST_F(LandmarksElement, CapsChangeAndEos) {
+  GstHarness* h = landmarks_harness("detect=auto");
+  gst_harness_set_src_caps_str(h, gsttest::kRgbCaps);
+  GstBuffer* in = gsttest::stream_frame(0);
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 10, 10, 80, 80);
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  ASSERT_NE(out, nullptr);
+  gst_buffer_unref(out);
+  // Now GRAY8 at another size: the element reads the new layout.
+  gst_harness_set_src_caps_str(h, "video/x-raw,format=GRAY8,width=64,height=48,framerate=30/1");
+  GstBuffer* gray = gst_buffer_new_allocate(nullptr, 64 * 48, nullptr);
+  gst_buffer_memset(gray, 0, 90, 64 * 48);
+  gst_buffer_add_video_region_of_interest_meta(gray, "face", 40, 30, 40, 40);  // reaches outside
+  out = gst_harness_push_and_pull(h, gray);
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(rois_of(out).size(), 1u);
+  for (const Pt& p : points(rois_of(out)[0], "landmarks")) EXPECT_TRUE(std::isfinite(p.x) && std::isfinite(p.y));
+  gst_buffer_unref(out);
+  EXPECT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));
+  bool saw_eos = false;
+  while (GstEvent* event = gst_harness_try_pull_event(h)) {
+    saw_eos = saw_eos || GST_EVENT_TYPE(event) == GST_EVENT_EOS;
+    gst_event_unref(event);
+  }
+  EXPECT_TRUE(saw_eos);
+  gst_harness_teardown(h);
+}
+
+TEST_F(LandmarksAstronaut, TaconiteadafaceDownstreamEmbedsTheFaceAligned) {
+  auto engine = install_fake_engine();
+  GstHarness* h = gst_harness_new_parse("taconitelandmarks detect=always ! taconiteadaface bundle=fake");
+  gst_harness_set_src_caps_str(h, caps_for("RGB", width, height).c_str());
+  GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_ref(rgb));
+  ASSERT_NE(out, nullptr);
+  GstVideoRegionOfInterestMeta* face = face_around(out, 230, 110);
+  ASSERT_NE(face, nullptr);
+  bool aligned_face = false;
+  for (GstTaconiteEmbeddingMeta* meta : gsttest::embedding_metas(out))
+    if (meta->roi_id == face->id) aligned_face = meta->aligned;
+  EXPECT_TRUE(aligned_face) << "taconiteadaface warped the detected face by its landmarks";
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+  uninstall_fake_engine();
+}
+
+}  // namespace
