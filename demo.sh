@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, write a test bundle unless one is given, then run
-# pipeline (a) -- faces in video -> facedetect -> taconiteadaface -> JSON lines -- on the CPU
+# pipeline (a) -- faces in video -> facedetect -> taconitelandmarks -> taconitetrack -> taconiteadaface
+# -> JSON lines -- on the CPU
 # (backend auto: an NPU when one opens, else the fast CPU backend) and print a short summary.
 #   ./demo.sh [VIDEO] [--bundle DIR] [--backend NAME]
 # Without VIDEO the video is built inside the pipeline from a real photo Debian ships (a frozen
@@ -43,8 +44,8 @@ NOTE
 fi
 
 mkdir -p out
-echo "Running pipeline (a): ${video[*]:-synthetic video from astronaut.png} -> facedetect -> taconiteadaface (backend $backend)"
+echo "Running pipeline (a): ${video[*]:-synthetic video from astronaut.png} -> facedetect -> taconitelandmarks -> taconitetrack -> taconiteadaface (backend $backend)"
 BUILD_DIR="$build" pipelines/embed-video-faces.sh --bundle "$bundle" --backend "$backend" \
   --output out/faces.jsonl ${video[@]+"${video[@]}"}
 echo "$(wc -l < out/faces.jsonl) faces written to out/faces.jsonl (one JSON object per face: stream, frame," \
-  "running time, box, aligned, norm, 512-float embedding)"
+  "running time, box, track id, landmarks, aligned, status, norm, 512-float embedding)"

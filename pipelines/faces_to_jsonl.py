@@ -1,20 +1,24 @@
 #!/usr/bin/python3
-"""Finds faces in video with facedetect, embeds them with taconiteadaface, writes JSON lines.
+"""Finds faces in video with facedetect, aligns and tracks them, embeds them, writes JSON lines.
 
 Pipeline per camera (stream):
-  SOURCE -> videoconvert -> facedetect display=false -> taconiteadaface input-mode=rois
-         post-messages=true -> fakesink
+  SOURCE -> videoconvert -> facedetect display=false -> taconitelandmarks -> taconitetrack
+         -> taconiteadaface input-mode=rois reinfer-interval=R post-messages=true -> fakesink
 SOURCE is a video file (decodebin) or, by default, a video built inside the pipeline from a photo
 Debian ships (imagefreeze + a crop window that moves and zooms every frame, so the face box moves).
 All cameras of one process share one engine per (bundle, backend).
 
 One JSON object per embedded face on stdout (or --output):
   {"stream": "cam0", "frame": 12, "running_time_ns": 1200000000, "box": [x, y, w, h],
-   "roi_id": 0, "aligned": false, "norm": 21.7, "embedding": [512 floats]}
-A summary (frames, faces, faces/s, element latency) goes to stderr.
+   "roi_id": 0, "track_id": 1, "landmarks": [[x, y] x 5], "aligned": true, "status": "computed",
+   "norm": 21.7, "embedding": [512 floats]}
+track_id is null until taconitetrack confirmed the face (min-hits frames); landmarks is null when
+dlib found none. status "cached": the track's embedding was reused (reinfer-interval).
+A summary (frames, faces, faces/s, aligned share, tracks, reused embeddings, element latency) goes
+to stderr.
 
 Usage: faces_to_jsonl.py --bundle DIR [--backend NAME] [--cameras N] [--seconds S] [--output FILE]
-                         [VIDEO ...]
+                         [--reinfer-interval R] [VIDEO ...]
 """
 import argparse
 import json
@@ -49,11 +53,21 @@ def file_source(path):
     return f'filesrc location="{path}" ! decodebin ! videoconvert ! videoscale'
 
 
+def landmarks_of(face):
+    """The 5 alignment points a face's ROI carried, as [[x, y], ...] in frame pixels, or None."""
+    if not face.has_field("landmarks"):
+        return None
+    flat = list(face.get_value("landmarks"))
+    return [[round(flat[i], 2), round(flat[i + 1], 2)] for i in range(0, len(flat), 2)]
+
+
 def camera_branch(index, source, args):
     batching = f" batch-size={args.batch_size}" if args.batch_size != 1 else ""
-    return (f"{source} ! videoconvert ! {FACEDETECT} ! videoconvert ! "
+    # No converter between facedetect and taconiteadaface: a converting videoconvert would drop the
+    # ROI params (landmarks, track ids) that the elements in between write (docs/gstreamer.md).
+    return (f"{source} ! videoconvert ! {FACEDETECT} ! taconitelandmarks ! taconitetrack ! "
             f'taconiteadaface name=cam{index} bundle="{args.bundle}" backend={args.backend} input-mode=rois '
-            f"post-messages=true{batching} ! fakesink sync=false")
+            f"reinfer-interval={args.reinfer_interval} post-messages=true{batching} ! fakesink sync=false")
 
 
 class MovingWindow:
@@ -97,7 +111,8 @@ def run(args, out):
 
     frames = {f"cam{i}": 0 for i in range(cameras)}
     backend = args.backend
-    faces = 0
+    faces = aligned = reused = 0
+    tracks = {}  # (stream, track id) -> faces seen with it
     bus = pipeline.get_bus()
     started = time.monotonic()
     pipeline.set_state(Gst.State.PLAYING)
@@ -122,10 +137,16 @@ def run(args, out):
                 if len(values) == 0:
                     continue  # not embedded (skipped under load)
                 faces += 1
+                aligned += bool(face.get_value("aligned"))
+                reused += face.get_value("status") == "cached"
+                track_id = face.get_value("track-id") if face.has_field("track-id") else None
+                if track_id is not None:
+                    tracks[(stream, track_id)] = tracks.get((stream, track_id), 0) + 1
                 out.write(json.dumps({
                     "stream": stream, "frame": frame, "running_time_ns": s.get_value("running-time"),
                     "box": [face.get_value(k) for k in ("x", "y", "width", "height")],
-                    "roi_id": face.get_value("roi-id"), "aligned": bool(face.get_value("aligned")),
+                    "roi_id": face.get_value("roi-id"), "track_id": track_id, "landmarks": landmarks_of(face),
+                    "aligned": bool(face.get_value("aligned")), "status": face.get_value("status"),
                     "norm": round(face.get_value("norm"), 6),
                     "embedding": [round(v, 7) for v in values]}) + "\n")
         elapsed = time.monotonic() - started
@@ -133,9 +154,14 @@ def run(args, out):
     finally:
         pipeline.set_state(Gst.State.NULL)
     total_frames = sum(frames.values())
-    print(f"summary: {cameras} stream(s), {total_frames} frames, {faces} faces embedded in {elapsed:.2f} s "
+    print(f"summary: {cameras} stream(s), {total_frames} frames, {faces} faces ({faces - reused} embedded, {reused} reused) in {elapsed:.2f} s "
           f"({faces / elapsed:.1f} faces/s, {total_frames / elapsed:.1f} frames/s), element latency "
           f"{sum(latencies) / len(latencies):.1f} ms/frame (backend {backend})", file=sys.stderr)
+    if faces:
+        longest = max(tracks.values(), default=0)
+        print(f"summary: {aligned / faces:.0%} of faces aligned, {len(tracks)} distinct track(s) (the longest "
+              f"holds {longest / faces:.0%} of the faces), {reused} embeddings reused with reinfer-interval="
+              f"{args.reinfer_interval}", file=sys.stderr)
     return 0 if faces > 0 else 4
 
 
@@ -146,6 +172,8 @@ def main():
     parser.add_argument("--cameras", type=int, default=1, help="synthetic cameras when no VIDEO is given")
     parser.add_argument("--seconds", type=float, default=4.0, help="length of the synthetic video")
     parser.add_argument("--batch-size", type=int, default=1, help="faces per engine call across cameras")
+    parser.add_argument("--reinfer-interval", type=int, default=5,
+                        help="frames between two embeddings of one tracked face (1: embed every frame)")
     parser.add_argument("--output", help="JSON-lines file (default: stdout)")
     parser.add_argument("videos", nargs="*", help="video files (one camera each) replacing the synthetic video")
     args = parser.parse_args()

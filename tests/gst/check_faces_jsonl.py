@@ -4,7 +4,10 @@
 Usage: check_faces_jsonl.py FILE.jsonl STREAMS
 Fails unless every one of STREAMS streams (cam0..) has embedded faces in at least half of its
 frames, each line has a box inside the frame area, a positive norm and 512 finite floats of unit
-length, frames and running times increase per stream, and the boxes move (the input pans/zooms).
+length, frames and running times increase per stream, and the boxes move (the input pans/zooms);
+also that at least 90 % of each stream's faces are aligned with 5 landmarks inside their box, and
+that one track id covers at least 75 % of them (one face per synthetic camera; taconitetrack
+publishes an id after min-hits frames).
 """
 import json
 import math
@@ -25,6 +28,10 @@ def main(path, streams):
             assert face["norm"] > 0, f"{where}: norm {face['norm']}"
             x, y, w, h = face["box"]
             assert x >= 0 and y >= 0 and w >= 20 and h >= 20, f"{where}: box {face['box']}"
+            if face["landmarks"] is not None:
+                assert len(face["landmarks"]) == 5, f"{where}: {len(face['landmarks'])} landmarks, expected 5"
+                for lx, ly in face["landmarks"]:
+                    assert x <= lx <= x + w and y <= ly <= y + h, f"{where}: landmark {lx},{ly} outside the box"
             per_stream.setdefault(face["stream"], []).append(face)
     expected = {f"cam{i}" for i in range(streams)}
     assert set(per_stream) == expected, f"streams {sorted(per_stream)}, expected {sorted(expected)}"
@@ -36,7 +43,13 @@ def main(path, streams):
         assert distinct_frames >= 5, f"{stream}: faces in only {distinct_frames} frames"
         boxes = {tuple(f["box"]) for f in faces}
         assert len(boxes) > 1, f"{stream}: the face box never moved"
-        print(f"{stream}: {len(faces)} faces in {distinct_frames} frames, {len(boxes)} distinct boxes")
+        aligned = sum(1 for f in faces if f["aligned"] and f["landmarks"] is not None)
+        assert aligned >= 0.9 * len(faces), f"{stream}: only {aligned} of {len(faces)} faces aligned"
+        ids = [f["track_id"] for f in faces if f["track_id"] is not None]
+        longest = max((ids.count(i) for i in set(ids)), default=0)
+        assert longest >= 0.75 * len(faces), f"{stream}: the longest track holds {longest} of {len(faces)} faces"
+        print(f"{stream}: {len(faces)} faces in {distinct_frames} frames, {len(boxes)} distinct boxes, "
+              f"{aligned} aligned, longest track {longest}")
 
 
 if __name__ == "__main__":
