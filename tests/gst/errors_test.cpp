@@ -10,38 +10,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct LoadFailure {
-  GstStateChangeReturn state_change = GST_STATE_CHANGE_SUCCESS;
-  GQuark domain = 0;
-  int code = 0;
-  std::string message;
-  std::string debug;
-};
+using LoadFailure = gsttest::StartFailure;
 
 LoadFailure start_with_bundle(const char* bundle) {
   GstElement* element = gst_element_factory_make("taconiteadaface", nullptr);
   if (bundle) g_object_set(element, "bundle", bundle, "backend", gsttest::test_backend() == "cpu" ? 1 : 2, nullptr);
-  GstBus* bus = gst_bus_new();
-  gst_element_set_bus(element, bus);
-  LoadFailure failure;
-  failure.state_change = gst_element_set_state(element, GST_STATE_PAUSED);
-  if (GstMessage* error = gsttest::pop_error(bus)) {
-    GError* gerror = nullptr;
-    gchar* debug = nullptr;
-    gst_message_parse_error(error, &gerror, &debug);
-    failure.domain = gerror->domain;
-    failure.code = gerror->code;
-    failure.message = gerror->message;
-    failure.debug = debug ? debug : "";
-    g_error_free(gerror);
-    g_free(debug);
-    gst_message_unref(error);
-  }
-  gst_element_set_state(element, GST_STATE_NULL);
-  gst_element_set_bus(element, nullptr);
-  gst_object_unref(bus);
-  gst_object_unref(element);
-  return failure;
+  return gsttest::start_paused(element);
 }
 
 fs::path scratch_dir(const char* name) {

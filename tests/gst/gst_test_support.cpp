@@ -235,6 +235,30 @@ std::string test_backend() {
 
 GstMessage* pop_error(GstBus* bus) { return gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR); }
 
+StartFailure start_paused(GstElement* element) {
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(element, bus);
+  StartFailure failure;
+  failure.state_change = gst_element_set_state(element, GST_STATE_PAUSED);
+  if (GstMessage* error = pop_error(bus)) {
+    GError* gerror = nullptr;
+    gchar* debug = nullptr;
+    gst_message_parse_error(error, &gerror, &debug);
+    failure.domain = gerror->domain;
+    failure.code = gerror->code;
+    failure.message = gerror->message;
+    failure.debug = debug ? debug : "";
+    g_error_free(gerror);
+    g_free(debug);
+    gst_message_unref(error);
+  }
+  gst_element_set_state(element, GST_STATE_NULL);
+  gst_element_set_bus(element, nullptr);
+  gst_object_unref(bus);
+  gst_object_unref(element);
+  return failure;
+}
+
 std::vector<float> expected_chw(int width, int height, const PixelFn& pixel, bool bgr) {
   const std::size_t plane = static_cast<std::size_t>(width) * height;
   std::vector<float> chw(3 * plane);

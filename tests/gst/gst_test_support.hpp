@@ -85,6 +85,19 @@ std::string test_backend();
 // Pulls the next ERROR message from an element's bus (set with gst_element_set_bus).
 GstMessage* pop_error(GstBus* bus);
 
+// What taking an element from NULL to PAUSED gave: the state-change result and the first error
+// message (domain 0 and empty strings when none was posted).
+struct StartFailure {
+  GstStateChangeReturn state_change = GST_STATE_CHANGE_SUCCESS;
+  GQuark domain = 0;
+  int code = 0;
+  std::string message;
+  std::string debug;
+};
+
+// Sets `element` (consumed: set back to NULL and unreffed) to PAUSED on a private bus.
+StartFailure start_paused(GstElement* element);
+
 // The CHW input expected for an RGB image of exactly the model size (no resize):
 // ((x/255)-0.5)/0.5 per plane.
 std::vector<float> expected_chw(int width, int height, const PixelFn& pixel, bool bgr = false);

@@ -116,25 +116,11 @@ TEST(LandmarksModel, MissingModelFailsTheStateChangeNamingThePath) {
   GstElement* element = gst_element_factory_make("taconitelandmarks", nullptr);
   ASSERT_NE(element, nullptr);
   g_object_set(element, "model", "/nonexistent/taconite/shape_predictor.dat", nullptr);
-  GstBus* bus = gst_bus_new();
-  gst_element_set_bus(element, bus);
-  EXPECT_EQ(gst_element_set_state(element, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-  GstMessage* error = gsttest::pop_error(bus);
-  ASSERT_NE(error, nullptr);
-  GError* gerror = nullptr;
-  gchar* debug = nullptr;
-  gst_message_parse_error(error, &gerror, &debug);
-  EXPECT_EQ(gerror->domain, GST_RESOURCE_ERROR);
-  EXPECT_NE(std::string(gerror->message).find("/nonexistent/taconite/shape_predictor.dat"), std::string::npos)
-      << gerror->message;
-  EXPECT_NE(std::string(debug).find("does not exist"), std::string::npos) << debug;
-  g_error_free(gerror);
-  g_free(debug);
-  gst_message_unref(error);
-  gst_element_set_state(element, GST_STATE_NULL);
-  gst_element_set_bus(element, nullptr);
-  gst_object_unref(bus);
-  gst_object_unref(element);
+  const gsttest::StartFailure failure = gsttest::start_paused(element);
+  EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_EQ(failure.domain, GST_RESOURCE_ERROR);
+  EXPECT_NE(failure.message.find("/nonexistent/taconite/shape_predictor.dat"), std::string::npos) << failure.message;
+  EXPECT_NE(failure.debug.find("does not exist"), std::string::npos) << failure.debug;
 }
 
 TEST(LandmarksModel, GarbageModelIsAnErrorNotACrash) {
@@ -146,20 +132,10 @@ TEST(LandmarksModel, GarbageModelIsAnErrorNotACrash) {
   close(fd);
   GstElement* element = gst_element_factory_make("taconitelandmarks", nullptr);
   g_object_set(element, "model", path, nullptr);
-  GstBus* bus = gst_bus_new();
-  gst_element_set_bus(element, bus);
-  EXPECT_EQ(gst_element_set_state(element, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-  GstMessage* error = gsttest::pop_error(bus);
-  ASSERT_NE(error, nullptr);
-  GError* gerror = nullptr;
-  gst_message_parse_error(error, &gerror, nullptr);
-  EXPECT_NE(std::string(gerror->message).find(path), std::string::npos) << gerror->message;
-  g_error_free(gerror);
-  gst_message_unref(error);
-  gst_element_set_state(element, GST_STATE_NULL);
-  gst_element_set_bus(element, nullptr);
-  gst_object_unref(bus);
-  gst_object_unref(element);
+  const gsttest::StartFailure failure = gsttest::start_paused(element);
+  EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(failure.domain, 0u) << "no error message";
+  EXPECT_NE(failure.message.find(path), std::string::npos) << failure.message;
   g_unlink(path);
   g_free(path);
 }
