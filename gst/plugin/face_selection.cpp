@@ -5,9 +5,7 @@
 
 namespace taconite::gst {
 
-namespace {
-
-std::vector<GstVideoRegionOfInterestMeta*> all_rois(GstBuffer* buffer) {
+std::vector<GstVideoRegionOfInterestMeta*> buffer_rois(GstBuffer* buffer) {
   std::vector<GstVideoRegionOfInterestMeta*> rois;
   gpointer state = nullptr;
   while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
@@ -15,23 +13,24 @@ std::vector<GstVideoRegionOfInterestMeta*> all_rois(GstBuffer* buffer) {
   return rois;
 }
 
-// The ROI box clipped to the frame; empty when nothing of it is inside.
-PixelBox clipped_box(const GstVideoRegionOfInterestMeta& roi, const GstVideoInfo& info) {
-  const long x0 = std::clamp<long>(roi.x, 0, GST_VIDEO_INFO_WIDTH(&info));
-  const long y0 = std::clamp<long>(roi.y, 0, GST_VIDEO_INFO_HEIGHT(&info));
-  const long x1 = std::clamp<long>(static_cast<long>(roi.x) + roi.w, 0, GST_VIDEO_INFO_WIDTH(&info));
-  const long y1 = std::clamp<long>(static_cast<long>(roi.y) + roi.h, 0, GST_VIDEO_INFO_HEIGHT(&info));
+PixelBox clipped_roi_box(const GstVideoRegionOfInterestMeta& roi, const GstVideoInfo& info) {
+  const long x0 = std::clamp<gint64>(roi.x, 0, GST_VIDEO_INFO_WIDTH(&info));
+  const long y0 = std::clamp<gint64>(roi.y, 0, GST_VIDEO_INFO_HEIGHT(&info));
+  const long x1 = std::clamp<gint64>(static_cast<gint64>(roi.x) + roi.w, 0, GST_VIDEO_INFO_WIDTH(&info));
+  const long y1 = std::clamp<gint64>(static_cast<gint64>(roi.y) + roi.h, 0, GST_VIDEO_INFO_HEIGHT(&info));
   return {static_cast<int>(x0), static_cast<int>(y0), static_cast<int>(x1 - x0), static_cast<int>(y1 - y0)};
 }
 
+namespace {
+
 std::vector<FaceJob> roi_faces(GstBuffer* buffer, const GstVideoInfo& info, const SelectionRules& rules) {
   std::vector<FaceJob> faces;
-  const std::vector<GstVideoRegionOfInterestMeta*> rois = all_rois(buffer);
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(buffer);
   for (guint index = 0; index < rois.size(); ++index) {
     GstVideoRegionOfInterestMeta* roi = rois[index];
     if (roi->roi_type != rules.roi_type) continue;
     if (rules.min_face_size > 0 && std::min(roi->w, roi->h) < rules.min_face_size) continue;
-    const PixelBox inside = clipped_box(*roi, info);
+    const PixelBox inside = clipped_roi_box(*roi, info);
     if (inside.width <= 0 || inside.height <= 0) continue;
     // x and y are inside the frame here; a side beyond G_MAXINT covers any frame anyway.
     const auto side = [](guint v) { return static_cast<int>(std::min<guint>(v, G_MAXINT)); };
@@ -58,7 +57,7 @@ std::vector<FaceJob> roi_faces(GstBuffer* buffer, const GstVideoInfo& info, cons
 }
 
 bool has_roi_of_type(GstBuffer* buffer, GQuark type) {
-  for (GstVideoRegionOfInterestMeta* roi : all_rois(buffer))
+  for (GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer))
     if (roi->roi_type == type) return true;
   return false;
 }
@@ -77,7 +76,7 @@ std::vector<FaceJob> select_faces(GstBuffer* buffer, const GstVideoInfo& info, c
 }
 
 void claim_face_rois(GstBuffer* writable_buffer, std::vector<FaceJob>& faces) {
-  const std::vector<GstVideoRegionOfInterestMeta*> rois = all_rois(writable_buffer);
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(writable_buffer);
   std::unordered_set<gint> used;
   std::vector<bool> first_with_its_id(rois.size());
   gint64 largest = 0;

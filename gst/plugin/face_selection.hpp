@@ -30,6 +30,12 @@ struct SelectionRules {
   guint max_faces = 0;      // keep the largest N; 0 = no limit
 };
 
+// Every ROI meta of the buffer, in meta order.
+std::vector<GstVideoRegionOfInterestMeta*> buffer_rois(GstBuffer* buffer);
+
+// The ROI's box clipped to the frame (64-bit arithmetic); empty when nothing of it is inside.
+PixelBox clipped_roi_box(const GstVideoRegionOfInterestMeta& roi, const GstVideoInfo& info);
+
 // Picks the faces of a buffer without changing it (the buffer may be shared).
 std::vector<FaceJob> select_faces(GstBuffer* buffer, const GstVideoInfo& info, const SelectionRules& rules);
 

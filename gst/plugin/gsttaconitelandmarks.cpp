@@ -46,6 +46,7 @@
 
 #include "face_landmarks.hpp"
 #include "face_preprocess.hpp"
+#include "face_selection.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_landmarks_debug);
 #define GST_CAT_DEFAULT taconite_landmarks_debug
@@ -179,12 +180,8 @@ static void write_landmarks(GstVideoRegionOfInterestMeta* roi, const FaceLandmar
 
 // The face ROIs of a buffer.
 static std::vector<GstVideoRegionOfInterestMeta*> face_rois(GstBuffer* buffer, GQuark roi_type) {
-  std::vector<GstVideoRegionOfInterestMeta*> rois;
-  gpointer state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
-    auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
-    if (roi->roi_type == roi_type) rois.push_back(roi);
-  }
+  std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(buffer);
+  std::erase_if(rois, [&](const GstVideoRegionOfInterestMeta* roi) { return roi->roi_type != roi_type; });
   return rois;
 }
 
@@ -256,9 +253,7 @@ static std::vector<Face> gather_faces(GstTaconiteLandmarks* self,
 // landmarks to its ROI's params.
 static void write_faces(GstBuffer* buffer, const std::vector<Face>& faces) {
   gint next_id = 0;
-  gpointer state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
-    next_id = std::max(next_id, reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta)->id);
+  for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer)) next_id = std::max(next_id, roi->id);
   for (const Face& face : faces) {
     GstVideoRegionOfInterestMeta* roi = face.roi;
     if (!roi) {

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "box_tracker.hpp"
+#include "face_selection.hpp"
 #include "roi_track_param.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_track_debug);
@@ -83,22 +84,11 @@ struct Stream {
   bool warned_exhausted = false;
 };
 
-std::vector<GstVideoRegionOfInterestMeta*> roi_metas(GstBuffer* buffer) {
-  std::vector<GstVideoRegionOfInterestMeta*> rois;
-  gpointer state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
-    rois.push_back(reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta));
-  return rois;
-}
-
 // The ROI's box clipped to the frame; empty (zero width or height) when nothing of it is inside.
 Box clipped_box(const GstVideoRegionOfInterestMeta* roi, const GstVideoInfo& info) {
-  const auto frame_w = static_cast<guint64>(GST_VIDEO_INFO_WIDTH(&info));
-  const auto frame_h = static_cast<guint64>(GST_VIDEO_INFO_HEIGHT(&info));
-  const guint64 x0 = std::min<guint64>(roi->x, frame_w), y0 = std::min<guint64>(roi->y, frame_h);
-  const guint64 x1 = std::min<guint64>(guint64{roi->x} + roi->w, frame_w);
-  const guint64 y1 = std::min<guint64>(guint64{roi->y} + roi->h, frame_h);
-  return {static_cast<double>(x0), static_cast<double>(y0), static_cast<double>(x1 - x0), static_cast<double>(y1 - y0)};
+  const PixelBox inside = clipped_roi_box(*roi, info);
+  return {static_cast<double>(inside.x), static_cast<double>(inside.y), static_cast<double>(inside.width),
+          static_cast<double>(inside.height)};
 }
 
 }  // namespace
@@ -145,7 +135,7 @@ static GstFlowReturn prepare_output_buffer(GstBaseTransform* trans, GstBuffer* i
   policy.max_tracks = s.max_rois;
   GST_OBJECT_UNLOCK(self);
 
-  const std::vector<GstVideoRegionOfInterestMeta*> rois = roi_metas(input);
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(input);
   stream.changes.assign(rois.size(), RoiChange{});
   struct Candidate {
     std::size_t index;
@@ -198,7 +188,7 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
   GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
   std::vector<RoiChange>& changes = self->stream->changes;
   if (changes.empty()) return GST_FLOW_OK;
-  const std::vector<GstVideoRegionOfInterestMeta*> rois = roi_metas(buffer);
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(buffer);
   if (rois.size() != changes.size()) {  // a copy keeps the metas and their order: never expected
     GST_WARNING_OBJECT(self, "buffer has %zu ROIs, %zu were tracked: ids not written", rois.size(), changes.size());
   } else {
