@@ -201,6 +201,32 @@ std::optional<cv::Matx23d> roi_alignment(const GstVideoRegionOfInterestMeta* roi
   return fit;
 }
 
+namespace {
+
+// A bilinear warp that shrinks samples only 4 pixels per output pixel and aliases: a face 1.5x the
+// template's size came out of it looking like another face. When `to_output` shrinks, the source
+// is first reduced by the same factor with area averaging, and `to_output` rewritten to read the
+// reduced image (pixel centres kept), so the warp itself works at about scale 1.
+cv::Mat shrink_for_warp(const cv::Mat& source, cv::Matx23d& to_output) {
+  const double scale = std::hypot(to_output(0, 0), to_output(1, 0));
+  if (scale >= 1.0) return source;
+  const cv::Size reduced(std::max(1, static_cast<int>(std::lround(source.cols * scale))),
+                         std::max(1, static_cast<int>(std::lround(source.rows * scale))));
+  cv::Mat small;
+  cv::resize(source, small, reduced, 0, 0, cv::INTER_AREA);
+  // A reduced pixel (u, v) has its centre at source ((u + 0.5) / fx - 0.5, (v + 0.5) / fy - 0.5).
+  const double fx = static_cast<double>(reduced.width) / source.cols;
+  const double fy = static_cast<double>(reduced.height) / source.rows;
+  for (int r = 0; r < 2; ++r) {
+    to_output(r, 2) += to_output(r, 0) * (0.5 / fx - 0.5) + to_output(r, 1) * (0.5 / fy - 0.5);
+    to_output(r, 0) /= fx;
+    to_output(r, 1) /= fy;
+  }
+  return small;
+}
+
+}  // namespace
+
 void aligned_face_to_chw(const GstVideoFrame& frame, const cv::Matx23d& to_template, int width, int height,
                          ChannelOrder order, std::vector<float>& chw) {
   // Convert only the frame region the output square comes from (plus a pixel for bilinear).
@@ -225,8 +251,9 @@ void aligned_face_to_chw(const GstVideoFrame& frame, const cv::Matx23d& to_templ
   cv::Matx23d local = to_template;
   local(0, 2) += to_template(0, 0) * region.x + to_template(0, 1) * region.y;
   local(1, 2) += to_template(1, 0) * region.x + to_template(1, 1) * region.y;
+  const cv::Mat warp_source = shrink_for_warp(source, local);
   cv::Mat aligned;
-  cv::warpAffine(source, aligned, cv::Mat(local), cv::Size(width, height), cv::INTER_LINEAR, cv::BORDER_CONSTANT,
+  cv::warpAffine(warp_source, aligned, cv::Mat(local), cv::Size(width, height), cv::INTER_LINEAR, cv::BORDER_CONSTANT,
                  cv::Scalar::all(0));
   to_normalised_chw(aligned, width, height, order, chw);
 }

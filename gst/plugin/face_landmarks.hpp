@@ -29,6 +29,9 @@ struct FaceLandmarks {
   std::array<Point2, 5> five() const;
 };
 
+// Most predictions one face's landmarks average (taconitelandmarks' box-samples property).
+inline constexpr int kMaxBoxSamples = 5;
+
 // A loaded shape predictor. Its predict() is const and keeps no state, so one model may serve
 // several streaming threads.
 class LandmarkModel {
@@ -40,9 +43,15 @@ class LandmarkModel {
 
   // The landmarks of the face in `box` on a mapped frame of any supported format: YUV and GRAY8
   // read their luma plane in place; packed RGB formats convert only the box's surroundings to gray.
-  FaceLandmarks predict(const GstVideoFrame& frame, const FaceBox& box) const;
+  // Faces tilted by more than 10 degrees are predicted again on an upright copy of their
+  // surroundings. `samples` (1..kMaxBoxSamples) > 1 averages the predictions on the box and on
+  // samples - 1 copies shifted by 6 % of its size: steadier points for that many times the work.
+  FaceLandmarks predict(const GstVideoFrame& frame, const FaceBox& box, int samples = 1) const;
 
  private:
+  FaceLandmarks predict_upright(const GstVideoFrame& frame, const FaceBox& box) const;
+  FaceLandmarks predict_derotated(const GstVideoFrame& frame, const FaceBox& box, double tilt) const;
+
   struct Impl;
   explicit LandmarkModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

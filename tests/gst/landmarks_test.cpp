@@ -187,6 +187,37 @@ TEST_F(LandmarksAstronaut, DetectAlwaysFindsTheFaceAndPlacesTheFivePoints) {
   gst_harness_teardown(h);
 }
 
+// box-samples averages predictions on shifted boxes: still the same face's points (within a few
+// pixels of one prediction's), and values outside 1..5 are refused by the property itself.
+TEST_F(LandmarksAstronaut, BoxSamplesAverageToTheSameFace) {
+  std::vector<std::vector<Pt>> five_by_samples;
+  for (const char* samples : {"1", "5"}) {
+    GstHarness* h = landmarks_harness(std::string("detect=always box-samples=") + samples);
+    gst_harness_set_src_caps_str(h, caps_for("RGB", width, height).c_str());
+    GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_copy(rgb));
+    ASSERT_NE(out, nullptr);
+    GstVideoRegionOfInterestMeta* face = face_around(out, 230, 110);
+    ASSERT_NE(face, nullptr);
+    expect_plausible_face(face);
+    five_by_samples.push_back(points(face, "landmarks"));
+    gst_buffer_unref(out);
+    gst_harness_teardown(h);
+  }
+  ASSERT_EQ(five_by_samples[0].size(), 5u);
+  ASSERT_EQ(five_by_samples[1].size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_NEAR(five_by_samples[0][i].x, five_by_samples[1][i].x, 3.0) << "point " << i;
+    EXPECT_NEAR(five_by_samples[0][i].y, five_by_samples[1][i].y, 3.0) << "point " << i;
+  }
+  GstElement* element = gst_element_factory_make("taconitelandmarks", nullptr);
+  ASSERT_NE(element, nullptr);
+  GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "box-samples");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(G_PARAM_SPEC_UINT(spec)->minimum, 1u);
+  EXPECT_EQ(G_PARAM_SPEC_UINT(spec)->maximum, 5u);
+  gst_object_unref(element);
+}
+
 // A face ROI given upstream (the box dlib finds on the photo) in each format: the landmarks agree.
 TEST_F(LandmarksAstronaut, EveryFormatGivesTheSameLandmarks) {
   std::vector<Pt> reference_five, reference_all;
