@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -94,21 +95,16 @@ bool MqttPublisher::connect_at_start(std::string* error) {
   const MqttSettings& s = settings_;
   const int keepalive = static_cast<int>(s.keepalive_seconds);
   if (s.retry_at_start) {
-    // libmosquitto's thread retries a failed first attempt like a lost connection.
-    const int rc = mosquitto_connect_async(mosq_, s.host.c_str(), s.port, keepalive);
-    if (const int started = mosquitto_loop_start(mosq_); started != MOSQ_ERR_SUCCESS) {
-      *error = "cannot start the MQTT network thread: " + library_error(started);
-      return false;
+    const int rc = mosquitto_connect(mosq_, s.host.c_str(), s.port, keepalive);
+    if (rc == MOSQ_ERR_SUCCESS) return start_network(error);
+    // libmosquitto's thread only retries connections that once worked: the worker retries this one.
+    {
+      std::lock_guard<std::mutex> guard(lock_);
+      in_outage_ = true;
+      first_connect_pending_ = true;
     }
-    loop_started_ = true;
-    if (rc != MOSQ_ERR_SUCCESS) {
-      {
-        std::lock_guard<std::mutex> guard(lock_);
-        in_outage_ = true;
-      }
-      notify_(Notice::Warning, "MQTT broker " + where() + " unreachable at start (" + library_error(rc) +
-                                   "); retrying, holding up to " + std::to_string(s.max_pending) + " messages");
-    }
+    notify_(Notice::Warning, "MQTT broker " + where() + " unreachable at start (" + library_error(rc) +
+                                 "); retrying, holding up to " + std::to_string(s.max_pending) + " messages");
     return true;
   }
   // The TCP connection (and TLS handshake) first, so their failure is reported at once.
@@ -118,11 +114,7 @@ bool MqttPublisher::connect_at_start(std::string* error) {
              (last_error_log_.empty() ? "" : " (" + last_error_log_ + ")");
     return false;
   }
-  if (const int started = mosquitto_loop_start(mosq_); started != MOSQ_ERR_SUCCESS) {
-    *error = "cannot start the MQTT network thread: " + library_error(started);
-    return false;
-  }
-  loop_started_ = true;
+  if (!start_network(error)) return false;
   std::unique_lock<std::mutex> lk(lock_);
   changed_.wait_for(lk, std::chrono::milliseconds(s.connect_timeout_ms), [&] { return connack_ != -1; });
   if (connack_ == 0) return true;
@@ -134,6 +126,32 @@ bool MqttPublisher::connect_at_start(std::string* error) {
              " ms" + (last_error_log_.empty() ? "" : " (" + last_error_log_ + ")");
   }
   return false;
+}
+
+bool MqttPublisher::start_network(std::string* error) {
+  if (const int started = mosquitto_loop_start(mosq_); started != MOSQ_ERR_SUCCESS) {
+    *error = "cannot start the MQTT network thread: " + library_error(started);
+    return false;
+  }
+  loop_started_ = true;
+  return true;
+}
+
+// Until the first connection works (retry_at_start): connect again after a doubling delay.
+void MqttPublisher::retry_first_connect(std::unique_lock<std::mutex>& lk) {
+  unsigned delay_s = kReconnectMinSeconds;
+  while (first_connect_pending_) {
+    if (changed_.wait_for(lk, std::chrono::seconds(delay_s), [&] { return stopping_; })) return;
+    delay_s = std::min(2 * delay_s, kReconnectMaxSeconds);
+    lk.unlock();
+    const bool connected = mosquitto_connect(mosq_, settings_.host.c_str(), settings_.port,
+                                             static_cast<int>(settings_.keepalive_seconds)) == MOSQ_ERR_SUCCESS;
+    std::string error;
+    const bool started = connected && start_network(&error);
+    if (connected && !started) notify_(Notice::Warning, error);
+    lk.lock();
+    if (started) first_connect_pending_ = false;  // on_connect follows from the network thread
+  }
 }
 
 MqttPublisher::~MqttPublisher() {
@@ -175,6 +193,7 @@ void MqttPublisher::drain(unsigned timeout_ms) {
 
 void MqttPublisher::run_worker() {
   std::unique_lock<std::mutex> lk(lock_);
+  retry_first_connect(lk);
   while (true) {
     changed_.wait(lk, [&] { return stopping_ || (connected_ && !queue_.empty()); });
     if (stopping_) return;

@@ -3,7 +3,9 @@
 //
 // publish() only appends to a bounded queue. A worker thread hands queued messages to
 // libmosquitto while connected; libmosquitto's own network thread sends them and reconnects after
-// a lost connection with a growing delay (kReconnectMinSeconds doubling to kReconnectMaxSeconds).
+// a lost connection with a growing delay (kReconnectMinSeconds up to kReconnectMaxSeconds). A
+// first connection that failed (retry_at_start) is retried by the worker, doubling its delay
+// within the same bounds.
 // Messages queued or handed over but not yet sent (QoS 0) or acknowledged (QoS 1) are pending:
 // at most `max_pending` of them exist; a message arriving at the bound evicts the oldest queued
 // one (the newest when all pending ones are with libmosquitto), counted as dropped. QoS 0
@@ -78,6 +80,8 @@ class MqttPublisher {
   MqttPublisher(const MqttSettings& settings, std::shared_ptr<PublishCounters> counters, Notify notify);
   bool configure(std::string* error);
   bool connect_at_start(std::string* error);
+  bool start_network(std::string* error);
+  void retry_first_connect(std::unique_lock<std::mutex>& lk);
   void run_worker();
   static void on_connect(mosquitto* mosq, void* self, int rc);
   static void on_disconnect(mosquitto* mosq, void* self, int rc);
@@ -89,7 +93,7 @@ class MqttPublisher {
   std::shared_ptr<PublishCounters> counters_;
   Notify notify_;
   mosquitto* mosq_ = nullptr;
-  bool loop_started_ = false;
+  bool loop_started_ = false;  // libmosquitto's network thread runs (written before the worker starts, or by it)
   std::thread worker_;
 
   std::mutex lock_;
@@ -103,6 +107,7 @@ class MqttPublisher {
   std::uint64_t dropped_at_outage_ = 0;
   std::string last_error_log_;    // libmosquitto's last error log line (TLS details)
   bool stopping_ = false;
+  bool first_connect_pending_ = false;  // retry_at_start and the broker never answered yet
 };
 
 }  // namespace taconite::gst

@@ -59,10 +59,11 @@ GstBuffer* face_frame(int index, int faces) {
   return buffer;
 }
 
-GstHarness* publish_harness(const std::vector<std::pair<std::string, std::string>>& properties) {
+GstHarness* publish_harness(const std::vector<std::pair<std::string, std::string>>& properties, GstBus* bus) {
   GstElement* element = gst_element_factory_make("taconitepublish", nullptr);
   if (!element) return nullptr;
   for (const auto& [name, value] : properties) gst_util_set_object_arg(G_OBJECT(element), name.c_str(), value.c_str());
+  if (bus) gst_element_set_bus(element, bus);
   GstHarness* h = gst_harness_new_empty();
   static GstStaticPadTemplate src = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
   static GstStaticPadTemplate sink = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);

@@ -23,8 +23,9 @@ GstBuffer* face_frame(int index, int faces);
 std::vector<float> face_frame_embedding(int index, int face);
 
 // A started harness around a new taconitepublish with the given properties (parsed like gst-launch)
-// and kPublishCaps set.
-GstHarness* publish_harness(const std::vector<std::pair<std::string, std::string>>& properties);
+// and kPublishCaps set; `bus`, when given, is the element's bus from before it starts.
+GstHarness* publish_harness(const std::vector<std::pair<std::string, std::string>>& properties,
+                            GstBus* bus = nullptr);
 
 // Parses one document; fails the test (and returns null) unless it is a JSON object with the
 // members and types schema taconite-faces/1 requires (docs/faces-message.md). The caller unrefs.
