@@ -185,11 +185,13 @@ std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& 
   json_builder_set_member_name(b, "height");
   json_builder_add_int_value(b, context.height);
 
-  // The model names which embeddings are comparable (the first embedded face's; one element
-  // embeds all faces of a frame with one model).
+  // The model names which embeddings are comparable, the backend what computed them (the first
+  // embedded face's; one element embeds all faces of a frame with one engine).
   const GstTaconiteEmbeddingMeta* any = gst_buffer_get_taconite_embedding_meta(buffer);
   json_builder_set_member_name(b, "model");
   any ? json_builder_add_string_value(b, any->model) : json_builder_add_null_value(b);
+  json_builder_set_member_name(b, "backend");
+  any ? json_builder_add_string_value(b, any->backend) : json_builder_add_null_value(b);
 
   json_builder_set_member_name(b, "faces");
   json_builder_begin_array(b);

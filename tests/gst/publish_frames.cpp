@@ -120,6 +120,7 @@ JsonNode* parse_document(const std::string& line) {
   expect(doc, "width", is_int, false);
   expect(doc, "height", is_int, false);
   expect(doc, "model", is_string, true);
+  expect(doc, "backend", is_string, true);
   JsonNode* faces = member(doc, "faces");
   if (!faces || !JSON_NODE_HOLDS_ARRAY(faces)) {
     ADD_FAILURE() << "faces is not an array: " << line;

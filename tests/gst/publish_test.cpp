@@ -82,6 +82,7 @@ TEST_F(PublishFileTest, OneLinePerFrameWithFacesCarryingTheMetadata) {
     EXPECT_EQ(json_object_get_int_member(doc, "width"), 320);
     EXPECT_EQ(json_object_get_int_member(doc, "height"), 240);
     EXPECT_STREQ(json_object_get_string_member(doc, "model"), "IR-18");
+    EXPECT_STREQ(json_object_get_string_member(doc, "backend"), "cpu");
     const std::string utc = json_object_get_string_member(doc, "utc");
     GDateTime* parsed = g_date_time_new_from_iso8601(utc.c_str(), nullptr);
     ASSERT_NE(parsed, nullptr) << utc;
