@@ -4,15 +4,17 @@
 Usage: check_faces_documents.py FILE.jsonl STREAMS SCHEMA.json
 Every line must be valid against the schema (docs/faces-message.schema.json, jsonschema), frame
 numbers must count 0, 1, 2, ... per stream (publish-empty=true: one document per frame), and the
-embedded faces must pass check_faces_jsonl's checks (found in at least 5 frames, boxes inside
-and moving, 512 unit floats, 90 % aligned, one track holding 75 %).
+embedded faces, flattened into the Python writer's per-face lines (faces_to_jsonl.py), must pass
+check_faces_jsonl.py's checks (faces in at least 5 frames, boxes inside and moving, 512 unit
+floats, aligned, one track holding most of them).
 """
 import json
 import sys
+import tempfile
 
 import jsonschema
 
-from check_faces_jsonl import check
+import check_faces_jsonl
 
 
 def main(path, streams, schema_path):
@@ -30,9 +32,12 @@ def main(path, streams, schema_path):
             frames[doc["stream"]] = expected + 1
             for face in doc["faces"]:
                 if face["status"] in ("computed", "cached"):
-                    faces.append((where, dict(face, stream=doc["stream"], frame=doc["frame"],
-                                              running_time_ns=doc["running_time_ns"])))
-    check(faces, streams)
+                    faces.append(dict(face, stream=doc["stream"], frame=doc["frame"],
+                                      running_time_ns=doc["running_time_ns"]))
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", encoding="utf-8") as flat:
+        flat.writelines(json.dumps(face) + "\n" for face in faces)
+        flat.flush()
+        check_faces_jsonl.main(flat.name, streams)
 
 
 if __name__ == "__main__":

@@ -15,27 +15,24 @@ import sys
 
 
 def main(path, streams):
-    with open(path, encoding="utf-8") as f:
-        check([(f"{path}:{number}", json.loads(line)) for number, line in enumerate(f, 1)], streams)
-
-
-def check(located_faces, streams):
-    """The checks above on (where, face) pairs, in file order."""
     per_stream = {}
-    for where, face in located_faces:
-        emb = face["embedding"]
-        assert len(emb) == 512, f"{where}: {len(emb)} values, expected 512"
-        assert all(math.isfinite(v) for v in emb), f"{where}: non-finite value"
-        length = math.sqrt(sum(v * v for v in emb))
-        assert abs(length - 1.0) < 1e-3, f"{where}: embedding length {length}, expected 1"
-        assert face["norm"] > 0, f"{where}: norm {face['norm']}"
-        x, y, w, h = face["box"]
-        assert x >= 0 and y >= 0 and w >= 20 and h >= 20, f"{where}: box {face['box']}"
-        if face["landmarks"] is not None:
-            assert len(face["landmarks"]) == 5, f"{where}: {len(face['landmarks'])} landmarks, expected 5"
-            for lx, ly in face["landmarks"]:
-                assert x <= lx <= x + w and y <= ly <= y + h, f"{where}: landmark {lx},{ly} outside the box"
-        per_stream.setdefault(face["stream"], []).append(face)
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            face = json.loads(line)
+            where = f"{path}:{number}"
+            emb = face["embedding"]
+            assert len(emb) == 512, f"{where}: {len(emb)} values, expected 512"
+            assert all(math.isfinite(v) for v in emb), f"{where}: non-finite value"
+            length = math.sqrt(sum(v * v for v in emb))
+            assert abs(length - 1.0) < 1e-3, f"{where}: embedding length {length}, expected 1"
+            assert face["norm"] > 0, f"{where}: norm {face['norm']}"
+            x, y, w, h = face["box"]
+            assert x >= 0 and y >= 0 and w >= 20 and h >= 20, f"{where}: box {face['box']}"
+            if face["landmarks"] is not None:
+                assert len(face["landmarks"]) == 5, f"{where}: {len(face['landmarks'])} landmarks, expected 5"
+                for lx, ly in face["landmarks"]:
+                    assert x <= lx <= x + w and y <= ly <= y + h, f"{where}: landmark {lx},{ly} outside the box"
+            per_stream.setdefault(face["stream"], []).append(face)
     expected = {f"cam{i}" for i in range(streams)}
     assert set(per_stream) == expected, f"streams {sorted(per_stream)}, expected {sorted(expected)}"
     for stream, faces in per_stream.items():
