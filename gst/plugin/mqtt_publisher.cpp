@@ -116,14 +116,18 @@ bool MqttPublisher::connect_at_start(std::string* error) {
   }
   if (!start_network(error)) return false;
   std::unique_lock<std::mutex> lk(lock_);
-  changed_.wait_for(lk, std::chrono::milliseconds(s.connect_timeout_ms), [&] { return connack_ != -1; });
+  changed_.wait_for(lk, std::chrono::milliseconds(s.connect_timeout_ms),
+                    [&] { return connack_ != -1 || failed_before_connack_; });
   if (connack_ == 0) return true;
-  if (connack_ > 0) {
+  if (connack_ == -1 && failed_before_connack_) {  // e.g. the TLS handshake, finished on the network thread
+    *error = "cannot connect to the MQTT broker " + where() + ": " + last_error_log_;
+  } else if (connack_ > 0) {
     *error = "the MQTT broker " + where() + " refused the connection: " + mosquitto_connack_string(connack_) +
              (connack_ == 4 || connack_ == 5 ? " (check the user name and password of the credentials file)" : "");
   } else {
     *error = "no answer from the MQTT broker " + where() + " within " + std::to_string(s.connect_timeout_ms) +
-             " ms" + (last_error_log_.empty() ? "" : " (" + last_error_log_ + ")");
+             " ms" + (last_error_log_.empty() ? "" : " (" + last_error_log_ + ")") +
+             (s.tls_ca.empty() ? "; if that port expects TLS, set tls-ca" : "");
   }
   return false;
 }
@@ -271,8 +275,12 @@ void MqttPublisher::on_publish(mosquitto* /*mosq*/, void* data, int /*mid*/) {
 void MqttPublisher::on_log(mosquitto* /*mosq*/, void* data, int level, const char* text) {
   if (!(level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING)) || !text) return;
   auto* self = static_cast<MqttPublisher*>(data);
-  std::lock_guard<std::mutex> guard(self->lock_);
-  self->last_error_log_ = text;
+  {
+    std::lock_guard<std::mutex> guard(self->lock_);
+    self->last_error_log_ = text;
+    if ((level & MOSQ_LOG_ERR) && self->connack_ == -1) self->failed_before_connack_ = true;
+  }
+  self->changed_.notify_all();
 }
 
 }  // namespace taconite::gst

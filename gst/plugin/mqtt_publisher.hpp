@@ -103,6 +103,7 @@ class MqttPublisher {
   bool connected_ = false;
   bool ever_connected_ = false;
   int connack_ = -1;              // the broker's answer to the first CONNECT (-1: none yet)
+  bool failed_before_connack_ = false;  // libmosquitto logged an error before that answer
   bool in_outage_ = false;        // a warning was posted for the current outage
   std::uint64_t dropped_at_outage_ = 0;
   std::string last_error_log_;    // libmosquitto's last error log line (TLS details)

@@ -74,6 +74,21 @@ std::string program(const char* name, const char* fallback) {
 
 std::string mosquitto_program() { return program("mosquitto", "/usr/sbin/mosquitto"); }
 
+bool write_test_certificates(const std::string& dir, const std::string& name) {
+  const std::string p = dir + "/" + name;
+  const std::string script =
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=" + name + "-ca -keyout '" + p + "-ca.key' -out '" +
+      p + "-ca.pem' && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=127.0.0.1 -keyout '" + p +
+      "-server.key' -out '" + p + "-server.csr' && printf 'subjectAltName=IP:127.0.0.1\\n' > '" + p +
+      "-ext' && openssl x509 -req -days 2 -in '" + p + "-server.csr' -CA '" + p + "-ca.pem' -CAkey '" + p +
+      "-ca.key' -CAcreateserial -extfile '" + p + "-ext' -out '" + p + "-server.pem'";
+  const gchar* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
+  gint status = -1;
+  return g_spawn_sync(nullptr, const_cast<gchar**>(argv), nullptr, G_SPAWN_STDERR_TO_DEV_NULL, nullptr, nullptr,
+                      nullptr, nullptr, &status, nullptr) &&
+         g_spawn_check_wait_status(status, nullptr);
+}
+
 MosquittoBroker::MosquittoBroker(Options options) : options_(std::move(options)) {
   gchar* dir = g_dir_make_tmp("taconite-mosquitto-XXXXXX", nullptr);
   dir_ = dir ? dir : "";
@@ -84,6 +99,8 @@ MosquittoBroker::MosquittoBroker(Options options) : options_(std::move(options))
   conf << "user " << g_get_user_name() << "\n";     // as root, do not switch to the mosquitto user
   conf << "log_dest file " << dir_ << "/mosquitto.log\n";
   if (options_.persistence) conf << "persistence true\npersistence_location " << dir_ << "/\n";
+  if (!options_.tls_ca.empty())
+    conf << "cafile " << options_.tls_ca << "\ncertfile " << options_.tls_cert << "\nkeyfile " << options_.tls_key << "\n";
   if (options_.user.empty()) {
     conf << "allow_anonymous true\n";
   } else {

@@ -15,6 +15,7 @@ class MosquittoBroker {
   struct Options {
     bool persistence = false;      // sessions survive a restart (SIGTERM saves them)
     std::string user, password;    // non-empty: anonymous clients are refused
+    std::string tls_ca, tls_cert, tls_key;  // non-empty: a TLS listener with this CA, certificate and key
   };
   explicit MosquittoBroker(Options options);
   ~MosquittoBroker();  // stops it and removes its directory
@@ -37,6 +38,10 @@ class MosquittoBroker {
 
 // Where mosquitto lives (Debian puts it in /usr/sbin); empty when not installed.
 std::string mosquitto_program();
+
+// Writes, with the openssl command, a CA (DIR/NAME-ca.pem, key NAME-ca.key) and a certificate for
+// 127.0.0.1 it signed (DIR/NAME-server.pem, key NAME-server.key). False when openssl failed.
+bool write_test_certificates(const std::string& dir, const std::string& name);
 
 class MqttSubscriber {
  public:

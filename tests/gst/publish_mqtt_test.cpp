@@ -119,7 +119,7 @@ TEST_F(PublishMqttTest, OneMessagePerFrameWithFacesCountedAsPublished) {
 }
 
 TEST_F(PublishMqttTest, BrokerRestartDeliversHeldMessagesUpToMaxPendingAndCountsTheRest) {
-  MosquittoBroker broker({.persistence = true, .user = "", .password = ""});
+  MosquittoBroker broker({.persistence = true, .user = "", .password = "", .tls_ca = "", .tls_cert = "", .tls_key = ""});
   std::string error;
   ASSERT_TRUE(broker.start(&error)) << error;
   MqttSubscriber subscriber(broker, "cams/#", "cams/probe", "sub-restart");
@@ -187,7 +187,8 @@ TEST_F(PublishMqttTest, UnreachableBrokerAtStartIsAnErrorUnlessRetried) {
 }
 
 TEST_F(PublishMqttTest, WrongCredentialsAreAClearErrorAndRightOnesConnect) {
-  MosquittoBroker broker({.persistence = false, .user = "camera", .password = "s3cret"});
+  MosquittoBroker broker(
+      {.persistence = false, .user = "camera", .password = "s3cret", .tls_ca = "", .tls_cert = "", .tls_key = ""});
   std::string error;
   ASSERT_TRUE(broker.start(&error)) << error;
   const std::string wrong = write_temp(broker.dir(), "wrong", "camera\nguess\n");
@@ -219,6 +220,50 @@ TEST_F(PublishMqttTest, BadTlsFilesAreAClearError) {
   EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
   EXPECT_NE(failure.message.find("cannot connect to the MQTT broker"), std::string::npos) << failure.message;
   EXPECT_NE(failure.message.find("TLS"), std::string::npos) << failure.message;
+}
+
+// A TLS listener: the CA that signed the broker's certificate connects; another CA, or a client
+// key that does not belong to the client certificate, fails the start with OpenSSL's reason.
+TEST_F(PublishMqttTest, TlsConnectsWithTheRightCaAndNamesWhatIsWrongOtherwise) {
+  gchar* scratch = g_dir_make_tmp("taconite-tls-XXXXXX", nullptr);
+  ASSERT_NE(scratch, nullptr);
+  const std::string dir = scratch;
+  g_free(scratch);
+  if (!write_test_certificates(dir, "site") || !write_test_certificates(dir, "other")) {
+    GTEST_SKIP() << "openssl could not write test certificates (apt-get install openssl)";
+  }
+  {
+    MosquittoBroker broker({.persistence = false, .user = "", .password = "", .tls_ca = dir + "/site-ca.pem",
+                            .tls_cert = dir + "/site-server.pem", .tls_key = dir + "/site-server.key"});
+    std::string error;
+    ASSERT_TRUE(broker.start(&error)) << error;
+
+    const auto start_error = [&](std::vector<std::pair<std::string, std::string>> tls) {
+      GstElement* element = gst_element_factory_make("taconitepublish", nullptr);
+      for (const auto& [name, value] : mqtt(broker, std::move(tls)))
+        gst_util_set_object_arg(G_OBJECT(element), name.c_str(), value.c_str());
+      const StartFailure failure = start_paused(element);
+      EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+      return failure.message;
+    };
+    std::string message = start_error({{"tls-ca", dir + "/other-ca.pem"}});
+    EXPECT_NE(message.find("certificate verify failed"), std::string::npos) << message;
+    message = start_error(
+        {{"tls-ca", dir + "/site-ca.pem"}, {"tls-cert", dir + "/site-server.pem"}, {"tls-key", dir + "/other-ca.key"}});
+    EXPECT_NE(message.find("key values mismatch"), std::string::npos) << message;
+
+    start_harness(mqtt(broker, {{"tls-ca", dir + "/site-ca.pem"}}));
+    push_frames(h_, 0, 3, 1);
+    EXPECT_EQ(wait_counter(h_->element, "messages-published", 3, 30), 3u);
+    gst_bus_set_flushing(bus_, TRUE);
+    gst_harness_teardown(h_);
+    h_ = nullptr;
+  }
+  if (GDir* d = g_dir_open(dir.c_str(), 0, nullptr)) {
+    while (const gchar* name = g_dir_read_name(d)) g_remove((dir + "/" + name).c_str());
+    g_dir_close(d);
+  }
+  g_rmdir(dir.c_str());
 }
 
 }  // namespace
