@@ -204,12 +204,17 @@ void MqttPublisher::run_worker() {
     Message message = std::move(queue_.front());
     queue_.pop_front();
     ++in_library_;
+    const std::uint64_t connection = disconnects_;
     lk.unlock();
     const int rc = mosquitto_publish(mosq_, nullptr, message.topic.c_str(), static_cast<int>(message.payload.size()),
                                      message.payload.data(), settings_.qos, false);
     lk.lock();
     if (rc == MOSQ_ERR_SUCCESS) continue;
-    if (in_library_ > 0) --in_library_;
+    if (disconnects_ != connection && settings_.qos == 0) {
+      --counters_->dropped;  // on_disconnect counted this message among the lost ones: it is not
+    } else if (in_library_ > 0) {
+      --in_library_;
+    }
     if (rc == MOSQ_ERR_NO_CONN) {
       // The connection just went; on_disconnect follows. Keep the message for the next one.
       queue_.push_front(std::move(message));
@@ -247,6 +252,7 @@ void MqttPublisher::on_disconnect(mosquitto* /*mosq*/, void* data, int rc) {
   {
     std::lock_guard<std::mutex> guard(self->lock_);
     self->connected_ = false;
+    ++self->disconnects_;
     if (self->settings_.qos == 0) {  // libmosquitto discards unsent QoS 0 messages with the connection
       self->counters_->dropped += self->in_library_;
       self->in_library_ = 0;

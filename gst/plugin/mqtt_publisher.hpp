@@ -101,6 +101,7 @@ class MqttPublisher {
   std::deque<Message> queue_;     // not yet handed to libmosquitto
   std::size_t in_library_ = 0;    // handed to libmosquitto, not yet sent (QoS 0) or acknowledged (QoS 1)
   bool connected_ = false;
+  std::uint64_t disconnects_ = 0;  // connections lost so far
   bool ever_connected_ = false;
   int connack_ = -1;              // the broker's answer to the first CONNECT (-1: none yet)
   bool failed_before_connack_ = false;  // libmosquitto logged an error before that answer
