@@ -1,5 +1,6 @@
 #include "mqtt_publisher.hpp"
 
+#include <gio/gio.h>
 #include <mosquitto.h>
 #include <unistd.h>
 
@@ -25,6 +26,26 @@ std::string unreadable(const char* property, const std::string& path) {
 
 std::string library_error(int rc) {
   return rc == MOSQ_ERR_ERRNO ? std::strerror(errno) : mosquitto_strerror(rc);
+}
+
+// Whether a TCP connection to host:port opens within `timeout_ms`. libmosquitto's connect has no
+// timeout (a host that drops packets would hold it for the kernel's ~2 minutes), so a short
+// probe comes first; `error` gets GIO's reason.
+bool reachable(const std::string& host, int port, unsigned timeout_ms, std::string* error) {
+  GSocketClient* client = g_socket_client_new();
+  g_socket_client_set_timeout(client, std::max(1u, (timeout_ms + 999) / 1000));
+  GError* gerror = nullptr;
+  GSocketConnection* connection =
+      g_socket_client_connect_to_host(client, host.c_str(), static_cast<guint16>(port), nullptr, &gerror);
+  if (connection) {
+    g_io_stream_close(G_IO_STREAM(connection), nullptr, nullptr);
+    g_object_unref(connection);
+  } else {
+    *error = gerror->message;
+    g_error_free(gerror);
+  }
+  g_object_unref(client);
+  return connection != nullptr;
 }
 
 }  // namespace
@@ -94,18 +115,26 @@ bool MqttPublisher::configure(std::string* error) {
 bool MqttPublisher::connect_at_start(std::string* error) {
   const MqttSettings& s = settings_;
   const int keepalive = static_cast<int>(s.keepalive_seconds);
+  std::string unreachable_reason;
+  const bool probe_ok = reachable(s.host, s.port, s.connect_timeout_ms, &unreachable_reason);
   if (s.retry_at_start) {
-    const int rc = mosquitto_connect(mosq_, s.host.c_str(), s.port, keepalive);
+    const int rc = probe_ok ? mosquitto_connect(mosq_, s.host.c_str(), s.port, keepalive) : MOSQ_ERR_NO_CONN;
     if (rc == MOSQ_ERR_SUCCESS) return start_network(error);
+    if (!probe_ok) unreachable_reason = "(" + unreachable_reason + ")";
     // libmosquitto's thread only retries connections that once worked: the worker retries this one.
     {
       std::lock_guard<std::mutex> guard(lock_);
       in_outage_ = true;
       first_connect_pending_ = true;
     }
-    notify_(Notice::Warning, "MQTT broker " + where() + " unreachable at start (" + library_error(rc) +
-                                 "); retrying, holding up to " + std::to_string(s.max_pending) + " messages");
+    notify_(Notice::Warning, "MQTT broker " + where() + " unreachable at start " +
+                                 (probe_ok ? "(" + library_error(rc) + ")" : unreachable_reason) +
+                                 "; retrying, holding up to " + std::to_string(s.max_pending) + " messages");
     return true;
+  }
+  if (!probe_ok) {
+    *error = "cannot connect to the MQTT broker " + where() + ": " + unreachable_reason;
+    return false;
   }
   // The TCP connection (and TLS handshake) first, so their failure is reported at once.
   if (const int rc = mosquitto_connect(mosq_, s.host.c_str(), s.port, keepalive); rc != MOSQ_ERR_SUCCESS) {
@@ -148,7 +177,9 @@ void MqttPublisher::retry_first_connect(std::unique_lock<std::mutex>& lk) {
     if (changed_.wait_for(lk, std::chrono::seconds(delay_s), [&] { return stopping_; })) return;
     delay_s = std::min(2 * delay_s, kReconnectMaxSeconds);
     lk.unlock();
-    const bool connected = mosquitto_connect(mosq_, settings_.host.c_str(), settings_.port,
+    std::string reason;
+    const bool connected = reachable(settings_.host, settings_.port, settings_.connect_timeout_ms, &reason) &&
+                           mosquitto_connect(mosq_, settings_.host.c_str(), settings_.port,
                                              static_cast<int>(settings_.keepalive_seconds)) == MOSQ_ERR_SUCCESS;
     std::string error;
     const bool started = connected && start_network(&error);

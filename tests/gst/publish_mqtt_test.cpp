@@ -171,10 +171,10 @@ TEST_F(PublishMqttTest, UnreachableBrokerAtStartIsAnErrorUnlessRetried) {
   for (const auto& [name, value] : mqtt(broker, {})) gst_util_set_object_arg(G_OBJECT(element), name.c_str(), value.c_str());
   const StartFailure failure = start_paused(element);
   EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
-  EXPECT_NE(failure.message.find("cannot connect to the MQTT broker 127.0.0.1:" + std::to_string(broker.port()) +
-                                 ": Connection refused"),
+  EXPECT_NE(failure.message.find("cannot connect to the MQTT broker 127.0.0.1:" + std::to_string(broker.port())),
             std::string::npos)
       << failure.message;
+  EXPECT_NE(failure.message.find("Connection refused"), std::string::npos) << failure.message;
 
   start_harness(mqtt(broker, {{"retry-at-start", "true"}, {"max-pending", "100"}}));
   push_frames(h_, 0, 5, 1);
