@@ -120,16 +120,15 @@ bool MqttPublisher::connect_at_start(std::string* error) {
   if (s.retry_at_start) {
     const int rc = probe_ok ? mosquitto_connect(mosq_, s.host.c_str(), s.port, keepalive) : MOSQ_ERR_NO_CONN;
     if (rc == MOSQ_ERR_SUCCESS) return start_network(error);
-    if (!probe_ok) unreachable_reason = "(" + unreachable_reason + ")";
     // libmosquitto's thread only retries connections that once worked: the worker retries this one.
     {
       std::lock_guard<std::mutex> guard(lock_);
       in_outage_ = true;
       first_connect_pending_ = true;
     }
-    notify_(Notice::Warning, "MQTT broker " + where() + " unreachable at start " +
-                                 (probe_ok ? "(" + library_error(rc) + ")" : unreachable_reason) +
-                                 "; retrying, holding up to " + std::to_string(s.max_pending) + " messages");
+    const std::string reason = probe_ok ? library_error(rc) : unreachable_reason;
+    notify_(Notice::Warning, "MQTT broker " + where() + " unreachable at start (" + reason + "); retrying, holding up to " +
+                                 std::to_string(s.max_pending) + " messages");
     return true;
   }
   if (!probe_ok) {
