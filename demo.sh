@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, write a test bundle unless one is given, then run
-# pipeline (a) -- faces in video -> facedetect -> taconitelandmarks -> taconitetrack -> taconiteadaface
-# -> JSON lines -- on the CPU
-# (backend auto: an NPU when one opens, else the fast CPU backend) and print a short summary.
+# pipeline (a) as one gst-launch-1.0 command -- faces in video -> facedetect -> taconitelandmarks ->
+# taconitetrack -> taconiteadaface -> taconitepublish method=file location=out/faces.jsonl -- on the
+# CPU (backend auto: an NPU when one opens, else the fast CPU backend) and print a short summary.
 #   ./demo.sh [VIDEO] [--bundle DIR] [--backend NAME]
-# Without VIDEO the video is built inside the pipeline from a real photo Debian ships (a frozen
-# image seen through a panning, zooming window). The faces go to out/faces.jsonl.
+# Without VIDEO the video is made from a real photo Debian ships (a frozen image seen through a
+# panning, zooming window, out/synthetic-camera-4s.avi). The frames go to out/faces.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")"
 bundle=""
@@ -44,8 +44,9 @@ NOTE
 fi
 
 mkdir -p out
-echo "Running pipeline (a): ${video[*]:-synthetic video from astronaut.png} -> facedetect -> taconitelandmarks -> taconitetrack -> taconiteadaface (backend $backend)"
-BUILD_DIR="$build" pipelines/embed-video-faces.sh --bundle "$bundle" --backend "$backend" \
-  --output out/faces.jsonl ${video[@]+"${video[@]}"}
-echo "$(wc -l < out/faces.jsonl) faces written to out/faces.jsonl (one JSON object per face: stream, frame," \
-  "running time, box, track id, landmarks, aligned, status, norm, 512-float embedding)"
+echo "Running pipeline (a): ${video[*]:-synthetic video from astronaut.png} -> facedetect -> taconitelandmarks -> taconitetrack -> taconiteadaface -> taconitepublish (backend $backend)"
+BUILD_DIR="$build" pipelines/publish-video-faces.sh --bundle "$bundle" --backend "$backend" \
+  --output out/faces.jsonl ${video[@]+"${video[@]:0:1}"}
+echo "$(wc -l < out/faces.jsonl) frames written to out/faces.jsonl (one JSON document per frame, schema" \
+  "taconite-faces/1 in docs/faces-message.md: stream, frame, PTS, running time, UTC time, and per face box," \
+  "track id, landmarks, aligned, status, norm, 512-float embedding)"

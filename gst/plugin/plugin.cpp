@@ -3,6 +3,7 @@
 
 #include "gsttaconiteadaface.h"
 #include "gsttaconitelandmarks.h"
+#include "gsttaconitepublish.h"
 #include "gsttaconitetrack.h"
 
 #ifndef PACKAGE
@@ -13,6 +14,7 @@ static gboolean plugin_init(GstPlugin* plugin) {
   gboolean ok = GST_ELEMENT_REGISTER(taconiteadaface, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitelandmarks, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitetrack, plugin);
+  ok &= GST_ELEMENT_REGISTER(taconitepublish, plugin);
   return ok;
 }
 

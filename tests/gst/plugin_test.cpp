@@ -100,4 +100,28 @@ TEST_F(PluginTest, RegistersTaconitetrackWithDocumentedProperties) {
   gst_object_unref(element);
 }
 
+TEST_F(PluginTest, RegistersTaconitepublishWithDocumentedProperties) {
+  ASSERT_NE(plugin, nullptr);
+  GstElementFactory* factory = gst_element_factory_find("taconitepublish");
+  ASSERT_NE(factory, nullptr) << "plugin_init registers taconitepublish";
+  EXPECT_STREQ(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS), "Filter/Metadata/Video");
+  GstElement* element = gst_element_factory_create(factory, nullptr);
+  gst_object_unref(factory);
+  ASSERT_NE(element, nullptr);
+  guint n = 0;
+  GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(element), &n);
+  for (guint i = 0; i < n; ++i) {
+    if (specs[i]->owner_type != G_OBJECT_TYPE(element)) continue;
+    const std::string blurb = g_param_spec_get_blurb(specs[i]);
+    if (specs[i]->flags & G_PARAM_WRITABLE) {
+      EXPECT_NE(blurb.find("Default:"), std::string::npos) << specs[i]->name << " blurb states its default";
+    }
+    if (G_IS_PARAM_SPEC_ENUM(specs[i])) {
+      EXPECT_TRUE(gst_type_is_plugin_api(specs[i]->value_type, nullptr)) << specs[i]->name;
+    }
+  }
+  g_free(specs);
+  gst_object_unref(element);
+}
+
 }  // namespace

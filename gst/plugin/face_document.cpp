@@ -1,0 +1,203 @@
+#include "face_document.hpp"
+
+#include <gst/taconite/gsttaconitemeta.h>
+#include <gst/video/video.h>
+#include <json-glib/json-glib.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include "embedding_output.hpp"
+#include "face_alignment.hpp"
+#include "face_selection.hpp"
+#include "track_cache.hpp"
+
+namespace taconite::gst {
+
+namespace {
+
+// ROI param structures that are not an identity even when they carry a `label`.
+bool is_identity_candidate(const GstStructure* s) {
+  for (const char* other : {"detection", "object_id", "landmarks", "landmarks-68", GST_TACONITE_EMBEDDING_PARAMS_NAME})
+    if (gst_structure_has_name(s, other)) return false;
+  return gst_structure_get_string(s, "label") != nullptr;
+}
+
+// taconiteidentify's answer, DL Streamer style: a ROI param with `label` (string), `label_id` and
+// `confidence` (numbers, optional).
+void add_identity(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
+  for (GList* l = roi->params; l; l = l->next) {
+    const auto* s = static_cast<const GstStructure*>(l->data);
+    if (!is_identity_candidate(s)) continue;
+    json_builder_set_member_name(b, "label");
+    json_builder_add_string_value(b, gst_structure_get_string(s, "label"));
+    gint label_id = 0;
+    guint label_uid = 0;
+    if (gst_structure_get_int(s, "label_id", &label_id)) {
+      json_builder_set_member_name(b, "label_id");
+      json_builder_add_int_value(b, label_id);
+    } else if (gst_structure_get_uint(s, "label_id", &label_uid)) {
+      json_builder_set_member_name(b, "label_id");
+      json_builder_add_int_value(b, label_uid);
+    }
+    const GValue* confidence = gst_structure_get_value(s, "confidence");
+    if (confidence && (G_VALUE_HOLDS_DOUBLE(confidence) || G_VALUE_HOLDS_FLOAT(confidence))) {
+      json_builder_set_member_name(b, "confidence");
+      json_builder_add_double_value(b, G_VALUE_HOLDS_DOUBLE(confidence) ? g_value_get_double(confidence)
+                                                                        : g_value_get_float(confidence));
+    }
+    return;
+  }
+}
+
+void add_embedding(JsonBuilder* b, const GstTaconiteEmbeddingMeta* meta, EmbeddingFormat format) {
+  if (format == EmbeddingFormat::None || !meta || meta->dim == 0) return;
+  json_builder_set_member_name(b, "embedding");
+  if (format == EmbeddingFormat::Array) {
+    json_builder_begin_array(b);
+    // json-glib prints doubles with 17 significant digits: ~20 bytes a value (base64 takes 5.3).
+    for (guint i = 0; i < meta->dim; ++i) json_builder_add_double_value(b, meta->embedding[i]);
+    json_builder_end_array(b);
+    return;
+  }
+  std::vector<guint8> bytes(sizeof(float) * meta->dim);
+  for (guint i = 0; i < meta->dim; ++i) {
+    guint32 bits = 0;
+    std::memcpy(&bits, &meta->embedding[i], sizeof(bits));
+    bits = GUINT32_TO_LE(bits);
+    std::memcpy(&bytes[sizeof(float) * i], &bits, sizeof(bits));
+  }
+  gchar* text = g_base64_encode(bytes.data(), bytes.size());
+  json_builder_add_string_value(b, text);
+  g_free(text);
+}
+
+void add_nullable_time(JsonBuilder* b, const char* name, GstClockTime t) {
+  json_builder_set_member_name(b, name);
+  if (GST_CLOCK_TIME_IS_VALID(t))
+    json_builder_add_int_value(b, static_cast<gint64>(t));
+  else
+    json_builder_add_null_value(b);
+}
+
+// ISO 8601 UTC with microseconds, e.g. 2026-12-01T02:35:12.345678Z.
+std::string utc_text(gint64 utc_us) {
+  const std::time_t seconds = static_cast<std::time_t>(utc_us / G_USEC_PER_SEC);
+  std::tm parts{};
+  gmtime_r(&seconds, &parts);
+  char text[96];
+  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", parts.tm_year + 1900, parts.tm_mon + 1,
+                parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec,
+                static_cast<int>(utc_us % G_USEC_PER_SEC));
+  return text;
+}
+
+// One face: its box, tracking id, landmarks, identity and embedding. `roi` is null for a
+// whole-buffer face (input-mode=crops), whose box is the frame.
+void add_face(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi, const GstTaconiteEmbeddingMeta* meta,
+              const FrameContext& context) {
+  json_builder_begin_object(b);
+  json_builder_set_member_name(b, "roi_id");
+  json_builder_add_int_value(b, roi ? roi->id : GST_TACONITE_WHOLE_BUFFER_ROI_ID);
+  json_builder_set_member_name(b, "box");
+  json_builder_begin_array(b);
+  if (roi) {
+    for (guint v : {roi->x, roi->y, roi->w, roi->h}) json_builder_add_int_value(b, v);
+  } else {
+    for (int v : {0, 0, context.width, context.height}) json_builder_add_int_value(b, v);
+  }
+  json_builder_end_array(b);
+
+  json_builder_set_member_name(b, "track_id");
+  if (const std::optional<gint64> id = roi ? roi_track_id(roi, "object_id") : std::nullopt)
+    json_builder_add_int_value(b, *id);
+  else
+    json_builder_add_null_value(b);
+
+  json_builder_set_member_name(b, "landmarks");
+  if (const std::vector<Point2> points = roi ? roi_landmarks(roi) : std::vector<Point2>{}; !points.empty()) {
+    json_builder_begin_array(b);
+    for (const Point2& p : points) {
+      json_builder_begin_array(b);
+      json_builder_add_double_value(b, std::round(p.x * 100.0) / 100.0);  // 0.01 px is plenty
+      json_builder_add_double_value(b, std::round(p.y * 100.0) / 100.0);
+      json_builder_end_array(b);
+    }
+    json_builder_end_array(b);
+  } else {
+    json_builder_add_null_value(b);
+  }
+
+  // Without an embedding meta (no taconiteadaface upstream, or a ROI it did not select) these
+  // are null: the face was found but not embedded.
+  json_builder_set_member_name(b, "aligned");
+  meta ? json_builder_add_boolean_value(b, meta->aligned) : json_builder_add_null_value(b);
+  json_builder_set_member_name(b, "status");
+  meta ? json_builder_add_string_value(b, status_name(meta->status)) : json_builder_add_null_value(b);
+  json_builder_set_member_name(b, "norm");
+  meta ? json_builder_add_double_value(b, meta->norm) : json_builder_add_null_value(b);
+  if (roi) add_identity(b, roi);
+  add_embedding(b, meta, context.embedding);
+  json_builder_end_object(b);
+}
+
+bool roi_is_face(const GstVideoRegionOfInterestMeta* roi, const std::string& roi_type) {
+  return roi_type.empty() || roi->roi_type == g_quark_try_string(roi_type.c_str());
+}
+
+}  // namespace
+
+std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& context) {
+  std::vector<const GstVideoRegionOfInterestMeta*> rois;
+  for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer))
+    if (roi_is_face(roi, context.roi_type)) rois.push_back(roi);
+  const GstTaconiteEmbeddingMeta* whole = gst_buffer_get_taconite_embedding_meta_for_roi(
+      buffer, GST_TACONITE_WHOLE_BUFFER_ROI_ID);
+  if (rois.empty() && !whole && !context.publish_empty) return std::nullopt;
+
+  JsonBuilder* b = json_builder_new();
+  json_builder_begin_object(b);
+  json_builder_set_member_name(b, "schema");
+  json_builder_add_string_value(b, kFacesSchema);
+  json_builder_set_member_name(b, "stream");
+  json_builder_add_string_value(b, context.stream.c_str());
+  json_builder_set_member_name(b, "frame");
+  json_builder_add_int_value(b, static_cast<gint64>(context.frame));
+  add_nullable_time(b, "pts_ns", context.pts);
+  add_nullable_time(b, "running_time_ns", context.running_time);
+  json_builder_set_member_name(b, "utc");
+  json_builder_add_string_value(b, utc_text(context.utc_us).c_str());
+  json_builder_set_member_name(b, "width");
+  json_builder_add_int_value(b, context.width);
+  json_builder_set_member_name(b, "height");
+  json_builder_add_int_value(b, context.height);
+
+  // The model names which embeddings are comparable, the backend what computed them (the first
+  // embedded face's; one element embeds all faces of a frame with one engine).
+  const GstTaconiteEmbeddingMeta* any = gst_buffer_get_taconite_embedding_meta(buffer);
+  json_builder_set_member_name(b, "model");
+  any ? json_builder_add_string_value(b, any->model) : json_builder_add_null_value(b);
+  json_builder_set_member_name(b, "backend");
+  any ? json_builder_add_string_value(b, any->backend) : json_builder_add_null_value(b);
+
+  json_builder_set_member_name(b, "faces");
+  json_builder_begin_array(b);
+  if (whole) add_face(b, nullptr, whole, context);
+  for (const GstVideoRegionOfInterestMeta* roi : rois)
+    add_face(b, roi, gst_buffer_get_taconite_embedding_meta_for_roi(buffer, roi->id), context);
+  json_builder_end_array(b);
+  json_builder_end_object(b);
+
+  JsonNode* root = json_builder_get_root(b);
+  gchar* text = json_to_string(root, FALSE);
+  std::string document(text);
+  g_free(text);
+  json_node_unref(root);
+  g_object_unref(b);
+  return document;
+}
+
+}  // namespace taconite::gst

@@ -1,0 +1,38 @@
+// The JSON document taconitepublish sends for one frame (schema "taconite-faces/1",
+// docs/faces-message.md): the frame's identity and timing plus one object per face, read from the
+// buffer's ROI metas (box, taconitetrack's object_id, landmarks, taconiteidentify's label) and
+// taconiteadaface's embedding metas. Built with json-glib.
+#pragma once
+
+#include <gst/gst.h>
+
+#include <optional>
+#include <string>
+
+namespace taconite::gst {
+
+inline constexpr const char* kFacesSchema = "taconite-faces/1";
+
+enum class EmbeddingFormat : int {
+  None = 0,    // no embedding in the document
+  Base64 = 1,  // little-endian float32 values, base64
+  Array = 2,   // a JSON array of numbers
+};
+
+struct FrameContext {
+  std::string stream;              // "stream" of the document
+  guint64 frame = 0;               // buffers this element saw in the stream before this one
+  GstClockTime pts = GST_CLOCK_TIME_NONE;
+  GstClockTime running_time = GST_CLOCK_TIME_NONE;
+  gint64 utc_us = 0;               // wall clock, microseconds since the Unix epoch
+  int width = 0, height = 0;       // frame size from the caps; 0 when unknown
+  std::string roi_type = "face";   // ROI metas of this type are faces; empty: every ROI
+  EmbeddingFormat embedding = EmbeddingFormat::None;
+  bool publish_empty = false;      // also a document for a frame without faces
+};
+
+// The frame's document as one line of JSON (no newline), or nothing when the frame has no faces
+// and `publish_empty` is false. Reads the buffer only.
+std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& context);
+
+}  // namespace taconite::gst

@@ -1,0 +1,507 @@
+/**
+ * SECTION:element-taconitepublish
+ * @title: taconitepublish
+ *
+ * Turns each video frame's faces into one JSON document (schema `taconite-faces/1`,
+ * docs/faces-message.md) and sends it out of the pipeline: as JSON lines to a file or stdout
+ * (`method=file`), or as one MQTT message per frame to a broker (`method=mqtt`), like DL Streamer's
+ * gvametaconvert + gvametapublish. A document carries the stream name, the frame number, PTS,
+ * running time and the wall-clock UTC time, and per face the ROI box, taconitetrack's tracking id,
+ * the landmarks, taconiteadaface's aligned / status / norm, the identity taconiteidentify wrote
+ * (`label`, `label_id`, `confidence`) and, with `embedding=base64|array`, the embedding. Faces are
+ * the ROI metas of type `roi-type` plus a whole-buffer embedding (input-mode=crops). Frames
+ * without faces publish nothing unless `publish-empty` is set.
+ *
+ * Buffers pass through untouched. The file is written on the streaming thread (a write failure
+ * is an error). MQTT never blocks the streaming thread: documents wait in a queue of at most
+ * `max-pending` messages while a worker thread hands them to libmosquitto, which reconnects after
+ * a lost connection with a growing delay (1 s doubling up to 16 s); messages beyond the bound
+ * are dropped, oldest first, and counted (`messages-dropped`). A lost connection posts one
+ * warning message; its return an info message with the count dropped meanwhile. A broker that is
+ * unreachable at start is an error unless `retry-at-start` is set. At EOS the element waits up
+ * to 10 s for pending messages to go out while the broker is connected.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 filesrc location=in.mp4 ! decodebin ! videoconvert ! facedetect display=false ! \
+ *     taconitelandmarks ! taconitetrack ! taconiteadaface bundle=/path/to/bundle ! \
+ *     taconitepublish method=file location=faces.jsonl ! fakesink
+ * ]| One JSON line per frame with faces.
+ * |[
+ * ... ! taconitepublish method=mqtt host=broker.local topic=cameras/{stream}/faces stream=door1 ! fakesink
+ * ]| One MQTT message per frame with faces on topic cameras/door1/faces.
+ *
+ * Since: 0.4
+ */
+#include "gsttaconitepublish.h"
+
+#include <gst/video/video.h>
+#include <mosquitto.h>
+
+#include <memory>
+#include <string>
+
+#include "face_document.hpp"
+#include "jsonl_file.hpp"
+#include "mqtt_publisher.hpp"
+#include "publish_enums.hpp"
+
+GST_DEBUG_CATEGORY_STATIC(taconite_publish_debug);
+#define GST_CAT_DEFAULT taconite_publish_debug
+
+namespace {
+
+using namespace taconite::gst;
+
+constexpr const char* kDefaultTopic = "taconite/{stream}/faces";
+constexpr guint kDefaultMaxPending = 1000;
+constexpr guint kMaxMaxPending = 1000000;
+constexpr guint kEosDrainMs = 10000;
+constexpr gsize kMaxCredentialsBytes = 64 * 1024;
+
+// Property values; guarded by the object lock.
+struct Settings {
+  PublishMethod method = PublishMethod::File;
+  std::string location = "-";
+  std::string stream;  // empty: the element's name
+  std::string roi_type = "face";
+  EmbeddingFormat embedding = EmbeddingFormat::None;
+  bool publish_empty = false;
+  std::string host = "localhost";
+  int port = 1883;
+  std::string topic = kDefaultTopic;
+  std::string client_id;
+  int qos = 1;
+  std::string credentials;
+  std::string tls_ca, tls_cert, tls_key;
+  guint max_pending = kDefaultMaxPending;
+  bool retry_at_start = false;
+};
+
+// What start() opened and the streaming thread uses.
+struct Output {
+  FrameContext context;
+  std::string topic;  // {stream} substituted
+  std::unique_ptr<JsonLinesFile> file;
+  std::unique_ptr<MqttPublisher> mqtt;
+};
+
+std::string substitute_stream(std::string topic, const std::string& stream) {
+  const std::string key = "{stream}";
+  for (std::size_t at = topic.find(key); at != std::string::npos; at = topic.find(key, at + stream.size()))
+    topic.replace(at, key.size(), stream);
+  return topic;
+}
+
+// The credentials file: the user name on the first line, the password on the second.
+bool read_credentials(const std::string& path, std::string* username, std::string* password, std::string* error) {
+  gchar* contents = nullptr;
+  gsize length = 0;
+  GError* gerror = nullptr;
+  if (!g_file_get_contents(path.c_str(), &contents, &length, &gerror)) {
+    *error = std::string("cannot read the credentials file: ") + gerror->message;
+    g_error_free(gerror);
+    return false;
+  }
+  std::string text(contents, length);
+  g_free(contents);
+  if (length > kMaxCredentialsBytes) {
+    *error = "credentials file '" + path + "' is " + std::to_string(length) + " bytes, expected at most " +
+             std::to_string(kMaxCredentialsBytes) + " (a user name line and a password line)";
+    return false;
+  }
+  const std::size_t newline = text.find('\n');
+  *username = text.substr(0, newline);
+  *password = newline == std::string::npos ? "" : text.substr(newline + 1);
+  for (std::string* s : {username, password}) {
+    if (const std::size_t end = s->find('\n'); end != std::string::npos) s->resize(end);
+    if (!s->empty() && s->back() == '\r') s->pop_back();
+  }
+  if (username->empty()) {
+    *error = "credentials file '" + path + "' has no user name on its first line (expected: user name, then password)";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+struct _GstTaconitePublish {
+  GstBaseTransform parent;
+  Settings* settings;
+  Output* output;
+  std::shared_ptr<PublishCounters>* counters;
+};
+
+enum {
+  PROP_0,
+  PROP_METHOD,
+  PROP_LOCATION,
+  PROP_STREAM,
+  PROP_ROI_TYPE,
+  PROP_EMBEDDING,
+  PROP_PUBLISH_EMPTY,
+  PROP_HOST,
+  PROP_PORT,
+  PROP_TOPIC,
+  PROP_CLIENT_ID,
+  PROP_QOS,
+  PROP_CREDENTIALS,
+  PROP_TLS_CA,
+  PROP_TLS_CERT,
+  PROP_TLS_KEY,
+  PROP_MAX_PENDING,
+  PROP_RETRY_AT_START,
+  PROP_MESSAGES_PUBLISHED,
+  PROP_MESSAGES_DROPPED,
+};
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw(ANY)"));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw(ANY)"));
+
+G_DEFINE_TYPE_WITH_CODE(GstTaconitePublish, gst_taconite_publish, GST_TYPE_BASE_TRANSFORM,
+                        GST_DEBUG_CATEGORY_INIT(taconite_publish_debug, "taconitepublish", 0,
+                                                "taconitepublish element"));
+GST_ELEMENT_REGISTER_DEFINE(taconitepublish, "taconitepublish", GST_RANK_NONE, GST_TYPE_TACONITE_PUBLISH);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Start / stop                                                                                */
+
+static bool open_mqtt(GstTaconitePublish* self, const Settings& s, Output& out) {
+  MqttSettings mqtt;
+  mqtt.host = s.host;
+  mqtt.port = s.port;
+  mqtt.client_id = s.client_id;
+  mqtt.qos = s.qos;
+  mqtt.tls_ca = s.tls_ca;
+  mqtt.tls_cert = s.tls_cert;
+  mqtt.tls_key = s.tls_key;
+  mqtt.max_pending = s.max_pending;
+  mqtt.retry_at_start = s.retry_at_start;
+  std::string error;
+  if (!s.credentials.empty() && !read_credentials(s.credentials, &mqtt.username, &mqtt.password, &error)) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", error.c_str()), ("property credentials"));
+    return false;
+  }
+  if (s.host.empty()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("method=mqtt needs a broker 'host'"), (nullptr));
+    return false;
+  }
+  if (out.topic.empty() || mosquitto_pub_topic_check(out.topic.c_str()) != MOSQ_ERR_SUCCESS) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+                      ("MQTT topic '%s' is not a valid topic to publish on (empty, or with the wildcards + or #)",
+                       out.topic.c_str()),
+                      ("property topic '%s'", s.topic.c_str()));
+    return false;
+  }
+  out.mqtt = MqttPublisher::start(
+      mqtt, *self->counters,
+      [self](MqttPublisher::Notice notice, const std::string& text) {
+        if (notice == MqttPublisher::Notice::Warning)
+          GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", text.c_str()), (nullptr));
+        else
+          GST_ELEMENT_INFO(self, RESOURCE, WRITE, ("%s", text.c_str()), (nullptr));
+      },
+      &error);
+  if (!out.mqtt) {
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", error.c_str()), ("method=mqtt"));
+    return false;
+  }
+  return true;
+}
+
+static gboolean start(GstBaseTransform* trans) {
+  GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
+  GST_OBJECT_LOCK(self);
+  const Settings s = *self->settings;
+  const std::string name = GST_OBJECT_NAME(self) ? GST_OBJECT_NAME(self) : "";
+  GST_OBJECT_UNLOCK(self);
+  auto out = std::make_unique<Output>();
+  out->context.stream = s.stream.empty() ? name : s.stream;
+  out->context.roi_type = s.roi_type;
+  out->context.embedding = s.embedding;
+  out->context.publish_empty = s.publish_empty;
+  out->topic = substitute_stream(s.topic, out->context.stream);
+  GST_OBJECT_LOCK(self);
+  *self->counters = std::make_shared<PublishCounters>();  // the counters count from each start
+  GST_OBJECT_UNLOCK(self);
+
+  if (s.method == PublishMethod::File) {
+    std::string error;
+    out->file = JsonLinesFile::open(s.location, &error);
+    if (!out->file) {
+      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", error.c_str()), ("property location"));
+      return FALSE;
+    }
+  } else if (!open_mqtt(self, s, *out)) {
+    return FALSE;
+  }
+  delete self->output;
+  self->output = out.release();
+  return TRUE;
+}
+
+static gboolean stop(GstBaseTransform* trans) {
+  GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
+  delete self->output;  // disconnects; what was still pending is counted dropped
+  self->output = nullptr;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Streaming                                                                                   */
+
+static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+  GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
+  Output* out = self->output;
+  if (!out) return GST_FLOW_FLUSHING;
+  FrameContext& context = out->context;
+  context.pts = GST_BUFFER_PTS(buffer);
+  context.running_time = trans->segment.format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID(context.pts)
+                             ? gst_segment_to_running_time(&trans->segment, GST_FORMAT_TIME, context.pts)
+                             : GST_CLOCK_TIME_NONE;
+  context.utc_us = g_get_real_time();
+  std::optional<std::string> document = face_document(buffer, context);
+  ++context.frame;
+  if (!document) return GST_FLOW_OK;
+  if (out->mqtt) {
+    out->mqtt->publish(out->topic, std::move(*document));
+    return GST_FLOW_OK;
+  }
+  std::string error;
+  if (!out->file->write_line(*document, &error)) {
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("%s", error.c_str()), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  ++(*self->counters)->published;
+  return GST_FLOW_OK;
+}
+
+static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
+  GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
+  GstVideoInfo info;
+  if (!self->output) return TRUE;
+  if (gst_video_info_from_caps(&info, incaps)) {
+    self->output->context.width = GST_VIDEO_INFO_WIDTH(&info);
+    self->output->context.height = GST_VIDEO_INFO_HEIGHT(&info);
+  } else {  // e.g. video/x-raw(memory:...) without a format we know: the size from the caps alone
+    const GstStructure* s = gst_caps_get_structure(incaps, 0);
+    gst_structure_get_int(s, "width", &self->output->context.width);
+    gst_structure_get_int(s, "height", &self->output->context.height);
+  }
+  return TRUE;
+}
+
+static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
+  GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
+  if (Output* out = self->output) {
+    switch (GST_EVENT_TYPE(event)) {
+      case GST_EVENT_STREAM_START: out->context.frame = 0; break;
+      case GST_EVENT_EOS:  // what the stream produced goes out before the application stops the pipeline
+        if (out->mqtt) out->mqtt->drain(kEosDrainMs);
+        break;
+      default: break;
+    }
+  }
+  return GST_BASE_TRANSFORM_CLASS(gst_taconite_publish_parent_class)->sink_event(trans, event);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* GObject                                                                                     */
+
+static std::string string_value(const GValue* value) {
+  const gchar* s = g_value_get_string(value);
+  return s ? s : "";
+}
+
+static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
+  GstTaconitePublish* self = GST_TACONITE_PUBLISH(object);
+  GST_OBJECT_LOCK(self);
+  Settings& s = *self->settings;
+  switch (prop_id) {
+    case PROP_METHOD: s.method = static_cast<PublishMethod>(g_value_get_enum(value)); break;
+    case PROP_LOCATION: s.location = string_value(value); break;
+    case PROP_STREAM: s.stream = string_value(value); break;
+    case PROP_ROI_TYPE: s.roi_type = string_value(value); break;
+    case PROP_EMBEDDING: s.embedding = static_cast<EmbeddingFormat>(g_value_get_enum(value)); break;
+    case PROP_PUBLISH_EMPTY: s.publish_empty = g_value_get_boolean(value); break;
+    case PROP_HOST: s.host = string_value(value); break;
+    case PROP_PORT: s.port = g_value_get_int(value); break;
+    case PROP_TOPIC: s.topic = string_value(value); break;
+    case PROP_CLIENT_ID: s.client_id = string_value(value); break;
+    case PROP_QOS: s.qos = g_value_get_int(value); break;
+    case PROP_CREDENTIALS: s.credentials = string_value(value); break;
+    case PROP_TLS_CA: s.tls_ca = string_value(value); break;
+    case PROP_TLS_CERT: s.tls_cert = string_value(value); break;
+    case PROP_TLS_KEY: s.tls_key = string_value(value); break;
+    case PROP_MAX_PENDING: s.max_pending = g_value_get_uint(value); break;
+    case PROP_RETRY_AT_START: s.retry_at_start = g_value_get_boolean(value); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
+  GstTaconitePublish* self = GST_TACONITE_PUBLISH(object);
+  GST_OBJECT_LOCK(self);
+  const Settings& s = *self->settings;
+  const PublishCounters& counters = **self->counters;
+  switch (prop_id) {
+    case PROP_METHOD: g_value_set_enum(value, static_cast<gint>(s.method)); break;
+    case PROP_LOCATION: g_value_set_string(value, s.location.c_str()); break;
+    case PROP_STREAM: g_value_set_string(value, s.stream.c_str()); break;
+    case PROP_ROI_TYPE: g_value_set_string(value, s.roi_type.c_str()); break;
+    case PROP_EMBEDDING: g_value_set_enum(value, static_cast<gint>(s.embedding)); break;
+    case PROP_PUBLISH_EMPTY: g_value_set_boolean(value, s.publish_empty); break;
+    case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
+    case PROP_PORT: g_value_set_int(value, s.port); break;
+    case PROP_TOPIC: g_value_set_string(value, s.topic.c_str()); break;
+    case PROP_CLIENT_ID: g_value_set_string(value, s.client_id.c_str()); break;
+    case PROP_QOS: g_value_set_int(value, s.qos); break;
+    case PROP_CREDENTIALS: g_value_set_string(value, s.credentials.c_str()); break;
+    case PROP_TLS_CA: g_value_set_string(value, s.tls_ca.c_str()); break;
+    case PROP_TLS_CERT: g_value_set_string(value, s.tls_cert.c_str()); break;
+    case PROP_TLS_KEY: g_value_set_string(value, s.tls_key.c_str()); break;
+    case PROP_MAX_PENDING: g_value_set_uint(value, s.max_pending); break;
+    case PROP_RETRY_AT_START: g_value_set_boolean(value, s.retry_at_start); break;
+    case PROP_MESSAGES_PUBLISHED: g_value_set_uint64(value, counters.published); break;
+    case PROP_MESSAGES_DROPPED: g_value_set_uint64(value, counters.dropped); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void finalize(GObject* object) {
+  GstTaconitePublish* self = GST_TACONITE_PUBLISH(object);
+  delete self->output;
+  delete self->settings;
+  delete self->counters;
+  G_OBJECT_CLASS(gst_taconite_publish_parent_class)->finalize(object);
+}
+
+static void gst_taconite_publish_init(GstTaconitePublish* self) {
+  self->settings = new Settings();
+  self->output = nullptr;
+  self->counters = new std::shared_ptr<PublishCounters>(std::make_shared<PublishCounters>());
+  // Reads metadata only: buffers pass on as they came, transform_ip sees them read-only.
+  gst_base_transform_set_passthrough(GST_BASE_TRANSFORM(self), TRUE);
+}
+
+static void install_string(GObjectClass* klass, guint id, const char* name, const char* nick, const char* blurb,
+                           const char* default_value) {
+  g_object_class_install_property(
+      klass, id,
+      g_param_spec_string(name, nick, blurb, default_value,
+                          static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                                   GST_PARAM_MUTABLE_READY)));
+}
+
+static void gst_taconite_publish_class_init(GstTaconitePublishClass* klass) {
+  GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass* transform_class = GST_BASE_TRANSFORM_CLASS(klass);
+  gobject_class->set_property = set_property;
+  gobject_class->get_property = get_property;
+  gobject_class->finalize = finalize;
+  transform_class->start = GST_DEBUG_FUNCPTR(start);
+  transform_class->stop = GST_DEBUG_FUNCPTR(stop);
+  transform_class->transform_ip = GST_DEBUG_FUNCPTR(transform_ip);
+  transform_class->set_caps = GST_DEBUG_FUNCPTR(set_caps);
+  transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
+
+  const auto rw_ready = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+  const auto read_only = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_property(
+      gobject_class, PROP_METHOD,
+      g_param_spec_enum("method", "Method", "Where the documents go: JSON lines to a file, or MQTT. Default: file",
+                        taconite_publish_method_get_type(), static_cast<gint>(PublishMethod::File), rw_ready));
+  install_string(gobject_class, PROP_LOCATION, "location", "Location",
+                 "method=file: the JSON-lines file (created or truncated at start); '-' writes to stdout. "
+                 "Default: \"-\"",
+                 "-");
+  install_string(gobject_class, PROP_STREAM, "stream", "Stream",
+                 "The document's \"stream\" (camera name) and the {stream} of the topic; empty: the element's "
+                 "name. Default: \"\"",
+                 "");
+  install_string(gobject_class, PROP_ROI_TYPE, "roi-type", "ROI type",
+                 "roi_type of the GstVideoRegionOfInterestMeta that are faces (facedetect emits \"face\"); empty: "
+                 "every ROI. Default: \"face\"",
+                 "face");
+  g_object_class_install_property(
+      gobject_class, PROP_EMBEDDING,
+      g_param_spec_enum("embedding", "Embedding",
+                        "Whether each face's embedding goes into the document, and how. Default: none",
+                        taconite_embedding_format_get_type(), static_cast<gint>(EmbeddingFormat::None), rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_PUBLISH_EMPTY,
+      g_param_spec_boolean("publish-empty", "Publish empty frames",
+                           "Also publish a document (with no faces) for frames without faces. Default: false", FALSE,
+                           rw_ready));
+  install_string(gobject_class, PROP_HOST, "host", "Host", "method=mqtt: the broker's host name or address. "
+                 "Default: \"localhost\"", "localhost");
+  g_object_class_install_property(
+      gobject_class, PROP_PORT,
+      g_param_spec_int("port", "Port", "method=mqtt: the broker's port (8883 is usual with TLS). Default: 1883", 1,
+                       65535, 1883, rw_ready));
+  install_string(gobject_class, PROP_TOPIC, "topic", "Topic",
+                 "method=mqtt: the topic of every message; {stream} is replaced by the stream name. Default: "
+                 "\"taconite/{stream}/faces\"",
+                 kDefaultTopic);
+  install_string(gobject_class, PROP_CLIENT_ID, "client-id", "Client id",
+                 "method=mqtt: the MQTT client id; empty: one generated by the library. Default: \"\"", "");
+  g_object_class_install_property(
+      gobject_class, PROP_QOS,
+      g_param_spec_int("qos", "QoS",
+                       "method=mqtt: 0 (at most once) or 1 (at least once: counted published when the broker "
+                       "acknowledged, resent after a reconnection). Default: 1",
+                       0, 1, 1, rw_ready));
+  install_string(gobject_class, PROP_CREDENTIALS, "credentials", "Credentials file",
+                 "method=mqtt: a file holding the user name on its first line and the password on its second "
+                 "(keeps them off the command line); empty: anonymous. Default: \"\"",
+                 "");
+  install_string(gobject_class, PROP_TLS_CA, "tls-ca", "TLS CA file",
+                 "method=mqtt: PEM CA certificate that signed the broker's certificate; set: TLS is used. "
+                 "Default: \"\"",
+                 "");
+  install_string(gobject_class, PROP_TLS_CERT, "tls-cert", "TLS client certificate",
+                 "method=mqtt: PEM client certificate (with tls-key) for brokers that require one. Default: \"\"", "");
+  install_string(gobject_class, PROP_TLS_KEY, "tls-key", "TLS client key",
+                 "method=mqtt: PEM private key of tls-cert. Default: \"\"", "");
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_PENDING,
+      g_param_spec_uint("max-pending", "Maximum pending messages",
+                        "method=mqtt: messages waiting to be sent or acknowledged at most, also while the broker "
+                        "is away; beyond, the oldest waiting one is dropped (messages-dropped). Default: 1000",
+                        1, kMaxMaxPending, kDefaultMaxPending, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_RETRY_AT_START,
+      g_param_spec_boolean("retry-at-start", "Retry at start",
+                           "method=mqtt: when the broker is unreachable at start, keep going and connect in the "
+                           "background (a warning is posted) instead of failing with an error. Default: false",
+                           FALSE, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_MESSAGES_PUBLISHED,
+      g_param_spec_uint64("messages-published", "Messages published",
+                          "Documents written to the file, or sent (QoS 0) / acknowledged by the broker (QoS 1), since "
+                          "the element started",
+                          0, G_MAXUINT64, 0, read_only));
+  g_object_class_install_property(
+      gobject_class, PROP_MESSAGES_DROPPED,
+      g_param_spec_uint64("messages-dropped", "Messages dropped",
+                          "method=mqtt: documents dropped since the element started (max-pending exceeded, lost "
+                          "with a QoS 0 connection, or still pending at stop)",
+                          0, G_MAXUINT64, 0, read_only));
+
+  gst_type_mark_as_plugin_api(taconite_publish_method_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(taconite_embedding_format_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "Face event publisher", "Filter/Metadata/Video",
+      "Publishes each frame's faces (boxes, track ids, landmarks, identities, embeddings) as JSON documents to a "
+      "JSON-lines file or an MQTT broker; video passes through",
+      "taconite-adaface maintainers");
+}

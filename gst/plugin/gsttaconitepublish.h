@@ -1,0 +1,14 @@
+// taconitepublish: one JSON document per frame with faces, to a JSON-lines file or an MQTT broker.
+#pragma once
+
+#include <gst/base/gstbasetransform.h>
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_TACONITE_PUBLISH (gst_taconite_publish_get_type())
+G_DECLARE_FINAL_TYPE(GstTaconitePublish, gst_taconite_publish, GST, TACONITE_PUBLISH, GstBaseTransform)
+
+GST_ELEMENT_REGISTER_DECLARE(taconitepublish);
+
+G_END_DECLS

@@ -1,0 +1,30 @@
+// taconitepublish method=file: one document per line to a file, or to stdout for "-".
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace taconite::gst {
+
+class JsonLinesFile {
+ public:
+  // Opens (creates or truncates) `location`, or takes stdout for "-". Null with `error` set
+  // (naming the file and the system's reason) when it cannot be opened.
+  static std::unique_ptr<JsonLinesFile> open(const std::string& location, std::string* error);
+  ~JsonLinesFile();
+  JsonLinesFile(const JsonLinesFile&) = delete;
+  JsonLinesFile& operator=(const JsonLinesFile&) = delete;
+
+  // Writes `line` and a newline and flushes, so a reader following the file sees whole lines.
+  // False with `error` set on a write failure (disk full, closed pipe).
+  bool write_line(const std::string& line, std::string* error);
+
+ private:
+  JsonLinesFile(std::FILE* file, std::string location, bool owned);
+  std::FILE* file_;
+  std::string location_;
+  bool owned_;
+};
+
+}  // namespace taconite::gst

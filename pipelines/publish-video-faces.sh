@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Pipeline (a) as one gst-launch-1.0 command: faces in video -> facedetect -> taconitelandmarks ->
+# taconitetrack -> taconiteadaface -> taconitepublish method=file (JSON lines, schema
+# taconite-faces/1, docs/faces-message.md), then a summary from the file.
+#
+# Usage: pipelines/publish-video-faces.sh [--bundle DIR] [--backend NAME] [--seconds S]
+#                                         [--reinfer-interval R] [--output FILE.jsonl] [VIDEO]
+#
+# Without VIDEO the synthetic camera (python3-skimage's astronaut, panned and zoomed) is first
+# written to a video file with pipelines/make_demo_video.py. Every frame gets a line
+# (publish-empty=true), each face its 512-float embedding (embedding=array). Without --bundle a
+# synthetic IR-tiny test bundle is written (meaningless identities). BUILD_DIR (default: build) is
+# the meson build directory holding the plugin and tools.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+bundle=""
+backend=auto
+seconds=4
+reinfer=5
+output=faces.jsonl
+video=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bundle) bundle="$2"; shift 2 ;;
+    --backend) backend="$2"; shift 2 ;;
+    --seconds) seconds="$2"; shift 2 ;;
+    --reinfer-interval) reinfer="$2"; shift 2 ;;
+    --output) output="$2"; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) video="$1"; shift ;;
+  esac
+done
+
+# shellcheck source=pipelines/common.sh
+. "$here/common.sh"
+bundle="$(bundle_or_test_bundle "$bundle")"
+if [ -z "$video" ]; then
+  video="$(dirname "$output")/synthetic-camera-${seconds}s.avi"
+  [ -f "$video" ] || /usr/bin/python3 "$here/make_demo_video.py" "$video" --seconds "$seconds"
+fi
+
+pipeline=(filesrc location="$video" ! decodebin ! videoconvert ! facedetect display=false ! taconitelandmarks !
+  taconitetrack ! taconiteadaface bundle="$bundle" backend="$backend" input-mode=rois reinfer-interval="$reinfer" !
+  taconitepublish method=file location="$output" stream=cam0 embedding=array publish-empty=true !
+  fakesink sync=false)
+echo "gst-launch-1.0 ${pipeline[*]}" >&2
+started=$EPOCHREALTIME
+# facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing: not needed here.
+gst-launch-1.0 -q "${pipeline[@]}" 2> >(grep -v 'haarcascade_mcs_' >&2)
+/usr/bin/python3 "$here/summarize_faces.py" "$output" --started "$started" --reinfer-interval "$reinfer" >&2

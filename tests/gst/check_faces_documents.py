@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""Checks taconitepublish's JSON lines from pipelines/publish-video-faces.sh.
+
+Usage: check_faces_documents.py FILE.jsonl STREAMS SCHEMA.json
+Every line must be valid against the schema (docs/faces-message.schema.json, jsonschema), frame
+numbers must count 0, 1, 2, ... per stream (publish-empty=true: one document per frame), and the
+embedded faces, flattened into the Python writer's per-face lines (faces_to_jsonl.py), must pass
+check_faces_jsonl.py's checks (faces in at least 5 frames, boxes inside and moving, 512 unit
+floats, aligned, one track holding most of them).
+"""
+import json
+import sys
+import tempfile
+
+import jsonschema
+
+import check_faces_jsonl
+
+
+def main(path, streams, schema_path):
+    with open(schema_path, encoding="utf-8") as f:
+        validator = jsonschema.Draft202012Validator(json.load(f))
+    faces, frames = [], {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            where = f"{path}:{number}"
+            doc = json.loads(line)
+            errors = sorted(validator.iter_errors(doc), key=str)
+            assert not errors, f"{where}: {errors[0].message} at {list(errors[0].absolute_path)}"
+            expected = frames.get(doc["stream"], 0)
+            assert doc["frame"] == expected, f"{where}: frame {doc['frame']}, expected {expected}"
+            frames[doc["stream"]] = expected + 1
+            for face in doc["faces"]:
+                if face["status"] in ("computed", "cached"):
+                    faces.append(dict(face, stream=doc["stream"], frame=doc["frame"],
+                                      running_time_ns=doc["running_time_ns"]))
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", encoding="utf-8") as flat:
+        flat.writelines(json.dumps(face) + "\n" for face in faces)
+        flat.flush()
+        check_faces_jsonl.main(flat.name, streams)
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv[1], int(sys.argv[2]), sys.argv[3])
+    except AssertionError as error:
+        print(f"FAIL: {error}", file=sys.stderr)
+        sys.exit(1)

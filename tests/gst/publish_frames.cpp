@@ -1,0 +1,152 @@
+#include "publish_frames.hpp"
+
+#include <gst/taconite/gsttaconitemeta.h>
+#include <gst/video/video.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "gst_test_support.hpp"
+
+namespace gsttest {
+
+std::vector<float> face_frame_embedding(int index, int face) {
+  std::vector<float> v(512);
+  double sum = 0.0;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    v[k] = static_cast<float>(std::sin(0.1 * (k + 1) + index + 7.0 * face));
+    sum += static_cast<double>(v[k]) * v[k];
+  }
+  for (float& x : v) x = static_cast<float>(x / std::sqrt(sum));
+  return v;
+}
+
+GstBuffer* face_frame(int index, int faces) {
+  GstBuffer* buffer = gst_buffer_new_allocate(nullptr, 320 * 240 * 3, nullptr);
+  gst_buffer_memset(buffer, 0, 0, gst_buffer_get_size(buffer));
+  GST_BUFFER_PTS(buffer) = index * kFrame;
+  GST_BUFFER_DURATION(buffer) = kFrame;
+  gst_buffer_add_video_region_of_interest_meta(buffer, "car", 0, 200, 50, 30)->id = 50;
+  for (int i = 0; i < faces; ++i) {
+    const guint x = 10 + 60 * i, y = 20;
+    GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(buffer, "face", x, y, 40, 40);
+    roi->id = 1 + i;  // unique, as taconiteadaface makes the ids of the faces it embeds
+    gst_video_region_of_interest_meta_add_param(roi, gst_structure_new("object_id", "id", G_TYPE_INT, 100 + i, nullptr));
+    GValue xs = G_VALUE_INIT, ys = G_VALUE_INIT;
+    gst_value_array_init(&xs, 5);
+    gst_value_array_init(&ys, 5);
+    const double px[5] = {12, 28, 20, 14, 26}, py[5] = {15, 15, 22, 30, 30};
+    for (int k = 0; k < 5; ++k) {
+      GValue v = G_VALUE_INIT;
+      g_value_init(&v, G_TYPE_DOUBLE);
+      g_value_set_double(&v, x + px[k]);
+      gst_value_array_append_value(&xs, &v);
+      g_value_set_double(&v, y + py[k]);
+      gst_value_array_append_and_take_value(&ys, &v);
+    }
+    GstStructure* landmarks = gst_structure_new_empty("landmarks");
+    gst_structure_take_value(landmarks, "x", &xs);
+    gst_structure_take_value(landmarks, "y", &ys);
+    gst_video_region_of_interest_meta_add_param(roi, landmarks);
+    const std::string label = "person-" + std::to_string(i);
+    gst_video_region_of_interest_meta_add_param(
+        roi, gst_structure_new("identity", "label", G_TYPE_STRING, label.c_str(), "label_id", G_TYPE_INT, i,
+                               "confidence", G_TYPE_DOUBLE, 0.5 + i / 10.0, nullptr));
+    const std::vector<float> embedding = face_frame_embedding(index, i);
+    gst_buffer_add_taconite_embedding_meta(buffer, roi->id, embedding.data(), 512, 20.0 + i, "IR-18", "cpu", TRUE);
+  }
+  return buffer;
+}
+
+GstHarness* publish_harness(const std::vector<std::pair<std::string, std::string>>& properties, GstBus* bus) {
+  GstElement* element = gst_element_factory_make("taconitepublish", nullptr);
+  if (!element) return nullptr;
+  for (const auto& [name, value] : properties) gst_util_set_object_arg(G_OBJECT(element), name.c_str(), value.c_str());
+  if (bus) gst_element_set_bus(element, bus);
+  GstHarness* h = gst_harness_new_empty();
+  static GstStaticPadTemplate src = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+  static GstStaticPadTemplate sink = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+  gst_harness_add_element_full(h, element, &src, "sink", &sink, "src");
+  gst_object_unref(element);
+  gst_harness_set_src_caps_str(h, kPublishCaps);
+  return h;
+}
+
+namespace {
+
+bool is_int(JsonNode* n) { return JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_INT64; }
+bool is_number(JsonNode* n) {
+  return JSON_NODE_HOLDS_VALUE(n) && (json_node_get_value_type(n) == G_TYPE_INT64 ||
+                                      json_node_get_value_type(n) == G_TYPE_DOUBLE);
+}
+bool is_string(JsonNode* n) { return JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING; }
+bool is_bool(JsonNode* n) { return JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_BOOLEAN; }
+
+}  // namespace
+
+JsonNode* parse_document(const std::string& line) {
+  GError* error = nullptr;
+  JsonNode* root = json_from_string(line.c_str(), &error);
+  if (!root) {
+    ADD_FAILURE() << "not JSON: " << (error ? error->message : "empty") << ": " << line;
+    if (error) g_error_free(error);
+    return nullptr;
+  }
+  if (!JSON_NODE_HOLDS_OBJECT(root)) {
+    ADD_FAILURE() << "not a JSON object: " << line;
+    json_node_unref(root);
+    return nullptr;
+  }
+  JsonObject* doc = json_node_get_object(root);
+  const auto member = [&](JsonObject* o, const char* name) -> JsonNode* {
+    JsonNode* n = json_object_get_member(o, name);
+    if (!n) ADD_FAILURE() << "member '" << name << "' missing: " << line;
+    return n;
+  };
+  const auto expect = [&](JsonObject* o, const char* name, bool (*ok)(JsonNode*), bool nullable) {
+    JsonNode* n = member(o, name);
+    if (n && !(ok(n) || (nullable && JSON_NODE_HOLDS_NULL(n)))) ADD_FAILURE() << "member '" << name << "' has the wrong type: " << line;
+  };
+  expect(doc, "schema", is_string, false);
+  if (JsonNode* n = member(doc, "schema"); n && is_string(n)) {
+    EXPECT_STREQ(json_node_get_string(n), "taconite-faces/1");
+  }
+  expect(doc, "stream", is_string, false);
+  expect(doc, "frame", is_int, false);
+  expect(doc, "pts_ns", is_int, true);
+  expect(doc, "running_time_ns", is_int, true);
+  expect(doc, "utc", is_string, false);
+  expect(doc, "width", is_int, false);
+  expect(doc, "height", is_int, false);
+  expect(doc, "model", is_string, true);
+  expect(doc, "backend", is_string, true);
+  JsonNode* faces = member(doc, "faces");
+  if (!faces || !JSON_NODE_HOLDS_ARRAY(faces)) {
+    ADD_FAILURE() << "faces is not an array: " << line;
+    return root;
+  }
+  JsonArray* list = json_node_get_array(faces);
+  for (guint i = 0; i < json_array_get_length(list); ++i) {
+    JsonObject* face = json_array_get_object_element(list, i);
+    expect(face, "roi_id", is_int, false);
+    JsonNode* box = member(face, "box");
+    EXPECT_TRUE(box && JSON_NODE_HOLDS_ARRAY(box) && json_array_get_length(json_node_get_array(box)) == 4) << line;
+    expect(face, "track_id", is_int, true);
+    JsonNode* landmarks = member(face, "landmarks");
+    EXPECT_TRUE(landmarks && (JSON_NODE_HOLDS_NULL(landmarks) || JSON_NODE_HOLDS_ARRAY(landmarks))) << line;
+    expect(face, "aligned", is_bool, true);
+    expect(face, "status", is_string, true);
+    expect(face, "norm", is_number, true);
+  }
+  return root;
+}
+
+std::vector<std::string> file_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace gsttest

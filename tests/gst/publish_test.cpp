@@ -1,0 +1,249 @@
+// taconitepublish method=file through GstHarness: one JSON line per frame with faces, holding what
+// the ROI metas and embedding metas carry (box, track id, landmarks, identity, aligned, status,
+// norm, embedding as array or base64), nothing for frames without faces unless publish-empty,
+// buffers passed through untouched, counters equal to the lines; and clear errors for bad property
+// values, unusable files and MQTT settings that cannot work (checked before any connection).
+#include <glib/gstdio.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <set>
+
+#include "gst_test_support.hpp"
+#include "publish_frames.hpp"
+
+namespace {
+
+using namespace gsttest;
+
+class PublishFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    gchar* dir = g_dir_make_tmp("taconite-publish-XXXXXX", nullptr);
+    ASSERT_NE(dir, nullptr);
+    dir_ = dir;
+    g_free(dir);
+    path_ = dir_ + "/faces.jsonl";
+  }
+  void TearDown() override {
+    if (h_) gst_harness_teardown(h_);
+    g_remove(path_.c_str());
+    g_rmdir(dir_.c_str());
+  }
+  // Pushes one frame per entry of `faces` (that many faces) and checks each comes out unchanged.
+  void run(const std::vector<std::pair<std::string, std::string>>& properties, const std::vector<int>& faces) {
+    auto props = properties;
+    props.emplace_back("location", path_);
+    props.emplace_back("stream", "door");
+    h_ = publish_harness(props);
+    ASSERT_NE(h_, nullptr);
+    for (std::size_t i = 0; i < faces.size(); ++i) {
+      GstBuffer* in = face_frame(static_cast<int>(i), faces[i]);
+      ASSERT_EQ(gst_harness_push(h_, gst_buffer_ref(in)), GST_FLOW_OK);
+      GstBuffer* out = gst_harness_pull(h_);
+      EXPECT_EQ(out, in) << "frame " << i << ": passthrough must hand on the same buffer";
+      gst_buffer_unref(out);
+      gst_buffer_unref(in);
+    }
+  }
+  std::vector<JsonObject*> documents() {
+    std::vector<JsonObject*> docs;
+    for (const std::string& line : file_lines(path_)) {
+      JsonNode* node = parse_document(line);
+      if (!node) continue;
+      nodes_.push_back(node);
+      docs.push_back(json_node_get_object(node));
+    }
+    return docs;
+  }
+  ~PublishFileTest() override {
+    for (JsonNode* n : nodes_) json_node_unref(n);
+  }
+
+  GstHarness* h_ = nullptr;
+  std::string dir_, path_;
+  std::vector<JsonNode*> nodes_;
+};
+
+TEST_F(PublishFileTest, OneLinePerFrameWithFacesCarryingTheMetadata) {
+  run({}, {2, 0, 1, 0, 0, 3});
+  const std::vector<JsonObject*> docs = documents();
+  ASSERT_EQ(docs.size(), 3u);
+  EXPECT_EQ(counter(h_->element, "messages-published"), 3u);
+  EXPECT_EQ(counter(h_->element, "messages-dropped"), 0u);
+  const std::vector<gint64> frames = {0, 2, 5};
+  const std::vector<guint> face_counts = {2, 1, 3};
+  for (std::size_t d = 0; d < docs.size(); ++d) {
+    JsonObject* doc = docs[d];
+    EXPECT_STREQ(json_object_get_string_member(doc, "stream"), "door");
+    EXPECT_EQ(json_object_get_int_member(doc, "frame"), frames[d]);
+    EXPECT_EQ(json_object_get_int_member(doc, "pts_ns"), static_cast<gint64>(frames[d] * kFrame));
+    EXPECT_EQ(json_object_get_int_member(doc, "running_time_ns"), static_cast<gint64>(frames[d] * kFrame));
+    EXPECT_EQ(json_object_get_int_member(doc, "width"), 320);
+    EXPECT_EQ(json_object_get_int_member(doc, "height"), 240);
+    EXPECT_STREQ(json_object_get_string_member(doc, "model"), "IR-18");
+    EXPECT_STREQ(json_object_get_string_member(doc, "backend"), "cpu");
+    const std::string utc = json_object_get_string_member(doc, "utc");
+    GDateTime* parsed = g_date_time_new_from_iso8601(utc.c_str(), nullptr);
+    ASSERT_NE(parsed, nullptr) << utc;
+    EXPECT_LT(std::abs(g_date_time_to_unix(parsed) - g_get_real_time() / G_USEC_PER_SEC), 60) << utc;
+    g_date_time_unref(parsed);
+    JsonArray* faces = json_object_get_array_member(doc, "faces");
+    ASSERT_EQ(json_array_get_length(faces), face_counts[d]) << "the car ROI is not a face";
+    for (guint i = 0; i < face_counts[d]; ++i) {
+      JsonObject* face = json_array_get_object_element(faces, i);
+      JsonArray* box = json_object_get_array_member(face, "box");
+      EXPECT_EQ(json_array_get_int_element(box, 0), 10 + 60 * i);
+      EXPECT_EQ(json_array_get_int_element(box, 1), 20);
+      EXPECT_EQ(json_array_get_int_element(box, 2), 40);
+      EXPECT_EQ(json_array_get_int_element(box, 3), 40);
+      EXPECT_EQ(json_object_get_int_member(face, "track_id"), 100 + i);
+      JsonArray* landmarks = json_object_get_array_member(face, "landmarks");
+      ASSERT_EQ(json_array_get_length(landmarks), 5u);
+      JsonArray* nose = json_array_get_array_element(landmarks, 2);
+      EXPECT_DOUBLE_EQ(json_array_get_double_element(nose, 0), 10 + 60 * i + 20.0);
+      EXPECT_DOUBLE_EQ(json_array_get_double_element(nose, 1), 42.0);
+      EXPECT_STREQ(json_object_get_string_member(face, "label"), ("person-" + std::to_string(i)).c_str());
+      EXPECT_EQ(json_object_get_int_member(face, "label_id"), i);
+      EXPECT_DOUBLE_EQ(json_object_get_double_member(face, "confidence"), 0.5 + i / 10.0);
+      EXPECT_TRUE(json_object_get_boolean_member(face, "aligned"));
+      EXPECT_STREQ(json_object_get_string_member(face, "status"), "computed");
+      EXPECT_DOUBLE_EQ(json_object_get_double_member(face, "norm"), 20.0 + i);
+      EXPECT_FALSE(json_object_has_member(face, "embedding")) << "embedding=none is the default";
+    }
+  }
+}
+
+TEST_F(PublishFileTest, PublishEmptyAlsoWritesFramesWithoutFaces) {
+  run({{"publish-empty", "true"}}, {0, 1, 0});
+  const std::vector<JsonObject*> docs = documents();
+  ASSERT_EQ(docs.size(), 3u);
+  EXPECT_EQ(counter(h_->element, "messages-published"), 3u);
+  for (std::size_t d = 0; d < docs.size(); ++d) {
+    EXPECT_EQ(json_object_get_int_member(docs[d], "frame"), static_cast<gint64>(d));
+    EXPECT_EQ(json_array_get_length(json_object_get_array_member(docs[d], "faces")), d == 1 ? 1u : 0u);
+  }
+  EXPECT_TRUE(json_object_get_null_member(docs[0], "model")) << "no embedding, no model";
+}
+
+TEST_F(PublishFileTest, EmbeddingAsArrayHoldsTheMetaValues) {
+  run({{"embedding", "array"}}, {2});
+  const std::vector<JsonObject*> docs = documents();
+  ASSERT_EQ(docs.size(), 1u);
+  JsonArray* faces = json_object_get_array_member(docs[0], "faces");
+  for (guint i = 0; i < 2; ++i) {
+    JsonArray* values = json_object_get_array_member(json_array_get_object_element(faces, i), "embedding");
+    const std::vector<float> expected = face_frame_embedding(0, static_cast<int>(i));
+    ASSERT_EQ(json_array_get_length(values), expected.size());
+    for (guint k = 0; k < expected.size(); ++k)
+      ASSERT_EQ(static_cast<float>(json_array_get_double_element(values, k)), expected[k]) << "value " << k;
+  }
+}
+
+TEST_F(PublishFileTest, EmbeddingAsBase64HoldsLittleEndianFloats) {
+  run({{"embedding", "base64"}}, {1});
+  const std::vector<JsonObject*> docs = documents();
+  ASSERT_EQ(docs.size(), 1u);
+  JsonObject* face = json_array_get_object_element(json_object_get_array_member(docs[0], "faces"), 0);
+  gsize length = 0;
+  guchar* bytes = g_base64_decode(json_object_get_string_member(face, "embedding"), &length);
+  const std::vector<float> expected = face_frame_embedding(0, 0);
+  ASSERT_EQ(length, expected.size() * 4);
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    guint32 bits = 0;
+    std::memcpy(&bits, bytes + 4 * k, 4);
+    bits = GUINT32_FROM_LE(bits);
+    float value = 0.0f;
+    std::memcpy(&value, &bits, 4);
+    ASSERT_EQ(value, expected[k]) << "value " << k;
+  }
+  g_free(bytes);
+}
+
+TEST_F(PublishFileTest, WriteFailureIsAnErrorNamingTheFile) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "/dev/full not writable here";
+  GstElement* element = gst_element_factory_make("taconitepublish", nullptr);
+  g_object_set(element, "location", "/dev/full", nullptr);
+  h_ = gst_harness_new_with_element(element, "sink", "src");
+  gst_object_unref(element);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(h_->element, bus);
+  gst_harness_set_src_caps_str(h_, kPublishCaps);
+  EXPECT_EQ(gst_harness_push(h_, face_frame(0, 1)), GST_FLOW_ERROR);
+  GstMessage* error = pop_error(bus);
+  ASSERT_NE(error, nullptr);
+  GError* gerror = nullptr;
+  gst_message_parse_error(error, &gerror, nullptr);
+  EXPECT_NE(std::string(gerror->message).find("cannot write to '/dev/full'"), std::string::npos) << gerror->message;
+  g_error_free(gerror);
+  gst_message_unref(error);
+  gst_element_set_bus(h_->element, nullptr);
+  gst_object_unref(bus);
+}
+
+// Starting (NULL -> PAUSED) with these properties fails with an error whose message holds `expected`.
+void expect_start_error(const std::vector<std::pair<std::string, std::string>>& properties, const std::string& expected) {
+  GstElement* element = gst_element_factory_make("taconitepublish", nullptr);
+  for (const auto& [name, value] : properties) gst_util_set_object_arg(G_OBJECT(element), name.c_str(), value.c_str());
+  const StartFailure failure = start_paused(element);
+  EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_EQ(failure.domain, GST_RESOURCE_ERROR);
+  EXPECT_NE(failure.message.find(expected), std::string::npos) << "message: " << failure.message;
+}
+
+TEST(PublishErrorsTest, UnwritableLocationNamesTheFile) {
+  expect_start_error({{"location", "/nonexistent-dir/faces.jsonl"}},
+                     "cannot open '/nonexistent-dir/faces.jsonl' for writing: No such file or directory");
+}
+
+TEST(PublishErrorsTest, MqttSettingsThatCannotWorkAreRefusedBeforeConnecting) {
+  expect_start_error({{"method", "mqtt"}, {"topic", "cameras/#"}}, "MQTT topic 'cameras/#' is not a valid topic");
+  expect_start_error({{"method", "mqtt"}, {"topic", ""}}, "MQTT topic '' is not a valid topic");
+  expect_start_error({{"method", "mqtt"}, {"host", ""}}, "needs a broker 'host'");
+  expect_start_error({{"method", "mqtt"}, {"credentials", "/nonexistent/credentials"}},
+                     "cannot read the credentials file");
+  expect_start_error({{"method", "mqtt"}, {"tls-ca", "/nonexistent/ca.pem"}},
+                     "cannot read TLS file tls-ca '/nonexistent/ca.pem': No such file or directory");
+  expect_start_error({{"method", "mqtt"}, {"tls-key", "/nonexistent/key.pem"}}, "TLS needs tls-ca");
+  expect_start_error({{"method", "mqtt"}, {"tls-ca", "/dev/null"}, {"tls-cert", "/dev/null"}},
+                     "tls-cert and tls-key go together");
+
+  gchar* path = nullptr;
+  const gint fd = g_file_open_tmp("taconite-credentials-XXXXXX", &path, nullptr);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, "\nsecret\n", 8), 8);
+  close(fd);
+  expect_start_error({{"method", "mqtt"}, {"credentials", path}}, "has no user name on its first line");
+  g_remove(path);
+  g_free(path);
+}
+
+TEST(PublishErrorsTest, UnknownEnumValuesAreRefusedByTheParser) {
+  for (const char* property : {"method=kafka", "embedding=float16"}) {
+    GError* error = nullptr;
+    const std::string line = std::string("fakesrc ! taconitepublish ") + property + " ! fakesink";
+    GstElement* pipeline = gst_parse_launch_full(line.c_str(), nullptr, GST_PARSE_FLAG_FATAL_ERRORS, &error);
+    EXPECT_NE(error, nullptr) << property << " was accepted";
+    if (error) {
+      EXPECT_EQ(error->code, GST_PARSE_ERROR_COULD_NOT_SET_PROPERTY) << property << ": " << error->message;
+      g_error_free(error);
+    }
+    if (pipeline) gst_object_unref(pipeline);
+  }
+}
+
+// GLib refuses out-of-range numbers (with a warning) and keeps the valid value.
+TEST(PublishErrorsTest, OutOfRangeNumbersKeepTheValidValue) {
+  GstElement* element = gst_element_factory_make("taconitepublish", nullptr);
+  for (const auto& [name, value] : {std::pair{"qos", "2"}, {"port", "0"}, {"port", "65536"}, {"max-pending", "0"}})
+    gst_util_set_object_arg(G_OBJECT(element), name, value);
+  gint qos = -1, port = -1;
+  guint max_pending = 0;
+  g_object_get(element, "qos", &qos, "port", &port, "max-pending", &max_pending, nullptr);
+  EXPECT_EQ(qos, 1);
+  EXPECT_EQ(port, 1883);
+  EXPECT_EQ(max_pending, 1000u);
+  gst_object_unref(element);
+}
+
+}  // namespace
