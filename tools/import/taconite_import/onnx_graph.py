@@ -41,15 +41,19 @@ class _Walker:
         self.constants = {t.name: onnx.numpy_helper.to_array(t).astype(np.float64) for t in graph.initializer}
         self.consumers = defaultdict(list)
         self.used = set()
-        self.alias = {}
-        for node in graph.node:
+        nodes = list(graph.node)  # one wrapper object per node for the whole walk: `used` holds their ids
+        for node in nodes:
             if node.op_type == "Constant":
                 self.constants[node.output[0]] = onnx.numpy_helper.to_array(_attr(node, "value")).astype(np.float64)
                 self.used.add(id(node))
                 continue
+            if node.op_type == "Identity" and node.input[0] in self.constants:  # exporters dedupe equal tensors
+                self.constants[node.output[0]] = self.constants[node.input[0]]
+                self.used.add(id(node))
+                continue
             for name in node.input:
                 self.consumers[name].append(node)
-        self.nodes = [n for n in graph.node if n.op_type != "Constant"]
+        self.nodes = [n for n in nodes if id(n) not in self.used]
         inputs = [i for i in graph.input if i.name not in self.constants]
         if len(inputs) != 1 or len(graph.output) != 1:
             raise UnsupportedModel(f"{path}: {len(inputs)} inputs and {len(graph.output)} outputs; a face recogniser "
