@@ -57,7 +57,8 @@ class PlanBuilder {
     if (auto it = manifest.params.find("model"); it != manifest.params.end()) plan_.model = it->second.value;
     if (auto it = manifest.params.find("input_channel_order"); it != manifest.params.end()) {
       plan_.input_channel_order = it->second.value;
-      if (plan_.input_channel_order != "RGB" && plan_.input_channel_order != "BGR") fail_param("input_channel_order", it->second, "RGB or BGR");
+      if (plan_.input_channel_order != "RGB" && plan_.input_channel_order != "BGR")
+        fail_param("input_channel_order", it->second, "RGB or BGR");
     }
     if (auto it = manifest.params.find("npu_kernels"); it != manifest.params.end()) {
       if (it->second.value != "none") fail_param("npu_kernels", it->second, "none (the only value defined)");
@@ -71,8 +72,8 @@ class PlanBuilder {
  private:
   [[noreturn]] static void fail_param(const std::string& name, const bundle::ParamRecord& param,
                                       const std::string& allowed) {
-    fail(ErrorKind::Bundle, std::string(bundle::kManifestFile) + ":" + std::to_string(param.line) + ": param " + name +
-                                " '" + param.value + "' must be " + allowed);
+    fail(ErrorKind::Bundle, bundle::located_message(bundle::kManifestFile, param.line, param.text,
+                                                    "param " + name + " must be " + allowed));
   }
 
   void add_step(const ManifestRecord& r) {

@@ -15,7 +15,8 @@ def calibration_batch(n=6, seed=0):
     faces = [to_chw(astronaut(v), "RGB") for v in range(n // 2)]
     for _ in range(n - len(faces)):
         coarse = rng.uniform(-1, 1, (3, 14, 14)).astype(np.float32)
-        faces.append(np.kron(coarse, np.ones((8, 8), np.float32)) + rng.normal(0, 0.05, (3, 112, 112)).astype(np.float32))
+        noise = rng.normal(0, 0.05, (3, 112, 112)).astype(np.float32)
+        faces.append(np.kron(coarse, np.ones((8, 8), np.float32)) + noise)
     return torch.from_numpy(np.stack(faces).astype(np.float32))
 
 

@@ -126,7 +126,8 @@ ImportReport import_bundle(const fs::path& network_dir, const fs::path& out, boo
   report.seconds_calibrate = since(phase);
   if (!(report.cos_extraction >= kMinExtractionCosine))
     throw std::runtime_error("the extracted network does not reproduce the original graph's forward (cosine " +
-                             std::to_string(report.cos_extraction) + "): a layer was mapped wrongly; no bundle written");
+                             std::to_string(report.cos_extraction) +
+                             "): a layer was mapped wrongly; no bundle written");
   prepare_directory(out, force);
   phase = Clock::now();
   EmitOptions emit;

@@ -140,7 +140,8 @@ ExtractedNetwork read_network_file(const fs::path& dir) {
       if (line.fields.size() != 5 || (line.fields[4] != "pool" && line.fields[4] != "conv"))
         line.fail("expected 'unit <in> <out> <stride> pool|conv'");
       u.conv_shortcut = line.fields[4] == "conv";
-      if (u.in_channels != channels) line.fail("input channels differ from the previous output " + std::to_string(channels));
+      if (u.in_channels != channels)
+        line.fail("input channels differ from the previous output " + std::to_string(channels));
       if (u.out_channels % 8 != 0) line.fail("output channels must be a multiple of 8");
       if (!u.conv_shortcut && u.in_channels != u.out_channels) line.fail("a pooling shortcut needs in == out");
       if (size % u.stride != 0) line.fail("stride does not divide the size " + std::to_string(size));

@@ -84,16 +84,30 @@ def _expect(condition, where, problem):
         raise UnsupportedModel(f"{where}: {problem}")
 
 
+def _channels(conv: Conv, alpha, where):
+    """The conv's scale/shift (and PReLU slopes) have one value per output channel."""
+    out = conv.weight.shape[0]
+    for what, values in (("scale", conv.post.scale), ("shift", conv.post.shift), ("PReLU", alpha)):
+        count = None if values is None else np.asarray(values).size
+        _expect(count in (None, out), where, f"{count} {what} values for {out} channels")
+
+
 def check(graph: IrGraph):
     """Shape checks the bundle format needs: 112x112x3 in, stride-1/2 3x3 units, 512 out."""
     w = graph.stem.weight
     _expect(w.shape == (STEM_CHANNELS, 3, 3, 3), "stem conv",
             f"weight {list(w.shape)}, the format needs a 3x3 conv 3 -> {STEM_CHANNELS} (112x112x3 input)")
     _expect(graph.stem.stride == 1, "stem conv", f"stride {graph.stem.stride}, expected 1")
+    _channels(graph.stem, graph.stem_prelu, "stem")
     channels, size = STEM_CHANNELS, INPUT_SIZE
     for unit in graph.units:
         c1, c2 = unit.conv1.weight.shape, unit.conv2.weight.shape
         _expect(c1[1:] == (channels, 3, 3), unit.name, f"conv1 weight {list(c1)} does not take {channels} channels 3x3")
+        _expect(unit.bn1.scale.size == channels, unit.name, f"leading BatchNorm has {unit.bn1.scale.size} channels")
+        _channels(unit.conv1, unit.prelu, unit.name)
+        _channels(unit.conv2, None, unit.name)
+        if unit.shortcut is not None:
+            _channels(unit.shortcut, None, unit.name + " shortcut")
         out = c1[0]
         _expect(out % 8 == 0, unit.name, f"{out} output channels, the format needs a multiple of 8")
         _expect(unit.conv1.stride == 1, unit.name, f"conv1 stride {unit.conv1.stride}, expected 1")
@@ -104,7 +118,8 @@ def check(graph: IrGraph):
             _expect(out == channels, unit.name, f"identity/pooling shortcut but {channels} -> {out} channels")
         else:
             s = unit.shortcut.weight.shape
-            _expect(s == (out, channels, 1, 1), unit.name, f"shortcut weight {list(s)}, expected {[out, channels, 1, 1]}")
+            _expect(s == (out, channels, 1, 1), unit.name,
+                    f"shortcut weight {list(s)}, expected {[out, channels, 1, 1]}")
             _expect(unit.shortcut.stride == stride, unit.name,
                     f"shortcut stride {unit.shortcut.stride} differs from the branch's {stride}")
         channels, size = out, size // stride
@@ -115,6 +130,10 @@ def check(graph: IrGraph):
             f"for a {INPUT_SIZE}x{INPUT_SIZE} input")
     _expect(graph.fc_weight.shape[0] == EMBEDDING, "head Linear",
             f"{graph.fc_weight.shape[0]} outputs, the format's models give {EMBEDDING}")
+    for what, values, expected in (("head BN2d", graph.head_bn.scale, channels),
+                                   ("head Linear bias", graph.fc_bias, EMBEDDING),
+                                   ("head BN1d", graph.feature_bn.scale, EMBEDDING)):
+        _expect(np.asarray(values).size == expected, what, f"{np.asarray(values).size} values, expected {expected}")
     _expect(graph.channel_order in ("RGB", "BGR"), "channel order", graph.channel_order)
     return channels, size
 

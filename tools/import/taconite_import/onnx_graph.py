@@ -107,9 +107,9 @@ class _Walker:
             self.fail(node, f"weight {None if w is None else list(w.shape)}, expected a {kernel}x{kernel} kernel")
         if _attr(node, "group", 1) != 1 or any(d != 1 for d in _attr(node, "dilations", [1, 1])):
             self.fail(node, "grouped or dilated convolution")
-        pad = kernel // 2
-        if list(_attr(node, "pads", [0, 0, 0, 0])) != [pad] * 4 or _attr(node, "auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
-            self.fail(node, f"pads {list(_attr(node, 'pads', [0, 0, 0, 0]))}, a {kernel}x{kernel} conv needs {[pad] * 4}")
+        pad, pads = kernel // 2, list(_attr(node, "pads", [0, 0, 0, 0]))
+        if pads != [pad] * 4 or _attr(node, "auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+            self.fail(node, f"pads {pads}, a {kernel}x{kernel} conv needs {[pad] * 4}")
         strides = list(_attr(node, "strides", [1, 1]))
         if strides[0] != strides[1] or strides[0] not in (1, 2):
             self.fail(node, f"strides {strides}, the format runs 1 or 2")
@@ -129,9 +129,13 @@ class _Walker:
             out = users[0].output[0]
         return conv, out
 
-    def prelu(self, value, what):
+    def prelu(self, value, channels, what):
+        """Per-channel slopes (a single shared slope is repeated)."""
         node = self.take(value, ("PRelu",), what)
-        return self.const(node, 1).reshape(-1), node.output[0]
+        alpha = self.const(node, 1).reshape(-1)
+        if alpha.size not in (1, channels):
+            self.fail(node, f"{alpha.size} slopes for {channels} channels")
+        return np.resize(alpha, channels), node.output[0]
 
 
 def _unit(walker, value, index):
@@ -150,7 +154,7 @@ def _unit(walker, value, index):
     name = f"unit {index} (from {_describe(bn_node)})"
     bn1 = walker.bn(bn_node)
     conv1, v = walker.conv_bn(bn_node.output[0], 3, f"{name} conv1")
-    alpha, v = walker.prelu(v, f"{name} PReLU")
+    alpha, v = walker.prelu(v, conv1.weight.shape[0], f"{name} PReLU")
     conv2, branch = walker.conv_bn(v, 3, f"{name} conv2")
     add = walker.take(branch, ("Add",), f"{name} residual Add")
     other = add.input[0] if add.input[1] == branch else add.input[1]
@@ -226,7 +230,7 @@ def load(path, name=None):
         raise UnsupportedModel(f"{path}: cannot read as an ONNX model ({type(e).__name__}: {e})") from None
     walker = _Walker(path, model)
     stem_conv, v = walker.conv_bn(walker.input.name, 3, "the stem Conv")
-    stem_alpha, v = walker.prelu(v, "the stem PReLU")
+    stem_alpha, v = walker.prelu(v, stem_conv.weight.shape[0], "the stem PReLU")
     units = []
     while True:
         unit, nxt = _unit(walker, v, len(units))
