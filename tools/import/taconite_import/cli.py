@@ -51,7 +51,10 @@ def run(args, mkbundle):
     with tempfile.TemporaryDirectory(prefix="taconite-import-") as handoff:
         write_handoff(graph, face, embedding, handoff, params)
         command = [mkbundle, "--network", handoff, "--out", args.out] + (["--force"] if args.force else [])
-        done = subprocess.run(command, capture_output=True, text=True)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True)
+        except OSError as e:
+            raise UnsupportedModel(f"cannot run the bundle writer {mkbundle}: {e.strerror}") from None
     sys.stderr.write(done.stderr.replace("taconite-mkbundle: ", "taconite-import: "))
     if done.returncode != 0:
         return 1

@@ -145,6 +145,8 @@ def _f32(values):
 def write_handoff(graph: IrGraph, face_chw, embedding, directory, params):
     """network.txt + network.bin in the format tools/mkbundle/network_file.hpp reads."""
     channels, size = check(graph)
+    for text in [graph.name, graph.source, *params.values()]:
+        _expect(text.isprintable() and text.strip(), "manifest text", f"{text!r} cannot be a manifest value")
     lines = ["taconite-network 1", f"name {graph.name}",
              f"comment AdaFace-family {graph.name} imported from {graph.source} by taconite-import"]
     lines += [f"param {k} {v}" for k, v in params.items()]
