@@ -108,9 +108,6 @@ struct Plan {
   int embed_dim = 0;
   int conv_dispatches = 0;
   std::string model;                   // `param model`, or ""
-  // `param input_channel_order RGB|BGR` (RGB when absent): the plane order the network was trained
-  // on, which callers feed (taconite-import records BGR for AdaFace's own checkpoints).
-  std::string input_channel_order = "RGB";
   bool npu_kernels = true;             // false for `param npu_kernels none`: kernels/ are placeholders
   std::size_t activation_bytes = 0;    // slots + slice + dispatch output + f32 accumulator, bounded
 

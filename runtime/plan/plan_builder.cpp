@@ -55,11 +55,10 @@ class PlanBuilder {
   Plan build() {
     const bundle::Manifest& manifest = bundle_.manifest();
     if (auto it = manifest.params.find("model"); it != manifest.params.end()) plan_.model = it->second.value;
-    if (auto it = manifest.params.find("input_channel_order"); it != manifest.params.end()) {
-      plan_.input_channel_order = it->second.value;
-      if (plan_.input_channel_order != "RGB" && plan_.input_channel_order != "BGR")
-        fail_param("input_channel_order", it->second, "RGB or BGR");
-    }
+    // Callers read the channel order through IrEmbedder::param(); a value they cannot act on is an error here.
+    if (auto it = manifest.params.find("input_channel_order");
+        it != manifest.params.end() && it->second.value != "RGB" && it->second.value != "BGR")
+      fail_param("input_channel_order", it->second, "RGB or BGR");
     if (auto it = manifest.params.find("npu_kernels"); it != manifest.params.end()) {
       if (it->second.value != "none") fail_param("npu_kernels", it->second, "none (the only value defined)");
       plan_.npu_kernels = false;
