@@ -25,7 +25,8 @@ from taconite_import.face import astronaut, to_chw  # noqa: E402
 
 WORK = tempfile.mkdtemp(prefix="taconite-import-test-")
 FACES = range(3)  # the aligned astronaut, then perturbed alignments, every second one mirrored
-MIN_COSINE = 0.999
+MIN_COSINE = 0.999       # f32 compute (and the exact bf16 replay, as the issue asks)
+MIN_COSINE_BF16 = 0.998  # the cpu backend's bf16 compute (AVX512-BF16 / AMX machines only)
 
 
 def cosine(a, b):
@@ -98,8 +99,9 @@ class ImportTest(unittest.TestCase):
         for backend in backends:
             for variant in faces:
                 embedding, report = replay(bundle, backend, original.chw(variant))
-                self.assertGreaterEqual(cosine(embedding, original.embed(variant)), MIN_COSINE,
-                                        f"{backend}, face {variant}")
+                minimum = MIN_COSINE_BF16 if report["precision"] == "bf16" else MIN_COSINE
+                self.assertGreaterEqual(cosine(embedding, original.embed(variant)), minimum,
+                                        f"{backend} ({report['precision']}), face {variant}")
                 if backend == "cpu":  # lowered onto oneDNN, not the whole-plan fallback (bf16-exact)
                     self.assertIn(report["precision"], ("f32", "bf16"))
 
