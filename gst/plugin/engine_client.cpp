@@ -25,6 +25,7 @@ class PrivateEngineClient final : public EngineClient {
     info_.embed_dim = embedder_.embed_dim();
     info_.input_width = embedder_.input_dims().width;
     info_.input_height = embedder_.input_dims().height;
+    info_.bgr_input = embedder_.param("input_channel_order") == "BGR";
     info_.diagnostics = embedder_.diagnostics();
   }
 

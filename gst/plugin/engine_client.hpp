@@ -33,6 +33,7 @@ struct EngineInfo {
   int embed_dim = 0;
   int input_width = 0;
   int input_height = 0;
+  bool bgr_input = false;  // the bundle's param input_channel_order is BGR (channel-order=auto follows it)
   std::vector<std::string> diagnostics;  // non-fatal findings of the load
 };
 

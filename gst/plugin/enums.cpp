@@ -38,6 +38,7 @@ GType taconite_channel_order_get_type() {
   static const GEnumValue values[] = {
       {static_cast<gint>(ChannelOrder::Rgb), "Feed the network R,G,B planes (the bundle contract)", "rgb"},
       {static_cast<gint>(ChannelOrder::Bgr), "Feed the network B,G,R planes (for BGR-trained checkpoints)", "bgr"},
+      {static_cast<gint>(ChannelOrder::Auto), "The bundle's param input_channel_order (rgb when it has none)", "auto"},
       {0, nullptr, nullptr},
   };
   if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconiteAdafaceChannelOrder", values));

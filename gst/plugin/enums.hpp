@@ -12,6 +12,7 @@ enum class InputMode : int {
 enum class ChannelOrder : int {
   Rgb = 0,  // the bundle's contract (cvlface)
   Bgr = 1,  // for checkpoints trained on BGR input (AdaFace's inference.py)
+  Auto = 2, // the bundle's param input_channel_order (rgb when it has none); resolved once the bundle loads
 };
 
 enum class BackendChoice : int {

@@ -83,7 +83,7 @@ constexpr const char* kDefaultRoiType = "face";
 constexpr guint kDefaultMinFaceSize = 0;
 constexpr guint kDefaultMaxFaces = 0;
 constexpr double kDefaultMargin = 0.0;
-constexpr ChannelOrder kDefaultChannelOrder = ChannelOrder::Rgb;
+constexpr ChannelOrder kDefaultChannelOrder = ChannelOrder::Auto;
 constexpr BackendChoice kDefaultBackend = BackendChoice::Auto;
 constexpr guint kDefaultMaxQueued = 8;
 constexpr gint kDefaultThreads = 0;
@@ -377,6 +377,7 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
     claim_face_rois(buffer, jobs);
   }
   const EngineInfo& engine = client.info();
+  if (order == ChannelOrder::Auto) order = engine.bgr_input ? ChannelOrder::Bgr : ChannelOrder::Rgb;
 
   std::vector<FaceEmbedding> faces;
   if (due && skip) {
@@ -1059,8 +1060,8 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_CHANNEL_ORDER,
       g_param_spec_enum("channel-order", "Channel order",
-                        "Colour plane order fed to the network: rgb (the bundle contract) or bgr (for BGR-trained "
-                        "checkpoints). Default: rgb",
+                        "Colour plane order fed to the network: auto (the bundle's param input_channel_order, rgb "
+                        "when it has none), rgb, or bgr (for BGR-trained checkpoints). Default: auto",
                         taconite_channel_order_get_type(), static_cast<gint>(kDefaultChannelOrder), rw_playing));
   /**
    * GstTaconiteAdaface:max-queued:

@@ -82,7 +82,7 @@ void read_param(const ManifestRecord& record, const TextLine& line, Manifest& ma
   rest.remove_prefix(rest.find(record.tag) + record.tag.size());
   rest = trim_ascii_whitespace(rest);
   rest.remove_prefix(name.size());
-  manifest.params.emplace(name, ParamRecord{std::string(trim_ascii_whitespace(rest)), record.line});
+  manifest.params.emplace(name, ParamRecord{std::string(trim_ascii_whitespace(rest)), record.line, record.text});
 }
 
 void read_xclbin(const ManifestRecord& record, Manifest& manifest) {

@@ -40,6 +40,7 @@ struct XclbinRecord {
 struct ParamRecord {
   std::string value;  // rest of the line, inner spacing kept
   int line = 0;
+  std::string text;   // the whole line, for errors about the value
 };
 
 struct Manifest {

@@ -8,6 +8,10 @@
 
 namespace taconite::npu {
 
+void require_npu_kernels(const plan::Plan& plan) {
+  if (!plan.npu_kernels) fail(ErrorKind::Device, "imported for the CPU: no NPU kernels");
+}
+
 std::vector<std::byte> read_kernel_file(const std::filesystem::path& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) fail(ErrorKind::Device, path.string() + ": cannot open the " + std::string(what));

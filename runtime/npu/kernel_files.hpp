@@ -6,7 +6,14 @@
 #include <string_view>
 #include <vector>
 
+#include "plan/plan.hpp"
+
 namespace taconite::npu {
+
+// Bundles written by taconite-import carry placeholder kernels (`param npu_kernels none`): both NPU
+// paths refuse them with one Failure(Device) line before touching a device, so `auto` moves on to a
+// CPU backend.
+void require_npu_kernels(const plan::Plan& plan);
 
 // The whole file; throws Failure(Device) naming the file and `what` it is when unreadable.
 std::vector<std::byte> read_kernel_file(const std::filesystem::path& path, std::string_view what);

@@ -108,6 +108,7 @@ struct Plan {
   int embed_dim = 0;
   int conv_dispatches = 0;
   std::string model;                   // `param model`, or ""
+  bool npu_kernels = true;             // false for `param npu_kernels none`: kernels/ are placeholders
   std::size_t activation_bytes = 0;    // slots + slice + dispatch output + f32 accumulator, bounded
 
   const InputStep& input_step() const;

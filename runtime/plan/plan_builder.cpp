@@ -55,12 +55,26 @@ class PlanBuilder {
   Plan build() {
     const bundle::Manifest& manifest = bundle_.manifest();
     if (auto it = manifest.params.find("model"); it != manifest.params.end()) plan_.model = it->second.value;
+    // Callers read the channel order through IrEmbedder::param(); a value they cannot act on is an error here.
+    if (auto it = manifest.params.find("input_channel_order");
+        it != manifest.params.end() && it->second.value != "RGB" && it->second.value != "BGR")
+      fail_param("input_channel_order", it->second, "RGB or BGR");
+    if (auto it = manifest.params.find("npu_kernels"); it != manifest.params.end()) {
+      if (it->second.value != "none") fail_param("npu_kernels", it->second, "none (the only value defined)");
+      plan_.npu_kernels = false;
+    }
     for (const ManifestRecord& record : manifest.steps) add_step(record);
     finish();
     return std::move(plan_);
   }
 
  private:
+  [[noreturn]] static void fail_param(const std::string& name, const bundle::ParamRecord& param,
+                                      const std::string& allowed) {
+    fail(ErrorKind::Bundle, bundle::located_message(bundle::kManifestFile, param.line, param.text,
+                                                    "param " + name + " must be " + allowed));
+  }
+
   void add_step(const ManifestRecord& r) {
     if (head_line_ != 0)
       r.fail_here("step after the head (line " + std::to_string(head_line_) + "); the head must be the last step");

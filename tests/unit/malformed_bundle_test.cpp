@@ -192,6 +192,18 @@ std::vector<Defect> container_defects() {
          f.insert_manifest_line(first + 1, "param model IR-other");
          return at_manifest(f, first + 1, {"param 'model' defined twice", "line " + std::to_string(first)});
        }},
+      {"UnknownInputChannelOrder",
+       [](BundleFixture& f) {
+         const int line = line_of(f, "param model") + 1;
+         f.insert_manifest_line(line, "param input_channel_order GBR");
+         return at_manifest(f, line, {"param input_channel_order must be RGB or BGR"});
+       }},
+      {"UnknownNpuKernelsValue",
+       [](BundleFixture& f) {
+         const int line = line_of(f, "param model") + 1;
+         f.insert_manifest_line(line, "param npu_kernels some");
+         return at_manifest(f, line, {"param npu_kernels must be none"});
+       }},
       {"ParamWithoutName",
        [](BundleFixture& f) {
          const int line = line_of(f, "param model") + 1;

@@ -19,11 +19,13 @@ bool parse_positive(const std::string& text, int& value) {
 
 std::string usage_text(const std::string& program) {
   return "usage: " + program +
-         " [--backend B] [--json] [--image FILE | --input FILE.f32] [--output FILE.f32] [--threads N]"
-         " <bundle_dir> [reps]\n"
+         " [--backend B] [--json] [--image FILE | --input FILE.f32] [--channel-order O] [--output FILE.f32]"
+         " [--threads N] <bundle_dir> [reps]\n"
          "  --backend B    auto (default), cpu, cpu-reference, npu-direct, npu-xrt\n"
          "  --json         print one JSON object instead of text\n"
-         "  --image FILE   embed an aligned face image (resized to the bundle's input, RGB, cvlface)\n"
+         "  --image FILE   embed an aligned face image (resized to the bundle's input, cvlface scaling)\n"
+         "  --channel-order O  planes --image feeds: auto (default: the bundle's param input_channel_order,\n"
+         "                 else RGB), rgb, bgr\n"
          "  --input FILE   embed a raw little-endian f32 CHW tensor\n"
          "  --output FILE  write the embedding as raw f32\n"
          "  --threads N    CPU threads (default: TACONITE_THREADS, else all cores)\n"
@@ -59,6 +61,12 @@ ParsedCli parse_cli(const std::vector<std::string>& args, const char* nreps_env)
       if (!value(options.backend)) return parsed;
     } else if (arg == "--image") {
       if (!value(options.image_path)) return parsed;
+    } else if (arg == "--channel-order") {
+      if (!value(options.channel_order)) return parsed;
+      if (options.channel_order != "auto" && options.channel_order != "rgb" && options.channel_order != "bgr") {
+        parsed.usage_error = "--channel-order must be auto, rgb or bgr, got '" + options.channel_order + "'";
+        return parsed;
+      }
     } else if (arg == "--input") {
       if (!value(options.input_path)) return parsed;
     } else if (arg == "--output") {

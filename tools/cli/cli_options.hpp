@@ -13,6 +13,7 @@ struct CliOptions {
   bool json = false;
   std::string image_path;     // --image: an aligned face image (any OpenCV-readable format)
   std::string input_path;     // --input: raw little-endian f32 CHW
+  std::string channel_order = "auto";  // --channel-order for --image: auto (the bundle's), rgb, bgr
   std::string output_path;    // --output: the embedding as raw f32
   int threads = 0;
   std::string bundle_dir;

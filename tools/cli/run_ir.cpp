@@ -32,6 +32,12 @@ std::optional<double> cosine_with(const IrEmbedder& engine, const char* name, co
   return cosine(embedding, reference);
 }
 
+// --channel-order auto follows the bundle's `param input_channel_order` (RGB when absent).
+bool image_bgr(const cli::CliOptions& options, const IrEmbedder& engine) {
+  if (options.channel_order == "auto") return engine.param("input_channel_order") == "BGR";
+  return options.channel_order == "bgr";
+}
+
 // Runs `forward` reps times: the first is the cold latency, the rest give the warm mean.
 template <typename Forward>
 Result<Embedding> timed_reps(int reps, cli::RunReport& report, Forward&& forward) {
@@ -72,7 +78,8 @@ int run(const cli::CliOptions& options) {
   const InputDims dims = engine.input_dims();
   if (!options.image_path.empty() || !options.input_path.empty()) {
     auto read = options.image_path.empty() ? cli::read_face_f32(options.input_path, dims.height, dims.width)
-                                           : cli::read_face_image(options.image_path, dims.height, dims.width);
+                                           : cli::read_face_image(options.image_path, dims.height, dims.width,
+                                                                  image_bgr(options, engine));
     if (!read) return report_error(options.program, read.error());
     face = std::move(read.value());
   }

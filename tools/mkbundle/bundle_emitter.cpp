@@ -248,7 +248,8 @@ class Emitter {
 #pragma omp parallel for schedule(static)
     for (std::size_t j = 0; j < n; ++j) {
       const BatchNorm& bn1 = net.feature_bn;
-      const double s1 = 1.0 / std::sqrt(static_cast<double>(bn1.var[j]) + bn1.eps);
+      const double gamma = bn1.affine ? bn1.gamma[j] : 1.0, beta = bn1.affine ? bn1.beta[j] : 0.0;
+      const double s1 = gamma / std::sqrt(static_cast<double>(bn1.var[j]) + bn1.eps);
       const float* wrow = net.fc.weight.data() + j * k;
       double acc = net.fc.bias[j];
       for (std::size_t i = 0; i < k; ++i) {
@@ -256,7 +257,7 @@ class Emitter {
         acc += static_cast<double>(wrow[i]) * t2[ch];
         bt[i * n + j] = f32_to_bf16(static_cast<float>(s1 * wrow[i] * s2[ch]));
       }
-      b2[j] = static_cast<float>(s1 * (acc - bn1.mean[j]));
+      b2[j] = static_cast<float>(s1 * (acc - bn1.mean[j]) + beta);
     }
     tensors_.add_bf16("output_layer.head.bT", {k, n}, bt);
     tensors_.add_f32("output_layer.head.b2", {n}, b2);
@@ -287,10 +288,9 @@ class Emitter {
   void write_manifest(const IrNetwork& net) {
     const fs::path path = dir_ / "manifest.txt";
     std::ofstream out(path, std::ios::trunc);
-    out << "# AdaFace " << model_param_name(net.kind)
-        << " test bundle with synthetic calibrated weights, written by taconite-mkbundle\n";
+    out << "# " << options_.comment << "\n";
     out << "version 1\n";
-    out << "param model " << model_param_name(net.kind) << "\n";
+    out << "param model " << net.name << "\n";
     out << "param embedding_dim " << net.embedding_dim() << "\n";
     for (const auto& [name, value] : options_.params) out << "param " << name << " " << value << "\n";
     for (const std::string& key : context_order_) out << "xclbin " << key << " kernels/" << key << ".xclbin MLIR_AIE\n";

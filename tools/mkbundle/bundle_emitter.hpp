@@ -19,6 +19,7 @@ namespace taconite::mkbundle {
 struct EmitOptions {
   Grouping grouping = Grouping::Tile;
   std::map<std::string, std::string> params;  // extra `param` records (name -> value)
+  std::string comment;                        // the manifest's first line, after "# "
 };
 
 struct EmitSummary {

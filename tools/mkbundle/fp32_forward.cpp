@@ -83,7 +83,7 @@ std::vector<float> run(Net& net, const Tensor4& images, ActivationTrace* trace) 
   const std::size_t dim = static_cast<std::size_t>(net.embedding_dim());
   for (std::size_t i = 0; i < features.size(); ++i) {
     const std::size_t j = i % dim;
-    features[i] = (features[i] - net.feature_bn.mean[j]) / std::sqrt(net.feature_bn.var[j] + net.feature_bn.eps);
+    features[i] = features[i] * net.feature_bn.scale(static_cast<int>(j)) + net.feature_bn.shift(static_cast<int>(j));
   }
   if (trace) trace->embedding_rms = rms(features);
   return features;

@@ -83,6 +83,7 @@ IrNetwork make_network(ModelKind kind, const InitOptions& options) {
   Rng root(options.seed);
   IrNetwork net;
   net.kind = kind;
+  net.name = model_param_name(kind);
   Rng stem_rng = root.fork(1);
   net.stem_conv = make_conv(stem_rng, net.input_channels, 64, 3, 1);
   net.stem_bn = make_bn(stem_rng, 64, 1.0f);

@@ -57,6 +57,7 @@ struct Linear {
 
 struct IrNetwork {
   ModelKind kind = ModelKind::IrTiny;
+  std::string name = "IR-tiny";  // the bundle's `param model`
   int input_channels = 3, input_height = 112, input_width = 112;
   int stem_padded_channels = 8;  // the NPU stem reads 8 channels (3 real, 5 zero)
   Conv2d stem_conv;
@@ -65,7 +66,7 @@ struct IrNetwork {
   std::vector<IrUnit> units;
   BatchNorm output_bn;  // BN2d(512)
   Linear fc;            // 512*7*7 -> 512
-  BatchNorm feature_bn; // BN1d(512, affine=False)
+  BatchNorm feature_bn; // BN1d(512): affine=False in AdaFace, affine in InsightFace's iresnet
   int embedding_dim() const { return fc.out_features; }
 };
 

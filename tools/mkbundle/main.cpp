@@ -17,6 +17,8 @@ using namespace taconite::mkbundle;
 constexpr const char* kUsage =
     "usage: taconite-mkbundle --model ir18|ir101|ir-tiny --out DIR [--seed N] [--grouping tile|whole|fixed64|uneven]\n"
     "                         [--calib-batch N] [--gain X] [--force]\n"
+    "       taconite-mkbundle --network DIR --out DIR [--force]   (taconite-import's second half)\n"
+    "  --network DIR    write the trained network extracted by taconite-import (network.txt/.bin) instead\n"
     "  --seed N         weights and images are a function of N (default 1)\n"
     "  --grouping G     input-channel grouping of wide convs (default tile: fit a 64 KiB compute tile)\n"
     "  --calib-batch N  random faces used to calibrate the BatchNorm statistics (default 4)\n"
@@ -37,8 +39,14 @@ T parse_number(std::string_view option, std::string_view text) {
   return value;
 }
 
-MakeOptions parse_args(int argc, char** argv) {
-  MakeOptions options;
+struct Args {
+  MakeOptions make;
+  std::string network_dir;  // --network: import instead of make
+};
+
+Args parse_args(int argc, char** argv) {
+  Args args;
+  MakeOptions& options = args.make;
   bool have_model = false, have_out = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -51,7 +59,7 @@ MakeOptions parse_args(int argc, char** argv) {
       continue;
     }
     const bool takes_value = arg == "--model" || arg == "--out" || arg == "--seed" || arg == "--grouping" ||
-                             arg == "--calib-batch" || arg == "--gain";
+                             arg == "--calib-batch" || arg == "--gain" || arg == "--network";
     if (!takes_value) usage_error("unknown argument '" + std::string(arg) + "'");
     if (i + 1 >= argc) usage_error("missing value for " + std::string(arg));
     const std::string_view value = argv[++i];
@@ -60,6 +68,9 @@ MakeOptions parse_args(int argc, char** argv) {
       if (!model) usage_error("--model: unknown model '" + std::string(value) + "' (ir18, ir101, ir-tiny)");
       options.model = *model;
       have_model = true;
+    } else if (arg == "--network") {
+      args.network_dir = std::string(value);
+      if (value.empty()) usage_error("--network needs a directory");
     } else if (arg == "--out") {
       options.out = std::string(value);
       have_out = !value.empty();
@@ -77,15 +88,34 @@ MakeOptions parse_args(int argc, char** argv) {
       if (!(options.gain > 0.0f && options.gain <= 4.0f)) usage_error("--gain must be in (0, 4]");
     }
   }
-  if (!have_model) usage_error("--model is required");
+  if (have_model == !args.network_dir.empty()) usage_error("give exactly one of --model and --network");
   if (!have_out) usage_error("--out is required");
-  return options;
+  return args;
+}
+
+int import_main(const Args& args) {
+  try {
+    const ImportReport r = import_bundle(args.network_dir, args.make.out, args.make.force);
+    std::printf(
+        "%s: %d steps, %d conv records (%d convs), %.1f MB tensors; cosine extracted/original fp32 %.6f, "
+        "bf16 replay/original fp32 %.6f, embed()/replay %.6f%s; check %.2fs, write %.2fs, replay %.2fs -> %s\n",
+        r.model.c_str(), r.steps, r.conv_records, r.convs, static_cast<double>(r.tensor_bytes) / 1e6, r.cos_extraction,
+        r.cos_cpu_reference, r.cos_embed_api, r.embed_api_bit_identical ? " (bit-identical)" : " (NOT bit-identical)",
+        r.seconds_calibrate, r.seconds_write, r.seconds_replay, args.make.out.c_str());
+    for (const std::string& d : r.diagnostics) std::fprintf(stderr, "taconite-mkbundle: warning: %s\n", d.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "taconite-mkbundle: error: %s\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const MakeOptions options = parse_args(argc, argv);
+  const Args args = parse_args(argc, argv);
+  if (!args.network_dir.empty()) return import_main(args);
+  const MakeOptions& options = args.make;
   try {
     const MakeReport r = make_bundle(options);
     std::printf(

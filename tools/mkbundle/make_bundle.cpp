@@ -6,6 +6,7 @@
 
 #include "bundle_emitter.hpp"
 #include "face_image.hpp"
+#include "network_file.hpp"
 #include "taconite/embedder.hpp"
 #include "tensor_file.hpp"
 
@@ -39,6 +40,48 @@ T unwrap(Result<T> result, const std::string& what) {
   return std::move(result).value();
 }
 
+// Replays the written bundle on the exact CPU device (what a test or imported bundle records as
+// its "NPU" embedding), checks embed(face) against it and appends it as ref.npu_embedding.
+void replay_and_record(const fs::path& out, const Tensor4& face, const std::vector<float>& cpu_embedding,
+                       MakeReport& report) {
+  const auto phase = Clock::now();
+  std::vector<float> replay;
+  {
+    LoadOptions load;
+    load.backend = std::string(kBackendCpuReference);
+    IrEmbedder embedder = unwrap(IrEmbedder::load(out, load), "loading the written bundle");
+    report.diagnostics = embedder.diagnostics();
+    replay = unwrap(embedder.embed_recorded(), "replaying the written bundle");
+    const std::vector<float> chw(face.data.begin(), face.data.end());
+    const Embedding api = unwrap(embedder.embed(FaceChw{chw, 3, face.h, face.w}), "embed() of ref.input_chw");
+    report.cos_embed_api = cosine(api, replay);
+    report.embed_api_bit_identical =
+        api.size() == replay.size() && std::memcmp(api.data(), replay.data(), sizeof(float) * api.size()) == 0;
+  }  // unmapped before tensors.bin grows
+  report.seconds_replay = since(phase);
+  {
+    TensorFileWriter tensors(out, TensorFileWriter::Mode::Append);
+    tensors.add_f32("ref.npu_embedding", {replay.size()}, replay);
+    tensors.close();
+    report.tensor_bytes = tensors.data_bytes();
+  }
+  {
+    // Read the stored reference back through the runtime, as run_ir18 will.
+    LoadOptions load;
+    load.backend = std::string(kBackendCpuReference);
+    IrEmbedder embedder = unwrap(IrEmbedder::load(out, load), "reloading the bundle");
+    report.cos_recorder = cosine(replay, embedder.reference_f32("ref.npu_embedding"));
+  }
+  report.cos_cpu_reference = cosine(replay, cpu_embedding);
+}
+
+void copy_summary(const EmitSummary& summary, MakeReport& report) {
+  report.steps = summary.steps;
+  report.conv_records = summary.conv_records;
+  report.convs = summary.convs;
+  report.contexts = summary.contexts;
+}
+
 }  // namespace
 
 MakeReport make_bundle(const MakeOptions& options) {
@@ -65,43 +108,34 @@ MakeReport make_bundle(const MakeOptions& options) {
                  {"grouping", to_string(options.grouping)},
                  {"calib_batch", std::to_string(options.calib_batch)},
                  {"branch_gain", std::to_string(options.gain)}};
-  const EmitSummary summary = emit_bundle(net, face, cpu_embedding, options.out, emit);
-  report.steps = summary.steps;
-  report.conv_records = summary.conv_records;
-  report.convs = summary.convs;
-  report.contexts = summary.contexts;
+  emit.comment = "AdaFace " + net.name + " test bundle with synthetic calibrated weights, written by taconite-mkbundle";
+  copy_summary(emit_bundle(net, face, cpu_embedding, options.out, emit), report);
   report.seconds_write = since(phase);
+  replay_and_record(options.out, face, cpu_embedding, report);
+  report.seconds_total = since(start);
+  return report;
+}
 
-  // Replay on the exact CPU device: that is the "NPU" embedding a test bundle records.
+ImportReport import_bundle(const fs::path& network_dir, const fs::path& out, bool force) {
+  const auto start = Clock::now();
+  ExtractedNetwork x = read_network_file(network_dir);
+  ImportReport report;
+  report.model = x.net.name;
+  auto phase = Clock::now();
+  report.cos_extraction = cosine(embed_fp32(x.net, x.face, &report.reference_trace), x.cpu_embedding);
+  report.seconds_calibrate = since(phase);
+  if (!(report.cos_extraction >= kMinExtractionCosine))
+    throw std::runtime_error("the extracted network does not reproduce the original graph's forward (cosine " +
+                             std::to_string(report.cos_extraction) +
+                             "): a layer was mapped wrongly; no bundle written");
+  prepare_directory(out, force);
   phase = Clock::now();
-  std::vector<float> replay;
-  {
-    LoadOptions load;
-    load.backend = std::string(kBackendCpuReference);
-    IrEmbedder embedder = unwrap(IrEmbedder::load(options.out, load), "loading the written bundle");
-    report.diagnostics = embedder.diagnostics();
-    replay = unwrap(embedder.embed_recorded(), "replaying the written bundle");
-    const std::vector<float> chw(face.data.begin(), face.data.end());
-    const Embedding api = unwrap(embedder.embed(FaceChw{chw, 3, face.h, face.w}), "embed() of ref.input_chw");
-    report.cos_embed_api = cosine(api, replay);
-    report.embed_api_bit_identical =
-        api.size() == replay.size() && std::memcmp(api.data(), replay.data(), sizeof(float) * api.size()) == 0;
-  }  // unmapped before tensors.bin grows
-  report.seconds_replay = since(phase);
-  {
-    TensorFileWriter tensors(options.out, TensorFileWriter::Mode::Append);
-    tensors.add_f32("ref.npu_embedding", {replay.size()}, replay);
-    tensors.close();
-    report.tensor_bytes = tensors.data_bytes();
-  }
-  {
-    // Read the stored reference back through the runtime, as run_ir18 will.
-    LoadOptions load;
-    load.backend = std::string(kBackendCpuReference);
-    IrEmbedder embedder = unwrap(IrEmbedder::load(options.out, load), "reloading the bundle");
-    report.cos_recorder = cosine(replay, embedder.reference_f32("ref.npu_embedding"));
-  }
-  report.cos_cpu_reference = cosine(replay, cpu_embedding);
+  EmitOptions emit;
+  emit.params = x.params;
+  emit.comment = x.comment;
+  copy_summary(emit_bundle(x.net, x.face, x.cpu_embedding, out, emit), report);
+  report.seconds_write = since(phase);
+  replay_and_record(out, x.face, x.cpu_embedding, report);
   report.seconds_total = since(start);
   return report;
 }

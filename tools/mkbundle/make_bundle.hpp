@@ -40,4 +40,15 @@ struct MakeReport {
 // Throws std::runtime_error with one clear line on any failure.
 MakeReport make_bundle(const MakeOptions& options);
 
+// taconite-import's second half: a bundle from an extracted trained network (network_file.hpp)
+// instead of seeded weights. Before writing, the network's own f32 forward (fp32_forward.cpp) of
+// the reference face must agree with the original graph's (cosine >= kMinExtractionCosine), so a
+// mis-read graph never becomes a bundle. The summary's cos_cpu_reference is the replay against
+// the original graph's embedding; cos_extraction the check above.
+inline constexpr double kMinExtractionCosine = 0.9999;
+struct ImportReport : MakeReport {
+  double cos_extraction = 0.0;
+};
+ImportReport import_bundle(const std::filesystem::path& network_dir, const std::filesystem::path& out, bool force);
+
 }  // namespace taconite::mkbundle

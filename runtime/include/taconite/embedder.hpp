@@ -62,7 +62,8 @@ struct InputDims {
   int width = 0;
 };
 
-// A caller's face: channel-major f32, RGB, cvlface preprocessing ((rgb/255)-0.5)/0.5.
+// A caller's face: channel-major f32, cvlface preprocessing ((x/255)-0.5)/0.5, planes in the bundle's
+// param("input_channel_order") (RGB when absent; BGR for AdaFace's own checkpoints).
 // data holds channels*height*width values; 1 <= channels <= input_dims().channels.
 struct FaceChw {
   std::span<const float> data;

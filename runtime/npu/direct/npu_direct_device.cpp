@@ -16,6 +16,7 @@
 #include "npu/direct/direct_context.hpp"
 #include "npu/direct/driver_error.hpp"
 #include "npu/direct/start_cu_packet.hpp"
+#include "npu/kernel_files.hpp"
 #include "npu/npu_settings.hpp"
 #include "npu/npu_stats.hpp"
 
@@ -190,6 +191,7 @@ class NpuDirectDevice final : public replay::ConvDevice {
 }  // namespace
 
 std::unique_ptr<replay::ConvDevice> make_npu_direct_device(const plan::Plan& plan) {
+  require_npu_kernels(plan);
   return std::make_unique<NpuDirectDevice>(plan, settings_from_environment());
 }
 

@@ -1,6 +1,7 @@
 #include "npu/xrt/npu_xrt_device.hpp"
 
 #include "common/failure.hpp"
+#include "npu/kernel_files.hpp"
 #include "npu/xrt/xrt_headers.hpp"
 
 #if TACONITE_XRT_HAS_HW_CONTEXT
@@ -12,7 +13,6 @@
 #include <vector>
 
 #include "npu/context_cache.hpp"
-#include "npu/kernel_files.hpp"
 #include "npu/npu_settings.hpp"
 #include "npu/npu_stats.hpp"
 #endif
@@ -178,12 +178,14 @@ class NpuXrtDevice final : public replay::ConvDevice {
 }  // namespace
 
 std::unique_ptr<replay::ConvDevice> make_npu_xrt_device(const plan::Plan& plan) {
+  require_npu_kernels(plan);
   return std::make_unique<NpuXrtDevice>(plan, settings_from_environment());
 }
 
 #else  // XRT without xrt::hw_context (Debian 12's 2.13): compiles and links, cannot run an NPU.
 
-std::unique_ptr<replay::ConvDevice> make_npu_xrt_device(const plan::Plan&) {
+std::unique_ptr<replay::ConvDevice> make_npu_xrt_device(const plan::Plan& plan) {
+  require_npu_kernels(plan);
   fail(ErrorKind::Device, "XRT " + built_xrt_version() + " found; running on an NPU needs XRT >= 2.15 (xrt::hw_context)");
 }
 
