@@ -45,7 +45,13 @@ dnnl::memory WeightStore::keep(dnnl::memory m) {
   return m;
 }
 
+std::size_t WeightStore::bytes() const {
+  const std::lock_guard<std::mutex> guard(lock_);
+  return bytes_;
+}
+
 dnnl::memory WeightStore::weights(int op, const dnnl::memory::desc& want) {
+  const std::lock_guard<std::mutex> guard(lock_);
   std::vector<dnnl::memory>& layouts = weights_[op];
   for (const dnnl::memory& m : layouts)
     if (m.get_desc() == want) return m;
@@ -95,6 +101,7 @@ dnnl::memory WeightStore::first_weights(int op, const dnnl::memory::desc& want) 
 }
 
 dnnl::memory WeightStore::channel_vector(std::span<const bf16_t> values) {
+  const std::lock_guard<std::mutex> guard(lock_);
   auto [it, inserted] = vectors_.try_emplace({values.data(), 1});
   if (inserted) {
     const dnnl::memory::desc desc({static_cast<dnnl::memory::dim>(values.size())}, dt::f32, tag::a);
@@ -106,6 +113,7 @@ dnnl::memory WeightStore::channel_vector(std::span<const bf16_t> values) {
 }
 
 dnnl::memory WeightStore::channel_tensor(std::span<const bf16_t> values, const dnnl::memory::desc& want) {
+  const std::lock_guard<std::mutex> guard(lock_);
   std::vector<dnnl::memory>& layouts = tensors_[values.data()];
   for (const dnnl::memory& m : layouts)
     if (m.get_desc() == want) return m;
@@ -130,6 +138,7 @@ dnnl::memory WeightStore::channel_tensor(std::span<const bf16_t> values, const d
 }
 
 dnnl::memory WeightStore::head_bias(int op) {
+  const std::lock_guard<std::mutex> guard(lock_);
   const std::span<const float> bias = graph_.ops[static_cast<std::size_t>(op)].head->bias;
   auto [it, inserted] = vectors_.try_emplace({bias.data(), 1});
   if (inserted) {
@@ -141,6 +150,7 @@ dnnl::memory WeightStore::head_bias(int op) {
 }
 
 dnnl::memory WeightStore::constant(std::size_t n, float value) {
+  const std::lock_guard<std::mutex> guard(lock_);
   auto [it, inserted] = constants_.try_emplace({n, value});
   if (inserted) {
     it->second = keep(dnnl::memory({{static_cast<dnnl::memory::dim>(n)}, dt::f32, tag::a}, engine_));

@@ -7,6 +7,7 @@
 #include "bundle_emitter.hpp"
 #include "face_image.hpp"
 #include "taconite/embedder.hpp"
+#include "taconite/inspect.hpp"
 #include "tensor_file.hpp"
 
 namespace taconite::mkbundle {
@@ -80,7 +81,7 @@ MakeReport make_bundle(const MakeOptions& options) {
     load.backend = std::string(kBackendCpuReference);
     IrEmbedder embedder = unwrap(IrEmbedder::load(options.out, load), "loading the written bundle");
     report.diagnostics = embedder.diagnostics();
-    replay = unwrap(embedder.embed_recorded(), "replaying the written bundle");
+    replay = unwrap(inspect::embed_recorded(embedder), "replaying the written bundle");
     const std::vector<float> chw(face.data.begin(), face.data.end());
     const Embedding api = unwrap(embedder.embed(FaceChw{chw, 3, face.h, face.w}), "embed() of ref.input_chw");
     report.cos_embed_api = cosine(api, replay);
@@ -99,7 +100,7 @@ MakeReport make_bundle(const MakeOptions& options) {
     LoadOptions load;
     load.backend = std::string(kBackendCpuReference);
     IrEmbedder embedder = unwrap(IrEmbedder::load(options.out, load), "reloading the bundle");
-    report.cos_recorder = cosine(replay, embedder.reference_f32("ref.npu_embedding"));
+    report.cos_recorder = cosine(replay, inspect::reference_f32(embedder, "ref.npu_embedding"));
   }
   report.cos_cpu_reference = cosine(replay, cpu_embedding);
   report.seconds_total = since(start);

@@ -44,8 +44,4 @@ class [[nodiscard]] Result {
   std::variant<T, Error> state_;
 };
 
-// Result of a call that returns nothing but may fail.
-struct Ok {};
-using Status = Result<Ok>;
-
 }  // namespace taconite
