@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "scoped_env.hpp"
 #include "sim_amdxdna.hpp"
@@ -182,6 +184,29 @@ TEST_F(BundleReplayTest, DeviceCapReachedByTwoEmbeddersIsAbsorbedByEviction) {
   }
   EXPECT_GE(sim_->counters().refused_contexts, 6u);
   EXPECT_EQ(embed(npu), good);  // the first embedder's contexts were never touched
+}
+
+// Sessions of one npu-direct model share its device (one set of uploaded weights and resident
+// contexts) and take turns on it: two threads embedding at once each get cpu-reference's result,
+// the device holds IR-tiny's 8 contexts once, and the simulator sees no protocol violation.
+TEST_F(BundleReplayTest, ConcurrentSessionsTakeTurnsOnOneDevice) {
+  IrEmbedder reference = load(tiny_, "cpu-reference");
+  const Embedding expected = embed(reference);
+  IrEmbedder npu = load(tiny_, "npu-direct");
+  std::vector<std::vector<Embedding>> results(2);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < results.size(); ++t)
+    threads.emplace_back([&, t] {
+      Result<Session> session = Session::create(npu.shared_model());
+      for (int round = 0; session && round < 2; ++round)
+        if (Result<Embedding> e = inspect::embed_recorded(session.value())) results[t].push_back(std::move(e).value());
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (const std::vector<Embedding>& per_thread : results) {
+    ASSERT_EQ(per_thread.size(), 2u);
+    for (const Embedding& e : per_thread) EXPECT_EQ(e, expected);
+  }
+  EXPECT_EQ(sim_->counters().contexts, 8) << "one device, one set of resident contexts";
 }
 
 TEST_F(BundleReplayTest, CommandEndingInError) { expect_fault_then_recovery({.error_commands = 1}, "state 5 ERROR"); }
