@@ -74,7 +74,8 @@ int main(int argc, char** argv) try {
   double device_seconds = 0;
   const auto load_start = Clock::now();
   auto executor = taconite::replay::make_replay_executor(
-      plan, std::make_unique<TimedDevice>(taconite::npu::make_npu_direct_device(plan, settings.npu), device_seconds), threads);
+      plan, std::make_unique<TimedDevice>(taconite::npu::make_npu_direct_device(plan, settings.npu), device_seconds),
+      threads);
   const double load_s = std::chrono::duration<double>(Clock::now() - load_start).count();
   const auto input = plan.input_step().recorded;
 

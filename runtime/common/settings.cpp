@@ -83,7 +83,8 @@ int resolve_thread_count(int requested) {
   const char* text = variable("TACONITE_THREADS");
   if (text == nullptr) return hardware_threads();
   const std::optional<std::int64_t> value = integer_in(text, 0, max_thread_count());
-  if (!value) fail(ErrorKind::Input, quoted("TACONITE_THREADS", text) + " is not a thread count; allowed " + allowed_threads());
+  if (!value)
+    fail(ErrorKind::Input, quoted("TACONITE_THREADS", text) + " is not a thread count; allowed " + allowed_threads());
   return *value == 0 ? hardware_threads() : static_cast<int>(*value);
 }
 

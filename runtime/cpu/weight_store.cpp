@@ -19,7 +19,7 @@ namespace {
 // The bundle's packed weights are read once, here; afterwards only their re-laid-out copy is
 // used. Dropping the mapped pages (a private read-only file mapping: a later read during the load
 // would simply fault them in again from the file) keeps the resident set near one copy of the
-// weights. After the load the whole mapping is released (Executor::reads_bundle_tensors).
+// weights. After the load the whole mapping is released (PreparedBackend::reads_bundle_tensors).
 void release_mapped_pages(const void* data, std::size_t bytes) {
   const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;

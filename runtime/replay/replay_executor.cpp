@@ -231,7 +231,8 @@ class ExactReplayBackend final : public PreparedBackend {
   ExactReplayBackend(const plan::Plan& plan, int threads) : shared_(std::make_shared<ReplayShared>(plan, threads)) {}
   std::string precision() const override { return std::string(kPrecisionBf16Exact); }
   std::unique_ptr<Executor> new_executor() const override {
-    return std::make_unique<ReplayExecutor>(shared_, std::make_shared<DeviceTurn>(make_cpu_reference_device(shared_->threads)));
+    return std::make_unique<ReplayExecutor>(shared_,
+                                            std::make_shared<DeviceTurn>(make_cpu_reference_device(shared_->threads)));
   }
 
  private:
@@ -242,7 +243,8 @@ class ExactReplayBackend final : public PreparedBackend {
 class DeviceReplayBackend final : public PreparedBackend {
  public:
   DeviceReplayBackend(const plan::Plan& plan, std::unique_ptr<ConvDevice> device, int threads)
-      : shared_(std::make_shared<ReplayShared>(plan, threads)), turn_(std::make_shared<DeviceTurn>(std::move(device))) {}
+      : shared_(std::make_shared<ReplayShared>(plan, threads)),
+        turn_(std::make_shared<DeviceTurn>(std::move(device))) {}
   std::string precision() const override { return std::string(kPrecisionBf16Exact); }
   std::unique_ptr<Executor> new_executor() const override { return std::make_unique<ReplayExecutor>(shared_, turn_); }
 

@@ -42,7 +42,8 @@ std::vector<std::vector<float>> distinct_faces(const Model& model, int count) {
   for (int k = 0; k < count; ++k) {
     std::vector<float> face = base;
     for (std::size_t i = 0; i < face.size(); ++i)
-      face[i] = std::clamp(face[i] * (1.0f - 0.15f * static_cast<float>(k)) + 0.01f * static_cast<float>(k), -1.0f, 1.0f);
+      face[i] = std::clamp(face[i] * (1.0f - 0.15f * static_cast<float>(k)) + 0.01f * static_cast<float>(k), -1.0f,
+                           1.0f);
     faces.push_back(std::move(face));
   }
   return faces;

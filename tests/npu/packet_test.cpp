@@ -102,7 +102,8 @@ TEST(NpuSettings, LoadOptionsOverrideTheEnvironment) {
     ADD_FAILURE() << "context_cache 256 accepted";
   } catch (const Failure& failure) {
     EXPECT_EQ(failure.error().kind, ErrorKind::Input);
-    EXPECT_NE(failure.error().message.find("LoadOptions::context_cache 256"), std::string::npos) << failure.error().message;
+    EXPECT_NE(failure.error().message.find("LoadOptions::context_cache 256"), std::string::npos)
+        << failure.error().message;
   }
 }
 

@@ -72,7 +72,8 @@ TEST(Replay, EmbedOfTheRawImageIsBitIdenticalToTheRecordedReplay) {
 TEST(Replay, RepeatsBatchesAndThreadCountsAgreeExactly) {
   const BundleFixture fixture;
   IrEmbedder two = load_reference(fixture, 2), one = load_reference(fixture, 1);
-  const auto first = inspect::embed_recorded(two), again = inspect::embed_recorded(two), single = inspect::embed_recorded(one);
+  const auto first = inspect::embed_recorded(two), again = inspect::embed_recorded(two);
+  const auto single = inspect::embed_recorded(one);
   ASSERT_TRUE(first.ok() && again.ok() && single.ok());
   EXPECT_EQ(first.value(), again.value());
   EXPECT_EQ(first.value(), single.value());
