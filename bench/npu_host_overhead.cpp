@@ -15,7 +15,7 @@
 
 #include "bundle/bundle.hpp"
 #include "common/failure.hpp"
-#include "common/threading.hpp"
+#include "common/settings.hpp"
 #include "npu/direct/npu_direct_device.hpp"
 #include "plan/plan.hpp"
 #include "replay/replay_executor.hpp"
@@ -62,16 +62,20 @@ int main(int argc, char** argv) try {
     return 2;
   }
   const int forwards = argc > 2 ? std::max(1, std::atoi(argv[2])) : 20;
-  const int threads = taconite::resolve_thread_count(argc > 3 ? std::atoi(argv[3]) : 0);
   auto sim = std::make_shared<taconite::sim::SimAmdxdna>(taconite::sim::SimConfig{.instant = true});
-  taconite::sim::ScopedSimSeam seam(sim);
+  taconite::LoadOptions options;
+  options.threads = argc > 3 ? std::atoi(argv[3]) : 0;
+  options.npu_driver = taconite::sim::driver_factory(sim);
+  const taconite::Settings settings = taconite::resolve_settings(options);
+  const int threads = settings.threads;
 
   const auto bundle = taconite::bundle::Bundle::open(argv[1]);
   const taconite::plan::Plan plan = taconite::plan::build_plan(bundle);
   double device_seconds = 0;
   const auto load_start = Clock::now();
   auto executor = taconite::replay::make_replay_executor(
-      plan, std::make_unique<TimedDevice>(taconite::npu::make_npu_direct_device(plan), device_seconds), threads);
+      plan, std::make_unique<TimedDevice>(taconite::npu::make_npu_direct_device(plan, settings.npu), device_seconds),
+      threads);
   const double load_s = std::chrono::duration<double>(Clock::now() - load_start).count();
   const auto input = plan.input_step().recorded;
 

@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include "taconite/embedder.hpp"
+#include "taconite/inspect.hpp"
 
 namespace {
 
@@ -104,9 +105,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   taconite::IrEmbedder& embedder = loaded.value();
-  const std::vector<float> face = embedder.reference_f32("ref.input_chw");
+  const std::vector<float> face = taconite::inspect::reference_f32(embedder, "ref.input_chw");
   const taconite::FaceChw view{face, 3, embedder.input_dims().height, embedder.input_dims().width};
-  const std::vector<float> reference = embedder.reference_f32("ref.cpu_embedding");
+  const std::vector<float> reference = taconite::inspect::reference_f32(embedder, "ref.cpu_embedding");
 
   std::string results;
   double cosine_to_fp32 = 0.0;

@@ -6,7 +6,6 @@
 #ifdef TACONITE_HAVE_ONEDNN
 #include "cpu/cpu_executor.hpp"
 #endif
-#include "replay/cpu_reference_device.hpp"
 #include "replay/replay_executor.hpp"
 #ifdef TACONITE_HAVE_NPU_DIRECT
 #include "npu/direct/npu_direct_device.hpp"
@@ -19,44 +18,63 @@ namespace taconite {
 
 namespace {
 
-using Factory = std::function<std::unique_ptr<Executor>(const plan::Plan&, const LoadOptions&, int threads)>;
+// A backend ready to run, and (cpu only) how it runs when that needs saying.
+struct Prepared {
+  std::unique_ptr<PreparedBackend> backend;
+  std::string note;
+};
+
+using Factory = std::function<Prepared(const plan::Plan&, const Settings&)>;
 
 struct BackendEntry {
   std::string_view name;
   Factory open;
 };
 
+#ifdef TACONITE_HAVE_ONEDNN
+// The fused oneDNN network, or the exact replay (never a guessed answer) when the lowering does not
+// recognise the plan's structure.
+Prepared open_cpu(const plan::Plan& plan, const Settings& settings) {
+  cpu::Lowering lowering = cpu::lower_plan(plan);
+  if (!lowering.graph)
+    return {replay::make_exact_replay_backend(plan, settings.threads), "exact replay (not fused): " + lowering.refusal};
+  cpu::CpuOptions options;
+  options.threads = settings.threads;
+  if (settings.precision == Precision::F32) options.precision = cpu::CpuOptions::Precision::F32;
+  if (settings.precision == Precision::Bf16) options.precision = cpu::CpuOptions::Precision::Bf16;
+  return {cpu::make_cpu_backend(std::move(*lowering.graph), options), {}};
+}
+#endif
+
 // In `auto` preference order: NPU backends first, then the fast CPU backend, then the exact one.
 std::vector<BackendEntry> backend_table() {
   std::vector<BackendEntry> table;
 #ifdef TACONITE_HAVE_NPU_DIRECT
-  table.push_back({kBackendNpuDirect, [](const plan::Plan& plan, const LoadOptions&, int threads) {
-                     return replay::make_replay_executor(plan, npu::make_npu_direct_device(plan), threads);
+  table.push_back({kBackendNpuDirect, [](const plan::Plan& plan, const Settings& settings) {
+                     return Prepared{replay::make_device_replay_backend(
+                                         plan, npu::make_npu_direct_device(plan, settings.npu), settings.threads),
+                                     {}};
                    }});
 #endif
 #ifdef TACONITE_HAVE_XRT
-  table.push_back({kBackendNpuXrt, [](const plan::Plan& plan, const LoadOptions&, int threads) {
-                     return replay::make_replay_executor(plan, npu::make_npu_xrt_device(plan), threads);
+  table.push_back({kBackendNpuXrt, [](const plan::Plan& plan, const Settings& settings) {
+                     return Prepared{replay::make_device_replay_backend(
+                                         plan, npu::make_npu_xrt_device(plan, settings.npu), settings.threads),
+                                     {}};
                    }});
 #endif
 #ifdef TACONITE_HAVE_ONEDNN
-  table.push_back({kBackendCpu, [](const plan::Plan& plan, const LoadOptions& options, int threads) {
-                     cpu::CpuOptions cpu_options;
-                     cpu_options.threads = threads;
-                     if (options.precision == Precision::F32) cpu_options.precision = cpu::CpuOptions::Precision::F32;
-                     return std::unique_ptr<Executor>(cpu::make_cpu_executor(plan, cpu_options));
-                   }});
+  table.push_back({kBackendCpu, open_cpu});
 #endif
-  table.push_back({kBackendCpuReference, [](const plan::Plan& plan, const LoadOptions&, int threads) {
-                     return replay::make_replay_executor(plan, replay::make_cpu_reference_device(threads), threads);
+  table.push_back({kBackendCpuReference, [](const plan::Plan& plan, const Settings& settings) {
+                     return Prepared{replay::make_exact_replay_backend(plan, settings.threads), {}};
                    }});
   return table;
 }
 
-OpenedBackend with_note(OpenedBackend opened) {
-  opened.reason += "; precision " + opened.executor->precision();
-  if (std::string note = opened.executor->load_note(); !note.empty()) opened.reason += "; " + note;
-  return opened;
+OpenedBackend opened(Prepared prepared, std::string_view name, std::string reason) {
+  reason += "; precision " + prepared.backend->precision();
+  return {std::move(prepared.backend), std::string(name), std::move(reason), std::move(prepared.note)};
 }
 
 std::string joined_names(const std::vector<BackendEntry>& table) {
@@ -77,16 +95,17 @@ std::vector<std::string> compiled_backends() {
   }
 }
 
-OpenedBackend open_backend(const plan::Plan& plan, const LoadOptions& options, int threads) {
+OpenedBackend open_backend(const plan::Plan& plan, const Settings& settings) {
   const std::vector<BackendEntry> table = backend_table();
-  if (options.backend == kBackendAuto) {
+  const std::string& requested = settings.backend;
+  if (requested == kBackendAuto) {
     std::string skipped;
     for (const BackendEntry& entry : table) {
       try {
-        auto executor = entry.open(plan, options, threads);
+        Prepared prepared = entry.open(plan, settings);
         std::string reason = "auto: " + std::string(entry.name);
         reason += skipped.empty() ? " (first compiled backend)" : " (" + skipped + ")";
-        return with_note({std::move(executor), reason});
+        return opened(std::move(prepared), entry.name, std::move(reason));
       } catch (const Failure& failure) {
         skipped += (skipped.empty() ? "" : "; ") + std::string(entry.name) + " unavailable: " + failure.error().message;
       } catch (const std::exception& e) {  // e.g. a library error: still try the next backend
@@ -96,10 +115,10 @@ OpenedBackend open_backend(const plan::Plan& plan, const LoadOptions& options, i
     fail(ErrorKind::Device, "no backend could be opened: " + skipped);
   }
   for (const BackendEntry& entry : table)
-    if (entry.name == options.backend) return with_note({entry.open(plan, options, threads), "requested"});
-  const bool known = options.backend == kBackendCpu || options.backend == kBackendCpuReference ||
-                     options.backend == kBackendNpuDirect || options.backend == kBackendNpuXrt;
-  fail(ErrorKind::Device, "backend '" + options.backend + "' " +
+    if (entry.name == requested) return opened(entry.open(plan, settings), entry.name, "requested");
+  const bool known = requested == kBackendCpu || requested == kBackendCpuReference || requested == kBackendNpuDirect ||
+                     requested == kBackendNpuXrt;
+  fail(ErrorKind::Device, "backend '" + requested + "' " +
                               (known ? "is not compiled into this build" : "is unknown") +
                               "; compiled backends: " + joined_names(table) + " (or auto)");
 }

@@ -1,4 +1,6 @@
-// Which backends this build has, and opening one by name (or `auto`) for a loaded Plan.
+// The one place backends are named, chosen and their policy decided: which backends this build
+// has, `auto`'s order, and the cpu backend running the exact replay when the lowering refuses a
+// plan (reported once, as a load diagnostic).
 #pragma once
 
 #include <memory>
@@ -6,18 +8,20 @@
 #include <vector>
 
 #include "common/executor.hpp"
+#include "common/settings.hpp"
 #include "plan/plan.hpp"
-#include "taconite/embedder.hpp"
 
 namespace taconite {
 
 struct OpenedBackend {
-  std::unique_ptr<Executor> executor;
-  std::string reason;  // why this backend runs (shown by the API and the CLI)
+  std::shared_ptr<const PreparedBackend> prepared;
+  std::string name;    // the backend that runs (kBackend*)
+  std::string reason;  // why it runs (for `auto`: what was skipped), and its precision
+  std::string note;    // how it runs the bundle when the user should know (e.g. the cpu fallback); "" if nothing
 };
 
 // Throws Failure(Device) for an unknown, not-compiled or unopenable backend; the message lists
-// the compiled ones.
-OpenedBackend open_backend(const plan::Plan& plan, const LoadOptions& options, int threads);
+// the compiled ones. The plan must outlive the backend.
+OpenedBackend open_backend(const plan::Plan& plan, const Settings& settings);
 
 }  // namespace taconite

@@ -14,36 +14,39 @@ namespace taconite::gst {
 
 namespace {
 
-// One IrEmbedder owned by the client; only the shared engine's worker thread calls embed().
-class PrivateEngineClient final : public EngineClient {
+// The shared engine's view of a loaded Model: one Session, which only the shared engine's worker
+// thread uses (the Model itself is immutable and would serve more sessions).
+class ModelEngineClient final : public EngineClient {
  public:
-  explicit PrivateEngineClient(IrEmbedder embedder) : embedder_(std::move(embedder)) {
-    info_.model = embedder_.model();
-    info_.backend = embedder_.backend();
-    info_.backend_reason = embedder_.backend_reason();
-    info_.precision = embedder_.precision();
-    info_.embed_dim = embedder_.embed_dim();
-    info_.input_width = embedder_.input_dims().width;
-    info_.input_height = embedder_.input_dims().height;
-    info_.bgr_input = embedder_.param("input_channel_order") == "BGR";
-    info_.diagnostics = embedder_.diagnostics();
+  ModelEngineClient(std::shared_ptr<const Model> model, Session session)
+      : model_(std::move(model)), session_(std::move(session)) {
+    info_.model = model_->name();
+    info_.backend = model_->backend();
+    info_.backend_reason = model_->backend_reason();
+    info_.precision = model_->precision();
+    info_.embed_dim = model_->embed_dim();
+    info_.input_width = model_->input_dims().width;
+    info_.input_height = model_->input_dims().height;
+    info_.bgr_input = inspect::param(*model_, "input_channel_order") == "BGR";
+    info_.diagnostics = model_->diagnostics();
   }
 
   const EngineInfo& info() const override { return info_; }
 
   Result<std::vector<Embedding>> embed(std::span<const FaceChw> faces) override {
     if (faces.size() == 1) {
-      Result<Embedding> one = embedder_.embed(faces[0]);
+      Result<Embedding> one = session_.embed(faces[0]);
       if (!one) return one.error();
       std::vector<Embedding> out;
       out.push_back(std::move(one).value());
       return out;
     }
-    return embedder_.embed_batch(faces);
+    return session_.embed_batch(faces);
   }
 
  private:
-  IrEmbedder embedder_;
+  std::shared_ptr<const Model> model_;
+  Session session_;
   EngineInfo info_;
 };
 
@@ -76,13 +79,16 @@ std::map<std::string, Entry>& registry() {
   return engines;
 }
 
-Result<std::unique_ptr<EngineClient>> open_private_engine(const EngineRequest& request) {
+Result<std::unique_ptr<EngineClient>> open_model_engine(const EngineRequest& request) {
   LoadOptions options;
   options.backend = request.backend;
   options.threads = request.threads;
-  Result<IrEmbedder> loaded = IrEmbedder::load(request.bundle, options);
-  if (!loaded) return loaded.error();
-  return std::unique_ptr<EngineClient>(std::make_unique<PrivateEngineClient>(std::move(loaded).value()));
+  Result<std::shared_ptr<const Model>> model = Model::load(request.bundle, options);
+  if (!model) return model.error();
+  Result<Session> session = Session::create(model.value());
+  if (!session) return session.error();
+  return std::unique_ptr<EngineClient>(
+      std::make_unique<ModelEngineClient>(std::move(model).value(), std::move(session).value()));
 }
 
 Result<std::string> canonical_bundle(const std::string& bundle) {
@@ -167,7 +173,7 @@ Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& re
   std::shared_ptr<SharedEngine> loaded;
   std::string backend;  // the one actually running
   try {
-    Result<std::unique_ptr<EngineClient>> inner = opener ? opener(request) : open_private_engine(request);
+    Result<std::unique_ptr<EngineClient>> inner = opener ? opener(request) : open_model_engine(request);
     if (inner) {
       backend = inner.value()->info().backend;
       loaded = make_shared_engine(std::move(inner).value(), request.threads);

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "taconite/embedder.hpp"
+#include "taconite/model.hpp"
 
 namespace taconite::gst {
 
@@ -28,7 +28,7 @@ struct EngineRequest {
 struct EngineInfo {
   std::string model;    // the bundle's model name ("" when it has none)
   std::string backend;  // the backend actually running
-  std::string precision;  // its numerics: "f32", "bf16" or "bf16-exact" (IrEmbedder::precision)
+  std::string precision;  // its numerics: "f32", "bf16" or "bf16-exact" (Model::precision)
   std::string backend_reason;
   int embed_dim = 0;
   int input_width = 0;
@@ -60,15 +60,13 @@ class EngineClient {
   virtual void cancel() {}
   // Clears cancel() (FLUSH_STOP, pad activation).
   virtual void resume() {}
-  // The shared engine behind this client, nullptr for a plain engine.
-  virtual const SharedEngine* shared() const { return nullptr; }
   // What of this client's request the live shared engine does not honour (e.g. another `threads`
   // than it was loaded with), for the element to warn about; empty when everything is as asked.
   virtual const std::string& sharing_note() const;
 };
 
 // Returns a client of the process's shared engine for (bundle, backend), loading it (through the
-// opener installed with set_engine_opener, else a private IrEmbedder) when none is alive. Loads
+// opener installed with set_engine_opener, else a Model and a Session) when none is alive. Loads
 // of different keys run concurrently; requests for a key being loaded wait for that one load and
 // share its engine or its error. A bundle path that cannot be resolved is an Io error naming it.
 Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& request);

@@ -2,6 +2,8 @@
 
 #include <gst/gst.h>
 
+#include "taconite/model.hpp"
+
 
 GType taconite_input_mode_get_type() {
   static gsize type = 0;
@@ -48,13 +50,15 @@ GType taconite_channel_order_get_type() {
 GType taconite_backend_get_type() {
   static gsize type = 0;
   static const GEnumValue values[] = {
+      // The nicks are the runtime's backend names (string literals, so data() is NUL-terminated).
       {static_cast<gint>(BackendChoice::Auto), "NPU when available, else the fast CPU backend, else cpu-reference",
-       "auto"},
-      {static_cast<gint>(BackendChoice::Cpu), "Fast CPU backend (oneDNN)", "cpu"},
+       taconite::kBackendAuto.data()},
+      {static_cast<gint>(BackendChoice::Cpu), "Fast CPU backend (oneDNN)", taconite::kBackendCpu.data()},
       {static_cast<gint>(BackendChoice::CpuReference), "Exact CPU emulation of the NPU numerics (slow)",
-       "cpu-reference"},
-      {static_cast<gint>(BackendChoice::NpuDirect), "AMD XDNA NPU through the amdxdna driver directly", "npu-direct"},
-      {static_cast<gint>(BackendChoice::NpuXrt), "AMD XDNA NPU through XRT", "npu-xrt"},
+       taconite::kBackendCpuReference.data()},
+      {static_cast<gint>(BackendChoice::NpuDirect), "AMD XDNA NPU through the amdxdna driver directly",
+       taconite::kBackendNpuDirect.data()},
+      {static_cast<gint>(BackendChoice::NpuXrt), "AMD XDNA NPU through XRT", taconite::kBackendNpuXrt.data()},
       {0, nullptr, nullptr},
   };
   if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconiteAdafaceBackend", values));
@@ -63,11 +67,11 @@ GType taconite_backend_get_type() {
 
 const char* backend_choice_name(BackendChoice choice) {
   switch (choice) {
-    case BackendChoice::Auto: return "auto";
-    case BackendChoice::Cpu: return "cpu";
-    case BackendChoice::CpuReference: return "cpu-reference";
-    case BackendChoice::NpuDirect: return "npu-direct";
-    case BackendChoice::NpuXrt: return "npu-xrt";
+    case BackendChoice::Auto: return taconite::kBackendAuto.data();
+    case BackendChoice::Cpu: return taconite::kBackendCpu.data();
+    case BackendChoice::CpuReference: return taconite::kBackendCpuReference.data();
+    case BackendChoice::NpuDirect: return taconite::kBackendNpuDirect.data();
+    case BackendChoice::NpuXrt: return taconite::kBackendNpuXrt.data();
   }
-  return "auto";
+  return taconite::kBackendAuto.data();
 }

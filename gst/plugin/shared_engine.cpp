@@ -276,7 +276,6 @@ class SharedClient final : public EngineClient {
   void set_batching(const BatchPolicy& policy) override { policy_ = policy; }
   void cancel() override { engine_->cancel(id_); }
   void resume() override { engine_->resume(id_); }
-  const SharedEngine* shared() const override { return engine_.get(); }
   const std::string& sharing_note() const override { return note_; }
 
  private:

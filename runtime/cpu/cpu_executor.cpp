@@ -10,9 +10,7 @@
 #include "cpu/omp_threads.hpp"
 #include "cpu/onednn_network.hpp"
 #include "cpu/weight_store.hpp"
-#include "replay/cpu_reference_device.hpp"
-#include "taconite/embedder.hpp"
-#include "replay/replay_executor.hpp"
+#include "taconite/model.hpp"
 
 namespace taconite::cpu {
 
@@ -27,44 +25,55 @@ constexpr std::size_t kCachedBatchSizes = 3;
 
 std::string_view to_string(ComputeType type) { return type == ComputeType::Bf16 ? kPrecisionBf16 : kPrecisionF32; }
 
-class FusedCpuExecutor final : public CpuExecutor {
+dnnl::memory::data_type dnnl_type(ComputeType type) {
+  return type == ComputeType::Bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+}
+
+// Runs fn with oneDNN's OpenMP pool sized to `threads`; oneDNN errors become Device failures.
+template <typename Fn>
+void guarded_dnnl(ComputeType type, int threads, Fn&& fn) {
+  ScopedOmpThreads scoped(threads);
+  try {
+    fn();
+  } catch (const dnnl::error& e) {
+    fail(ErrorKind::Device, std::string("oneDNN (") + std::string(to_string(type)) + " on isa " + cpu_isa_name() +
+                                "): " + e.what() + " (status " + std::to_string(static_cast<int>(e.status)) + ")");
+  }
+}
+
+// What every session of one backend reads: immutable, except the WeightStore's own locked cache.
+struct FusedShared {
+  FusedShared(FusedGraph g, ComputeType t, int n)
+      : graph(std::move(g)), type(t), threads(n), engine(dnnl::engine::kind::cpu, 0),
+        weights(graph, engine, dnnl_type(t), n) {}
+  FusedGraph graph;
+  ComputeType type;
+  int threads;
+  dnnl::engine engine;  // thread-safe; each network has its own stream
+  mutable WeightStore weights;
+};
+
+class FusedCpuSession final : public CpuSession {
  public:
-  FusedCpuExecutor(FusedGraph graph, ComputeType type, int threads)
-      : graph_(std::move(graph)),
-        type_(type),
-        threads_(threads),
-        engine_(dnnl::engine::kind::cpu, 0),
-        weights_(graph_, engine_, type == ComputeType::Bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32,
-                 threads),
-        networks_(kCachedBatchSizes) {
-    guarded_dnnl([&] { network(1); });
+  explicit FusedCpuSession(std::shared_ptr<const FusedShared> shared)
+      : shared_(std::move(shared)), networks_(kCachedBatchSizes) {
+    guarded_dnnl(shared_->type, shared_->threads, [&] { network(1); });
   }
 
-  bool fused() const override { return true; }
-  std::string precision() const override { return std::string(to_string(type_)); }
-  // Every op's constants were copied into the WeightStore by the batch-1 network built above;
-  // other batch sizes re-lay-out those copies.
-  bool reads_bundle_tensors() const override { return false; }
-  ComputeType compute_type() const override { return type_; }
   std::vector<int> cached_batch_sizes() const override { return networks_.sizes(); }
-
-  std::string summary() const override {
-    const OnednnNetwork& single = *networks_.single();  // built by the constructor
-    return std::string(to_string(type_)) + " on oneDNN isa " + cpu_isa_name() + "; fused " + describe(graph_) +
-           "; primitives: " + single.implementations() + "; weights " + std::to_string(weights_.bytes() >> 20) +
-           " MiB, batch-1 activations " + std::to_string(single.activation_bytes() >> 20) + " MiB";
-  }
+  const WeightStore& weights() const override { return shared_->weights; }
+  const OnednnNetwork& single() const { return *networks_.single(); }  // built by the constructor
 
   std::vector<float> forward(std::span<const bf16_t> input) override {
     std::vector<float> out;
-    guarded_dnnl([&] { out = std::move(network(1).run({&input, 1}).front()); });
+    guarded_dnnl(shared_->type, shared_->threads, [&] { out = std::move(network(1).run({&input, 1}).front()); });
     return out;
   }
 
   std::vector<std::vector<float>> forward_batch(std::span<const std::span<const bf16_t>> inputs) override {
     std::vector<std::vector<float>> outputs;
     outputs.reserve(inputs.size());
-    guarded_dnnl([&] {
+    guarded_dnnl(shared_->type, shared_->threads, [&] {
       for (std::size_t at = 0; at < inputs.size(); at += kMaxBatch) {
         const std::size_t count = std::min<std::size_t>(kMaxBatch, inputs.size() - at);
         OnednnNetwork& padded = network(batch_bucket(static_cast<int>(count), kMaxBatch));
@@ -75,50 +84,41 @@ class FusedCpuExecutor final : public CpuExecutor {
   }
 
  private:
-  // Runs fn with oneDNN's OpenMP pool sized to our threads; oneDNN errors become Device failures.
-  template <typename Fn>
-  void guarded_dnnl(Fn&& fn) {
-    ScopedOmpThreads scoped(threads_);
-    try {
-      fn();
-    } catch (const dnnl::error& e) {
-      fail(ErrorKind::Device, std::string("oneDNN (") + std::string(to_string(type_)) + " on isa " + cpu_isa_name() + "): " + e.what() +
-                                  " (status " + std::to_string(static_cast<int>(e.status)) + ")");
-    }
-  }
-
   OnednnNetwork& network(int batch) {
-    const dnnl::memory::data_type act =
-        type_ == ComputeType::Bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
-    return networks_.get(batch, [&](int size) { return std::make_unique<OnednnNetwork>(graph_, weights_, engine_, act, size); });
+    return networks_.get(batch, [&](int size) {
+      return std::make_unique<OnednnNetwork>(shared_->graph, shared_->weights, shared_->engine,
+                                             dnnl_type(shared_->type), size);
+    });
   }
 
-  FusedGraph graph_;
-  ComputeType type_;
-  int threads_;
-  dnnl::engine engine_;
-  WeightStore weights_;
+  std::shared_ptr<const FusedShared> shared_;
   NetworkCache<OnednnNetwork> networks_;
 };
 
-// The exact replay, presented as the `cpu` backend, with the reason it runs.
-class ReplayFallbackExecutor final : public CpuExecutor {
+class FusedCpuBackend final : public CpuBackend {
  public:
-  ReplayFallbackExecutor(const plan::Plan& plan, int threads, std::string reason)
-      : replay_(replay::make_replay_executor(plan, replay::make_cpu_reference_device(threads), threads)),
-        reason_(std::move(reason)) {}
-  bool fused() const override { return false; }
-  std::string precision() const override { return replay_->precision(); }
-  ComputeType compute_type() const override { return ComputeType::F32; }
-  std::string summary() const override { return "exact replay (not fused): " + reason_; }
-  std::vector<float> forward(std::span<const bf16_t> input) override { return replay_->forward(input); }
-  std::vector<std::vector<float>> forward_batch(std::span<const std::span<const bf16_t>> inputs) override {
-    return replay_->forward_batch(inputs);
+  FusedCpuBackend(FusedGraph graph, ComputeType type, int threads)
+      : shared_(std::make_shared<FusedShared>(std::move(graph), type, threads)) {
+    // A first session reads every constant from the bundle into the WeightStore (later sessions,
+    // of any batch size, use those copies: the bundle's bytes are released after the load) and
+    // tells which primitives run.
+    const FusedCpuSession first(shared_);
+    summary_ = std::string(to_string(type)) + " on oneDNN isa " + cpu_isa_name() + "; fused " +
+               describe(shared_->graph) + "; primitives: " + first.single().implementations() + "; weights " +
+               std::to_string(shared_->weights.bytes() >> 20) + " MiB, batch-1 activations per session " +
+               std::to_string(first.single().activation_bytes() >> 20) + " MiB";
   }
 
+  std::string precision() const override { return std::string(to_string(shared_->type)); }
+  bool reads_bundle_tensors() const override { return false; }
+  ComputeType compute_type() const override { return shared_->type; }
+  std::string summary() const override { return summary_; }
+  const WeightStore& weights() const override { return shared_->weights; }
+  std::unique_ptr<CpuSession> new_session() const override { return std::make_unique<FusedCpuSession>(shared_); }
+
  private:
-  std::unique_ptr<Executor> replay_;
-  std::string reason_;
+  std::shared_ptr<const FusedShared> shared_;
+  std::string summary_;
 };
 
 }  // namespace
@@ -143,21 +143,18 @@ std::string cpu_isa_name() {
   }
 }
 
-std::unique_ptr<CpuExecutor> make_cpu_executor(const plan::Plan& plan, const CpuOptions& options) {
+std::unique_ptr<CpuBackend> make_cpu_backend(FusedGraph graph, const CpuOptions& options) {
   const int threads = std::max(options.threads, 1);
-  Lowering lowering = lower_plan(plan);
-  if (!lowering.graph) return std::make_unique<ReplayFallbackExecutor>(plan, threads, lowering.refusal);
   if (options.precision == CpuOptions::Precision::Auto && cpu_has_native_bf16()) {
     // bf16 is the preferred type here, not a requirement: should any bf16 primitive be
     // missing from this oneDNN, run the same network in f32 rather than fail the load.
     try {
-      return std::make_unique<FusedCpuExecutor>(FusedGraph(*lowering.graph), ComputeType::Bf16, threads);
+      return std::make_unique<FusedCpuBackend>(FusedGraph(graph), ComputeType::Bf16, threads);
     } catch (const Failure&) {
     }
   }
   const bool bf16 = options.precision == CpuOptions::Precision::Bf16;
-  return std::make_unique<FusedCpuExecutor>(std::move(*lowering.graph), bf16 ? ComputeType::Bf16 : ComputeType::F32,
-                                            threads);
+  return std::make_unique<FusedCpuBackend>(std::move(graph), bf16 ? ComputeType::Bf16 : ComputeType::F32, threads);
 }
 
 }  // namespace taconite::cpu

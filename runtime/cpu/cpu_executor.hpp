@@ -1,6 +1,7 @@
-// The `cpu` backend: the Plan lowered to a fused oneDNN network (cpu/fused_graph.hpp), or, when
-// the lowering does not recognise the plan's structure, the exact replay (cpu-reference device)
-// step by step: never a guessed answer.
+// The fast `cpu` backend: the Plan lowered to a fused oneDNN network (cpu/fused_graph.hpp). The
+// backend holds the weights (one WeightStore, shared by every session); a session holds its own
+// networks per batch size (primitives and activations). Plans the lowering refuses are not this
+// file's business: the backend registry runs them on the exact replay.
 #pragma once
 
 #include <memory>
@@ -8,7 +9,7 @@
 #include <vector>
 
 #include "common/executor.hpp"
-#include "plan/plan.hpp"
+#include "cpu/fused_graph.hpp"
 
 namespace taconite::cpu {
 
@@ -20,24 +21,34 @@ struct CpuOptions {
   int threads = 1;
 };
 
-class CpuExecutor : public Executor {
+class WeightStore;
+
+// One session's networks. Not thread-safe.
+class CpuSession : public Executor {
  public:
-  std::string backend() const override { return "cpu"; }
-  virtual bool fused() const = 0;                // false: running the exact replay fallback
+  // The batch sizes with a built network, batch 1 first, then most recently used first; see
+  // cpu/network_cache.hpp.
+  virtual std::vector<int> cached_batch_sizes() const = 0;
+  // The weights the networks read (the backend's: sessions never copy them).
+  virtual const WeightStore& weights() const = 0;
+};
+
+class CpuBackend : public PreparedBackend {
+ public:
   virtual ComputeType compute_type() const = 0;
-  virtual std::string summary() const = 0;       // precision, lowering, oneDNN implementations
-  // The batch sizes with a built network, batch 1 first, then most recently used first (none
-  // for the replay fallback); see cpu/network_cache.hpp.
-  virtual std::vector<int> cached_batch_sizes() const { return {}; }
-  std::string load_note() const override { return fused() ? std::string() : summary(); }
+  virtual std::string summary() const = 0;  // precision, lowering, oneDNN implementations
+  virtual const WeightStore& weights() const = 0;
+  virtual std::unique_ptr<CpuSession> new_session() const = 0;
+  std::unique_ptr<Executor> new_executor() const override { return new_session(); }
 };
 
 // True when the CPU computes bf16 natively (oneDNN's effective ISA has AVX512-BF16 or AMX).
 bool cpu_has_native_bf16();
 std::string cpu_isa_name();
 
-// Throws Failure(Device) when oneDNN cannot build the network (e.g. bf16 forced on a CPU whose
-// oneDNN has no bf16 kernels).
-std::unique_ptr<CpuExecutor> make_cpu_executor(const plan::Plan& plan, const CpuOptions& options);
+// Prepares the weights of `graph` (reading the bundle's bytes once, at this call). The graph points
+// into its plan, which must outlive the backend and its sessions. Throws Failure(Device) when oneDNN cannot build the network
+// (e.g. bf16 forced on a CPU whose oneDNN has no bf16 kernels).
+std::unique_ptr<CpuBackend> make_cpu_backend(FusedGraph graph, const CpuOptions& options);
 
 }  // namespace taconite::cpu

@@ -19,7 +19,7 @@ namespace {
 // The bundle's packed weights are read once, here; afterwards only their re-laid-out copy is
 // used. Dropping the mapped pages (a private read-only file mapping: a later read during the load
 // would simply fault them in again from the file) keeps the resident set near one copy of the
-// weights. After the load the whole mapping is released (Executor::reads_bundle_tensors).
+// weights. After the load the whole mapping is released (PreparedBackend::reads_bundle_tensors).
 void release_mapped_pages(const void* data, std::size_t bytes) {
   const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
@@ -45,7 +45,13 @@ dnnl::memory WeightStore::keep(dnnl::memory m) {
   return m;
 }
 
+std::size_t WeightStore::bytes() const {
+  const std::lock_guard<std::mutex> guard(lock_);
+  return bytes_;
+}
+
 dnnl::memory WeightStore::weights(int op, const dnnl::memory::desc& want) {
+  const std::lock_guard<std::mutex> guard(lock_);
   std::vector<dnnl::memory>& layouts = weights_[op];
   for (const dnnl::memory& m : layouts)
     if (m.get_desc() == want) return m;
@@ -95,6 +101,7 @@ dnnl::memory WeightStore::first_weights(int op, const dnnl::memory::desc& want) 
 }
 
 dnnl::memory WeightStore::channel_vector(std::span<const bf16_t> values) {
+  const std::lock_guard<std::mutex> guard(lock_);
   auto [it, inserted] = vectors_.try_emplace({values.data(), 1});
   if (inserted) {
     const dnnl::memory::desc desc({static_cast<dnnl::memory::dim>(values.size())}, dt::f32, tag::a);
@@ -106,6 +113,7 @@ dnnl::memory WeightStore::channel_vector(std::span<const bf16_t> values) {
 }
 
 dnnl::memory WeightStore::channel_tensor(std::span<const bf16_t> values, const dnnl::memory::desc& want) {
+  const std::lock_guard<std::mutex> guard(lock_);
   std::vector<dnnl::memory>& layouts = tensors_[values.data()];
   for (const dnnl::memory& m : layouts)
     if (m.get_desc() == want) return m;
@@ -130,6 +138,7 @@ dnnl::memory WeightStore::channel_tensor(std::span<const bf16_t> values, const d
 }
 
 dnnl::memory WeightStore::head_bias(int op) {
+  const std::lock_guard<std::mutex> guard(lock_);
   const std::span<const float> bias = graph_.ops[static_cast<std::size_t>(op)].head->bias;
   auto [it, inserted] = vectors_.try_emplace({bias.data(), 1});
   if (inserted) {
@@ -141,6 +150,7 @@ dnnl::memory WeightStore::head_bias(int op) {
 }
 
 dnnl::memory WeightStore::constant(std::size_t n, float value) {
+  const std::lock_guard<std::mutex> guard(lock_);
   auto [it, inserted] = constants_.try_emplace({n, value});
   if (inserted) {
     it->second = keep(dnnl::memory({{static_cast<dnnl::memory::dim>(n)}, dt::f32, tag::a}, engine_));

@@ -3,10 +3,12 @@
 // re-laid-out from that copy if another batch size prefers another layout), per-channel
 // vectors as f32, and the head's weights. Each constant is read from the bundle once, when the
 // first (batch-1) network asks for it: later networks only use the copies, because the bundle's
-// bytes are released after the load.
+// bytes are released after the load. Shared by every session of a model: each call is serialised
+// by an internal lock (calls happen while a session builds a network, not while it runs one).
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -30,7 +32,7 @@ class WeightStore {
   // A constant f32 vector of `n` copies of `value` (batch-norm mean / variance).
   dnnl::memory constant(std::size_t n, float value);
 
-  std::size_t bytes() const { return bytes_; }
+  std::size_t bytes() const;
 
  private:
   dnnl::memory first_weights(int op, const dnnl::memory::desc& want);
@@ -45,6 +47,7 @@ class WeightStore {
   std::map<const void*, std::vector<dnnl::memory>> tensors_;  // per-channel tensors, one per layout
   std::map<std::pair<std::size_t, float>, dnnl::memory> constants_;
   std::size_t bytes_ = 0;
+  mutable std::mutex lock_;
   std::vector<float> scratch_;  // plain OIHW weights (f32 or bf16) of one conv while it is re-laid-out
   int last_conv_ = -1;                     // op index of the graph's last conv
 };

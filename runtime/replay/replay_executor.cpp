@@ -1,12 +1,14 @@
 #include "replay/replay_executor.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "numerics/host_glue.hpp"
+#include "replay/cpu_reference_device.hpp"
 #include "replay/fused_units.hpp"
-#include "taconite/embedder.hpp"
+#include "taconite/model.hpp"
 
 namespace taconite::replay {
 
@@ -32,20 +34,47 @@ std::span<T> band_of(std::span<T> buffer, Band band, std::size_t row_elements) {
   return buffer.subspan(band.y0 * row_elements, band.rows() * row_elements);
 }
 
+// What every session of one replay backend shares: read-only after construction.
+struct ReplayShared {
+  ReplayShared(const plan::Plan& p, int t) : plan(p), threads(t), units(group_replay_units(p)) {
+    const plan::HeadStep& head = p.head();
+    head_weights.emplace(head.weights_t, head.k, head.n);
+  }
+  const plan::Plan& plan;
+  int threads;
+  std::vector<ReplayUnit> units;
+  std::optional<numerics::HeadWeights> head_weights;  // the plan's one head, regrouped at load
+};
+
+// A conv device and the turn its users take: an executor holds the lock for a whole forward, so
+// sessions sharing a device (and its lent staging buffers) never interleave.
+struct DeviceTurn {
+  explicit DeviceTurn(std::unique_ptr<ConvDevice> d) : device(std::move(d)) {}
+  std::mutex lock;
+  std::unique_ptr<ConvDevice> device;
+};
+
 class ReplayExecutor final : public Executor {
  public:
-  ReplayExecutor(const plan::Plan& plan, std::unique_ptr<ConvDevice> device, int threads)
-      : plan_(plan), device_(std::move(device)), threads_(threads), units_(group_replay_units(plan)) {
+  ReplayExecutor(std::shared_ptr<const ReplayShared> shared, std::shared_ptr<DeviceTurn> turn)
+      : shared_(std::move(shared)),
+        plan_(shared_->plan),
+        turn_(std::move(turn)),
+        device_(*turn_->device),
+        threads_(shared_->threads),
+        units_(shared_->units) {
+    const plan::Plan& plan = plan_;
+    const std::lock_guard<std::mutex> guard(turn_->lock);  // the device may be serving another session
     slots_.reserve(plan.slot_elements.size());
     for (std::size_t elements : plan.slot_elements) slots_.emplace_back(elements);
     // Argument buffers: the device's own when it lends them (zero copy), else ours.
-    staging_ = device_->staging_input(plan.max_slice_elements);
+    staging_ = device_.staging_input(plan.max_slice_elements);
     if (staging_.empty()) {
       own_staging_.resize(plan.max_slice_elements);
       staging_ = own_staging_;
     }
     for (int which = 0; which < 2; ++which) {
-      outputs_[which] = device_->staging_output(plan.max_dispatch_elements, which);
+      outputs_[which] = device_.staging_output(plan.max_dispatch_elements, which);
       if (outputs_[which].empty()) {
         own_outputs_[which].resize(plan.max_dispatch_elements);
         outputs_[which] = own_outputs_[which];
@@ -61,14 +90,10 @@ class ReplayExecutor final : public Executor {
         slice_offsets_[i] = offset;
         offset += slice_elements(*conv);
       }
-    const plan::HeadStep& head = plan.head();
-    head_weights_.emplace(head.weights_t, head.k, head.n);
   }
 
-  std::string backend() const override { return device_->name(); }
-  std::string precision() const override { return std::string(kPrecisionBf16Exact); }
-
   std::vector<float> forward(std::span<const bf16_t> input) override {
+    const std::lock_guard<std::mutex> guard(turn_->lock);
     std::vector<float> embedding(static_cast<std::size_t>(plan_.embed_dim));
     std::size_t sliced_end = 0;  // steps before this one have their input slices cut already
     for (const ReplayUnit& unit : units_) {
@@ -123,7 +148,7 @@ class ReplayExecutor final : public Executor {
     record_ = s.first ? 0 : record_ + 1;
     const std::size_t out_elements = static_cast<std::size_t>(s.oh) * s.oc * s.owp;
     const std::span<bf16_t> output = outputs_[record_ % 2].first(out_elements);
-    device_->run(
+    device_.run(
         ConvDispatch{s, plan_.contexts[static_cast<std::size_t>(s.context)], slice_of(s, index), s.weights, output});
     if (s.last || record_ == 0) return;
     const std::size_t out_row = static_cast<std::size_t>(s.oc) * s.owp;
@@ -146,7 +171,8 @@ class ReplayExecutor final : public Executor {
   }
 
   void run(const plan::HeadStep& s, std::span<const bf16_t>, std::vector<float>& embedding) {
-    numerics::head(slot(s.in, s.dims.elements()), shape_of(s.dims), *head_weights_, s.bias, embedding, threads_);
+    numerics::head(slot(s.in, s.dims.elements()), shape_of(s.dims), *shared_->head_weights, s.bias, embedding,
+                   threads_);
   }
 
   template <typename Step>  // convs go through dispatch(); elementwise steps are always banded
@@ -184,10 +210,12 @@ class ReplayExecutor final : public Executor {
 
   static TiledShape band_shape(const plan::Dims& d, Band band) { return {d.c, static_cast<int>(band.rows()), d.w}; }
 
+  std::shared_ptr<const ReplayShared> shared_;
   const plan::Plan& plan_;
-  std::unique_ptr<ConvDevice> device_;
+  std::shared_ptr<DeviceTurn> turn_;
+  ConvDevice& device_;
   int threads_;
-  std::vector<ReplayUnit> units_;
+  const std::vector<ReplayUnit>& units_;
   std::vector<std::vector<bf16_t>> slots_;
   std::span<bf16_t> staging_;           // every input slice of one conv, record after record
   std::span<bf16_t> outputs_[2];        // dispatch outputs of records with even / odd index
@@ -195,14 +223,51 @@ class ReplayExecutor final : public Executor {
   std::vector<std::size_t> slice_offsets_;  // by step index: a conv record's slice in staging_
   int record_ = 0;                      // index of the current conv record within its conv
   std::vector<float> accumulator_;      // f32 sum of a conv's records, from the second of three on
-  std::optional<numerics::HeadWeights> head_weights_;  // the plan's one head, regrouped at load
+};
+
+// Sessions of the exact replay each get a cpu-reference device: its scratch is per-call state.
+class ExactReplayBackend final : public PreparedBackend {
+ public:
+  ExactReplayBackend(const plan::Plan& plan, int threads) : shared_(std::make_shared<ReplayShared>(plan, threads)) {}
+  std::string precision() const override { return std::string(kPrecisionBf16Exact); }
+  std::unique_ptr<Executor> new_executor() const override {
+    return std::make_unique<ReplayExecutor>(shared_,
+                                            std::make_shared<DeviceTurn>(make_cpu_reference_device(shared_->threads)));
+  }
+
+ private:
+  std::shared_ptr<const ReplayShared> shared_;
+};
+
+// Sessions of an NPU replay share its one device: resident contexts, uploaded weights, one queue.
+class DeviceReplayBackend final : public PreparedBackend {
+ public:
+  DeviceReplayBackend(const plan::Plan& plan, std::unique_ptr<ConvDevice> device, int threads)
+      : shared_(std::make_shared<ReplayShared>(plan, threads)),
+        turn_(std::make_shared<DeviceTurn>(std::move(device))) {}
+  std::string precision() const override { return std::string(kPrecisionBf16Exact); }
+  std::unique_ptr<Executor> new_executor() const override { return std::make_unique<ReplayExecutor>(shared_, turn_); }
+
+ private:
+  std::shared_ptr<const ReplayShared> shared_;
+  std::shared_ptr<DeviceTurn> turn_;
 };
 
 }  // namespace
 
+std::unique_ptr<PreparedBackend> make_exact_replay_backend(const plan::Plan& plan, int threads) {
+  return std::make_unique<ExactReplayBackend>(plan, threads);
+}
+
+std::unique_ptr<PreparedBackend> make_device_replay_backend(const plan::Plan& plan, std::unique_ptr<ConvDevice> device,
+                                                            int threads) {
+  return std::make_unique<DeviceReplayBackend>(plan, std::move(device), threads);
+}
+
 std::unique_ptr<Executor> make_replay_executor(const plan::Plan& plan, std::unique_ptr<ConvDevice> device,
                                                int threads) {
-  return std::make_unique<ReplayExecutor>(plan, std::move(device), threads);
+  return std::make_unique<ReplayExecutor>(std::make_shared<ReplayShared>(plan, threads),
+                                          std::make_shared<DeviceTurn>(std::move(device)));
 }
 
 }  // namespace taconite::replay

@@ -11,9 +11,8 @@
 #include "common/failure.hpp"
 #include "cpu/cpu_executor.hpp"
 #include "plan/plan.hpp"
-#include "replay/cpu_reference_device.hpp"
-#include "replay/replay_executor.hpp"
 #include "taconite/embedder.hpp"
+#include "taconite/inspect.hpp"
 
 namespace taconite::cpu_test {
 namespace {
@@ -54,7 +53,7 @@ T must(Result<T> result) {
 
 // Variations of the bundle's recorded face, so a batch holds different inputs.
 std::vector<std::vector<float>> faces_from(const IrEmbedder& embedder, int count) {
-  const std::vector<float> base = embedder.reference_f32("ref.input_chw");
+  const std::vector<float> base = inspect::reference_f32(embedder, "ref.input_chw");
   std::vector<std::vector<float>> faces;
   for (int k = 0; k < count; ++k) {
     std::vector<float> face = base;
@@ -84,37 +83,39 @@ TEST_P(CpuAccuracy, MatchesExactReplayAndFp32ReferenceInF32) {
   std::optional<IrEmbedder> exact = load(dir_, "cpu-reference");
   ASSERT_TRUE(exact);
   ASSERT_EQ(cpu->backend(), "cpu");
-  const Embedding fast = must(cpu->embed_recorded());
-  const Embedding replay = must(exact->embed_recorded());
-  const std::vector<float> fp32 = cpu->reference_f32("ref.cpu_embedding");
+  const Embedding fast = must(inspect::embed_recorded(*cpu));
+  const Embedding replay = must(inspect::embed_recorded(*exact));
+  const std::vector<float> fp32 = inspect::reference_f32(*cpu, "ref.cpu_embedding");
   ASSERT_EQ(fp32.size(), fast.size()) << "mkbundle writes ref.cpu_embedding";
   EXPECT_GE(cosine(fast, replay), 0.9999);
   EXPECT_GE(cosine(fast, fp32), 0.999);
 
   // The caller's path (bf16 rounding, channel padding, tiling) through the fused network.
-  const std::vector<float> face = cpu->reference_f32("ref.input_chw");
+  const std::vector<float> face = inspect::reference_f32(*cpu, "ref.input_chw");
   ASSERT_FALSE(face.empty());
   EXPECT_GE(cosine(must(cpu->embed(face_view(face))), must(exact->embed(face_view(face)))), 0.9999);
 }
 
-// bf16 compute runs only where oneDNN has bf16 kernels (AVX512-BF16 / AMX, or AVX512 emulation).
+// Precision::Bf16 (LoadOptions) runs only where oneDNN has bf16 kernels (AVX512-BF16 / AMX, or
+// AVX512 emulation); elsewhere the load is a Device error naming the ISA.
 TEST_P(CpuAccuracy, MatchesExactReplayAndFp32ReferenceInBf16) {
-  const bundle::Bundle bundle = bundle::Bundle::open(dir_);
-  const plan::Plan plan = plan::build_plan(bundle);
-  std::unique_ptr<cpu::CpuExecutor> bf16;
-  try {
-    bf16 = cpu::make_cpu_executor(plan, {cpu::CpuOptions::Precision::Bf16, 2});
-  } catch (const Failure& failure) {
+  LoadOptions options;
+  options.backend = "cpu";
+  options.precision = Precision::Bf16;
+  options.threads = 2;
+  Result<IrEmbedder> bf16 = IrEmbedder::load(dir_, options);
+  if (!bf16) {
+    EXPECT_EQ(bf16.error().kind, ErrorKind::Device);
+    EXPECT_NE(bf16.error().message.find("isa " + cpu::cpu_isa_name()), std::string::npos) << bf16.error().message;
     GTEST_SKIP() << "bf16 path NOT exercised on this CPU (oneDNN isa " << cpu::cpu_isa_name()
-                 << "): " << failure.error().message;
+                 << "): " << bf16.error().message;
   }
-  ASSERT_EQ(bf16->compute_type(), cpu::ComputeType::Bf16);
-  const auto replay = replay::make_replay_executor(plan, replay::make_cpu_reference_device(2), 2);
-  const std::vector<float> fast = bf16->forward(plan.input_step().recorded);
-  const std::vector<float> exact = replay->forward(plan.input_step().recorded);
-  const std::span<const float> fp32 = bundle.tensors().f32(*bundle.tensors().find("ref.cpu_embedding"));
-  EXPECT_GE(cosine(fast, exact), 0.9999);
-  EXPECT_GE(cosine(fast, fp32), 0.999);
+  ASSERT_EQ(bf16.value().precision(), kPrecisionBf16);
+  std::optional<IrEmbedder> exact = load(dir_, "cpu-reference");
+  ASSERT_TRUE(exact);
+  const Embedding fast = must(inspect::embed_recorded(bf16.value()));
+  EXPECT_GE(cosine(fast, must(inspect::embed_recorded(*exact))), 0.9999);
+  EXPECT_GE(cosine(fast, inspect::reference_f32(*exact, "ref.cpu_embedding")), 0.999);
 }
 
 TEST_P(CpuAccuracy, BatchEqualsOneByOne) {
@@ -161,8 +162,8 @@ TEST(CpuThreads, ThreadCountsAgreeAndTheCallersOpenMpSettingIsKept) {
   ASSERT_TRUE(one);
   std::optional<IrEmbedder> two = load(dir, "cpu", Precision::Auto, 2);
   ASSERT_TRUE(two);
-  const Embedding a = must(one->embed_recorded());
-  const Embedding b = must(two->embed_recorded());
+  const Embedding a = must(inspect::embed_recorded(*one));
+  const Embedding b = must(inspect::embed_recorded(*two));
   EXPECT_GE(cosine(a, b), 0.99999);
   EXPECT_EQ(omp_get_max_threads(), 1) << "the runtime must restore the caller's OpenMP thread count";
 }
@@ -172,11 +173,10 @@ TEST(CpuPrecision, AutoFollowsTheCpuAndF32IsForced) {
   ASSERT_FALSE(dir.empty());
   const bundle::Bundle bundle = bundle::Bundle::open(dir);
   const plan::Plan plan = plan::build_plan(bundle);
-  const auto forced = cpu::make_cpu_executor(plan, {cpu::CpuOptions::Precision::F32, 1});
+  const auto forced = cpu::make_cpu_backend(*cpu::lower_plan(plan).graph, {cpu::CpuOptions::Precision::F32, 1});
   EXPECT_EQ(forced->compute_type(), cpu::ComputeType::F32);
-  const auto automatic = cpu::make_cpu_executor(plan, {cpu::CpuOptions::Precision::Auto, 1});
+  const auto automatic = cpu::make_cpu_backend(*cpu::lower_plan(plan).graph, {cpu::CpuOptions::Precision::Auto, 1});
   EXPECT_EQ(automatic->compute_type(), cpu::cpu_has_native_bf16() ? cpu::ComputeType::Bf16 : cpu::ComputeType::F32);
-  EXPECT_TRUE(automatic->fused()) << automatic->summary();
 }
 
 TEST(CpuSelection, AutoPicksCpuWhenNoNpuOpens) {

@@ -12,6 +12,7 @@
 #include "cpu/fused_graph.hpp"
 #include "plan/plan.hpp"
 #include "taconite/embedder.hpp"
+#include "taconite/inspect.hpp"
 
 namespace taconite::cpu_test {
 namespace {
@@ -77,7 +78,7 @@ std::vector<float> embed_recorded(const std::filesystem::path& dir, const std::s
     return {};
   }
   EXPECT_EQ(loaded.value().backend(), backend);
-  Result<Embedding> embedding = loaded.value().embed_recorded();
+  Result<Embedding> embedding = inspect::embed_recorded(loaded.value());
   if (!embedding) ADD_FAILURE() << embedding.error().message;
   return embedding ? embedding.value() : std::vector<float>{};
 }
@@ -92,9 +93,17 @@ TEST(CpuFallback, UnrecognisedStructureRunsTheExactReplay) {
   const cpu::Lowering lowering = cpu::lower_plan(plan);
   EXPECT_FALSE(lowering.graph.has_value());
   EXPECT_NE(lowering.refusal.find("prelu_bias"), std::string::npos) << lowering.refusal;
-  const auto executor = cpu::make_cpu_executor(plan, {cpu::CpuOptions::Precision::Auto, 2});
-  EXPECT_FALSE(executor->fused());
-  EXPECT_NE(executor->summary().find("prelu_bias"), std::string::npos) << executor->summary();
+  // The registry decides the fallback, and the model reports it once, as a diagnostic.
+  LoadOptions options;
+  options.backend = "cpu";
+  Result<IrEmbedder> fallback = IrEmbedder::load(odd, options);
+  ASSERT_TRUE(fallback) << fallback.error().message;
+  EXPECT_EQ(fallback.value().backend(), "cpu");
+  EXPECT_EQ(fallback.value().precision(), kPrecisionBf16Exact);
+  ASSERT_EQ(fallback.value().diagnostics().size(), 1u);
+  EXPECT_NE(fallback.value().diagnostics()[0].find("exact replay (not fused)"), std::string::npos);
+  EXPECT_NE(fallback.value().diagnostics()[0].find("prelu_bias"), std::string::npos) << fallback.value().diagnostics()[0];
+  EXPECT_EQ(fallback.value().backend_reason().find("prelu_bias"), std::string::npos) << "reported once, not twice";
 
   // Through the public API the `cpu` backend gives exactly the replay's answer...
   const std::vector<float> cpu = embed_recorded(odd, "cpu");

@@ -15,6 +15,7 @@
 
 #include "bundle_cache.hpp"
 #include "taconite/embedder.hpp"
+#include "taconite/inspect.hpp"
 
 namespace taconite::cpu_test {
 namespace {
@@ -29,7 +30,7 @@ struct Outputs {
 
 Outputs run_engine(IrEmbedder& engine, const std::vector<float>& chw) {
   Outputs out;
-  auto recorded = engine.embed_recorded();
+  auto recorded = inspect::embed_recorded(engine);
   EXPECT_TRUE(recorded.ok()) << recorded.error().message;
   if (recorded) out.recorded = recorded.value();
   const FaceChw face{chw, 3, 112, 112};
@@ -37,7 +38,7 @@ Outputs run_engine(IrEmbedder& engine, const std::vector<float>& chw) {
   auto batch = engine.embed_batch(faces);
   EXPECT_TRUE(batch.ok()) << batch.error().message;
   if (batch) out.batch = batch.value();
-  out.reference = engine.reference_f32("ref.npu_embedding");
+  out.reference = inspect::reference_f32(engine, "ref.npu_embedding");
   return out;
 }
 
@@ -53,16 +54,16 @@ class DetachedBundle : public ::testing::TestWithParam<std::string> {
     auto loaded = IrEmbedder::load(dir_, options);
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     engine_.emplace(std::move(loaded.value()));
-    chw_ = engine_->reference_f32("ref.input_chw");
+    chw_ = inspect::reference_f32(*engine_, "ref.input_chw");
     ASSERT_EQ(chw_.size(), 3u * 112 * 112);
     // Only the batch-1 network exists so far: the batch-3 one is built after the damage.
     auto one = engine_->embed({chw_, 3, 112, 112});
     ASSERT_TRUE(one.ok()) << one.error().message;
     first_face_ = one.value();
-    auto recorded = engine_->embed_recorded();
+    auto recorded = inspect::embed_recorded(*engine_);
     ASSERT_TRUE(recorded.ok());
     recorded_ = recorded.value();
-    reference_ = engine_->reference_f32("ref.npu_embedding");
+    reference_ = inspect::reference_f32(*engine_, "ref.npu_embedding");
     ASSERT_FALSE(reference_.empty());
   }
 

@@ -62,8 +62,10 @@ TEST(CpuBatchBuckets, OddBatchesArePaddedToBucketsAndEmbedLikeSingleFaces) {
   ASSERT_FALSE(dir.empty());
   const bundle::Bundle bundle = bundle::Bundle::open(dir);
   const plan::Plan plan = plan::build_plan(bundle);
-  const auto cpu = cpu::make_cpu_executor(plan, {cpu::CpuOptions::Precision::Auto, 2});
-  ASSERT_TRUE(cpu->fused()) << cpu->summary();
+  cpu::Lowering lowering = cpu::lower_plan(plan);
+  ASSERT_TRUE(lowering.graph) << lowering.refusal;
+  const auto backend = cpu::make_cpu_backend(std::move(*lowering.graph), {cpu::CpuOptions::Precision::Auto, 2});
+  const auto cpu = backend->new_session();
   std::vector<std::vector<numerics::bf16_t>> faces;
   for (int k = 0; k < 7; ++k) faces.push_back(scaled(plan.input_step().recorded, 1.0f - 0.12f * static_cast<float>(k)));
   std::vector<std::span<const numerics::bf16_t>> views(faces.begin(), faces.end());

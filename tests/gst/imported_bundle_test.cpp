@@ -25,9 +25,9 @@ class ImportedBundleTest : public ::testing::Test {
     options.backend = "cpu";
     auto loaded = taconite::IrEmbedder::load(imported_bundle(), options);
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-    ASSERT_EQ(loaded.value().param("input_channel_order"), "BGR");
-    face_bgr_ = loaded.value().reference_f32("ref.input_chw");
-    original_ = loaded.value().reference_f32("ref.cpu_embedding");
+    ASSERT_EQ(taconite::inspect::param(loaded.value(), "input_channel_order"), "BGR");
+    face_bgr_ = taconite::inspect::reference_f32(loaded.value(), "ref.input_chw");
+    original_ = taconite::inspect::reference_f32(loaded.value(), "ref.cpu_embedding");
     ASSERT_EQ(face_bgr_.size(), 3u * 112 * 112);
     ASSERT_EQ(original_.size(), 512u);
   }

@@ -502,9 +502,6 @@ TEST_F(RegistryTest, SpellingsOfOneBundleShareOneEngine) {
   auto dotdot = must_open(request_for(dir / ".." / dir.filename()));
   ASSERT_TRUE(plain && slash && dot && dotdot);
   EXPECT_EQ(opens(dir.filename().string()), 1);
-  EXPECT_EQ(plain->shared(), slash->shared());
-  EXPECT_EQ(plain->shared(), dot->shared());
-  EXPECT_EQ(plain->shared(), dotdot->shared());
 }
 
 TEST_F(RegistryTest, AnUnresolvableBundlePathIsAnIoErrorNamingIt) {
@@ -520,10 +517,9 @@ TEST_F(RegistryTest, AutoSharesTheEngineOfTheBackendItResolvedTo) {
   auto explicit_cpu = must_open(request_for(dir, "cpu"));
   ASSERT_TRUE(automatic && explicit_cpu);
   EXPECT_EQ(automatic->info().backend, "cpu");
-  EXPECT_EQ(automatic->shared(), explicit_cpu->shared());
-  EXPECT_EQ(opens(dir.filename().string()), 1);
+  EXPECT_EQ(opens(dir.filename().string()), 1) << "one engine for auto and the cpu it resolved to";
   auto cpu_reference = must_open(request_for(dir, "cpu-reference"));
-  EXPECT_NE(cpu_reference->shared(), automatic->shared()) << "another backend is another engine";
+  EXPECT_EQ(opens(dir.filename().string()), 2) << "another backend is another engine";
 }
 
 TEST_F(RegistryTest, AutoReusesALiveEngineOfTheBackendAutoTriesFirst) {
@@ -532,7 +528,6 @@ TEST_F(RegistryTest, AutoReusesALiveEngineOfTheBackendAutoTriesFirst) {
   auto explicit_first = must_open(request_for(dir, first));
   auto automatic = must_open(request_for(dir, "auto"));
   ASSERT_TRUE(explicit_first && automatic);
-  EXPECT_EQ(automatic->shared(), explicit_first->shared()) << "auto would pick " << first;
   EXPECT_EQ(opens(dir.filename().string()), 1);
 }
 
@@ -572,7 +567,6 @@ TEST_F(RegistryTest, ALoadOfOneBundleDoesNotHoldUpAnotherAndOneKeyLoadsOnce) {
   auto client_a1 = first_a.get();
   auto client_a2 = second_a.get();
   ASSERT_TRUE(client_a1 && client_a2);
-  EXPECT_EQ(client_a1->shared(), client_a2->shared());
   EXPECT_EQ(opens(a.filename().string()), 1) << "the second request for A waited for the first load";
 }
 

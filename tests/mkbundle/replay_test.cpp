@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "taconite/embedder.hpp"
+#include "taconite/inspect.hpp"
 #include "test_bundles.hpp"
 
 namespace taconite::mkbundle {
@@ -44,16 +45,16 @@ void expect_targets(const testing::WrittenBundle& w, ModelKind model) {
   IrEmbedder embedder = load_cpu_reference(w.dir);
   EXPECT_EQ(embedder.model(), model_param_name(model));
   EXPECT_EQ(embedder.embed_dim(), 512);
-  EXPECT_EQ(embedder.num_conv_dispatches(), w.report.conv_records);
+  EXPECT_EQ(inspect::conv_dispatches(embedder), w.report.conv_records);
   EXPECT_TRUE(embedder.diagnostics().empty()) << embedder.diagnostics().front();
 
-  Result<Embedding> replay = embedder.embed_recorded();
+  Result<Embedding> replay = inspect::embed_recorded(embedder);
   ASSERT_TRUE(replay) << replay.error().message;
-  const std::vector<float> npu = embedder.reference_f32("ref.npu_embedding");
+  const std::vector<float> npu = inspect::reference_f32(embedder, "ref.npu_embedding");
   ASSERT_EQ(npu.size(), 512u);
   EXPECT_GE(cosine(replay.value(), npu), 0.99999);
 
-  const std::vector<float> chw = embedder.reference_f32("ref.input_chw");
+  const std::vector<float> chw = inspect::reference_f32(embedder, "ref.input_chw");
   ASSERT_EQ(chw.size(), 3u * 112 * 112);
   Result<Embedding> api = embedder.embed(FaceChw{chw, 3, 112, 112});
   ASSERT_TRUE(api) << api.error().message;
@@ -61,7 +62,7 @@ void expect_targets(const testing::WrittenBundle& w, ModelKind model) {
   EXPECT_EQ(std::memcmp(api.value().data(), replay.value().data(), sizeof(float) * api.value().size()), 0)
       << "embed(ref.input_chw) is not bit-identical to the replay of ref.input";
 
-  const std::vector<float> cpu = embedder.reference_f32("ref.cpu_embedding");
+  const std::vector<float> cpu = inspect::reference_f32(embedder, "ref.cpu_embedding");
   ASSERT_EQ(cpu.size(), 512u);
   EXPECT_GE(cosine(replay.value(), cpu), 0.999);
 

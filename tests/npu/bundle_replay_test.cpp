@@ -7,10 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "scoped_env.hpp"
 #include "sim_amdxdna.hpp"
 #include "taconite/embedder.hpp"
+#include "taconite/inspect.hpp"
 
 namespace taconite {
 namespace {
@@ -28,15 +31,21 @@ class BundleReplayTest : public ::testing::Test {
     EXPECT_EQ(sim_->counters().leaks(), "") << "simulator resources still live at the end of the test";
     for (const std::string& v : sim_->violations()) ADD_FAILURE() << "protocol violation: " << v;
   }
-  static IrEmbedder load(const std::filesystem::path& bundle, const std::string& backend) {
+  // Options whose npu-direct runs on the simulator.
+  LoadOptions sim_options() const {
     LoadOptions options;
+    options.npu_driver = sim::driver_factory(sim_);
+    return options;
+  }
+  IrEmbedder load(const std::filesystem::path& bundle, const std::string& backend) const {
+    LoadOptions options = sim_options();
     options.backend = backend;
     Result<IrEmbedder> loaded = IrEmbedder::load(bundle, options);
     if (!loaded) throw std::runtime_error("load(" + backend + "): " + loaded.error().message);
     return std::move(loaded).value();
   }
   static Embedding embed(IrEmbedder& embedder) {
-    Result<Embedding> e = embedder.embed_recorded();
+    Result<Embedding> e = inspect::embed_recorded(embedder);
     if (!e) throw std::runtime_error("embed_recorded: " + e.error().message);
     return std::move(e).value();
   }
@@ -46,7 +55,7 @@ class BundleReplayTest : public ::testing::Test {
     IrEmbedder npu = load(tiny_, "npu-direct");
     const Embedding good = embed(npu);
     sim_->set_faults(faults);
-    const Result<Embedding> failed = npu.embed_recorded();
+    const Result<Embedding> failed = inspect::embed_recorded(npu);
     ASSERT_FALSE(failed.ok());
     EXPECT_EQ(failed.error().kind, ErrorKind::Device);
     EXPECT_NE(failed.error().message.find(expected), std::string::npos) << failed.error().message;
@@ -57,7 +66,6 @@ class BundleReplayTest : public ::testing::Test {
   std::filesystem::path ir18_ = bundle_from_env("TACONITE_TEST_IR18");
   std::filesystem::path tiny_ = bundle_from_env("TACONITE_TEST_IR_TINY");
   std::shared_ptr<sim::SimAmdxdna> sim_ = std::make_shared<sim::SimAmdxdna>();
-  sim::ScopedSimSeam seam_{sim_};
 };
 
 TEST_F(BundleReplayTest, Ir18OnTheSimulatorEqualsCpuReference) {
@@ -71,7 +79,7 @@ TEST_F(BundleReplayTest, Ir18OnTheSimulatorEqualsCpuReference) {
   std::printf("IR-18 npu-direct (simulated) vs cpu-reference: cosine %.5f\n", c);
   EXPECT_GE(c, 0.999995);
   EXPECT_EQ(actual, expected);  // both compute the same math: bit-identical
-  EXPECT_EQ(sim_->counters().computed, static_cast<std::uint64_t>(npu.num_conv_dispatches()));
+  EXPECT_EQ(sim_->counters().computed, static_cast<std::uint64_t>(inspect::conv_dispatches(npu)));
 }
 
 TEST_F(BundleReplayTest, MoreKernelsThanTheCacheRunCorrectlyWithEvictions) {
@@ -112,7 +120,7 @@ TEST_F(BundleReplayTest, ResidentContextsAreReusedAcrossForwards) {
 
 TEST_F(BundleReplayTest, MissingDeviceFailsLoadAndAutoFallsBackToCpu) {
   sim_->set_faults({.missing_device = true});
-  LoadOptions options;
+  LoadOptions options = sim_options();
   options.backend = "npu-direct";
   const Result<IrEmbedder> direct = IrEmbedder::load(tiny_, options);
   ASSERT_FALSE(direct.ok());
@@ -130,7 +138,7 @@ TEST_F(BundleReplayTest, MissingDeviceFailsLoadAndAutoFallsBackToCpu) {
 TEST_F(BundleReplayTest, TimingPrintsNothingForAnNpuThatNeverOpened) {
   sim_->set_faults({.missing_device = true});
   ScopedEnv timing("TACONITE_TIMING", "1");
-  LoadOptions options;
+  LoadOptions options = sim_options();
   ::testing::internal::CaptureStderr();
   {
     options.backend = "npu-direct";
@@ -145,7 +153,7 @@ TEST_F(BundleReplayTest, TimingPrintsNothingForAnNpuThatNeverOpened) {
 }
 
 TEST_F(BundleReplayTest, AutoPrefersTheNpuWhenItOpens) {
-  LoadOptions options;
+  LoadOptions options = sim_options();
   Result<IrEmbedder> loaded = IrEmbedder::load(tiny_, options);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   EXPECT_EQ(loaded.value().backend(), "npu-direct");
@@ -155,10 +163,10 @@ TEST_F(BundleReplayTest, RefusedContextWithNothingToEvict) {
   // The fault hits the first load of a forward on a fresh embedder (empty cache).
   IrEmbedder npu = load(tiny_, "npu-direct");
   sim_->set_faults({.refuse_contexts = 1});
-  const Result<Embedding> failed = npu.embed_recorded();
+  const Result<Embedding> failed = inspect::embed_recorded(npu);
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.error().message.find("CREATE_HWCTX failed: EINVAL"), std::string::npos) << failed.error().message;
-  Result<Embedding> next = npu.embed_recorded();
+  Result<Embedding> next = inspect::embed_recorded(npu);
   ASSERT_TRUE(next.ok()) << next.error().message;
 }
 
@@ -167,7 +175,6 @@ TEST_F(BundleReplayTest, DeviceCapReachedByTwoEmbeddersIsAbsorbedByEviction) {
   // third context is refused (EINVAL, as NPU2 firmware answers the 17th); it evicts its own
   // least recent context and retries, and its forward still equals the first one's.
   sim_ = std::make_shared<sim::SimAmdxdna>(sim::SimConfig{.context_limit = 10});
-  sim::ScopedSimSeam seam(sim_);
   IrEmbedder npu = load(tiny_, "npu-direct");
   const Embedding good = embed(npu);
   {
@@ -177,6 +184,29 @@ TEST_F(BundleReplayTest, DeviceCapReachedByTwoEmbeddersIsAbsorbedByEviction) {
   }
   EXPECT_GE(sim_->counters().refused_contexts, 6u);
   EXPECT_EQ(embed(npu), good);  // the first embedder's contexts were never touched
+}
+
+// Sessions of one npu-direct model share its device (one set of uploaded weights and resident
+// contexts) and take turns on it: two threads embedding at once each get cpu-reference's result,
+// the device holds IR-tiny's 8 contexts once, and the simulator sees no protocol violation.
+TEST_F(BundleReplayTest, ConcurrentSessionsTakeTurnsOnOneDevice) {
+  IrEmbedder reference = load(tiny_, "cpu-reference");
+  const Embedding expected = embed(reference);
+  IrEmbedder npu = load(tiny_, "npu-direct");
+  std::vector<std::vector<Embedding>> results(2);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < results.size(); ++t)
+    threads.emplace_back([&, t] {
+      Result<Session> session = Session::create(npu.shared_model());
+      for (int round = 0; session && round < 2; ++round)
+        if (Result<Embedding> e = inspect::embed_recorded(session.value())) results[t].push_back(std::move(e).value());
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (const std::vector<Embedding>& per_thread : results) {
+    ASSERT_EQ(per_thread.size(), 2u);
+    for (const Embedding& e : per_thread) EXPECT_EQ(e, expected);
+  }
+  EXPECT_EQ(sim_->counters().contexts, 8) << "one device, one set of resident contexts";
 }
 
 TEST_F(BundleReplayTest, CommandEndingInError) { expect_fault_then_recovery({.error_commands = 1}, "state 5 ERROR"); }
@@ -214,7 +244,7 @@ TEST_F(BundleReplayTest, BrokenKernelFilesAreRefusedAtLoad) {
       std::ofstream(file.path(), std::ios::trunc) << "not an xclbin";
       break;
     }
-  LoadOptions options;
+  LoadOptions options = sim_options();
   options.backend = "npu-direct";
   const Result<IrEmbedder> direct = IrEmbedder::load(copy, options);
   ASSERT_FALSE(direct.ok());

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "common/failure.hpp"
+#include "common/settings.hpp"
 #include "conv_plan_fixture.hpp"
 #include "npu/direct/npu_direct_device.hpp"
 #include "replay/cpu_reference_device.hpp"
@@ -40,20 +41,25 @@ class DirectDeviceTest : public ::testing::Test {
   void expect_clean_protocol() {
     for (const std::string& v : sim_->violations()) ADD_FAILURE() << "protocol violation: " << v;
   }
-  std::string device_error(const std::function<void()>& call) {
+  // What a load resolves for npu-direct (the environment included), on the simulator.
+  npu::NpuSettings settings() const {
+    LoadOptions options;
+    options.npu_driver = sim::driver_factory(sim_);
+    return resolve_settings(options).npu;
+  }
+  std::string device_error(const std::function<void()>& call, ErrorKind kind = ErrorKind::Device) {
     try {
       call();
     } catch (const Failure& failure) {
-      EXPECT_EQ(failure.error().kind, ErrorKind::Device);
+      EXPECT_EQ(failure.error().kind, kind);
       return failure.error().message;
     }
-    ADD_FAILURE() << "expected a Device failure";
+    ADD_FAILURE() << "expected a " << to_string(kind) << " failure";
     return {};
   }
 
   int fds_at_start_ = open_fd_count();
   std::shared_ptr<sim::SimAmdxdna> sim_ = std::make_shared<sim::SimAmdxdna>();
-  sim::ScopedSimSeam seam_{sim_};
   ConvPlanFixture fixture_{kCases};
 };
 
@@ -61,7 +67,7 @@ TEST_F(DirectDeviceTest, EveryDispatchEqualsCpuReferenceBitForBit) {
   auto reference = replay::make_cpu_reference_device(1);
   const auto expected = npu_test::run_all(*reference, fixture_);
   {
-    auto device = npu::make_npu_direct_device(fixture_.plan());
+    auto device = npu::make_npu_direct_device(fixture_.plan(), settings());
     EXPECT_EQ(device->name(), "npu-direct");
     for (int pass = 0; pass < 2; ++pass) {  // the second pass hits resident contexts
       const auto actual = npu_test::run_all(*device, fixture_);
@@ -78,7 +84,7 @@ TEST_F(DirectDeviceTest, WordsUnitIsWhatTheSimulatorChecks) {
   // The simulated firmware expects bytes (the project default); the words setting must then be
   // refused as a malformed packet, proving the unit reaches packet word 6.
   ScopedEnv words("TACONITE_NINSTR_UNIT", "words");
-  auto device = npu::make_npu_direct_device(fixture_.plan());
+  auto device = npu::make_npu_direct_device(fixture_.plan(), settings());
   std::vector<numerics::bf16_t> out;
   const std::string message = device_error([&] { device->run(fixture_.dispatch(0, out)); });
   EXPECT_NE(message.find("state 5"), std::string::npos) << message;
@@ -88,10 +94,9 @@ TEST_F(DirectDeviceTest, WordsUnitIsWhatTheSimulatorChecks) {
 
 TEST_F(DirectDeviceTest, WordsUnitWhenTheFirmwareWantsWords) {
   sim_ = std::make_shared<sim::SimAmdxdna>(sim::SimConfig{.ninstr_unit = npu::NinstrUnit::Words});
-  sim::ScopedSimSeam seam(sim_);
   ScopedEnv words("TACONITE_NINSTR_UNIT", "words");
   auto reference = replay::make_cpu_reference_device(1);
-  auto device = npu::make_npu_direct_device(fixture_.plan());
+  auto device = npu::make_npu_direct_device(fixture_.plan(), settings());
   EXPECT_EQ(npu_test::run_all(*device, fixture_), npu_test::run_all(*reference, fixture_));
   device.reset();
   expect_clean_protocol();
@@ -99,7 +104,7 @@ TEST_F(DirectDeviceTest, WordsUnitWhenTheFirmwareWantsWords) {
 
 TEST_F(DirectDeviceTest, WaitDeadlineIsAbsoluteAndFollowsTheTimeoutOption) {
   ScopedEnv timeout("TACONITE_NPU_TIMEOUT_MS", "5000");
-  auto device = npu::make_npu_direct_device(fixture_.plan());
+  auto device = npu::make_npu_direct_device(fixture_.plan(), settings());
   std::vector<numerics::bf16_t> out;
   device->run(fixture_.dispatch(0, out));
   // The deadline was CLOCK_MONOTONIC "now + 5 s" when the simulator received it (a relative
@@ -116,7 +121,7 @@ TEST_F(DirectDeviceTest, SmallCacheEvictsAndStillComputesCorrectly) {
   ScopedEnv timing("TACONITE_TIMING", "1");
   auto reference = replay::make_cpu_reference_device(1);
   const auto expected = npu_test::run_all(*reference, fixture_);
-  auto device = npu::make_npu_direct_device(fixture_.plan());
+  auto device = npu::make_npu_direct_device(fixture_.plan(), settings());
   for (int pass = 0; pass < 2; ++pass) EXPECT_EQ(npu_test::run_all(*device, fixture_), expected);
   EXPECT_LE(sim_->counters().contexts, 2);
   ::testing::internal::CaptureStderr();
@@ -131,10 +136,9 @@ TEST_F(DirectDeviceTest, RefusedContextEvictsOneMoreAndRetries) {
   // The device has room for 2 contexts only (another process holds the rest): the third load is
   // refused with EINVAL, the cache evicts the least recent and the retry succeeds.
   sim_ = std::make_shared<sim::SimAmdxdna>(sim::SimConfig{.context_limit = 2});
-  sim::ScopedSimSeam seam(sim_);
   auto reference = replay::make_cpu_reference_device(1);
   const auto expected = npu_test::run_all(*reference, fixture_);
-  auto device = npu::make_npu_direct_device(fixture_.plan());
+  auto device = npu::make_npu_direct_device(fixture_.plan(), settings());
   EXPECT_EQ(npu_test::run_all(*device, fixture_), expected);
   EXPECT_GE(sim_->counters().refused_contexts, 1u);
   EXPECT_EQ(sim_->counters().contexts, 2);
@@ -143,7 +147,7 @@ TEST_F(DirectDeviceTest, RefusedContextEvictsOneMoreAndRetries) {
 }
 
 TEST_F(DirectDeviceTest, RefusalWithEmptyCacheFailsWithTheDriversError) {
-  auto device = npu::make_npu_direct_device(fixture_.plan());
+  auto device = npu::make_npu_direct_device(fixture_.plan(), settings());
   sim_->set_faults({.refuse_contexts = 1});
   std::vector<numerics::bf16_t> out;
   const std::string message = device_error([&] { device->run(fixture_.dispatch(0, out)); });
@@ -165,8 +169,8 @@ TEST_F(DirectDeviceTest, SeventeenthContextOfTheDeviceIsRefused) {
   // one's refusals are absorbed by evicting its own contexts.
   std::vector<ConvCase> many(9, ConvCase{1, 8, 8, 2, 4, 4, 4});
   ConvPlanFixture fixture(many);
-  auto first = npu::make_npu_direct_device(fixture.plan());
-  auto second = npu::make_npu_direct_device(fixture.plan());
+  auto first = npu::make_npu_direct_device(fixture.plan(), settings());
+  auto second = npu::make_npu_direct_device(fixture.plan(), settings());
   npu_test::run_all(*first, fixture);
   npu_test::run_all(*second, fixture);
   EXPECT_EQ(sim_->counters().contexts, 16);
@@ -178,19 +182,19 @@ TEST_F(DirectDeviceTest, SeventeenthContextOfTheDeviceIsRefused) {
 
 TEST_F(DirectDeviceTest, MissingDeviceNodeNamesOpenAndErrno) {
   sim_->set_faults({.missing_device = true});
-  const std::string message = device_error([&] { npu::make_npu_direct_device(fixture_.plan()); });
+  const std::string message = device_error([&] { npu::make_npu_direct_device(fixture_.plan(), settings()); });
   EXPECT_NE(message.find("open(/dev/accel/accel0) failed: ENOENT"), std::string::npos) << message;
   EXPECT_NE(message.find("amdxdna driver loaded"), std::string::npos) << message;
 }
 
 TEST_F(DirectDeviceTest, DevicePathComesFromTheEnvironment) {
   ScopedEnv path("TACONITE_NPU_DEVICE", "/dev/accel/accel7");
-  const std::string message = device_error([&] { npu::make_npu_direct_device(fixture_.plan()); });
+  const std::string message = device_error([&] { npu::make_npu_direct_device(fixture_.plan(), settings()); });
   EXPECT_NE(message.find("open(/dev/accel/accel7) failed: ENOENT"), std::string::npos) << message;
 }
 
 TEST_F(DirectDeviceTest, CommandEndingInErrorIsReportedAndTheNextRunWorks) {
-  auto device = npu::make_npu_direct_device(fixture_.plan());
+  auto device = npu::make_npu_direct_device(fixture_.plan(), settings());
   sim_->set_faults({.error_commands = 1});
   std::vector<numerics::bf16_t> out, expected;
   const std::string message = device_error([&] { device->run(fixture_.dispatch(1, out)); });
@@ -206,7 +210,7 @@ TEST_F(DirectDeviceTest, CommandEndingInErrorIsReportedAndTheNextRunWorks) {
 
 TEST_F(DirectDeviceTest, CommandThatNeverCompletesTimesOutAtTheAbsoluteDeadline) {
   ScopedEnv timeout("TACONITE_NPU_TIMEOUT_MS", "30");
-  auto device = npu::make_npu_direct_device(fixture_.plan());
+  auto device = npu::make_npu_direct_device(fixture_.plan(), settings());
   sim_->set_faults({.hang_commands = 1});
   std::vector<numerics::bf16_t> out, expected;
   const std::string message = device_error([&] { device->run(fixture_.dispatch(0, out)); });
@@ -221,7 +225,7 @@ TEST_F(DirectDeviceTest, CommandThatNeverCompletesTimesOutAtTheAbsoluteDeadline)
 }
 
 TEST_F(DirectDeviceTest, InterruptedIoctlsAreRetried) {
-  auto device = npu::make_npu_direct_device(fixture_.plan());
+  auto device = npu::make_npu_direct_device(fixture_.plan(), settings());
   std::vector<numerics::bf16_t> out, expected;
   replay::make_cpu_reference_device(1)->run(fixture_.dispatch(2, expected));
   sim_->set_faults({.eintr = 3});
@@ -233,7 +237,7 @@ TEST_F(DirectDeviceTest, InterruptedIoctlsAreRetried) {
 }
 
 TEST_F(DirectDeviceTest, EndlessInterruptionsFailCleanly) {
-  auto device = npu::make_npu_direct_device(fixture_.plan());
+  auto device = npu::make_npu_direct_device(fixture_.plan(), settings());
   std::vector<numerics::bf16_t> out, expected;
   device->run(fixture_.dispatch(0, out));  // context resident
   sim_->set_faults({.eintr = 1000});
@@ -249,7 +253,7 @@ TEST_F(DirectDeviceTest, EndlessInterruptionsFailCleanly) {
 
 TEST_F(DirectDeviceTest, BadCacheCapacityIsALoadError) {
   ScopedEnv cap("TACONITE_CTX_CACHE", "0");
-  const std::string message = device_error([&] { npu::make_npu_direct_device(fixture_.plan()); });
+  const std::string message = device_error([&] { settings(); }, ErrorKind::Input);
   EXPECT_NE(message.find("TACONITE_CTX_CACHE='0'"), std::string::npos) << message;
 }
 

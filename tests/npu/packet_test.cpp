@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "common/failure.hpp"
+#include "common/settings.hpp"
 #include "npu/direct/start_cu_packet.hpp"
 #include "npu/direct/uapi.hpp"
 #include "npu/npu_settings.hpp"
@@ -56,20 +57,54 @@ TEST(NinstrUnit, BytesByDefaultWordsOnRequest) {
   EXPECT_EQ(npu::ninstr_value(0xCB0, npu::NinstrUnit::Words), 0xCB0u / 4);
   {
     npu_test::ScopedEnv unit("TACONITE_NINSTR_UNIT", "words");
-    EXPECT_EQ(npu::settings_from_environment().ninstr_unit, npu::NinstrUnit::Words);
+    EXPECT_EQ(resolve_settings(LoadOptions{}).npu.ninstr_unit, npu::NinstrUnit::Words);
   }
   {
     npu_test::ScopedEnv unit("TACONITE_NINSTR_UNIT", "dwords");
-    EXPECT_THROW(npu::settings_from_environment(), Failure);
+    EXPECT_THROW((void)resolve_settings(LoadOptions{}), Failure);
   }
-  EXPECT_EQ(npu::settings_from_environment().ninstr_unit, npu::NinstrUnit::Bytes);
+  EXPECT_EQ(resolve_settings(LoadOptions{}).npu.ninstr_unit, npu::NinstrUnit::Bytes);
 }
 
 TEST(NpuSettings, Defaults) {
-  const npu::NpuSettings s = npu::settings_from_environment();
+  const npu::NpuSettings s = resolve_settings(LoadOptions{}).npu;
   EXPECT_EQ(s.device_path, "/dev/accel/accel0");
   EXPECT_EQ(s.context_cache_capacity, 16u);
   EXPECT_EQ(s.run_timeout.count(), 10000);
+  EXPECT_FALSE(s.driver);
+}
+
+// LoadOptions fields win over their environment defaults; bad values of either are Input errors
+// naming the option or variable.
+TEST(NpuSettings, LoadOptionsOverrideTheEnvironment) {
+  npu_test::ScopedEnv cache("TACONITE_CTX_CACHE", "5");
+  npu_test::ScopedEnv timeout("TACONITE_NPU_TIMEOUT_MS", "700");
+  npu_test::ScopedEnv path("TACONITE_NPU_DEVICE", "/dev/accel/accel3");
+  const npu::NpuSettings from_env = resolve_settings(LoadOptions{}).npu;
+  EXPECT_EQ(from_env.context_cache_capacity, 5u);
+  EXPECT_EQ(from_env.run_timeout.count(), 700);
+  EXPECT_EQ(from_env.device_path, "/dev/accel/accel3");
+
+  LoadOptions options;
+  options.context_cache = 3;
+  options.npu_timeout = std::chrono::milliseconds(40);
+  options.npu_device = "/dev/accel/accel9";
+  options.timing = false;
+  const npu::NpuSettings given = resolve_settings(options).npu;
+  EXPECT_EQ(given.context_cache_capacity, 3u);
+  EXPECT_EQ(given.run_timeout.count(), 40);
+  EXPECT_EQ(given.device_path, "/dev/accel/accel9");
+  EXPECT_FALSE(given.timing);
+
+  options.context_cache = 256;
+  try {
+    (void)resolve_settings(options);
+    ADD_FAILURE() << "context_cache 256 accepted";
+  } catch (const Failure& failure) {
+    EXPECT_EQ(failure.error().kind, ErrorKind::Input);
+    EXPECT_NE(failure.error().message.find("LoadOptions::context_cache 256"), std::string::npos)
+        << failure.error().message;
+  }
 }
 
 }  // namespace

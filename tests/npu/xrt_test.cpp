@@ -30,7 +30,7 @@ TEST(NpuXrt, OldXrtRefusesToOpenWithTheExactMessage) {
   if (kBuiltWithHwContext) GTEST_SKIP() << "built against XRT " << npu::built_xrt_version();
   const plan::Plan empty;
   try {
-    npu::make_npu_xrt_device(empty);
+    npu::make_npu_xrt_device(empty, npu::NpuSettings{});
     FAIL() << "opened";
   } catch (const Failure& failure) {
     EXPECT_EQ(failure.error().kind, ErrorKind::Device);
@@ -55,7 +55,7 @@ TEST(NpuXrt, OpeningFailsWithTheOldXrtMessageExactlyWhenBuiltWithoutHwContext) {
   const plan::Plan empty;
   std::string message;
   try {
-    npu::make_npu_xrt_device(empty);
+    npu::make_npu_xrt_device(empty, npu::NpuSettings{});
   } catch (const Failure& failure) {
     message = failure.error().message;
   }

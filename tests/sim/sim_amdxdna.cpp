@@ -693,10 +693,8 @@ void SimAmdxdna::set_instant(bool instant) {
   state_->config.instant = instant;
 }
 
-ScopedSimSeam::ScopedSimSeam(std::shared_ptr<SimAmdxdna> sim) {
-  npu::set_driver_seam_factory([sim] { return sim; });
+NpuDriverFactory driver_factory(std::shared_ptr<SimAmdxdna> sim) {
+  return [sim] { return sim; };
 }
-
-ScopedSimSeam::~ScopedSimSeam() { npu::set_driver_seam_factory({}); }
 
 }  // namespace taconite::sim

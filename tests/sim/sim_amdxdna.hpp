@@ -82,13 +82,7 @@ class SimAmdxdna final : public npu::DriverSeam {
   std::unique_ptr<State> state_;
 };
 
-// Installs `sim` as the npu-direct seam for the lifetime of this object (restores libc after).
-class ScopedSimSeam {
- public:
-  explicit ScopedSimSeam(std::shared_ptr<SimAmdxdna> sim);
-  ~ScopedSimSeam();
-  ScopedSimSeam(const ScopedSimSeam&) = delete;
-  ScopedSimSeam& operator=(const ScopedSimSeam&) = delete;
-};
+// A LoadOptions::npu_driver that gives npu-direct `sim`.
+NpuDriverFactory driver_factory(std::shared_ptr<SimAmdxdna> sim);
 
 }  // namespace taconite::sim

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "bundle_fixture.hpp"
 #include "naive_reference.hpp"
 #include "taconite/embedder.hpp"
+#include "taconite/inspect.hpp"
 
 namespace taconite::testing {
 namespace {
@@ -29,7 +31,7 @@ FaceChw face_of(const std::vector<float>& chw, int channels) { return {chw, chan
 TEST(Replay, RecordedInputMatchesTheNaiveComputation) {
   const BundleFixture fixture;
   IrEmbedder embedder = load_reference(fixture);
-  const auto replay = embedder.embed_recorded();
+  const auto replay = inspect::embed_recorded(embedder);
   ASSERT_TRUE(replay.ok()) << replay.error().message;
   const std::vector<float> naive = naive_fixture_embedding(fixture.model());
   ASSERT_EQ(replay.value().size(), naive.size());
@@ -46,7 +48,7 @@ TEST(Replay, DifferentSeedsGiveDifferentEmbeddingsThatStillMatch) {
   options.seed = 7;
   const BundleFixture other(options), fixture;
   IrEmbedder a = load_reference(fixture), b = load_reference(other);
-  const auto ea = a.embed_recorded(), eb = b.embed_recorded();
+  const auto ea = inspect::embed_recorded(a), eb = inspect::embed_recorded(b);
   ASSERT_TRUE(ea.ok() && eb.ok());
   EXPECT_LT(cosine(ea.value(), eb.value()), 0.99);  // the comparison above is not vacuous
   EXPECT_GE(cosine(eb.value(), naive_fixture_embedding(other.model())), 0.99999);
@@ -55,7 +57,7 @@ TEST(Replay, DifferentSeedsGiveDifferentEmbeddingsThatStillMatch) {
 TEST(Replay, EmbedOfTheRawImageIsBitIdenticalToTheRecordedReplay) {
   const BundleFixture fixture;
   IrEmbedder embedder = load_reference(fixture);
-  const auto recorded = embedder.embed_recorded();
+  const auto recorded = inspect::embed_recorded(embedder);
   ASSERT_TRUE(recorded.ok());
   const std::vector<float> rgb(fixture.model().input_chw.begin(), fixture.model().input_chw.begin() + 3 * 64);
   const auto embedded = embedder.embed(face_of(rgb, 3));
@@ -70,7 +72,8 @@ TEST(Replay, EmbedOfTheRawImageIsBitIdenticalToTheRecordedReplay) {
 TEST(Replay, RepeatsBatchesAndThreadCountsAgreeExactly) {
   const BundleFixture fixture;
   IrEmbedder two = load_reference(fixture, 2), one = load_reference(fixture, 1);
-  const auto first = two.embed_recorded(), again = two.embed_recorded(), single = one.embed_recorded();
+  const auto first = inspect::embed_recorded(two), again = inspect::embed_recorded(two);
+  const auto single = inspect::embed_recorded(one);
   ASSERT_TRUE(first.ok() && again.ok() && single.ok());
   EXPECT_EQ(first.value(), again.value());
   EXPECT_EQ(first.value(), single.value());
@@ -130,7 +133,8 @@ TEST(Replay, WrongInputsAreInputErrorsSayingWhatWasExpected) {
 // Renumbering a valid manifest must not change the embedding by a single bit.
 TEST(Replay, BufferNumberingDoesNotChangeTheEmbedding) {
   const BundleFixture reference;
-  const auto expected = load_reference(reference).embed_recorded();
+  IrEmbedder reference_embedder = load_reference(reference);
+  const auto expected = inspect::embed_recorded(reference_embedder);
   ASSERT_TRUE(expected.ok());
 
   BundleFixture f;
@@ -151,7 +155,8 @@ TEST(Replay, BufferNumberingDoesNotChangeTheEmbedding) {
   edit("add ", "b", "1");
   f.flush();
 
-  const auto renumbered = load_reference(f).embed_recorded();
+  IrEmbedder renumbered_embedder = load_reference(f);
+  const auto renumbered = inspect::embed_recorded(renumbered_embedder);
   ASSERT_TRUE(renumbered.ok());
   EXPECT_EQ(renumbered.value(), expected.value());
 }
@@ -170,8 +175,8 @@ TEST(Replay, InputStraightIntoTheHeadFollowsTheHeadFormulaExactly) {
   f.flush();
 
   IrEmbedder embedder = load_reference(f);
-  EXPECT_EQ(embedder.num_conv_dispatches(), 0);
-  const auto e = embedder.embed_recorded();
+  EXPECT_EQ(inspect::conv_dispatches(embedder), 0);
+  const auto e = inspect::embed_recorded(embedder);
   ASSERT_TRUE(e.ok()) << e.error().message;
   const std::vector<float>& x = f.model().input_chw;  // channel-major raw f32: ref.input holds it rounded
   for (std::size_t j = 0; j < n; ++j) {
@@ -181,12 +186,47 @@ TEST(Replay, InputStraightIntoTheHeadFollowsTheHeadFormulaExactly) {
   }
 }
 
+// cpu-reference sessions each own a device and their scratch: four of them on one model, in four
+// threads, give exactly one session's embeddings (tests/cpu/session_test.cpp does the same for cpu).
+TEST(Replay, ConcurrentSessionsOfOneModelGiveOneSessionsResults) {
+  const BundleFixture fixture;
+  IrEmbedder alone = load_reference(fixture, 1);
+  const std::vector<float> rgb(fixture.model().input_chw.begin(), fixture.model().input_chw.begin() + 3 * 64);
+  std::vector<float> other(rgb.size());
+  for (std::size_t i = 0; i < rgb.size(); ++i) other[i] = -rgb[i];
+  const std::vector<FaceChw> faces = {face_of(rgb, 3), face_of(other, 3)};
+  const auto expected = alone.embed_batch(faces);
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  ASSERT_NE(expected.value()[0], expected.value()[1]);
+
+  constexpr int kSessions = 4;
+  std::vector<std::vector<Embedding>> singles(kSessions), batches(kSessions);
+  std::vector<std::thread> threads;
+  for (int s = 0; s < kSessions; ++s)
+    threads.emplace_back([&, s] {
+      Result<Session> session = Session::create(alone.shared_model());
+      if (!session) return;
+      for (int round = 0; round < 20; ++round) {
+        auto single = session.value().embed(faces[static_cast<std::size_t>(s % 2)]);
+        auto batch = session.value().embed_batch(faces);
+        if (single) singles[s].push_back(std::move(single).value());
+        if (batch) batches[s] = std::move(batch).value();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (int s = 0; s < kSessions; ++s) {
+    ASSERT_EQ(singles[s].size(), 20u) << "session " << s << " failed";
+    for (const Embedding& e : singles[s]) EXPECT_EQ(e, expected.value()[static_cast<std::size_t>(s % 2)]) << s;
+    EXPECT_EQ(batches[s], expected.value()) << "session " << s;
+  }
+}
+
 TEST(Replay, MovedEmbedderKeepsWorking) {
   const BundleFixture fixture;
   IrEmbedder original = load_reference(fixture);
-  const auto before = original.embed_recorded();
+  const auto before = inspect::embed_recorded(original);
   IrEmbedder moved = std::move(original);
-  const auto after = moved.embed_recorded();
+  const auto after = inspect::embed_recorded(moved);
   ASSERT_TRUE(before.ok() && after.ok());
   EXPECT_EQ(before.value(), after.value());
 }

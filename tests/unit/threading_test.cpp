@@ -1,4 +1,4 @@
-// Thread counts are checked in one place (resolve_thread_count): LoadOptions::threads and
+// Thread counts are checked in one place (resolve_thread_count, common/settings.cpp): LoadOptions::threads and
 // TACONITE_THREADS outside 1..max(hardware threads, kMaxThreads) are Input errors, never a crash
 // or an OpenMP team of 100000 threads.
 #include <gmock/gmock.h>
@@ -10,6 +10,7 @@
 #include "../npu/scoped_env.hpp"
 #include "bundle_fixture.hpp"
 #include "common/failure.hpp"
+#include "common/settings.hpp"
 #include "common/threading.hpp"
 #include "taconite/embedder.hpp"
 

@@ -49,11 +49,11 @@ Result<OwnedFace> read_face_f32(const std::string& path, int height, int width) 
   return face;
 }
 
-Status write_f32(const std::string& path, const std::vector<float>& values) {
+std::optional<Error> write_f32(const std::string& path, const std::vector<float>& values) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
   if (!out) return Error{ErrorKind::Io, path + ": cannot write: " + std::strerror(errno)};
-  return Ok{};
+  return std::nullopt;
 }
 
 }  // namespace taconite::cli

@@ -1,6 +1,7 @@
 // Reading a caller's face for the CLI: an image file (OpenCV) or a raw f32 CHW file.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,7 +9,7 @@
 
 namespace taconite::cli {
 
-// An owned CHW tensor ready for IrEmbedder::embed.
+// An owned CHW tensor ready for Session::embed / IrEmbedder::embed.
 struct OwnedFace {
   std::vector<float> data;
   int channels = 3, height = 0, width = 0;
@@ -20,6 +21,7 @@ struct OwnedFace {
 Result<OwnedFace> read_face_image(const std::string& path, int height, int width, bool want_bgr);
 // A raw little-endian f32 CHW file of c*height*width values (c = file size / (4*h*w)).
 Result<OwnedFace> read_face_f32(const std::string& path, int height, int width);
-Status write_f32(const std::string& path, const std::vector<float>& values);
+// Writes values as raw f32; an Io error naming the path when that fails, else nothing.
+std::optional<Error> write_f32(const std::string& path, const std::vector<float>& values);
 
 }  // namespace taconite::cli

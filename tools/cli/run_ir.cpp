@@ -9,6 +9,7 @@
 #include "cli_options.hpp"
 #include "face_input.hpp"
 #include "run_report.hpp"
+#include "taconite/inspect.hpp"
 #include "taconite/taconite.hpp"
 
 namespace {
@@ -27,14 +28,14 @@ std::string network_name(const std::string& program) {
 }
 
 std::optional<double> cosine_with(const IrEmbedder& engine, const char* name, const Embedding& embedding) {
-  const std::vector<float> reference = engine.reference_f32(name);
+  const std::vector<float> reference = inspect::reference_f32(engine, name);
   if (reference.empty()) return std::nullopt;
   return cosine(embedding, reference);
 }
 
 // --channel-order auto follows the bundle's `param input_channel_order` (RGB when absent).
 bool image_bgr(const cli::CliOptions& options, const IrEmbedder& engine) {
-  if (options.channel_order == "auto") return engine.param("input_channel_order") == "BGR";
+  if (options.channel_order == "auto") return inspect::param(engine, "input_channel_order") == "BGR";
   return options.channel_order == "bgr";
 }
 
@@ -69,7 +70,7 @@ int run(const cli::CliOptions& options) {
   report.backend = engine.backend();
   report.backend_reason = engine.backend_reason();
   report.precision = engine.precision();
-  report.conv_dispatches = engine.num_conv_dispatches();
+  report.conv_dispatches = inspect::conv_dispatches(engine);
   report.embedding_dim = engine.embed_dim();
   report.diagnostics = engine.diagnostics();
 
@@ -85,18 +86,18 @@ int run(const cli::CliOptions& options) {
   }
 
   Result<Embedding> timed = face ? timed_reps(options.reps, report, [&] { return engine.embed(face->view()); })
-                                 : timed_reps(options.reps, report, [&] { return engine.embed_recorded(); });
+                                 : timed_reps(options.reps, report, [&] { return inspect::embed_recorded(engine); });
   if (!timed) return report_error(options.program, timed.error());
 
   // The self-checks always concern the bundle's recorded input.
-  Result<Embedding> replay = face ? engine.embed_recorded() : std::move(timed.value());
+  Result<Embedding> replay = face ? inspect::embed_recorded(engine) : std::move(timed.value());
   if (!replay) return report_error(options.program, replay.error());
   report.cos_recorder = cosine_with(engine, "ref.npu_embedding", replay.value());
   const bool cpu_backend = report.backend == "cpu" || report.backend == "cpu-reference";
   if (cpu_backend && report.cos_recorder && *report.cos_recorder < cli::kPackingThreshold)
     report.diagnostics.emplace_back(cli::kPackingMismatch);
   report.cos_cpu_reference = cosine_with(engine, "ref.cpu_embedding", replay.value());
-  const std::vector<float> input_chw = engine.reference_f32("ref.input_chw");
+  const std::vector<float> input_chw = inspect::reference_f32(engine, "ref.input_chw");
   if (!input_chw.empty()) {
     const int channels = static_cast<int>(input_chw.size() / (static_cast<std::size_t>(dims.height) * dims.width));
     Result<Embedding> via_api = engine.embed({input_chw, channels, dims.height, dims.width});
@@ -106,8 +107,8 @@ int run(const cli::CliOptions& options) {
 
   if (!options.output_path.empty()) {
     const Embedding& written = face ? timed.value() : replay.value();
-    if (Status status = cli::write_f32(options.output_path, written); !status)
-      return report_error(options.program, status.error());
+    if (const std::optional<Error> error = cli::write_f32(options.output_path, written))
+      return report_error(options.program, *error);
   }
 
   const std::string text = options.json ? cli::format_json(report) : cli::format_text(report);

@@ -8,6 +8,7 @@
 #include "face_image.hpp"
 #include "network_file.hpp"
 #include "taconite/embedder.hpp"
+#include "taconite/inspect.hpp"
 #include "tensor_file.hpp"
 
 namespace taconite::mkbundle {
@@ -51,7 +52,7 @@ void replay_and_record(const fs::path& out, const Tensor4& face, const std::vect
     load.backend = std::string(kBackendCpuReference);
     IrEmbedder embedder = unwrap(IrEmbedder::load(out, load), "loading the written bundle");
     report.diagnostics = embedder.diagnostics();
-    replay = unwrap(embedder.embed_recorded(), "replaying the written bundle");
+    replay = unwrap(inspect::embed_recorded(embedder), "replaying the written bundle");
     const std::vector<float> chw(face.data.begin(), face.data.end());
     const Embedding api = unwrap(embedder.embed(FaceChw{chw, 3, face.h, face.w}), "embed() of ref.input_chw");
     report.cos_embed_api = cosine(api, replay);
@@ -70,7 +71,7 @@ void replay_and_record(const fs::path& out, const Tensor4& face, const std::vect
     LoadOptions load;
     load.backend = std::string(kBackendCpuReference);
     IrEmbedder embedder = unwrap(IrEmbedder::load(out, load), "reloading the bundle");
-    report.cos_recorder = cosine(replay, embedder.reference_f32("ref.npu_embedding"));
+    report.cos_recorder = cosine(replay, inspect::reference_f32(embedder, "ref.npu_embedding"));
   }
   report.cos_cpu_reference = cosine(replay, cpu_embedding);
 }

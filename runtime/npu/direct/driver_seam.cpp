@@ -5,6 +5,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/failure.hpp"
+
 namespace taconite::npu {
 
 namespace {
@@ -20,20 +22,15 @@ class LibcDriverSeam final : public DriverSeam {
   int close(int fd) override { return ::close(fd); }
 };
 
-DriverSeamFactory& installed_factory() {
-  static DriverSeamFactory factory;
-  return factory;
-}
-
 }  // namespace
 
 std::shared_ptr<DriverSeam> make_libc_driver_seam() { return std::make_shared<LibcDriverSeam>(); }
 
-void set_driver_seam_factory(DriverSeamFactory factory) { installed_factory() = std::move(factory); }
-
-std::shared_ptr<DriverSeam> make_driver_seam() {
-  const DriverSeamFactory& factory = installed_factory();
-  return factory ? factory() : make_libc_driver_seam();
+std::shared_ptr<DriverSeam> make_driver_seam(const NpuDriverFactory& factory) {
+  if (!factory) return make_libc_driver_seam();
+  std::shared_ptr<DriverSeam> driver = factory();
+  if (!driver) fail(ErrorKind::Input, "LoadOptions::npu_driver returned no driver");
+  return driver;
 }
 
 }  // namespace taconite::npu

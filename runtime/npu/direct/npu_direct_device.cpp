@@ -55,7 +55,7 @@ class NpuDirectDevice final : public replay::ConvDevice {
   NpuDirectDevice(const plan::Plan& plan, const NpuSettings& settings)
       : timing_("npu-direct", settings.timing),
         settings_(settings),
-        device_(make_driver_seam(), settings.device_path),
+        device_(make_driver_seam(settings.driver), settings.device_path),
         cache_(settings.context_cache_capacity, timing_.stats()) {
     for (const plan::KernelContext& context : plan.contexts) check_context_files(context);
     input_ = std::make_unique<DeviceBo>(device_, uapi::kBoShare, align_up(elements_bytes(std::max<std::size_t>(plan.max_slice_elements, 1))));
@@ -190,9 +190,9 @@ class NpuDirectDevice final : public replay::ConvDevice {
 
 }  // namespace
 
-std::unique_ptr<replay::ConvDevice> make_npu_direct_device(const plan::Plan& plan) {
+std::unique_ptr<replay::ConvDevice> make_npu_direct_device(const plan::Plan& plan, const NpuSettings& settings) {
   require_npu_kernels(plan);
-  return std::make_unique<NpuDirectDevice>(plan, settings_from_environment());
+  return std::make_unique<NpuDirectDevice>(plan, settings);
 }
 
 }  // namespace taconite::npu

@@ -177,14 +177,14 @@ class NpuXrtDevice final : public replay::ConvDevice {
 
 }  // namespace
 
-std::unique_ptr<replay::ConvDevice> make_npu_xrt_device(const plan::Plan& plan) {
+std::unique_ptr<replay::ConvDevice> make_npu_xrt_device(const plan::Plan& plan, const NpuSettings& settings) {
   require_npu_kernels(plan);
-  return std::make_unique<NpuXrtDevice>(plan, settings_from_environment());
+  return std::make_unique<NpuXrtDevice>(plan, settings);
 }
 
 #else  // XRT without xrt::hw_context (Debian 12's 2.13): compiles and links, cannot run an NPU.
 
-std::unique_ptr<replay::ConvDevice> make_npu_xrt_device(const plan::Plan& plan) {
+std::unique_ptr<replay::ConvDevice> make_npu_xrt_device(const plan::Plan& plan, const NpuSettings&) {
   require_npu_kernels(plan);
   fail(ErrorKind::Device, "XRT " + built_xrt_version() + " found; running on an NPU needs XRT >= 2.15 (xrt::hw_context)");
 }

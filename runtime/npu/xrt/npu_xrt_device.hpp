@@ -9,12 +9,13 @@
 #include <memory>
 #include <string>
 
+#include "npu/npu_settings.hpp"
 #include "plan/plan.hpp"
 #include "replay/conv_device.hpp"
 
 namespace taconite::npu {
 
-std::unique_ptr<replay::ConvDevice> make_npu_xrt_device(const plan::Plan& plan);
+std::unique_ptr<replay::ConvDevice> make_npu_xrt_device(const plan::Plan& plan, const NpuSettings& settings);
 
 // "2.13", the XRT this library was built against.
 std::string built_xrt_version();

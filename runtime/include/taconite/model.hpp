@@ -1,0 +1,183 @@
+// taconite::Model and taconite::Session: load an AdaFace IR bundle once (the Model: mapped bundle,
+// validated plan, backend-ready weights, open device), then embed aligned 112x112 faces from as many
+// Sessions as there are threads (a Session: the per-call state: activations, staging, timing).
+//
+//   auto model = taconite::Model::load("bundles/ir18", {});      // once per process and bundle
+//   auto session = taconite::Session::create(model.value());   // once per thread
+//   auto embedding = session.value().embed(face);
+//
+// Contract of every call below: no exception escapes, the library never prints (except the opt-in
+// timing statistics on stderr), never aborts, never exits. A call that can fail returns a Result.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "taconite/error.hpp"
+
+namespace taconite {
+
+// Backend names (LoadOptions::backend, Model::backend()). `auto` picks an NPU backend when one is
+// compiled in and its device opens, else the fast CPU backend, else cpu-reference.
+inline constexpr std::string_view kBackendAuto = "auto";
+inline constexpr std::string_view kBackendCpu = "cpu";
+inline constexpr std::string_view kBackendCpuReference = "cpu-reference";
+inline constexpr std::string_view kBackendNpuDirect = "npu-direct";
+inline constexpr std::string_view kBackendNpuXrt = "npu-xrt";
+
+// The backends this build of the library contains, in `auto` preference order. Thread-safe; empty
+// only when out of memory.
+TACONITE_API std::vector<std::string> compiled_backends();
+
+// Names Model::precision() returns: the numerics that actually run.
+inline constexpr std::string_view kPrecisionF32 = "f32";    // cpu: f32 weights and activations
+inline constexpr std::string_view kPrecisionBf16 = "bf16";  // cpu: bf16 weights and activations, f32 accumulation
+// The replay (npu-direct, npu-xrt, cpu-reference, and cpu when it falls back to the replay): bf16
+// tensors, each conv accumulated in f32 and rounded to bf16 as the NPU does (spec §4.1).
+inline constexpr std::string_view kPrecisionBf16Exact = "bf16-exact";
+
+// The cpu backend's compute type (the replay backends always run bf16-exact).
+enum class Precision {
+  Auto,  // bf16 where the CPU computes it natively (AVX512-BF16 / AMX), f32 elsewhere
+  F32,   // f32 compute
+  Bf16,  // bf16 compute; load() returns a Device error where oneDNN has no bf16 kernels for this CPU
+};
+
+// Thread counts (LoadOptions::threads, TACONITE_THREADS) above this are refused (an Input error)
+// unless the machine has more hardware threads: max(hardware threads, kMaxThreads) is the limit.
+inline constexpr int kMaxThreads = 256;
+
+namespace detail {
+struct Access;  // the library's own access to Model and Session internals
+}  // namespace detail
+
+class NpuDriver;  // taconite/npu_driver.hpp: the amdxdna driver calls npu-direct makes
+using NpuDriverFactory = std::function<std::shared_ptr<NpuDriver>()>;
+
+// Everything a load is configured with. A zero / empty / unset field takes its documented default,
+// which an environment variable may set (read once, by load(), nowhere else); out-of-range values,
+// given here or in the environment, make load() return an error naming the value and the range.
+struct LoadOptions {
+  std::string backend{kBackendAuto};
+  // CPU worker threads per call, 0..max(hardware threads, kMaxThreads); 0 = TACONITE_THREADS, else
+  // all cores. A Session runs its calls with this many threads.
+  int threads = 0;
+  Precision precision = Precision::Auto;
+  // NPU device node npu-direct opens; "" = TACONITE_NPU_DEVICE, else /dev/accel/accel0.
+  std::string npu_device;
+  // Per-dispatch wait budget of the NPU backends, 0..3600000 ms; 0 = TACONITE_NPU_TIMEOUT_MS, else 10000.
+  std::chrono::milliseconds npu_timeout{0};
+  // Resident NPU hardware contexts, 0..255; 0 = TACONITE_CTX_CACHE, else 16 (the NPU2 cap).
+  int context_cache = 0;
+  // One statistics line per model (and per NPU device) on stderr at destruction; unset = TACONITE_TIMING=1.
+  std::optional<bool> timing;
+  // The driver npu-direct calls (tests inject a simulated device); empty = the real driver (libc).
+  NpuDriverFactory npu_driver;
+};
+
+// Shape of the network's input: channels is the colour channels a face carries (3, RGB), height
+// and width its size (112x112 for AdaFace).
+struct InputDims {
+  int channels = 0;
+  int height = 0;
+  int width = 0;
+};
+
+// A caller's face: channel-major f32, cvlface preprocessing ((x/255)-0.5)/0.5, planes in the bundle's
+// param("input_channel_order") (RGB when absent; BGR for AdaFace's own checkpoints).
+// data holds channels*height*width values; channels is normally input_dims().channels (3); the
+// runtime zero-pads to the stem's width, and also accepts 1..that width (padding included).
+struct FaceChw {
+  std::span<const float> data;
+  int channels = 3;
+  int height = 112;
+  int width = 112;
+};
+
+using Embedding = std::vector<float>;  // raw (not L2-normalised) head output, embed_dim() values
+
+// The loaded bundle: immutable after load() and safe to share between threads (every call is
+// const and thread-safe). Sessions keep it alive; it is destroyed with its last holder.
+class TACONITE_API Model {
+ public:
+  struct Impl;  // private state (defined in the library)
+
+  // Maps and validates every record of the bundle and prepares the backend (weights in the layout
+  // it runs, NPU device opened). Cost: the whole bundle is read once; seconds for IR-101. Errors:
+  // Io, Bundle (names manifest.txt:<line> or tensors.txt:<line>), Device (backend unavailable or
+  // failed), Input (an option out of range).
+  static Result<std::shared_ptr<const Model>> load(const std::filesystem::path& bundle_dir,
+                                                   const LoadOptions& options = {});
+
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+  ~Model();
+
+  InputDims input_dims() const;        // (3, 112, 112) for AdaFace
+  int embed_dim() const;               // embedding length (512 for AdaFace)
+  std::string name() const;            // the bundle's `param model`, or "" when absent
+  std::string backend() const;         // the backend actually running, e.g. "cpu-reference"
+  std::string backend_reason() const;  // why that backend was chosen (for `auto`), and its precision
+  std::string precision() const;       // the numerics running: "f32", "bf16" or "bf16-exact" (kPrecision*)
+  // Non-fatal findings of the load (e.g. the stem zero-pattern check of spec §5.3, or the cpu
+  // backend running the exact replay). Valid as long as the model.
+  const std::vector<std::string>& diagnostics() const;
+
+
+ private:
+  friend struct detail::Access;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Per-thread state for embedding with one model: cheap to create (no weight copies; scratch and
+// activations only, built on first use). Movable, not copyable, NOT safe for concurrent calls:
+// one per thread. Sessions of one model run concurrently on the CPU backends; on the NPU backends
+// their calls take turns on the device's one queue. A moved-from Session's embed calls return an
+// Input error.
+class TACONITE_API Session {
+ public:
+  struct Impl;  // private state (defined in the library)
+
+  // A new session of `model` (which it keeps alive). Cost: the per-call buffers (for the replay
+  // backends the activations of one face; for cpu its batch-1 network). Errors: Input (null
+  // model), Device (out of memory, oneDNN failure).
+  static Result<Session> create(std::shared_ptr<const Model> model);
+
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session();
+
+  // One face -> one embedding. The face is rounded to bf16, zero-padded to the stem's channels
+  // and tiled (spec §8). Errors: Input (wrong size or channel count), Device.
+  Result<Embedding> embed(const FaceChw& face);
+
+  // Several faces in one pass (the throughput path). Results equal embed() face by face up to
+  // the backend's batching numerics. An empty batch gives an empty result. Errors: as embed().
+  Result<std::vector<Embedding>> embed_batch(std::span<const FaceChw> faces);
+
+  // The model this session embeds with; nullptr for a moved-from session.
+  const std::shared_ptr<const Model>& model() const noexcept;
+
+
+ private:
+  friend struct detail::Access;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Cosine similarity in double precision; 0 when either vector is all zero or sizes differ.
+// Thread-safe, no allocation.
+TACONITE_API double cosine(std::span<const float> a, std::span<const float> b) noexcept;
+
+}  // namespace taconite
