@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "shared_engine.hpp"
+#include "taconite/inspect.hpp"
 
 namespace taconite::gst {
 

@@ -6,6 +6,7 @@
 
 #include "gst_test_support.hpp"
 #include "taconite/embedder.hpp"
+#include "taconite/inspect.hpp"
 
 namespace {
 
