@@ -441,7 +441,7 @@ static void gst_taconite_identify_class_init(GstTaconiteIdentifyClass* klass) {
 
   g_object_class_install_property(
       gobject_class, PROP_GALLERY,
-      g_param_spec_string("gallery", "Gallery", "Face gallery file made with taconite-gallery create (SQLite)", "",
+      g_param_spec_string("gallery", "Gallery", "Face gallery file made with taconite-gallery create (SQLite); required. Default: unset", "",
                           rw));
   g_object_class_install_property(
       gobject_class, PROP_BUNDLE,
