@@ -18,6 +18,8 @@ namespace {
 
 using idx_t = faiss::Index::idx_t;
 
+const std::string kChangedWhileReading = "the gallery kept changing while its index was read; try again";
+
 // What the persisted HNSW index was built from; a different state means it is stale.
 struct IndexState {
   std::int64_t revision = -1;
@@ -129,16 +131,27 @@ Result<GalleryIndex> GalleryIndex::build(int dim, std::span<const float> unit_em
 }
 
 Result<GalleryIndex> GalleryIndex::load(const GalleryStore& store, const IndexOptions& options, std::string* note) {
+  // A write between the reads gives a mixed picture: retry a few times, then give up.
+  constexpr int kAttempts = 4;
+  for (int attempt = 1;; ++attempt) {
+    Result<GalleryIndex> index = load_once(store, options, note);
+    if (index.ok() || index.error().kind != ErrorKind::Io || index.error().message != kChangedWhileReading ||
+        attempt == kAttempts)
+      return index;
+  }
+}
+
+Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const IndexOptions& options,
+                                             std::string* note) {
   Result<GalleryInfo> info = store.info();
   if (!info) return info.error();
   Result<std::vector<IdentityRow>> identities = store.identities();
   if (!identities) return identities.error();
   Result<std::vector<TemplateRow>> rows = store.templates(false);
   if (!rows) return rows.error();
-  // A write between the reads above would mix revisions: re-read it and retry once from the top.
   Result<std::int64_t> revision = store.revision();
   if (!revision) return revision.error();
-  if (revision.value() != info.value().revision) return load(store, options, note);
+  if (revision.value() != info.value().revision) return Error{ErrorKind::Io, kChangedWhileReading};
 
   auto impl = std::make_unique<Impl>();
   impl->dim = info.value().embedding_dim;
@@ -176,7 +189,7 @@ Result<GalleryIndex> GalleryIndex::load(const GalleryStore& store, const IndexOp
     Result<std::vector<TemplateRow>> full = store.templates(true);
     if (!full) return full.error();
     if (full.value().size() != count || (count && full.value().back().id != impl->template_ids.back()))
-      return load(store, options, note);  // changed meanwhile: start over with the new revision
+      return Error{ErrorKind::Io, kChangedWhileReading};
     std::vector<float> vectors;
     vectors.reserve(count * static_cast<std::size_t>(impl->dim));
     for (const TemplateRow& r : full.value()) vectors.insert(vectors.end(), r.embedding.begin(), r.embedding.end());

@@ -82,9 +82,8 @@ struct Settings {
   bool post_messages = true;
 };
 
-// What only the streaming thread touches, plus the watcher (made in start, gone in stop).
+// What only the streaming thread touches.
 struct Stream {
-  std::unique_ptr<GalleryWatcher> watcher;
   IdentityVotes votes;
   guint64 frame = 0;
   std::string stream_id;
@@ -97,6 +96,9 @@ struct _GstTaconiteIdentify {
   GstBaseTransform parent;
   Settings* settings;
   Stream* stream;
+  // Made in start, gone in stop; guarded by the object lock (the reload signal may come from any
+  // thread, also while the streaming thread is blocked downstream).
+  std::shared_ptr<GalleryWatcher>* watcher;
 };
 
 enum {
@@ -196,11 +198,12 @@ GstStructure* taconite_param(const FaceAnswer& a, std::int64_t revision) {
 static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
   GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
   Stream& stream = *self->stream;
-  if (!stream.watcher) return GST_FLOW_OK;
   GST_OBJECT_LOCK(self);
   const Settings s = *self->settings;
+  const std::shared_ptr<GalleryWatcher> watcher = *self->watcher;
   GST_OBJECT_UNLOCK(self);
-  const std::shared_ptr<const gallery::GalleryIndex> index = stream.watcher->current();
+  if (!watcher) return GST_FLOW_OK;
+  const std::shared_ptr<const gallery::GalleryIndex> index = watcher->current();
   const guint64 now = stream.frame++;
   VotePolicy policy;
   policy.window = s.vote_window;
@@ -314,7 +317,7 @@ static gboolean start(GstBaseTransform* trans) {
   }
   gallery::IndexOptions options;
   options.approximate_above = s.approximate_above;
-  auto watcher = std::make_unique<GalleryWatcher>(s.gallery, options, s.poll_interval,
+  auto watcher = std::make_shared<GalleryWatcher>(s.gallery, options, s.poll_interval,
                                                   [self](bool warning, const std::string& message) {
                                                     if (warning)
                                                       GST_ELEMENT_WARNING(self, RESOURCE, READ,
@@ -330,13 +333,20 @@ static gboolean start(GstBaseTransform* trans) {
     return FALSE;
   }
   GST_INFO_OBJECT(self, "gallery %s: %s", s.gallery.c_str(), note.c_str());
-  self->stream->watcher = std::move(watcher);
+  GST_OBJECT_LOCK(self);
+  *self->watcher = std::move(watcher);
+  GST_OBJECT_UNLOCK(self);
   return TRUE;
 }
 
 static gboolean stop(GstBaseTransform* trans) {
   GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
-  delete self->stream;  // joins the watcher's thread
+  GST_OBJECT_LOCK(self);
+  std::shared_ptr<GalleryWatcher> watcher = std::move(*self->watcher);
+  self->watcher->reset();
+  GST_OBJECT_UNLOCK(self);
+  watcher.reset();  // joins its thread (outside the lock: its reports post messages)
+  delete self->stream;
   self->stream = new Stream();
   return TRUE;
 }
@@ -358,10 +368,9 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
 }
 
 static void reload(GstTaconiteIdentify* self) {
-  // The watcher lives between start and stop; the stream lock keeps stop from racing this.
-  GST_PAD_STREAM_LOCK(GST_BASE_TRANSFORM_SINK_PAD(self));
-  if (self->stream->watcher) self->stream->watcher->reload();
-  GST_PAD_STREAM_UNLOCK(GST_BASE_TRANSFORM_SINK_PAD(self));
+  GST_OBJECT_LOCK(self);
+  if (*self->watcher) (*self->watcher)->reload();  // only wakes the watcher's thread
+  GST_OBJECT_UNLOCK(self);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -412,6 +421,7 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
 
 static void finalize(GObject* object) {
   GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(object);
+  delete self->watcher;
   delete self->settings;
   delete self->stream;
   G_OBJECT_CLASS(gst_taconite_identify_parent_class)->finalize(object);
@@ -420,6 +430,7 @@ static void finalize(GObject* object) {
 static void gst_taconite_identify_init(GstTaconiteIdentify* self) {
   self->settings = new Settings();
   self->stream = new Stream();
+  self->watcher = new std::shared_ptr<GalleryWatcher>();
   gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
 }
 

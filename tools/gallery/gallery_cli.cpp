@@ -157,12 +157,12 @@ Result<std::size_t> choose_face(const std::string& path, const std::vector<gst::
 }
 
 // The bundle's engine and the gallery's model check, shared by enroll and match.
-struct Embedding {
+struct FrontEnd {
   IrEmbedder engine;
   std::shared_ptr<const gst::LandmarkModel> landmarks;
 };
 
-Result<Embedding> load_front_end(const Options& o, const GalleryStore& store) {
+Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
   Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_bundle(o.bundle);
   if (!fingerprint) return fingerprint.error();
   if (Status s = store.check_model(fingerprint.value()); !s) return s.error();
@@ -174,7 +174,7 @@ Result<Embedding> load_front_end(const Options& o, const GalleryStore& store) {
   std::string problem;
   std::shared_ptr<const gst::LandmarkModel> landmarks = gst::LandmarkModel::load(o.landmarks, &problem);
   if (!landmarks) return Error{ErrorKind::Io, problem};
-  return Embedding{std::move(engine.value()), std::move(landmarks)};
+  return FrontEnd{std::move(engine.value()), std::move(landmarks)};
 }
 
 bool is_image(const fs::path& p) {
@@ -196,7 +196,7 @@ void progress(std::size_t done, std::size_t total, const std::string& what) {
 int enroll(const Options& o) {
   Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
   if (!store) return fail(store.error());
-  Result<Embedding> front = load_front_end(o, store.value());
+  Result<FrontEnd> front = load_front_end(o, store.value());
   if (!front) return fail(front.error());
   gallery_cli::ImageFaces images(front.value().engine, front.value().landmarks);
 
@@ -251,7 +251,7 @@ int enroll(const Options& o) {
 int match(const Options& o) {
   Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
   if (!store) return fail(store.error());
-  Result<Embedding> front = load_front_end(o, store.value());
+  Result<FrontEnd> front = load_front_end(o, store.value());
   if (!front) return fail(front.error());
   gallery::IndexOptions index_options;
   index_options.approximate_above = o.approximate_above;
