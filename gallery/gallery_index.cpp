@@ -110,7 +110,8 @@ GalleryIndex::~GalleryIndex() = default;
 
 Result<GalleryIndex> GalleryIndex::build(int dim, std::span<const float> unit_embeddings,
                                          std::span<const std::int64_t> identity_ids, const IndexOptions& options) {
-  if (dim < 1 || dim > kMaxEmbeddingDim || unit_embeddings.size() != identity_ids.size() * static_cast<std::size_t>(dim))
+  if (dim < 1 || dim > kMaxEmbeddingDim ||
+      unit_embeddings.size() != identity_ids.size() * static_cast<std::size_t>(dim))
     return Error{ErrorKind::Input, "index build: " + std::to_string(unit_embeddings.size()) + " values for " +
                                        std::to_string(identity_ids.size()) + " templates of " + std::to_string(dim)};
   auto impl = std::make_unique<Impl>();
@@ -167,7 +168,7 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
   impl->count_identities();
   const std::size_t count = rows.value().size();
   impl->approximate = count > options.approximate_above;
-  const IndexState wanted{impl->revision, count, impl->dim, options.hnsw_m, options.hnsw_ef_construction,
+  const IndexState wanted{impl->revision,   count, impl->dim, options.hnsw_m, options.hnsw_ef_construction,
                           impl->fingerprint};
   const std::filesystem::path& gallery = store.path();
   std::string what;
@@ -199,8 +200,8 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
     } catch (const std::exception& e) {
       return Error{ErrorKind::Device, gallery.string() + ": FAISS index build failed: " + e.what()};
     }
-    what += std::string("built the ") + (impl->approximate ? "HNSW" : "exact") + " index of " +
-            std::to_string(count) + " templates";
+    what += std::string("built the ") + (impl->approximate ? "HNSW" : "exact") + " index of " + std::to_string(count) +
+            " templates";
     if (impl->approximate && options.persist) {
       bool saved = false;
       try {

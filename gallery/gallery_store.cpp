@@ -175,8 +175,7 @@ class Transaction {
     return s;
   }
   Status commit() {
-    if (Status s = impl_.exec("UPDATE gallery SET revision = revision + 1 WHERE key = 1", "cannot write"); !s)
-      return s;
+    if (Status s = impl_.exec("UPDATE gallery SET revision = revision + 1 WHERE key = 1", "cannot write"); !s) return s;
     Status s = impl_.exec("COMMIT", "cannot commit");
     open_ = !s.ok();
     return s;
@@ -201,15 +200,16 @@ const std::filesystem::path& GalleryStore::path() const { return impl_->path; }
 
 Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, const ModelFingerprint& model, int dim) {
   if (dim < 1 || dim > kMaxEmbeddingDim)
-    return Error{ErrorKind::Input, "embedding size " + std::to_string(dim) + " out of range 1.." +
-                                       std::to_string(kMaxEmbeddingDim)};
+    return Error{ErrorKind::Input,
+                 "embedding size " + std::to_string(dim) + " out of range 1.." + std::to_string(kMaxEmbeddingDim)};
   if (model.sha256.size() != 64) return Error{ErrorKind::Input, "model fingerprint must be 64 hex digits"};
   Result<std::unique_ptr<Impl>> connected = connect(path, true, true, 5000);
   if (!connected) return connected.error();
   std::unique_ptr<Impl> impl = std::move(connected.value());
   impl->dim = dim;
-  const std::string setup = "PRAGMA application_id = " + std::to_string(kApplicationId) + "; PRAGMA user_version = " +
-                            std::to_string(kSchemaVersion) + "; PRAGMA journal_mode = WAL;";
+  const std::string setup = "PRAGMA application_id = " + std::to_string(kApplicationId) +
+                            "; PRAGMA user_version = " + std::to_string(kSchemaVersion) +
+                            "; PRAGMA journal_mode = WAL;";
   if (Status s = impl->exec(setup.c_str(), "cannot initialise"); !s) return s.error();
   Transaction tx(*impl);
   if (Status s = tx.begin(); !s) return s.error();
@@ -250,10 +250,10 @@ Status GalleryStore::check_model(const ModelFingerprint& model) const {
   Result<GalleryInfo> info = read_info(*impl_);
   if (!info) return info.error();
   if (info.value().model_fingerprint != model.sha256)
-    return Error{ErrorKind::Input,
-                 impl_->path.string() + ": made with another model (gallery model " + info.value().model + " " +
-                     info.value().model_fingerprint.substr(0, 12) + ", this bundle " + model.model + " " +
-                     model.sha256.substr(0, 12) + "); embeddings of different models are not comparable"};
+    return Error{ErrorKind::Input, impl_->path.string() + ": made with another model (gallery model " +
+                                       info.value().model + " " + info.value().model_fingerprint.substr(0, 12) +
+                                       ", this bundle " + model.model + " " + model.sha256.substr(0, 12) +
+                                       "); embeddings of different models are not comparable"};
   return Ok{};
 }
 
@@ -288,11 +288,13 @@ Result<std::int64_t> GalleryStore::enroll(const std::string& name, const std::st
   sqlite3_bind_text(add.value().get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(add.value().get(), 2, metadata.empty() ? "{}" : metadata.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(add.value().get(), 3, now_unix());
-  if (const int rc = sqlite3_step(add.value().get()); rc != SQLITE_DONE) return impl_->error("cannot add the identity", rc);
+  if (const int rc = sqlite3_step(add.value().get()); rc != SQLITE_DONE)
+    return impl_->error("cannot add the identity", rc);
   Result<Statement> find = impl_->prepare("SELECT id FROM identities WHERE name = ?");
   if (!find) return find.error();
   sqlite3_bind_text(find.value().get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
-  if (const int rc = sqlite3_step(find.value().get()); rc != SQLITE_ROW) return impl_->error("cannot find the identity", rc);
+  if (const int rc = sqlite3_step(find.value().get()); rc != SQLITE_ROW)
+    return impl_->error("cannot find the identity", rc);
   const std::int64_t identity = sqlite3_column_int64(find.value().get(), 0);
 
   Result<Statement> insert = impl_->prepare(

@@ -35,7 +35,7 @@ struct GalleryInfo {
   std::string model_fingerprint;  // ModelFingerprint::sha256 of the bundle it was made with
   std::string model;              // the bundle's model name, for messages
   std::int64_t created_unix = 0;
-  std::int64_t revision = 0;      // bumped by every write
+  std::int64_t revision = 0;  // bumped by every write
   std::int64_t identities = 0;
   std::int64_t templates = 0;
 };

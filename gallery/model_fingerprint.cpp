@@ -32,7 +32,8 @@ Result<std::string> read_text(const std::filesystem::path& path) {
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) return Error{ErrorKind::Io, path.string() + ": " + ec.message()};
   if (size > kMaxTextFile)
-    return Error{ErrorKind::Bundle, path.string() + ": " + std::to_string(size) + " bytes, more than a bundle's text file may hold"};
+    return Error{ErrorKind::Bundle,
+                 path.string() + ": " + std::to_string(size) + " bytes, more than a bundle's text file may hold"};
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
@@ -60,16 +61,20 @@ Result<std::vector<WeightRecord>> weight_records(const std::filesystem::path& pa
     if (f.empty() || (f[0][0] == '#' && f.size() != 5)) continue;  // blank or comment
     WeightRecord r;
     if (f.size() != 5 || !parse_u64(f[3], r.offset) || !parse_u64(f[4], r.bytes))
-      return Error{ErrorKind::Bundle, path.string() + ":" + std::to_string(number) + ": expected '<name> <dtype> <dims> <offset> <bytes>', got '" + line + "'"};
+      return Error{ErrorKind::Bundle, path.string() + ":" + std::to_string(number) +
+                                          ": expected '<name> <dtype> <dims> <offset> <bytes>', got '" + line + "'"};
     if (r.offset > bin_size || r.bytes > bin_size - r.offset)
-      return Error{ErrorKind::Bundle, path.string() + ":" + std::to_string(number) + ": tensor reaches past the end of tensors.bin (" + std::to_string(bin_size) + " bytes)"};
+      return Error{ErrorKind::Bundle, path.string() + ":" + std::to_string(number) +
+                                          ": tensor reaches past the end of tensors.bin (" + std::to_string(bin_size) +
+                                          " bytes)"};
     if (f[0].rfind("ref.", 0) == 0) continue;  // reference tensors are not the model
     r.name = f[0];
     r.dtype = f[1];
     r.dims = f[2];
     records.push_back(std::move(r));
   }
-  std::sort(records.begin(), records.end(), [](const WeightRecord& a, const WeightRecord& b) { return a.name < b.name; });
+  std::sort(records.begin(), records.end(),
+            [](const WeightRecord& a, const WeightRecord& b) { return a.name < b.name; });
   return records;
 }
 

@@ -155,7 +155,8 @@ void search_bench(std::size_t n, std::size_t queries, const IndexOptions& hnsw_o
 // A real gallery file of n templates (batches of 10 000 per transaction), then open + index load.
 void load_bench(std::size_t n, const std::filesystem::path& dir, const IndexOptions& hnsw_options) {
   const std::filesystem::path file = dir / ("bench-" + std::to_string(n) + ".db");
-  for (const char* suffix : {"", "-wal", "-shm", ".hnsw", ".hnsw.state"}) std::filesystem::remove(file.string() + suffix);
+  for (const char* suffix : {"", "-wal", "-shm", ".hnsw", ".hnsw.state"})
+    std::filesystem::remove(file.string() + suffix);
   std::mt19937 rng(7);
   auto store = GalleryStore::create(file, {std::string(64, '0'), "bench"}, kDim);
   if (!store) {
@@ -183,12 +184,13 @@ void load_bench(std::size_t n, const std::filesystem::path& dir, const IndexOpti
       auto opened = GalleryStore::open(file, GalleryStore::Access::ReadOnly);
       std::string note;
       auto index = GalleryIndex::load(opened.value(), options, &note);
-      std::printf("| %zu | %s | %.0f | %s | enroll one per transaction: %.0f ms |\n", n,
-                  approximate ? "HNSW" : "exact", ms_since(start), note.c_str(), fill_ms);
+      std::printf("| %zu | %s | %.0f | %s | enroll one per transaction: %.0f ms |\n", n, approximate ? "HNSW" : "exact",
+                  ms_since(start), note.c_str(), fill_ms);
       std::fflush(stdout);
     }
   }
-  for (const char* suffix : {"", "-wal", "-shm", ".hnsw", ".hnsw.state"}) std::filesystem::remove(file.string() + suffix);
+  for (const char* suffix : {"", "-wal", "-shm", ".hnsw", ".hnsw.state"})
+    std::filesystem::remove(file.string() + suffix);
 }
 
 }  // namespace
@@ -200,21 +202,30 @@ int main(int argc, char** argv) {
   std::filesystem::path dir = std::filesystem::temp_directory_path();
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
-    if (a == "--sizes") sizes = parse_list(v);
-    else if (a == "--load-sizes") load_sizes = parse_list(v);
-    else if (a == "--queries") queries = std::clamp<std::size_t>(std::stoul(v), 1, 100000);
-    else if (a == "--hnsw-m") hnsw.hnsw_m = std::stoi(v);
-    else if (a == "--ef-construction") hnsw.hnsw_ef_construction = std::stoi(v);
-    else if (a == "--ef-search") hnsw.hnsw_ef_search = std::stoi(v);
-    else if (a == "--dir") dir = v;
-    else if (a == "--approximate-max") approximate_max = std::stoul(v);
+    if (a == "--sizes")
+      sizes = parse_list(v);
+    else if (a == "--load-sizes")
+      load_sizes = parse_list(v);
+    else if (a == "--queries")
+      queries = std::clamp<std::size_t>(std::stoul(v), 1, 100000);
+    else if (a == "--hnsw-m")
+      hnsw.hnsw_m = std::stoi(v);
+    else if (a == "--ef-construction")
+      hnsw.hnsw_ef_construction = std::stoi(v);
+    else if (a == "--ef-search")
+      hnsw.hnsw_ef_search = std::stoi(v);
+    else if (a == "--dir")
+      dir = v;
+    else if (a == "--approximate-max")
+      approximate_max = std::stoul(v);
     else {
       std::fprintf(stderr, "gallery-bench: unknown option %s\n", a.c_str());
       return 2;
     }
   }
-  std::printf("| identities | index | build ms | median query ms (1 probe, top-1) | median query thread-CPU ms | "
-              "recall@1 vs exact | bytes per identity (RSS) |\n");
+  std::printf(
+      "| identities | index | build ms | median query ms (1 probe, top-1) | median query thread-CPU ms | "
+      "recall@1 vs exact | bytes per identity (RSS) |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (std::size_t n : sizes) search_bench(n, queries, hnsw, approximate_max);
   if (!load_sizes.empty()) {

@@ -4,7 +4,8 @@
 
 namespace taconite::gst {
 
-GalleryWatcher::GalleryWatcher(std::filesystem::path path, gallery::IndexOptions options, unsigned poll_ms, Report report)
+GalleryWatcher::GalleryWatcher(std::filesystem::path path, gallery::IndexOptions options, unsigned poll_ms,
+                               Report report)
     : path_(std::move(path)), options_(options), poll_ms_(poll_ms), report_(std::move(report)) {}
 
 GalleryWatcher::~GalleryWatcher() {

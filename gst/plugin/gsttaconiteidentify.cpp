@@ -181,12 +181,11 @@ GstStructure* taconite_param(const FaceAnswer& a, std::int64_t revision) {
     gst_value_array_append_and_take_value(&sims, &d);
   }
   const IdentityVote& who = a.decision.identity;
-  GstStructure* s = gst_structure_new(kTaconiteIdentityParam, "name", G_TYPE_STRING,
-                                      a.decision.settled ? who.name.c_str() : "", "identity-id", G_TYPE_INT64,
-                                      static_cast<gint64>(a.decision.settled ? who.identity : kUnknownIdentity),
-                                      "similarity", G_TYPE_DOUBLE, a.similarity, "settled", G_TYPE_BOOLEAN,
-                                      a.decision.settled, "votes", G_TYPE_UINT, a.decision.votes, "gallery-revision",
-                                      G_TYPE_INT64, static_cast<gint64>(revision), nullptr);
+  GstStructure* s = gst_structure_new(
+      kTaconiteIdentityParam, "name", G_TYPE_STRING, a.decision.settled ? who.name.c_str() : "", "identity-id",
+      G_TYPE_INT64, static_cast<gint64>(a.decision.settled ? who.identity : kUnknownIdentity), "similarity",
+      G_TYPE_DOUBLE, a.similarity, "settled", G_TYPE_BOOLEAN, a.decision.settled, "votes", G_TYPE_UINT,
+      a.decision.votes, "gallery-revision", G_TYPE_INT64, static_cast<gint64>(revision), nullptr);
   if (a.track) gst_structure_set(s, "track-id", G_TYPE_INT64, *a.track, nullptr);
   gst_structure_take_value(s, "candidates", &names);
   gst_structure_take_value(s, "candidate-similarities", &sims);
@@ -213,7 +212,8 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
 
   if (index->templates() == 0 && !stream.warned_empty) {
     stream.warned_empty = true;
-    GST_ELEMENT_WARNING(self, RESOURCE, NOT_FOUND, ("The gallery %s is empty: every face is unknown.", s.gallery.c_str()),
+    GST_ELEMENT_WARNING(self, RESOURCE, NOT_FOUND,
+                        ("The gallery %s is empty: every face is unknown.", s.gallery.c_str()),
                         ("Enroll people with taconite-gallery enroll; the element picks them up while playing."));
   } else if (index->templates() > 0) {
     stream.warned_empty = false;
@@ -230,14 +230,15 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
     GstVideoRegionOfInterestMeta* roi = gst_buffer_get_video_region_of_interest_meta_id(buffer, e->roi_id);
     if (!roi) continue;
     if (static_cast<int>(e->dim) != index->dim()) {
-      GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Embeddings of %u values, the gallery %s holds %d.", e->dim,
-                                               s.gallery.c_str(), index->dim()),
+      GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                        ("Embeddings of %u values, the gallery %s holds %d.", e->dim, s.gallery.c_str(), index->dim()),
                         ("Enroll the gallery with the bundle taconiteadaface runs."));
       return GST_FLOW_ERROR;
     }
     if (e->model && *e->model && !index->model().empty() && index->model() != e->model) {
-      GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Embeddings of model %s, the gallery %s was made with %s.", e->model,
-                                               s.gallery.c_str(), index->model().c_str()),
+      GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                        ("Embeddings of model %s, the gallery %s was made with %s.", e->model, s.gallery.c_str(),
+                         index->model().c_str()),
                         ("Embeddings of different models are not comparable: enroll the gallery with the bundle "
                          "taconiteadaface runs."));
       return GST_FLOW_ERROR;
@@ -250,7 +251,8 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
     embeddings.push_back(e);
   }
 
-  const GstClockTime running_time = gst_segment_to_running_time(&trans->segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buffer));
+  const GstClockTime running_time =
+      gst_segment_to_running_time(&trans->segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buffer));
   for (std::size_t i = 0; i < faces.size(); ++i) {
     FaceAnswer& a = faces[i];
     const GstTaconiteEmbeddingMeta* e = embeddings[i];
@@ -260,8 +262,10 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
     vote.name = kUnknownLabel;
     if (!a.matches.empty()) {
       a.similarity = a.matches.front().similarity;
-      if (a.similarity >= s.threshold) vote = {a.matches.front().identity_id, a.matches.front().name, a.similarity};
-      else vote.similarity = a.similarity;
+      if (a.similarity >= s.threshold)
+        vote = {a.matches.front().identity_id, a.matches.front().name, a.similarity};
+      else
+        vote.similarity = a.similarity;
     }
     if (a.track) {
       // A reused (cached) embedding is the same vector again: it is no new evidence.
@@ -273,22 +277,22 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
     if (a.decision.settled) {
       const IdentityVote& who = a.decision.identity;
       replace_param(a.roi, gst_structure_new(kIdentityParam, "label", G_TYPE_STRING, who.name.c_str(), "label_id",
-                                             G_TYPE_INT, static_cast<gint>(who.identity), "confidence",
-                                             G_TYPE_DOUBLE, who.similarity, nullptr));
+                                             G_TYPE_INT, static_cast<gint>(who.identity), "confidence", G_TYPE_DOUBLE,
+                                             who.similarity, nullptr));
     } else {
       remove_param(a.roi, kIdentityParam);
     }
     replace_param(a.roi, taconite_param(a, index->revision()));
-    GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": best %s %.4f, decided %s", a.roi->id,
-                   a.track.value_or(-1), a.matches.empty() ? "-" : a.matches.front().name.c_str(), a.similarity,
+    GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": best %s %.4f, decided %s", a.roi->id, a.track.value_or(-1),
+                   a.matches.empty() ? "-" : a.matches.front().name.c_str(), a.similarity,
                    a.decision.settled ? a.decision.identity.name.c_str() : "(voting)");
     if (s.post_messages && a.track && a.decision.first_for_identity) {
       const IdentityVote& who = a.decision.identity;
-      GstStructure* m = gst_structure_new(kTaconiteIdentityParam, "stream", G_TYPE_STRING, stream.stream_id.c_str(),
-                                          "track-id", G_TYPE_INT64, *a.track, "name", G_TYPE_STRING, who.name.c_str(),
-                                          "identity-id", G_TYPE_INT64, static_cast<gint64>(who.identity),
-                                          "similarity", G_TYPE_DOUBLE, who.similarity, "running-time", G_TYPE_UINT64,
-                                          static_cast<guint64>(running_time), nullptr);
+      GstStructure* m =
+          gst_structure_new(kTaconiteIdentityParam, "stream", G_TYPE_STRING, stream.stream_id.c_str(), "track-id",
+                            G_TYPE_INT64, *a.track, "name", G_TYPE_STRING, who.name.c_str(), "identity-id",
+                            G_TYPE_INT64, static_cast<gint64>(who.identity), "similarity", G_TYPE_DOUBLE,
+                            who.similarity, "running-time", G_TYPE_UINT64, static_cast<guint64>(running_time), nullptr);
       gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), m));
     }
   }
@@ -309,27 +313,25 @@ static gboolean start(GstBaseTransform* trans) {
   if (!s.bundle.empty()) {
     taconite::Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_bundle(s.bundle);
     if (!fingerprint) {
-      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not read the bundle %s.", s.bundle.c_str()), ("%s",
-                        fingerprint.error().message.c_str()));
+      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not read the bundle %s.", s.bundle.c_str()),
+                        ("%s", fingerprint.error().message.c_str()));
       return FALSE;
     }
     required = fingerprint.value();
   }
   gallery::IndexOptions options;
   options.approximate_above = s.approximate_above;
-  auto watcher = std::make_shared<GalleryWatcher>(s.gallery, options, s.poll_interval,
-                                                  [self](bool warning, const std::string& message) {
-                                                    if (warning)
-                                                      GST_ELEMENT_WARNING(self, RESOURCE, READ,
-                                                                          ("Could not reload the gallery."), ("%s",
-                                                                          message.c_str()));
-                                                    else
-                                                      GST_INFO_OBJECT(self, "%s", message.c_str());
-                                                  });
+  auto watcher = std::make_shared<GalleryWatcher>(
+      s.gallery, options, s.poll_interval, [self](bool warning, const std::string& message) {
+        if (warning)
+          GST_ELEMENT_WARNING(self, RESOURCE, READ, ("Could not reload the gallery."), ("%s", message.c_str()));
+        else
+          GST_INFO_OBJECT(self, "%s", message.c_str());
+      });
   std::string note;
   if (taconite::Status started = watcher->start(required, &note); !started) {
-    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not load the gallery %s.", s.gallery.c_str()), ("%s",
-                      started.error().message.c_str()));
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not load the gallery %s.", s.gallery.c_str()),
+                      ("%s", started.error().message.c_str()));
     return FALSE;
   }
   GST_INFO_OBJECT(self, "gallery %s: %s", s.gallery.c_str(), note.c_str());
@@ -452,7 +454,8 @@ static void gst_taconite_identify_class_init(GstTaconiteIdentifyClass* klass) {
 
   g_object_class_install_property(
       gobject_class, PROP_GALLERY,
-      g_param_spec_string("gallery", "Gallery", "Face gallery file made with taconite-gallery create (SQLite); required. Default: unset", "",
+      g_param_spec_string("gallery", "Gallery",
+                          "Face gallery file made with taconite-gallery create (SQLite); required. Default: unset", "",
                           rw));
   g_object_class_install_property(
       gobject_class, PROP_BUNDLE,

@@ -19,9 +19,9 @@ namespace taconite::gst {
 inline constexpr std::int64_t kUnknownIdentity = -1;
 
 struct VotePolicy {
-  guint window = 5;     // votes a track remembers
-  guint min_votes = 3;  // votes needed before a decision (1: decide on the first)
-  guint timeout = 150;  // frames a track may be missing before it is forgotten
+  guint window = 5;               // votes a track remembers
+  guint min_votes = 3;            // votes needed before a decision (1: decide on the first)
+  guint timeout = 150;            // frames a track may be missing before it is forgotten
   std::size_t max_tracks = 1024;  // tracks kept at most; the longest unseen goes first
 };
 
@@ -32,10 +32,10 @@ struct IdentityVote {
 };
 
 struct TrackDecision {
-  bool settled = false;        // a decision exists (else the track is still voting)
-  IdentityVote identity;       // the decided identity; similarity = mean of its votes in the window
+  bool settled = false;             // a decision exists (else the track is still voting)
+  IdentityVote identity;            // the decided identity; similarity = mean of its votes in the window
   bool first_for_identity = false;  // this call settled the track on an identity it never had before
-  guint votes = 0;             // votes in the window
+  guint votes = 0;                  // votes in the window
 };
 
 class IdentityVotes {

@@ -71,12 +71,12 @@ TEST_F(GalleryTest, EnrollListRemoveAndRevision) {
   auto templates = store.templates(true).value();
   ASSERT_EQ(templates.size(), 3u);
   EXPECT_DOUBLE_EQ(templates[1].norm, 7.5);
-  EXPECT_NEAR(templates[2].norm, 12.0, 1e-9);  // computed: |3 * ones(16)| = 12
+  EXPECT_NEAR(templates[2].norm, 12.0, 1e-9);            // computed: |3 * ones(16)| = 12
   EXPECT_NEAR(templates[2].embedding[0], 0.25f, 1e-6f);  // stored unit length
   EXPECT_TRUE(store.remove("alice").value());
   EXPECT_FALSE(store.remove("alice").value());
   EXPECT_EQ(store.templates(false).value().size(), 0u);  // templates go with their identity
-  EXPECT_EQ(store.revision().value(), 4);  // the failed remove wrote nothing
+  EXPECT_EQ(store.revision().value(), 4);                // the failed remove wrote nothing
 }
 
 TEST_F(GalleryTest, RefusesBadEmbeddingsAndExistingFile) {
@@ -211,8 +211,9 @@ TEST_F(GalleryTest, HnswIndexIsPersistedReusedAndRebuiltWhenStale) {
     batch.push_back({v, 0.0, "r", 0});
   }
   for (int i = 0; i < 300; i += 100)
-    ASSERT_TRUE(store.enroll("p" + std::to_string(i / 100), "",
-                             std::span(batch).subspan(static_cast<std::size_t>(i), 100)).ok());
+    ASSERT_TRUE(
+        store.enroll("p" + std::to_string(i / 100), "", std::span(batch).subspan(static_cast<std::size_t>(i), 100))
+            .ok());
   IndexOptions options;
   options.approximate_above = 100;
   std::string note;

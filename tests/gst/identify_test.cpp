@@ -114,7 +114,8 @@ struct PipelineRun {
     std::vector<std::string> names;
     for (GstStructure* s : identity_messages) {
       gint64 id = 0;
-      if (gst_structure_get_int64(s, "track-id", &id) && id == track) names.push_back(gst_structure_get_string(s, "name"));
+      if (gst_structure_get_int64(s, "track-id", &id) && id == track)
+        names.push_back(gst_structure_get_string(s, "name"));
     }
     return names;
   }
@@ -161,13 +162,15 @@ class IdentifyTest : public ::testing::Test {
   static void run(const std::string& photo, int frames, const std::string& identify_props, Observed& observed,
                   PipelineRun& result, int reinfer_interval = 1) {
     const std::string description =
-        "filesrc location=\"" + photo + "\" ! decodebin ! videoconvert ! video/x-raw,format=I420 ! imagefreeze "
-        "num-buffers=" + std::to_string(frames) + " ! video/x-raw,framerate=" + std::to_string(kFps) +
+        "filesrc location=\"" + photo +
+        "\" ! decodebin ! videoconvert ! video/x-raw,format=I420 ! imagefreeze "
+        "num-buffers=" +
+        std::to_string(frames) + " ! video/x-raw,framerate=" + std::to_string(kFps) +
         "/1 ! videobox name=window ! videoscale ! video/x-raw,width=480,height=480,pixel-aspect-ratio=1/1 ! "
         "videoconvert ! facedetect display=false ! taconitelandmarks ! taconitetrack ! taconiteadaface bundle=\"" +
-        bundle_ + "\" backend=" + gsttest::test_backend() + " input-mode=rois reinfer-interval=" +
-        std::to_string(reinfer_interval) + " ! taconiteidentify name=identify " + identify_props +
-        " ! fakesink sync=false";
+        bundle_ + "\" backend=" + gsttest::test_backend() +
+        " input-mode=rois reinfer-interval=" + std::to_string(reinfer_interval) + " ! taconiteidentify name=identify " +
+        identify_props + " ! fakesink sync=false";
     GError* error = nullptr;
     GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
     ASSERT_NE(pipeline, nullptr) << (error ? error->message : "");
@@ -189,9 +192,9 @@ class IdentifyTest : public ::testing::Test {
     gst_element_set_state(pipeline, GST_STATE_PLAYING);
     for (bool done = false; !done;) {
       // Hang guard only (the slowest run takes ~20 s on 2 cores).
-      GstMessage* m = gst_bus_timed_pop_filtered(bus, 600 * GST_SECOND,
-                                                 static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR |
-                                                                             GST_MESSAGE_WARNING | GST_MESSAGE_ELEMENT));
+      GstMessage* m = gst_bus_timed_pop_filtered(
+          bus, 600 * GST_SECOND,
+          static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING | GST_MESSAGE_ELEMENT));
       if (!m) {
         result.error = "timed out";
         break;

@@ -1,7 +1,7 @@
 // taconiteidentify's per-track vote (gst/plugin/identity_votes.cpp), without a pipeline.
-#include <gtest/gtest.h>
-
 #include "identity_votes.hpp"
+
+#include <gtest/gtest.h>
 
 namespace {
 
@@ -21,7 +21,7 @@ TEST(IdentityVotes, DecidesAfterMinVotesAndOneBadFrameDoesNotFlip) {
   EXPECT_EQ(d.identity.identity, 7);
   EXPECT_TRUE(d.first_for_identity);
   EXPECT_NEAR(d.identity.similarity, (0.9 + 0.9 + 0.8) / 3, 1e-12);  // mean of the winning votes
-  d = votes.add(1, 3, vote(9), policy);  // one bad frame
+  d = votes.add(1, 3, vote(9), policy);                              // one bad frame
   EXPECT_EQ(d.identity.identity, 7);
   EXPECT_FALSE(d.first_for_identity);
   d = votes.add(1, 4, vote(kUnknownIdentity, 0.1), policy);  // 3 of 5 still 7

@@ -89,15 +89,21 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
       return std::string(argv[++i]);
     };
     std::optional<std::string> v;
-    if (a == "--largest") o.largest = true;
+    if (a == "--largest")
+      o.largest = true;
     else if (a == "--bundle" || a == "--name" || a == "--metadata" || a == "--backend" || a == "--landmarks-model" ||
              a == "--face" || a == "--top-k" || a == "--threads" || a == "--approximate-above") {
       if (!(v = value())) return std::nullopt;
-      if (a == "--bundle") o.bundle = *v;
-      else if (a == "--name") o.name = *v;
-      else if (a == "--metadata") o.metadata = *v;
-      else if (a == "--backend") o.backend = *v;
-      else if (a == "--landmarks-model") o.landmarks = *v;
+      if (a == "--bundle")
+        o.bundle = *v;
+      else if (a == "--name")
+        o.name = *v;
+      else if (a == "--metadata")
+        o.metadata = *v;
+      else if (a == "--backend")
+        o.backend = *v;
+      else if (a == "--landmarks-model")
+        o.landmarks = *v;
       else if (a == "--face") {
         std::size_t n = 0;
         if (!parse_number(*v, n)) return usage_error = "--face takes a face number (0 = the largest)", std::nullopt;
@@ -151,7 +157,8 @@ Result<std::size_t> choose_face(const std::string& path, const std::vector<gst::
   }
   if (faces.size() == 1) return std::size_t{0};
   std::string list;
-  for (std::size_t i = 0; i < faces.size() && i < 5; ++i) list += (i ? "; #" : "#") + std::to_string(i) + " " + box_text(faces[i]);
+  for (std::size_t i = 0; i < faces.size() && i < 5; ++i)
+    list += (i ? "; #" : "#") + std::to_string(i) + " " + box_text(faces[i]);
   return Error{ErrorKind::Input, path + ": " + std::to_string(faces.size()) + " faces found (" + list +
                                      "); choose one with --face N or --largest"};
 }
@@ -179,7 +186,8 @@ Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
 
 bool is_image(const fs::path& p) {
   std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp" || ext == ".webp" || ext == ".tif" ||
          ext == ".tiff" || ext == ".pgm" || ext == ".ppm";
 }
@@ -225,8 +233,8 @@ int enroll(const Options& o) {
       progress(i, files.size(), files[i].filename().string());
       // In a directory a bad image is skipped with a warning: one blurry photo does not stop the rest.
       Status loaded = images.load(files[i].string());
-      Result<std::size_t> face = loaded ? choose_face(files[i].string(), images.faces(), o)
-                                        : Result<std::size_t>(loaded.error());
+      Result<std::size_t> face =
+          loaded ? choose_face(files[i].string(), images.faces(), o) : Result<std::size_t>(loaded.error());
       Result<gallery_cli::ImageFace> embedded =
           face ? images.embed(face.value()) : Result<gallery_cli::ImageFace>(face.error());
       if (!embedded) {
@@ -239,7 +247,8 @@ int enroll(const Options& o) {
     }
     progress(files.size(), files.size(), "done");
   }
-  if (templates.empty()) return fail("no face enrolled for " + o.name + " (" + std::to_string(skipped) + " image(s) skipped)");
+  if (templates.empty())
+    return fail("no face enrolled for " + o.name + " (" + std::to_string(skipped) + " image(s) skipped)");
   Result<std::int64_t> id = store.value().enroll(o.name, o.metadata, templates);
   if (!id) return fail(id.error());
   std::printf("enrolled %zu template(s) for %s (identity %lld)%s\n", templates.size(), o.name.c_str(),
@@ -341,12 +350,12 @@ int stats(const Options& o) {
   std::error_code ec;
   const auto bytes = fs::file_size(o.gallery, ec);
   const bool approximate = static_cast<std::size_t>(i.templates) > o.approximate_above;
-  std::printf("gallery %s\nschema version %d\nmodel %s\nmodel fingerprint %s\nembedding size %d\nidentities %lld\n"
-              "templates %lld\nrevision %lld\nfile bytes %llu\nsearch %s\n",
-              o.gallery.c_str(), i.schema_version, i.model.c_str(), i.model_fingerprint.c_str(), i.embedding_dim,
-              static_cast<long long>(i.identities), static_cast<long long>(i.templates),
-              static_cast<long long>(i.revision), static_cast<unsigned long long>(ec ? 0 : bytes),
-              approximate ? "HNSW (approximate)" : "exact (IndexFlatIP)");
+  std::printf(
+      "gallery %s\nschema version %d\nmodel %s\nmodel fingerprint %s\nembedding size %d\nidentities %lld\n"
+      "templates %lld\nrevision %lld\nfile bytes %llu\nsearch %s\n",
+      o.gallery.c_str(), i.schema_version, i.model.c_str(), i.model_fingerprint.c_str(), i.embedding_dim,
+      static_cast<long long>(i.identities), static_cast<long long>(i.templates), static_cast<long long>(i.revision),
+      static_cast<unsigned long long>(ec ? 0 : bytes), approximate ? "HNSW (approximate)" : "exact (IndexFlatIP)");
   return kExitOk;
 }
 

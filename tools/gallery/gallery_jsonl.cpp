@@ -138,7 +138,9 @@ Result<ImportSummary> import_jsonl(const std::filesystem::path& path, std::istre
     if (!store) {  // the header
       if (!json_object_has_member(object, "taconite_gallery") || !json_object_has_member(object, "model_fingerprint") ||
           !json_object_has_member(object, "embedding_dim"))
-        return Error{ErrorKind::Input, where + "expected the header line {\"taconite_gallery\":1,\"embedding_dim\":..,\"model_fingerprint\":..}"};
+        return Error{
+            ErrorKind::Input,
+            where + "expected the header line {\"taconite_gallery\":1,\"embedding_dim\":..,\"model_fingerprint\":..}"};
       if (json_object_get_int_member(object, "taconite_gallery") != gallery::kSchemaVersion)
         return Error{ErrorKind::Input, where + "export format version " +
                                            std::to_string(json_object_get_int_member(object, "taconite_gallery")) +
@@ -175,8 +177,8 @@ Result<ImportSummary> import_jsonl(const std::filesystem::path& path, std::istre
       }
       have_pending = true;
     }
-    JsonArray* values = json_object_has_member(object, "embedding") ? json_object_get_array_member(object, "embedding")
-                                                                     : nullptr;
+    JsonArray* values =
+        json_object_has_member(object, "embedding") ? json_object_get_array_member(object, "embedding") : nullptr;
     if (!values) continue;  // an identity without templates
     if (static_cast<int>(json_array_get_length(values)) != dim)
       return Error{ErrorKind::Input, where + "embedding of " + std::to_string(json_array_get_length(values)) +
@@ -185,7 +187,8 @@ Result<ImportSummary> import_jsonl(const std::filesystem::path& path, std::istre
     t.embedding.reserve(static_cast<std::size_t>(dim));
     for (guint i = 0; i < json_array_get_length(values); ++i) {
       JsonNode* v = json_array_get_element(values, i);
-      if (!JSON_NODE_HOLDS_VALUE(v) || (json_node_get_value_type(v) != G_TYPE_DOUBLE && json_node_get_value_type(v) != G_TYPE_INT64))
+      if (!JSON_NODE_HOLDS_VALUE(v) ||
+          (json_node_get_value_type(v) != G_TYPE_DOUBLE && json_node_get_value_type(v) != G_TYPE_INT64))
         return Error{ErrorKind::Input, where + "embedding value " + std::to_string(i) + " is not a number"};
       t.embedding.push_back(static_cast<float>(json_node_get_double(v)));
     }

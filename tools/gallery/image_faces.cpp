@@ -19,9 +19,9 @@ struct ImageFaces::Impl {
   gst::FaceDetector detector;
   std::string path;
   GstVideoInfo info{};
-  GstBuffer* buffer = nullptr;  // the (possibly upscaled) image as a BGR frame
-  double scale = 1.0;           // buffer pixels per image pixel
-  std::vector<gst::FaceBox> faces;  // image pixels
+  GstBuffer* buffer = nullptr;            // the (possibly upscaled) image as a BGR frame
+  double scale = 1.0;                     // buffer pixels per image pixel
+  std::vector<gst::FaceBox> faces;        // image pixels
   std::vector<gst::FaceBox> frame_faces;  // buffer pixels
 
   Impl(IrEmbedder& e, std::shared_ptr<const gst::LandmarkModel> l) : engine(e), landmarks(std::move(l)) {}
@@ -66,7 +66,8 @@ Status ImageFaces::load(const std::string& path) {
   const int stride = GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0);
   auto* pixels = static_cast<guint8*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
   for (int y = 0; y < image.rows; ++y)
-    std::memcpy(pixels + static_cast<std::ptrdiff_t>(y) * stride, image.ptr(y), static_cast<std::size_t>(image.cols) * 3);
+    std::memcpy(pixels + static_cast<std::ptrdiff_t>(y) * stride, image.ptr(y),
+                static_cast<std::size_t>(image.cols) * 3);
   std::vector<gst::FaceDetection> found = d.detector.detect(frame, 1.0);
   gst_video_frame_unmap(&frame);
 
