@@ -26,8 +26,9 @@ done
 scripts/install-deps.sh
 build="${BUILD_DIR:-build}"
 [ -f "$build/build.ninja" ] || meson setup "$build" -Dbuildtype=release
-# What the main job needs, and the CLI the README's next section uses (build/tools/run_ir18).
-ninja -C "$build" tools/taconite-mkbundle gst/plugin/libgsttaconite.so tools/run_ir18 tools/run_ir101
+# What the main job needs, and the CLIs the README uses (build/tools/run_ir18, taconite-gallery).
+ninja -C "$build" tools/taconite-mkbundle gst/plugin/libgsttaconite.so tools/run_ir18 tools/run_ir101 \
+  tools/gallery/taconite-gallery
 
 if [ -z "$bundle" ]; then
   bundle=out/ir18-test-bundle

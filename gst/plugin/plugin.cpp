@@ -2,6 +2,7 @@
 #include <gst/gst.h>
 
 #include "gsttaconiteadaface.h"
+#include "gsttaconiteidentify.h"
 #include "gsttaconitelandmarks.h"
 #include "gsttaconitepublish.h"
 #include "gsttaconitetrack.h"
@@ -15,6 +16,7 @@ static gboolean plugin_init(GstPlugin* plugin) {
   ok &= GST_ELEMENT_REGISTER(taconitelandmarks, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitetrack, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitepublish, plugin);
+  ok &= GST_ELEMENT_REGISTER(taconiteidentify, plugin);
   return ok;
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "gsttaconiteadaface.h"
+#include "gsttaconiteidentify.h"
 #include "gsttaconitelandmarks.h"
 #include "gsttaconitepublish.h"
 #include "gsttaconitetrack.h"
@@ -283,6 +284,7 @@ int main(int argc, char** argv) {
   GST_ELEMENT_REGISTER(taconitelandmarks, nullptr);
   GST_ELEMENT_REGISTER(taconitetrack, nullptr);
   GST_ELEMENT_REGISTER(taconitepublish, nullptr);
+  GST_ELEMENT_REGISTER(taconiteidentify, nullptr);
   ::testing::InitGoogleTest(&argc, argv);
   const int result = RUN_ALL_TESTS();
   gst_deinit();

@@ -124,4 +124,29 @@ TEST_F(PluginTest, RegistersTaconitepublishWithDocumentedProperties) {
   gst_object_unref(element);
 }
 
+TEST_F(PluginTest, RegistersTaconiteidentifyWithDocumentedProperties) {
+  ASSERT_NE(plugin, nullptr);
+  GstElementFactory* factory = gst_element_factory_find("taconiteidentify");
+  ASSERT_NE(factory, nullptr) << "plugin_init registers taconiteidentify";
+  EXPECT_STREQ(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS), "Filter/Analyzer/Video");
+  GstElement* element = gst_element_factory_create(factory, nullptr);
+  gst_object_unref(factory);
+  ASSERT_NE(element, nullptr);
+  guint n = 0;
+  GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(element), &n);
+  std::vector<std::string> ours;
+  for (guint i = 0; i < n; ++i) {
+    if (specs[i]->owner_type != G_OBJECT_TYPE(element)) continue;
+    ours.emplace_back(specs[i]->name);
+    const std::string blurb = g_param_spec_get_blurb(specs[i]);
+    EXPECT_NE(blurb.find("Default:"), std::string::npos) << specs[i]->name << " blurb states its default";
+  }
+  g_free(specs);
+  EXPECT_EQ(ours, (std::vector<std::string>{"gallery", "bundle", "threshold", "top-k", "vote-window", "min-votes",
+                                            "track-id-param", "track-timeout", "poll-interval", "approximate-above",
+                                            "post-messages"}));
+  EXPECT_NE(g_signal_lookup("reload", G_OBJECT_TYPE(element)), 0u) << "the reload action signal";
+  gst_object_unref(element);
+}
+
 }  // namespace

@@ -1,0 +1,236 @@
+// Gallery search benchmark: exact (IndexFlatIP) vs approximate (HNSW) search through
+// taconite::gallery::GalleryIndex on N random unit vectors (one identity each), and the load time
+// of a real SQLite gallery. Probes are noisy copies of enrolled vectors (cosine ~0.6 to their
+// source, like a new photo of an enrolled person); recall@1 = share of probes whose approximate
+// top-1 equals the exact top-1.
+//
+//   gallery-bench [--sizes 10000,100000,1000000] [--queries 200] [--load-sizes 10000,100000]
+//                 [--hnsw-m 32] [--ef-construction 64] [--ef-search 128] [--dir DIR]
+//                 [--approximate-max N]  (no HNSW build above N identities: bounds the run time)
+// One line per measurement (markdown table rows) on stdout.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gallery_index.hpp"
+#include "gallery_store.hpp"
+
+namespace {
+
+using namespace taconite::gallery;
+using Clock = std::chrono::steady_clock;
+constexpr int kDim = 512;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+long rss_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return 0;
+}
+
+std::vector<std::size_t> parse_list(const std::string& text) {
+  std::vector<std::size_t> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(std::stoul(item));
+  return out;
+}
+
+void normalise(float* v) {
+  double sum = 0;
+  for (int i = 0; i < kDim; ++i) sum += double(v[i]) * v[i];
+  const float scale = float(1.0 / std::sqrt(sum));
+  for (int i = 0; i < kDim; ++i) v[i] *= scale;
+}
+
+std::vector<float> random_units(std::size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> normal;
+  std::vector<float> v(n * kDim);
+  for (float& x : v) x = normal(rng);
+  for (std::size_t i = 0; i < n; ++i) normalise(&v[i * kDim]);
+  return v;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// CPU time of the calling thread: one query runs on one thread, so this is its cost without the
+// time other processes of a shared machine took from it.
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+struct Timed {
+  double median_ms = 0, median_cpu_ms = 0;
+  std::vector<std::int64_t> top1;
+};
+
+Timed query_all(const GalleryIndex& index, const std::vector<float>& probes, std::size_t queries) {
+  Timed t;
+  std::vector<double> times, cpu;
+  for (std::size_t q = 0; q < queries; ++q) {
+    const auto start = Clock::now();
+    const double cpu_start = thread_cpu_ms();
+    const std::vector<IdentityMatch> m = index.search({&probes[q * kDim], kDim}, 1);
+    cpu.push_back(thread_cpu_ms() - cpu_start);
+    times.push_back(ms_since(start));
+    t.top1.push_back(m.empty() ? -1 : m[0].identity_id);
+  }
+  t.median_ms = median(times);
+  t.median_cpu_ms = median(cpu);
+  return t;
+}
+
+void search_bench(std::size_t n, std::size_t queries, const IndexOptions& hnsw_options, std::size_t approximate_max) {
+  std::mt19937 rng(static_cast<unsigned>(n));
+  const std::vector<float> gallery = random_units(n, rng);
+  std::vector<std::int64_t> ids(n);
+  for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<std::int64_t>(i);
+  // Probes: 0.6 * an enrolled vector + 0.8 * a random unit vector, normalised.
+  std::vector<float> probes = random_units(queries, rng);
+  std::uniform_int_distribution<std::size_t> pick(0, n - 1);
+  for (std::size_t q = 0; q < queries; ++q) {
+    const float* source = &gallery[pick(rng) * kDim];
+    for (int i = 0; i < kDim; ++i) probes[q * kDim + i] = 0.6f * source[i] + 0.8f * probes[q * kDim + i];
+    normalise(&probes[q * kDim]);
+  }
+
+  IndexOptions exact_options;
+  exact_options.approximate_above = n;  // never approximate
+  long before = rss_kib();
+  auto start = Clock::now();
+  auto exact = GalleryIndex::build(kDim, gallery, ids, exact_options);
+  const double exact_build_ms = ms_since(start);
+  const long exact_kib = rss_kib() - before;
+  if (!exact) {
+    std::printf("exact build failed: %s\n", exact.error().message.c_str());
+    return;
+  }
+  const Timed e = query_all(exact.value(), probes, queries);
+  std::printf("| %zu | exact IndexFlatIP | %.0f | %.3f | %.3f | 1 (reference) | %.0f |\n", n, exact_build_ms,
+              e.median_ms, e.median_cpu_ms, exact_kib * 1024.0 / double(n));
+  std::fflush(stdout);
+
+  if (n > approximate_max) {
+    std::printf("| %zu | HNSW | not built (more than --approximate-max %zu) | | | | |\n", n, approximate_max);
+    return;
+  }
+  IndexOptions approx = hnsw_options;
+  approx.approximate_above = 0;
+  before = rss_kib();
+  start = Clock::now();
+  auto hnsw = GalleryIndex::build(kDim, gallery, ids, approx);
+  const double hnsw_build_ms = ms_since(start);
+  const long hnsw_kib = rss_kib() - before;
+  if (!hnsw) {
+    std::printf("HNSW build failed: %s\n", hnsw.error().message.c_str());
+    return;
+  }
+  const Timed h = query_all(hnsw.value(), probes, queries);
+  std::size_t agree = 0;
+  for (std::size_t q = 0; q < queries; ++q) agree += h.top1[q] == e.top1[q];
+  std::printf("| %zu | HNSW M=%d efC=%d efS=%d | %.0f | %.3f | %.3f | %.3f | %.0f |\n", n, approx.hnsw_m,
+              approx.hnsw_ef_construction, approx.hnsw_ef_search, hnsw_build_ms, h.median_ms, h.median_cpu_ms,
+              double(agree) / double(queries), hnsw_kib * 1024.0 / double(n));
+  std::fflush(stdout);
+}
+
+// A real gallery file of n templates (batches of 10 000 per transaction), then open + index load.
+void load_bench(std::size_t n, const std::filesystem::path& dir, const IndexOptions& hnsw_options) {
+  const std::filesystem::path file = dir / ("bench-" + std::to_string(n) + ".db");
+  for (const char* suffix : {"", "-wal", "-shm", ".hnsw", ".hnsw.state"})
+    std::filesystem::remove(file.string() + suffix);
+  std::mt19937 rng(7);
+  auto store = GalleryStore::create(file, {std::string(64, '0'), "bench"}, kDim);
+  if (!store) {
+    std::printf("create failed: %s\n", store.error().message.c_str());
+    return;
+  }
+  const auto fill_start = Clock::now();
+  for (std::size_t done = 0; done < n;) {
+    const std::size_t count = std::min<std::size_t>(10000, n - done);
+    const std::vector<float> units = random_units(count, rng);
+    for (std::size_t i = 0; i < count; ++i) {
+      std::vector<NewTemplate> t(1);
+      t[0].embedding.assign(&units[i * kDim], &units[(i + 1) * kDim]);
+      t[0].source = "bench";
+      if (!store.value().enroll("id" + std::to_string(done + i), "", t)) return;
+    }
+    done += count;
+  }
+  const double fill_ms = ms_since(fill_start);
+  for (bool approximate : {false, true}) {
+    IndexOptions options = hnsw_options;
+    options.approximate_above = approximate ? 0 : n;
+    for (int pass = 0; pass < (approximate ? 2 : 1); ++pass) {  // HNSW: build + save, then reuse
+      const auto start = Clock::now();
+      auto opened = GalleryStore::open(file, GalleryStore::Access::ReadOnly);
+      std::string note;
+      auto index = GalleryIndex::load(opened.value(), options, &note);
+      std::printf("| %zu | %s | %.0f | %s | enroll one per transaction: %.0f ms |\n", n, approximate ? "HNSW" : "exact",
+                  ms_since(start), note.c_str(), fill_ms);
+      std::fflush(stdout);
+    }
+  }
+  for (const char* suffix : {"", "-wal", "-shm", ".hnsw", ".hnsw.state"})
+    std::filesystem::remove(file.string() + suffix);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::size_t> sizes = {10000, 100000, 1000000}, load_sizes = {10000, 100000};
+  std::size_t queries = 200, approximate_max = SIZE_MAX;
+  IndexOptions hnsw;
+  std::filesystem::path dir = std::filesystem::temp_directory_path();
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i], v = argv[i + 1];
+    if (a == "--sizes")
+      sizes = parse_list(v);
+    else if (a == "--load-sizes")
+      load_sizes = parse_list(v);
+    else if (a == "--queries")
+      queries = std::clamp<std::size_t>(std::stoul(v), 1, 100000);
+    else if (a == "--hnsw-m")
+      hnsw.hnsw_m = std::stoi(v);
+    else if (a == "--ef-construction")
+      hnsw.hnsw_ef_construction = std::stoi(v);
+    else if (a == "--ef-search")
+      hnsw.hnsw_ef_search = std::stoi(v);
+    else if (a == "--dir")
+      dir = v;
+    else if (a == "--approximate-max")
+      approximate_max = std::stoul(v);
+    else {
+      std::fprintf(stderr, "gallery-bench: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  std::printf(
+      "| identities | index | build ms | median query ms (1 probe, top-1) | median query thread-CPU ms | "
+      "recall@1 vs exact | bytes per identity (RSS) |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (std::size_t n : sizes) search_bench(n, queries, hnsw, approximate_max);
+  if (!load_sizes.empty()) {
+    std::printf("\n| templates | index | open + load ms | what happened | fill |\n|---|---|---|---|---|\n");
+    for (std::size_t n : load_sizes) load_bench(n, dir, hnsw);
+  }
+  return 0;
+}

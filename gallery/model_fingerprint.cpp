@@ -1,0 +1,135 @@
+#include "model_fingerprint.hpp"
+
+#include <glib.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+namespace taconite::gallery {
+
+namespace {
+
+// manifest.txt and tensors.txt are small text files (KiBs); refuse anything implausibly large.
+constexpr std::uintmax_t kMaxTextFile = 64u << 20;
+constexpr std::size_t kChunk = 1u << 20;
+
+struct ChecksumDeleter {
+  void operator()(GChecksum* c) const { g_checksum_free(c); }
+};
+using Checksum = std::unique_ptr<GChecksum, ChecksumDeleter>;
+
+struct WeightRecord {
+  std::string name, dtype, dims;
+  std::uint64_t offset = 0, bytes = 0;
+};
+
+Result<std::string> read_text(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return Error{ErrorKind::Io, path.string() + ": " + ec.message()};
+  if (size > kMaxTextFile)
+    return Error{ErrorKind::Bundle,
+                 path.string() + ": " + std::to_string(size) + " bytes, more than a bundle's text file may hold"};
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) return Error{ErrorKind::Io, path.string() + ": cannot be read"};
+  return text.str();
+}
+
+bool parse_u64(const std::string& field, std::uint64_t& value) {
+  const char* end = field.data() + field.size();
+  auto [ptr, ec] = std::from_chars(field.data(), end, value);
+  return ec == std::errc() && ptr == end;
+}
+
+// The five-field records of tensors.txt other than ref.*, sorted by name (the fingerprint does not
+// depend on the order the writer listed them in).
+Result<std::vector<WeightRecord>> weight_records(const std::filesystem::path& path, const std::string& text,
+                                                 std::uint64_t bin_size) {
+  std::vector<WeightRecord> records;
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string field; fields >> field;) f.push_back(field);
+    if (f.empty() || (f[0][0] == '#' && f.size() != 5)) continue;  // blank or comment
+    WeightRecord r;
+    if (f.size() != 5 || !parse_u64(f[3], r.offset) || !parse_u64(f[4], r.bytes))
+      return Error{ErrorKind::Bundle, path.string() + ":" + std::to_string(number) +
+                                          ": expected '<name> <dtype> <dims> <offset> <bytes>', got '" + line + "'"};
+    if (r.offset > bin_size || r.bytes > bin_size - r.offset)
+      return Error{ErrorKind::Bundle, path.string() + ":" + std::to_string(number) +
+                                          ": tensor reaches past the end of tensors.bin (" + std::to_string(bin_size) +
+                                          " bytes)"};
+    if (f[0].rfind("ref.", 0) == 0) continue;  // reference tensors are not the model
+    r.name = f[0];
+    r.dtype = f[1];
+    r.dims = f[2];
+    records.push_back(std::move(r));
+  }
+  std::sort(records.begin(), records.end(),
+            [](const WeightRecord& a, const WeightRecord& b) { return a.name < b.name; });
+  return records;
+}
+
+void update(GChecksum* sum, const std::string& text) {
+  // Length-prefixed, so "ab"+"c" and "a"+"bc" hash differently.
+  const std::string length = std::to_string(text.size()) + ":";
+  g_checksum_update(sum, reinterpret_cast<const guchar*>(length.data()), static_cast<gssize>(length.size()));
+  g_checksum_update(sum, reinterpret_cast<const guchar*>(text.data()), static_cast<gssize>(text.size()));
+}
+
+std::string model_param(const std::string& manifest) {
+  std::istringstream lines(manifest);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string tag, name, value;
+    if (fields >> tag >> name >> value && tag == "param" && name == "model") return value;
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<ModelFingerprint> fingerprint_bundle(const std::filesystem::path& bundle_dir) {
+  const std::filesystem::path manifest_path = bundle_dir / "manifest.txt";
+  const std::filesystem::path tensors_path = bundle_dir / "tensors.txt";
+  const std::filesystem::path bin_path = bundle_dir / "tensors.bin";
+  Result<std::string> manifest = read_text(manifest_path);
+  if (!manifest) return manifest.error();
+  Result<std::string> tensors = read_text(tensors_path);
+  if (!tensors) return tensors.error();
+  std::error_code ec;
+  const std::uintmax_t bin_size = std::filesystem::file_size(bin_path, ec);
+  if (ec) return Error{ErrorKind::Io, bin_path.string() + ": " + ec.message()};
+  Result<std::vector<WeightRecord>> records = weight_records(tensors_path, tensors.value(), bin_size);
+  if (!records) return records.error();
+
+  Checksum sum(g_checksum_new(G_CHECKSUM_SHA256));
+  update(sum.get(), "taconite-model-fingerprint-1");
+  update(sum.get(), manifest.value());
+  std::ifstream bin(bin_path, std::ios::binary);
+  if (!bin) return Error{ErrorKind::Io, bin_path.string() + ": cannot be opened"};
+  std::vector<char> chunk(kChunk);
+  for (const WeightRecord& r : records.value()) {
+    update(sum.get(), r.name + " " + r.dtype + " " + r.dims + " " + std::to_string(r.bytes));
+    bin.seekg(static_cast<std::streamoff>(r.offset));
+    for (std::uint64_t left = r.bytes; left > 0;) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, kChunk));
+      if (!bin.read(chunk.data(), static_cast<std::streamsize>(n)))
+        return Error{ErrorKind::Io, bin_path.string() + ": read failed in tensor " + r.name};
+      g_checksum_update(sum.get(), reinterpret_cast<const guchar*>(chunk.data()), static_cast<gssize>(n));
+      left -= n;
+    }
+  }
+  return ModelFingerprint{g_checksum_get_string(sum.get()), model_param(manifest.value())};
+}
+
+}  // namespace taconite::gallery

@@ -1,0 +1,532 @@
+/**
+ * SECTION:element-taconiteidentify
+ * @title: taconiteidentify
+ *
+ * Names the faces taconiteadaface embedded: each #GstTaconiteEmbeddingMeta of a ROI is searched in
+ * a face gallery (an SQLite file made with `taconite-gallery`, searched with FAISS) and the answer
+ * is written to the ROI's params where applications already look:
+ *
+ * - DL Streamer-style, a structure `identity` with `label` (the identity's name, or `unknown`),
+ *   `label_id` (the identity id, -1 for unknown) and `confidence` (the cosine similarity);
+ * - a structure `taconite-identity` with `name`, `identity-id`, `similarity` (this frame's best
+ *   match), `settled`, `votes`, `track-id` (when tracked), `gallery-revision`, and the `top-k`
+ *   candidates as `candidates` (names) and `candidate-similarities` (doubles).
+ *
+ * A face whose best similarity is below `threshold` is `unknown` (open-set decision). A tracked
+ * face (ROI param `object_id`, e.g. from taconitetrack) is decided per track: each newly computed
+ * embedding votes, and the track takes the identity holding a strict majority of its last
+ * `vote-window` votes once it has `min-votes`; until then its ROI gets no `identity` param (only
+ * `taconite-identity` with settled=false), and one bad frame never flips a decided label.
+ * Untracked faces are decided frame by frame. Each time a track is first decided on an identity
+ * (including `unknown`), an element message `taconite-identity` is posted: `stream` (the stream
+ * id), `track-id`, `name`, `identity-id`, `similarity` (mean of the winning votes) and
+ * `running-time`.
+ *
+ * The gallery is loaded in the READY to PAUSED transition (missing, corrupt, wrong-schema or
+ * foreign-model files fail it with an error naming the file). While playing, a background thread
+ * polls its revision every `poll-interval` ms (or on the `reload` action signal) and swaps in the
+ * new index without stopping video. Set `bundle` to check the gallery's model fingerprint against
+ * the bundle taconiteadaface runs; without it only the model name and embedding size are checked.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 v4l2src ! videoconvert ! facedetect display=false ! taconitelandmarks ! taconitetrack ! \
+ *     taconiteadaface bundle=/path/to/bundle reinfer-interval=5 ! taconiteidentify gallery=people.db ! \
+ *     fakesink
+ * ]|
+ *
+ * Since: 0.4
+ */
+#include "gsttaconiteidentify.h"
+
+#include <gst/taconite/gsttaconitemeta.h>
+#include <gst/video/video.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gallery_watcher.hpp"
+#include "identity_votes.hpp"
+#include "model_fingerprint.hpp"
+#include "track_cache.hpp"
+
+GST_DEBUG_CATEGORY_STATIC(taconite_identify_debug);
+#define GST_CAT_DEFAULT taconite_identify_debug
+
+namespace {
+
+using namespace taconite::gst;
+namespace gallery = taconite::gallery;
+
+constexpr const char* kIdentityParam = "identity";
+constexpr const char* kTaconiteIdentityParam = "taconite-identity";
+constexpr const char* kUnknownLabel = "unknown";
+constexpr double kDefaultThreshold = 0.4;
+constexpr guint kDefaultTopK = 3;
+constexpr guint kDefaultVoteWindow = 5;
+constexpr guint kDefaultMinVotes = 3;
+constexpr guint kDefaultTrackTimeout = 150;
+constexpr guint kDefaultPollInterval = 1000;
+constexpr guint kMaxVoteWindow = 100;
+
+// Property values; guarded by the object lock.
+struct Settings {
+  std::string gallery, bundle, track_id_param = "object_id";
+  double threshold = kDefaultThreshold;
+  guint top_k = kDefaultTopK, vote_window = kDefaultVoteWindow, min_votes = kDefaultMinVotes;
+  guint track_timeout = kDefaultTrackTimeout, poll_interval = kDefaultPollInterval;
+  guint64 approximate_above = gallery::IndexOptions{}.approximate_above;
+  bool post_messages = true;
+};
+
+// What only the streaming thread touches.
+struct Stream {
+  IdentityVotes votes;
+  guint64 frame = 0;
+  std::string stream_id;
+  bool warned_empty = false;
+};
+
+}  // namespace
+
+struct _GstTaconiteIdentify {
+  GstBaseTransform parent;
+  Settings* settings;
+  Stream* stream;
+  // Made in start, gone in stop; guarded by the object lock (the reload signal may come from any
+  // thread, also while the streaming thread is blocked downstream).
+  std::shared_ptr<GalleryWatcher>* watcher;
+};
+
+enum {
+  PROP_0,
+  PROP_GALLERY,
+  PROP_BUNDLE,
+  PROP_THRESHOLD,
+  PROP_TOP_K,
+  PROP_VOTE_WINDOW,
+  PROP_MIN_VOTES,
+  PROP_TRACK_ID_PARAM,
+  PROP_TRACK_TIMEOUT,
+  PROP_POLL_INTERVAL,
+  PROP_APPROXIMATE_ABOVE,
+  PROP_POST_MESSAGES,
+};
+
+enum { SIGNAL_RELOAD, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw(ANY)"));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw(ANY)"));
+
+G_DEFINE_TYPE_WITH_CODE(GstTaconiteIdentify, gst_taconite_identify, GST_TYPE_BASE_TRANSFORM,
+                        GST_DEBUG_CATEGORY_INIT(taconite_identify_debug, "taconiteidentify", 0,
+                                                "taconiteidentify element"));
+GST_ELEMENT_REGISTER_DEFINE(taconiteidentify, "taconiteidentify", GST_RANK_NONE, GST_TYPE_TACONITE_IDENTIFY);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Streaming                                                                                   */
+
+namespace {
+
+// Replaces the ROI's param structure of the same name (the ROI's buffer is writable).
+void replace_param(GstVideoRegionOfInterestMeta* roi, GstStructure* param) {
+  for (GList* l = roi->params; l;) {
+    GList* next = l->next;
+    if (gst_structure_has_name(static_cast<GstStructure*>(l->data), gst_structure_get_name(param))) {
+      gst_structure_free(static_cast<GstStructure*>(l->data));
+      roi->params = g_list_delete_link(roi->params, l);
+    }
+    l = next;
+  }
+  gst_video_region_of_interest_meta_add_param(roi, param);
+}
+
+void remove_param(GstVideoRegionOfInterestMeta* roi, const char* name) {
+  for (GList* l = roi->params; l;) {
+    GList* next = l->next;
+    if (gst_structure_has_name(static_cast<GstStructure*>(l->data), name)) {
+      gst_structure_free(static_cast<GstStructure*>(l->data));
+      roi->params = g_list_delete_link(roi->params, l);
+    }
+    l = next;
+  }
+}
+
+struct FaceAnswer {
+  GstVideoRegionOfInterestMeta* roi = nullptr;
+  std::vector<gallery::IdentityMatch> matches;
+  std::optional<gint64> track;
+  TrackDecision decision;
+  double similarity = 0.0;  // this frame's best
+};
+
+GstStructure* taconite_param(const FaceAnswer& a, std::int64_t revision) {
+  GValue names = G_VALUE_INIT, sims = G_VALUE_INIT;
+  gst_value_array_init(&names, a.matches.size());
+  gst_value_array_init(&sims, a.matches.size());
+  for (const gallery::IdentityMatch& m : a.matches) {
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, G_TYPE_STRING);
+    g_value_set_string(&v, m.name.c_str());
+    gst_value_array_append_and_take_value(&names, &v);
+    GValue d = G_VALUE_INIT;
+    g_value_init(&d, G_TYPE_DOUBLE);
+    g_value_set_double(&d, m.similarity);
+    gst_value_array_append_and_take_value(&sims, &d);
+  }
+  const IdentityVote& who = a.decision.identity;
+  GstStructure* s = gst_structure_new(
+      kTaconiteIdentityParam, "name", G_TYPE_STRING, a.decision.settled ? who.name.c_str() : "", "identity-id",
+      G_TYPE_INT64, static_cast<gint64>(a.decision.settled ? who.identity : kUnknownIdentity), "similarity",
+      G_TYPE_DOUBLE, a.similarity, "settled", G_TYPE_BOOLEAN, a.decision.settled, "votes", G_TYPE_UINT,
+      a.decision.votes, "gallery-revision", G_TYPE_INT64, static_cast<gint64>(revision), nullptr);
+  if (a.track) gst_structure_set(s, "track-id", G_TYPE_INT64, *a.track, nullptr);
+  gst_structure_take_value(s, "candidates", &names);
+  gst_structure_take_value(s, "candidate-similarities", &sims);
+  return s;
+}
+
+}  // namespace
+
+static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
+  Stream& stream = *self->stream;
+  GST_OBJECT_LOCK(self);
+  const Settings s = *self->settings;
+  const std::shared_ptr<GalleryWatcher> watcher = *self->watcher;
+  GST_OBJECT_UNLOCK(self);
+  if (!watcher) return GST_FLOW_OK;
+  const std::shared_ptr<const gallery::GalleryIndex> index = watcher->current();
+  const guint64 now = stream.frame++;
+  VotePolicy policy;
+  policy.window = s.vote_window;
+  policy.min_votes = s.min_votes;
+  policy.timeout = s.track_timeout;
+  stream.votes.evict(now, s.track_timeout);
+
+  if (index->templates() == 0 && !stream.warned_empty) {
+    stream.warned_empty = true;
+    GST_ELEMENT_WARNING(self, RESOURCE, NOT_FOUND,
+                        ("The gallery %s is empty: every face is unknown.", s.gallery.c_str()),
+                        ("Enroll people with taconite-gallery enroll; the element picks them up while playing."));
+  } else if (index->templates() > 0) {
+    stream.warned_empty = false;
+  }
+
+  // The faces: embedding metas of ROIs, each once, with its tracking id when unique in the frame.
+  std::vector<FaceAnswer> faces;
+  std::vector<const GstTaconiteEmbeddingMeta*> embeddings;
+  std::unordered_map<gint64, int> track_uses;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE)) {
+    auto* e = reinterpret_cast<const GstTaconiteEmbeddingMeta*>(meta);
+    if (e->roi_id == GST_TACONITE_WHOLE_BUFFER_ROI_ID || e->dim == 0 || !e->embedding) continue;
+    GstVideoRegionOfInterestMeta* roi = gst_buffer_get_video_region_of_interest_meta_id(buffer, e->roi_id);
+    if (!roi) continue;
+    if (static_cast<int>(e->dim) != index->dim()) {
+      GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                        ("Embeddings of %u values, the gallery %s holds %d.", e->dim, s.gallery.c_str(), index->dim()),
+                        ("Enroll the gallery with the bundle taconiteadaface runs."));
+      return GST_FLOW_ERROR;
+    }
+    if (e->model && *e->model && !index->model().empty() && index->model() != e->model) {
+      GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                        ("Embeddings of model %s, the gallery %s was made with %s.", e->model, s.gallery.c_str(),
+                         index->model().c_str()),
+                        ("Embeddings of different models are not comparable: enroll the gallery with the bundle "
+                         "taconiteadaface runs."));
+      return GST_FLOW_ERROR;
+    }
+    FaceAnswer a;
+    a.roi = roi;
+    a.track = roi_track_id(roi, s.track_id_param);
+    if (a.track) ++track_uses[*a.track];
+    faces.push_back(a);
+    embeddings.push_back(e);
+  }
+
+  const GstClockTime running_time =
+      gst_segment_to_running_time(&trans->segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buffer));
+  for (std::size_t i = 0; i < faces.size(); ++i) {
+    FaceAnswer& a = faces[i];
+    const GstTaconiteEmbeddingMeta* e = embeddings[i];
+    if (a.track && track_uses[*a.track] > 1) a.track.reset();  // an id on two faces names neither
+    a.matches = index->search({e->embedding, e->dim}, static_cast<int>(s.top_k));
+    IdentityVote vote;
+    vote.name = kUnknownLabel;
+    if (!a.matches.empty()) {
+      a.similarity = a.matches.front().similarity;
+      if (a.similarity >= s.threshold)
+        vote = {a.matches.front().identity_id, a.matches.front().name, a.similarity};
+      else
+        vote.similarity = a.similarity;
+    }
+    if (a.track) {
+      // A reused (cached) embedding is the same vector again: it is no new evidence.
+      const bool fresh = e->status != GST_TACONITE_EMBEDDING_CACHED;
+      a.decision = stream.votes.add(*a.track, now, fresh ? std::optional(vote) : std::nullopt, policy);
+    } else {
+      a.decision = {true, vote, false, 1};
+    }
+    if (a.decision.settled) {
+      const IdentityVote& who = a.decision.identity;
+      replace_param(a.roi, gst_structure_new(kIdentityParam, "label", G_TYPE_STRING, who.name.c_str(), "label_id",
+                                             G_TYPE_INT, static_cast<gint>(who.identity), "confidence", G_TYPE_DOUBLE,
+                                             who.similarity, nullptr));
+    } else {
+      remove_param(a.roi, kIdentityParam);
+    }
+    replace_param(a.roi, taconite_param(a, index->revision()));
+    GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": best %s %.4f, decided %s", a.roi->id, a.track.value_or(-1),
+                   a.matches.empty() ? "-" : a.matches.front().name.c_str(), a.similarity,
+                   a.decision.settled ? a.decision.identity.name.c_str() : "(voting)");
+    if (s.post_messages && a.track && a.decision.first_for_identity) {
+      const IdentityVote& who = a.decision.identity;
+      GstStructure* m =
+          gst_structure_new(kTaconiteIdentityParam, "stream", G_TYPE_STRING, stream.stream_id.c_str(), "track-id",
+                            G_TYPE_INT64, *a.track, "name", G_TYPE_STRING, who.name.c_str(), "identity-id",
+                            G_TYPE_INT64, static_cast<gint64>(who.identity), "similarity", G_TYPE_DOUBLE,
+                            who.similarity, "running-time", G_TYPE_UINT64, static_cast<guint64>(running_time), nullptr);
+      gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), m));
+    }
+  }
+  return GST_FLOW_OK;
+}
+
+static gboolean start(GstBaseTransform* trans) {
+  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
+  GST_OBJECT_LOCK(self);
+  const Settings s = *self->settings;
+  GST_OBJECT_UNLOCK(self);
+  if (s.gallery.empty()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No gallery given."),
+                      ("Set the 'gallery' property to a file made with taconite-gallery create."));
+    return FALSE;
+  }
+  std::optional<gallery::ModelFingerprint> required;
+  if (!s.bundle.empty()) {
+    taconite::Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_bundle(s.bundle);
+    if (!fingerprint) {
+      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not read the bundle %s.", s.bundle.c_str()),
+                        ("%s", fingerprint.error().message.c_str()));
+      return FALSE;
+    }
+    required = fingerprint.value();
+  }
+  gallery::IndexOptions options;
+  options.approximate_above = s.approximate_above;
+  auto watcher = std::make_shared<GalleryWatcher>(
+      s.gallery, options, s.poll_interval, [self](bool warning, const std::string& message) {
+        if (warning)
+          GST_ELEMENT_WARNING(self, RESOURCE, READ, ("Could not reload the gallery."), ("%s", message.c_str()));
+        else
+          GST_INFO_OBJECT(self, "%s", message.c_str());
+      });
+  std::string note;
+  if (taconite::Status started = watcher->start(required, &note); !started) {
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not load the gallery %s.", s.gallery.c_str()),
+                      ("%s", started.error().message.c_str()));
+    return FALSE;
+  }
+  GST_INFO_OBJECT(self, "gallery %s: %s", s.gallery.c_str(), note.c_str());
+  GST_OBJECT_LOCK(self);
+  *self->watcher = std::move(watcher);
+  GST_OBJECT_UNLOCK(self);
+  return TRUE;
+}
+
+static gboolean stop(GstBaseTransform* trans) {
+  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
+  GST_OBJECT_LOCK(self);
+  std::shared_ptr<GalleryWatcher> watcher = std::move(*self->watcher);
+  self->watcher->reset();
+  GST_OBJECT_UNLOCK(self);
+  watcher.reset();  // joins its thread (outside the lock: its reports post messages)
+  delete self->stream;
+  self->stream = new Stream();
+  return TRUE;
+}
+
+static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
+  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
+  switch (GST_EVENT_TYPE(event)) {
+    case GST_EVENT_STREAM_START: {
+      const gchar* id = nullptr;
+      gst_event_parse_stream_start(event, &id);
+      self->stream->stream_id = id ? id : "";
+      self->stream->votes.clear();  // a new stream's track ids are other faces
+      break;
+    }
+    case GST_EVENT_FLUSH_STOP: self->stream->votes.clear(); break;
+    default: break;
+  }
+  return GST_BASE_TRANSFORM_CLASS(gst_taconite_identify_parent_class)->sink_event(trans, event);
+}
+
+static void reload(GstTaconiteIdentify* self) {
+  GST_OBJECT_LOCK(self);
+  if (*self->watcher) (*self->watcher)->reload();  // only wakes the watcher's thread
+  GST_OBJECT_UNLOCK(self);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* GObject                                                                                     */
+
+static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
+  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(object);
+  GST_OBJECT_LOCK(self);
+  Settings& s = *self->settings;
+  auto text = [value] { return std::string(g_value_get_string(value) ? g_value_get_string(value) : ""); };
+  switch (prop_id) {
+    case PROP_GALLERY: s.gallery = text(); break;
+    case PROP_BUNDLE: s.bundle = text(); break;
+    case PROP_THRESHOLD: s.threshold = g_value_get_double(value); break;
+    case PROP_TOP_K: s.top_k = g_value_get_uint(value); break;
+    case PROP_VOTE_WINDOW: s.vote_window = g_value_get_uint(value); break;
+    case PROP_MIN_VOTES: s.min_votes = g_value_get_uint(value); break;
+    case PROP_TRACK_ID_PARAM: s.track_id_param = text(); break;
+    case PROP_TRACK_TIMEOUT: s.track_timeout = g_value_get_uint(value); break;
+    case PROP_POLL_INTERVAL: s.poll_interval = g_value_get_uint(value); break;
+    case PROP_APPROXIMATE_ABOVE: s.approximate_above = g_value_get_uint64(value); break;
+    case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
+  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(object);
+  GST_OBJECT_LOCK(self);
+  const Settings& s = *self->settings;
+  switch (prop_id) {
+    case PROP_GALLERY: g_value_set_string(value, s.gallery.c_str()); break;
+    case PROP_BUNDLE: g_value_set_string(value, s.bundle.c_str()); break;
+    case PROP_THRESHOLD: g_value_set_double(value, s.threshold); break;
+    case PROP_TOP_K: g_value_set_uint(value, s.top_k); break;
+    case PROP_VOTE_WINDOW: g_value_set_uint(value, s.vote_window); break;
+    case PROP_MIN_VOTES: g_value_set_uint(value, s.min_votes); break;
+    case PROP_TRACK_ID_PARAM: g_value_set_string(value, s.track_id_param.c_str()); break;
+    case PROP_TRACK_TIMEOUT: g_value_set_uint(value, s.track_timeout); break;
+    case PROP_POLL_INTERVAL: g_value_set_uint(value, s.poll_interval); break;
+    case PROP_APPROXIMATE_ABOVE: g_value_set_uint64(value, s.approximate_above); break;
+    case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void finalize(GObject* object) {
+  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(object);
+  delete self->watcher;
+  delete self->settings;
+  delete self->stream;
+  G_OBJECT_CLASS(gst_taconite_identify_parent_class)->finalize(object);
+}
+
+static void gst_taconite_identify_init(GstTaconiteIdentify* self) {
+  self->settings = new Settings();
+  self->stream = new Stream();
+  self->watcher = new std::shared_ptr<GalleryWatcher>();
+  gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
+}
+
+static void gst_taconite_identify_class_init(GstTaconiteIdentifyClass* klass) {
+  GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass* transform_class = GST_BASE_TRANSFORM_CLASS(klass);
+  gobject_class->set_property = set_property;
+  gobject_class->get_property = get_property;
+  gobject_class->finalize = finalize;
+  transform_class->transform_ip = GST_DEBUG_FUNCPTR(transform_ip);
+  transform_class->start = GST_DEBUG_FUNCPTR(start);
+  transform_class->stop = GST_DEBUG_FUNCPTR(stop);
+  transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
+
+  const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+  const auto rw_playing =
+      static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  g_object_class_install_property(
+      gobject_class, PROP_GALLERY,
+      g_param_spec_string("gallery", "Gallery",
+                          "Face gallery file made with taconite-gallery create (SQLite); required. Default: unset", "",
+                          rw));
+  g_object_class_install_property(
+      gobject_class, PROP_BUNDLE,
+      g_param_spec_string("bundle", "Bundle",
+                          "The bundle taconiteadaface runs: when set, the gallery's model fingerprint must be this "
+                          "bundle's (else only the model name and embedding size are checked). Default: unset",
+                          "", rw));
+  g_object_class_install_property(
+      gobject_class, PROP_THRESHOLD,
+      g_param_spec_double("threshold", "Threshold",
+                          "Least cosine similarity for a face to be named; below it the face is unknown. Depends on "
+                          "the model: calibrate it on your own enrolled faces. Default: 0.4",
+                          -1.0, 1.0, kDefaultThreshold, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_TOP_K,
+      g_param_spec_uint("top-k", "Top k", "Candidate identities listed per face in taconite-identity. Default: 3", 1,
+                        gallery::kMaxTopK, kDefaultTopK, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_VOTE_WINDOW,
+      g_param_spec_uint("vote-window", "Vote window",
+                        "Recent votes (newly computed embeddings) a track decides on. Default: 5", 1, kMaxVoteWindow,
+                        kDefaultVoteWindow, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MIN_VOTES,
+      g_param_spec_uint("min-votes", "Minimum votes",
+                        "Votes a track needs, and the winner must hold a strict majority of the window, before it is "
+                        "named; 1 decides on the first. Default: 3",
+                        1, kMaxVoteWindow, kDefaultMinVotes, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_TRACK_ID_PARAM,
+      g_param_spec_string("track-id-param", "Track id param",
+                          "ROI param structure (field \"id\") or field holding the tracking id. Default: object_id",
+                          "object_id", rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_TRACK_TIMEOUT,
+      g_param_spec_uint("track-timeout", "Track timeout",
+                        "Frames a track's votes are kept while it is not seen. Default: 150", 0, G_MAXUINT,
+                        kDefaultTrackTimeout, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_POLL_INTERVAL,
+      g_param_spec_uint("poll-interval", "Poll interval",
+                        "Milliseconds between two checks whether the gallery changed (a new index is built in the "
+                        "background); 0: only on the reload signal. Default: 1000",
+                        0, 3600000, kDefaultPollInterval, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_APPROXIMATE_ABOVE,
+      g_param_spec_uint64("approximate-above", "Approximate above",
+                          "Templates beyond which an HNSW index (persisted as <gallery>.hnsw) replaces exact search. "
+                          "Default: 50000",
+                          0, G_MAXUINT64, gallery::IndexOptions{}.approximate_above, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean("post-messages", "Post messages",
+                           "Post a taconite-identity element message when a track is first decided on an identity. "
+                           "Default: true",
+                           TRUE, rw_playing));
+
+  /**
+   * GstTaconiteIdentify::reload:
+   *
+   * Re-reads the gallery in the background now (also when its revision did not change).
+   */
+  signals[SIGNAL_RELOAD] = g_signal_new_class_handler("reload", G_TYPE_FROM_CLASS(klass),
+                                                      static_cast<GSignalFlags>(G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION),
+                                                      G_CALLBACK(reload), nullptr, nullptr, nullptr, G_TYPE_NONE, 0);
+
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "Face identification", "Filter/Analyzer/Video",
+      "Names the faces taconiteadaface embedded from a face gallery (SQLite + FAISS), with per-track voting; writes "
+      "ROI params label/label_id/confidence",
+      "taconite-adaface maintainers");
+}

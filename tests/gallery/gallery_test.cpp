@@ -1,0 +1,243 @@
+// The gallery library on real SQLite files and real FAISS indexes: store, model fingerprint,
+// schema/corruption/lock errors, WAL readers during a write, exact and HNSW search.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "gallery_index.hpp"
+#include "gallery_store.hpp"
+#include "model_fingerprint.hpp"
+
+namespace {
+
+using namespace taconite::gallery;
+namespace fs = std::filesystem;
+
+constexpr int kDim = 16;
+
+class GalleryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("taconite-gallery-test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static ModelFingerprint model(char digit = 'a', const char* name = "IR-test") {
+    return {std::string(64, digit), name};
+  }
+  GalleryStore make(const char* file = "g.db") {
+    auto created = GalleryStore::create(dir_ / file, model(), kDim);
+    EXPECT_TRUE(created.ok()) << (created.ok() ? "" : created.error().message);
+    return std::move(created.value());
+  }
+  // A bundle-shaped directory: manifest.txt, tensors.txt (a weight and a ref tensor), tensors.bin.
+  fs::path fake_bundle(const char* name, const std::string& manifest, const std::string& bin) {
+    const fs::path b = dir_ / name;
+    fs::create_directories(b);
+    std::ofstream(b / "manifest.txt") << manifest;
+    std::ofstream(b / "tensors.txt") << "w.conv0 bf16 2,2 0 8\nref.input f32 1 8 4\n";
+    std::ofstream(b / "tensors.bin", std::ios::binary) << bin;
+    return b;
+  }
+  fs::path dir_;
+};
+
+std::vector<float> axis(int i, float other = 0.0f) {
+  std::vector<float> v(kDim, other);
+  v[static_cast<std::size_t>(i)] = 1.0f;
+  return v;
+}
+
+TEST_F(GalleryTest, EnrollListRemoveAndRevision) {
+  GalleryStore store = make();
+  ASSERT_EQ(store.revision().value(), 1);  // creating is the first write
+  std::vector<NewTemplate> two = {{axis(0), 0.0, "a.png", 0}, {axis(1), 7.5, "b.png", 0}};
+  auto id = store.enroll("alice", R"({"badge":7})", two);
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_EQ(store.revision().value(), 2);
+  std::vector<NewTemplate> scaled = {{std::vector<float>(kDim, 3.0f), 0.0, "c.png", 0}};
+  ASSERT_EQ(store.enroll("alice", "", scaled).value(), id.value());  // same identity, one more template
+  auto identities = store.identities().value();
+  ASSERT_EQ(identities.size(), 1u);
+  EXPECT_EQ(identities[0].templates, 3);
+  EXPECT_EQ(identities[0].metadata, R"({"badge":7})");
+  auto templates = store.templates(true).value();
+  ASSERT_EQ(templates.size(), 3u);
+  EXPECT_DOUBLE_EQ(templates[1].norm, 7.5);
+  EXPECT_NEAR(templates[2].norm, 12.0, 1e-9);            // computed: |3 * ones(16)| = 12
+  EXPECT_NEAR(templates[2].embedding[0], 0.25f, 1e-6f);  // stored unit length
+  EXPECT_TRUE(store.remove("alice").value());
+  EXPECT_FALSE(store.remove("alice").value());
+  EXPECT_EQ(store.templates(false).value().size(), 0u);  // templates go with their identity
+  EXPECT_EQ(store.revision().value(), 4);                // the failed remove wrote nothing
+}
+
+TEST_F(GalleryTest, RefusesBadEmbeddingsAndExistingFile) {
+  GalleryStore store = make();
+  std::vector<NewTemplate> short_one = {{std::vector<float>(kDim - 1, 1.0f), 0.0, "x", 0}};
+  auto r = store.enroll("bob", "", short_one);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("15 values, the gallery holds 16"), std::string::npos) << r.error().message;
+  std::vector<NewTemplate> zero = {{std::vector<float>(kDim, 0.0f), 0.0, "zero.png", 0}};
+  EXPECT_FALSE(store.enroll("bob", "", zero).ok());
+  EXPECT_EQ(store.identities().value().size(), 0u);  // nothing half-written
+  auto again = GalleryStore::create(dir_ / "g.db", model(), kDim);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().message.find("already exists"), std::string::npos);
+}
+
+TEST_F(GalleryTest, ModelMismatchIsRefusedWithBothFingerprints) {
+  GalleryStore store = make();
+  EXPECT_TRUE(store.check_model(model()).ok());
+  auto other = store.check_model(model('b', "IR-other"));
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find((dir_ / "g.db").string()), std::string::npos);
+  EXPECT_NE(other.error().message.find("another model"), std::string::npos);
+  EXPECT_NE(other.error().message.find("IR-other bbbbbbbbbbbb"), std::string::npos) << other.error().message;
+}
+
+TEST_F(GalleryTest, FingerprintCoversManifestAndWeightsButNotReferenceTensors) {
+  const std::string weights = "WWWWWWWW", ref = "RRRR";
+  auto a = fingerprint_bundle(fake_bundle("a", "param model IR-x\n", weights + ref)).value();
+  EXPECT_EQ(a.model, "IR-x");
+  EXPECT_EQ(a.sha256.size(), 64u);
+  EXPECT_EQ(fingerprint_bundle(fake_bundle("b", "param model IR-x\n", weights + "rrrr")).value().sha256, a.sha256);
+  EXPECT_NE(fingerprint_bundle(fake_bundle("c", "param model IR-x\n", "WWWWWWWX" + ref)).value().sha256, a.sha256);
+  EXPECT_NE(fingerprint_bundle(fake_bundle("d", "param model IR-y\n", weights + ref)).value().sha256, a.sha256);
+  auto missing = fingerprint_bundle(dir_ / "nowhere");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("manifest.txt"), std::string::npos);
+  auto truncated = fingerprint_bundle(fake_bundle("e", "param model IR-x\n", "WWWW"));
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.error().message.find("tensors.txt:1"), std::string::npos) << truncated.error().message;
+}
+
+TEST_F(GalleryTest, CorruptForeignWrongSchemaAndMissingFilesNameTheFile) {
+  const fs::path garbage = dir_ / "garbage.db";
+  std::ofstream(garbage) << std::string(4096, 'x');
+  auto r = GalleryStore::open(garbage, GalleryStore::Access::ReadOnly);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find(garbage.string()), std::string::npos);
+  EXPECT_NE(r.error().message.find("corrupt or not a taconite gallery"), std::string::npos) << r.error().message;
+
+  const fs::path foreign = dir_ / "foreign.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(foreign.c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "CREATE TABLE t(x)", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  r = GalleryStore::open(foreign, GalleryStore::Access::ReadOnly);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not a taconite gallery"), std::string::npos) << r.error().message;
+
+  { make("v2.db"); }
+  ASSERT_EQ(sqlite3_open((dir_ / "v2.db").c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "UPDATE gallery SET schema_version = 2", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  r = GalleryStore::open(dir_ / "v2.db", GalleryStore::Access::ReadOnly);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("schema version 2, this program reads version 1"), std::string::npos);
+
+  r = GalleryStore::open(dir_ / "missing.db", GalleryStore::Access::ReadOnly);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("missing.db: no such gallery file"), std::string::npos);
+}
+
+TEST_F(GalleryTest, LockedGalleryFailsAWriteButNotAReader) {
+  GalleryStore store = make();
+  std::vector<NewTemplate> one = {{axis(0), 0.0, "a", 0}};
+  ASSERT_TRUE(store.enroll("alice", "", one).ok());
+  // Another writer holds the write lock (an enrollment in progress elsewhere).
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "g.db").c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE; DELETE FROM templates;", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto writer = GalleryStore::open(dir_ / "g.db", GalleryStore::Access::ReadWrite, 50);
+  ASSERT_TRUE(writer.ok());
+  auto blocked = writer.value().enroll("bob", "", one);
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_NE(blocked.error().message.find("write lock"), std::string::npos) << blocked.error().message;
+  // WAL: a reader is not blocked and sees the last committed state, not the uncommitted delete.
+  auto reader = GalleryStore::open(dir_ / "g.db", GalleryStore::Access::ReadOnly, 0);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  EXPECT_EQ(reader.value().templates(false).value().size(), 1u);
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  EXPECT_TRUE(writer.value().enroll("bob", "", one).ok());
+}
+
+TEST_F(GalleryTest, ExactSearchRanksIdentitiesByTheirBestTemplate) {
+  GalleryStore store = make();
+  std::vector<NewTemplate> alice = {{axis(0), 0.0, "a0", 0}, {axis(1), 0.0, "a1", 0}};
+  std::vector<NewTemplate> bob = {{axis(2), 0.0, "b", 0}};
+  ASSERT_TRUE(store.enroll("alice", "", alice).ok());
+  ASSERT_TRUE(store.enroll("bob", "", bob).ok());
+  auto index = GalleryIndex::load(store, IndexOptions{});
+  ASSERT_TRUE(index.ok());
+  EXPECT_FALSE(index.value().approximate());
+  std::vector<float> query = axis(1);
+  query[2] = 0.5f;  // closest to alice's second template, then bob
+  auto matches = index.value().search(query, 5);
+  ASSERT_EQ(matches.size(), 2u);  // two identities, not three templates
+  EXPECT_EQ(matches[0].name, "alice");
+  EXPECT_NEAR(matches[0].similarity, 1.0 / std::sqrt(1.25), 1e-5);
+  EXPECT_EQ(matches[1].name, "bob");
+  EXPECT_EQ(index.value().search(query, 1).size(), 1u);
+  EXPECT_TRUE(index.value().search(std::vector<float>(kDim + 1, 1.0f), 1).empty());  // wrong size
+}
+
+TEST_F(GalleryTest, EmptyGallerySearchFindsNothing) {
+  GalleryStore store = make();
+  auto index = GalleryIndex::load(store, IndexOptions{});
+  ASSERT_TRUE(index.ok());
+  EXPECT_TRUE(index.value().search(axis(0), 3).empty());
+}
+
+TEST_F(GalleryTest, HnswIndexIsPersistedReusedAndRebuiltWhenStale) {
+  GalleryStore store = make();
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  std::vector<std::vector<float>> vectors;
+  std::vector<NewTemplate> batch;
+  for (int i = 0; i < 300; ++i) {
+    std::vector<float> v(kDim);
+    for (float& x : v) x = normal(rng);
+    vectors.push_back(v);
+    batch.push_back({v, 0.0, "r", 0});
+  }
+  for (int i = 0; i < 300; i += 100)
+    ASSERT_TRUE(
+        store.enroll("p" + std::to_string(i / 100), "", std::span(batch).subspan(static_cast<std::size_t>(i), 100))
+            .ok());
+  IndexOptions options;
+  options.approximate_above = 100;
+  std::string note;
+  auto built = GalleryIndex::load(store, options, &note);
+  ASSERT_TRUE(built.ok());
+  EXPECT_TRUE(built.value().approximate());
+  EXPECT_NE(note.find("built the HNSW index of 300 templates, saved"), std::string::npos) << note;
+  EXPECT_TRUE(fs::exists(dir_ / "g.db.hnsw"));
+  auto loaded = GalleryIndex::load(store, options, &note);
+  EXPECT_NE(note.find("loaded the HNSW index"), std::string::npos) << note;
+  // Same answers as the index it was saved from: each vector finds its own identity.
+  for (int i = 0; i < 300; i += 37)
+    EXPECT_EQ(loaded.value().search(vectors[static_cast<std::size_t>(i)], 1).at(0).name, "p" + std::to_string(i / 100));
+  std::vector<NewTemplate> more = {{axis(3), 0.0, "new", 0}};
+  ASSERT_TRUE(store.enroll("newcomer", "", more).ok());
+  auto rebuilt = GalleryIndex::load(store, options, &note);
+  EXPECT_NE(note.find("built the HNSW index of 301 templates"), std::string::npos) << note;
+  EXPECT_EQ(rebuilt.value().search(axis(3), 1).at(0).name, "newcomer");
+  // A garbage index file with a matching state file is rebuilt, not trusted.
+  std::ofstream(dir_ / "g.db.hnsw", std::ios::trunc) << "not an index";
+  auto recovered = GalleryIndex::load(store, options, &note);
+  ASSERT_TRUE(recovered.ok());
+  EXPECT_NE(note.find("rebuilt"), std::string::npos) << note;
+  EXPECT_EQ(recovered.value().search(axis(3), 1).at(0).name, "newcomer");
+}
+
+}  // namespace

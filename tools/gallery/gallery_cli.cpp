@@ -1,0 +1,390 @@
+// taconite-gallery: create, fill, inspect and query face galleries (gallery/). Faces are found
+// and embedded with the pipelines' stock front end (image_faces.hpp).
+// Exit codes: 0 ok, 1 error (one line on stderr), 2 usage.
+#include <gst/gst.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gallery_index.hpp"
+#include "gallery_jsonl.hpp"
+#include "gallery_store.hpp"
+#include "image_faces.hpp"
+#include "model_fingerprint.hpp"
+
+namespace {
+
+using namespace taconite;
+using gallery::GalleryStore;
+namespace fs = std::filesystem;
+
+constexpr int kExitOk = 0, kExitError = 1, kExitUsage = 2;
+constexpr const char* kProgram = "taconite-gallery";
+constexpr const char* kDefaultLandmarks = "/usr/share/dlib/shape_predictor_68_face_landmarks.dat";
+// Images taken from one directory argument at most (bounds the listing).
+constexpr std::size_t kMaxDirectoryImages = 100000;
+
+constexpr const char* kUsage = R"(usage: taconite-gallery COMMAND GALLERY [options] [args]
+  create GALLERY --bundle DIR                 a new, empty gallery for the bundle's model
+  enroll GALLERY --bundle DIR --name NAME [--face N | --largest] [--metadata JSON] IMAGE|DIR...
+                                              add the face of each image (each image of a DIR)
+  list   GALLERY                              identities: id, name, templates, metadata
+  remove GALLERY NAME                         remove an identity and its templates
+  export GALLERY [FILE]                       JSON lines (stdout without FILE)
+  import GALLERY FILE                         JSON lines of export (creates GALLERY if missing)
+  match  GALLERY --bundle DIR [--top-k K] [--face N | --largest] IMAGE
+                                              the best K identities for the image's face
+  stats  GALLERY                              model, sizes, index kind
+options: --backend NAME (auto), --threads N, --landmarks-model FILE (dlib 68-point predictor,
+  default /usr/share/dlib/shape_predictor_68_face_landmarks.dat), --approximate-above N (templates
+  beyond which an HNSW index serves search; default 50000)
+exit codes: 0 ok, 1 error, 2 usage
+)";
+
+struct Options {
+  std::string command, gallery, bundle, name, metadata, backend = "auto", landmarks = kDefaultLandmarks;
+  std::optional<std::size_t> face;
+  bool largest = false;
+  int top_k = 5, threads = 0;
+  std::size_t approximate_above = gallery::IndexOptions{}.approximate_above;
+  std::vector<std::string> args;
+};
+
+struct UsageError {
+  std::string message;
+};
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "%s: error: %s\n", kProgram, message.c_str());
+  return kExitError;
+}
+int fail(const Error& error) { return fail(error.message); }
+
+template <typename T>
+bool parse_number(const std::string& text, T& value) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
+  Options o;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= argc) {
+        usage_error = a + " needs a value";
+        return std::nullopt;
+      }
+      return std::string(argv[++i]);
+    };
+    std::optional<std::string> v;
+    if (a == "--largest")
+      o.largest = true;
+    else if (a == "--bundle" || a == "--name" || a == "--metadata" || a == "--backend" || a == "--landmarks-model" ||
+             a == "--face" || a == "--top-k" || a == "--threads" || a == "--approximate-above") {
+      if (!(v = value())) return std::nullopt;
+      if (a == "--bundle")
+        o.bundle = *v;
+      else if (a == "--name")
+        o.name = *v;
+      else if (a == "--metadata")
+        o.metadata = *v;
+      else if (a == "--backend")
+        o.backend = *v;
+      else if (a == "--landmarks-model")
+        o.landmarks = *v;
+      else if (a == "--face") {
+        std::size_t n = 0;
+        if (!parse_number(*v, n)) return usage_error = "--face takes a face number (0 = the largest)", std::nullopt;
+        o.face = n;
+      } else if (a == "--top-k") {
+        if (!parse_number(*v, o.top_k) || o.top_k < 1 || o.top_k > gallery::kMaxTopK)
+          return usage_error = "--top-k takes 1.." + std::to_string(gallery::kMaxTopK), std::nullopt;
+      } else if (a == "--threads") {
+        if (!parse_number(*v, o.threads) || o.threads < 0) return usage_error = "--threads takes a count", std::nullopt;
+      } else if (!parse_number(*v, o.approximate_above)) {
+        return usage_error = "--approximate-above takes a template count", std::nullopt;
+      }
+    } else if (a.size() > 1 && a[0] == '-') {
+      return usage_error = "unknown option " + a, std::nullopt;
+    } else {
+      positional.push_back(a);
+    }
+  }
+  if (positional.size() < 2) return usage_error = "a COMMAND and a GALLERY are needed", std::nullopt;
+  o.command = positional[0];
+  o.gallery = positional[1];
+  o.args.assign(positional.begin() + 2, positional.end());
+  static const std::map<std::string, std::pair<std::size_t, std::size_t>> arity = {
+      {"create", {0, 0}}, {"enroll", {1, SIZE_MAX}}, {"list", {0, 0}},  {"remove", {1, 1}},
+      {"export", {0, 1}}, {"import", {1, 1}},        {"match", {1, 1}}, {"stats", {0, 0}}};
+  const auto it = arity.find(o.command);
+  if (it == arity.end()) return usage_error = "unknown command " + o.command, std::nullopt;
+  if (o.args.size() < it->second.first || o.args.size() > it->second.second)
+    return usage_error = "wrong number of arguments for " + o.command, std::nullopt;
+  if ((o.command == "create" || o.command == "enroll" || o.command == "match") && o.bundle.empty())
+    return usage_error = o.command + " needs --bundle DIR", std::nullopt;
+  if (o.command == "enroll" && o.name.empty()) return usage_error = "enroll needs --name NAME", std::nullopt;
+  if (o.face && o.largest) return usage_error = "--face and --largest exclude each other", std::nullopt;
+  return o;
+}
+
+std::string box_text(const gst::FaceBox& b) {
+  return std::to_string(b.width) + "x" + std::to_string(b.height) + " at " + std::to_string(b.x) + "," +
+         std::to_string(b.y);
+}
+
+// Which face of an image to use: the only one, or the one the options name.
+Result<std::size_t> choose_face(const std::string& path, const std::vector<gst::FaceBox>& faces, const Options& o) {
+  if (faces.empty()) return Error{ErrorKind::Input, path + ": no face found"};
+  if (o.largest) return std::size_t{0};
+  if (o.face) {
+    if (*o.face >= faces.size())
+      return Error{ErrorKind::Input, path + ": --face " + std::to_string(*o.face) + " but only " +
+                                         std::to_string(faces.size()) + " face(s) found"};
+    return *o.face;
+  }
+  if (faces.size() == 1) return std::size_t{0};
+  std::string list;
+  for (std::size_t i = 0; i < faces.size() && i < 5; ++i)
+    list += (i ? "; #" : "#") + std::to_string(i) + " " + box_text(faces[i]);
+  return Error{ErrorKind::Input, path + ": " + std::to_string(faces.size()) + " faces found (" + list +
+                                     "); choose one with --face N or --largest"};
+}
+
+// The bundle's engine and the gallery's model check, shared by enroll and match.
+struct FrontEnd {
+  IrEmbedder engine;
+  std::shared_ptr<const gst::LandmarkModel> landmarks;
+};
+
+Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
+  Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_bundle(o.bundle);
+  if (!fingerprint) return fingerprint.error();
+  if (Status s = store.check_model(fingerprint.value()); !s) return s.error();
+  LoadOptions load;
+  load.backend = o.backend;
+  load.threads = o.threads;
+  Result<IrEmbedder> engine = IrEmbedder::load(o.bundle, load);
+  if (!engine) return engine.error();
+  std::string problem;
+  std::shared_ptr<const gst::LandmarkModel> landmarks = gst::LandmarkModel::load(o.landmarks, &problem);
+  if (!landmarks) return Error{ErrorKind::Io, problem};
+  return FrontEnd{std::move(engine.value()), std::move(landmarks)};
+}
+
+bool is_image(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp" || ext == ".webp" || ext == ".tif" ||
+         ext == ".tiff" || ext == ".pgm" || ext == ".ppm";
+}
+
+void progress(std::size_t done, std::size_t total, const std::string& what) {
+  if (!isatty(STDERR_FILENO)) return;
+  constexpr int kWidth = 30;
+  const int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu %-40.40s", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+               std::string(static_cast<std::size_t>(kWidth - filled), ' ').c_str(), done, total, what.c_str());
+  if (done == total) std::fprintf(stderr, "\n");
+}
+
+int enroll(const Options& o) {
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
+  if (!store) return fail(store.error());
+  Result<FrontEnd> front = load_front_end(o, store.value());
+  if (!front) return fail(front.error());
+  gallery_cli::ImageFaces images(front.value().engine, front.value().landmarks);
+
+  std::vector<gallery::NewTemplate> templates;
+  std::size_t skipped = 0;
+  for (const std::string& arg : o.args) {
+    std::error_code ec;
+    if (!fs::is_directory(arg, ec)) {  // a named image must give its face: any problem is an error
+      if (Status s = images.load(arg); !s) return fail(s.error());
+      Result<std::size_t> face = choose_face(arg, images.faces(), o);
+      if (!face) return fail(face.error());
+      Result<gallery_cli::ImageFace> embedded = images.embed(face.value());
+      if (!embedded) return fail(embedded.error());
+      templates.push_back({std::move(embedded.value().embedding), embedded.value().norm, arg, 0});
+      continue;
+    }
+    std::vector<fs::path> files;
+    for (const fs::directory_entry& e : fs::directory_iterator(arg, ec)) {
+      if (e.is_regular_file() && is_image(e.path())) files.push_back(e.path());
+      if (files.size() > kMaxDirectoryImages)
+        return fail(arg + ": more than " + std::to_string(kMaxDirectoryImages) + " images; enroll it in parts");
+    }
+    if (ec) return fail(arg + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      progress(i, files.size(), files[i].filename().string());
+      // In a directory a bad image is skipped with a warning: one blurry photo does not stop the rest.
+      Status loaded = images.load(files[i].string());
+      Result<std::size_t> face =
+          loaded ? choose_face(files[i].string(), images.faces(), o) : Result<std::size_t>(loaded.error());
+      Result<gallery_cli::ImageFace> embedded =
+          face ? images.embed(face.value()) : Result<gallery_cli::ImageFace>(face.error());
+      if (!embedded) {
+        if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\n");
+        std::fprintf(stderr, "%s: warning: skipped %s\n", kProgram, embedded.error().message.c_str());
+        ++skipped;
+        continue;
+      }
+      templates.push_back({std::move(embedded.value().embedding), embedded.value().norm, files[i].string(), 0});
+    }
+    progress(files.size(), files.size(), "done");
+  }
+  if (templates.empty())
+    return fail("no face enrolled for " + o.name + " (" + std::to_string(skipped) + " image(s) skipped)");
+  Result<std::int64_t> id = store.value().enroll(o.name, o.metadata, templates);
+  if (!id) return fail(id.error());
+  std::printf("enrolled %zu template(s) for %s (identity %lld)%s\n", templates.size(), o.name.c_str(),
+              static_cast<long long>(id.value()),
+              skipped ? (", " + std::to_string(skipped) + " image(s) skipped").c_str() : "");
+  return kExitOk;
+}
+
+int match(const Options& o) {
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
+  if (!store) return fail(store.error());
+  Result<FrontEnd> front = load_front_end(o, store.value());
+  if (!front) return fail(front.error());
+  gallery::IndexOptions index_options;
+  index_options.approximate_above = o.approximate_above;
+  Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(store.value(), index_options);
+  if (!index) return fail(index.error());
+  gallery_cli::ImageFaces images(front.value().engine, front.value().landmarks);
+  if (Status s = images.load(o.args[0]); !s) return fail(s.error());
+  Result<std::size_t> face = choose_face(o.args[0], images.faces(), o);
+  if (!face) return fail(face.error());
+  Result<gallery_cli::ImageFace> embedded = images.embed(face.value());
+  if (!embedded) return fail(embedded.error());
+  const std::vector<gallery::IdentityMatch> matches = index.value().search(embedded.value().embedding, o.top_k);
+  if (matches.empty()) std::printf("no match: the gallery is empty\n");
+  for (std::size_t i = 0; i < matches.size(); ++i)
+    std::printf("%zu\t%s\t%.6f\tidentity=%lld template=%lld\n", i + 1, matches[i].name.c_str(),
+                static_cast<double>(matches[i].similarity), static_cast<long long>(matches[i].identity_id),
+                static_cast<long long>(matches[i].template_id));
+  return kExitOk;
+}
+
+int create(const Options& o) {
+  Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_bundle(o.bundle);
+  if (!fingerprint) return fail(fingerprint.error());
+  LoadOptions load;
+  load.backend = "cpu-reference";  // only the embedding size is needed: the lightest load
+  Result<IrEmbedder> engine = IrEmbedder::load(o.bundle, load);
+  if (!engine) return fail(engine.error());
+  Result<GalleryStore> store = GalleryStore::create(o.gallery, fingerprint.value(), engine.value().embed_dim());
+  if (!store) return fail(store.error());
+  std::printf("created %s for %s (fingerprint %s, %d-d embeddings)\n", o.gallery.c_str(),
+              fingerprint.value().model.c_str(), fingerprint.value().sha256.c_str(), engine.value().embed_dim());
+  return kExitOk;
+}
+
+int list(const Options& o) {
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
+  if (!store) return fail(store.error());
+  Result<std::vector<gallery::IdentityRow>> rows = store.value().identities();
+  if (!rows) return fail(rows.error());
+  for (const gallery::IdentityRow& r : rows.value())
+    std::printf("%lld\t%s\t%lld template(s)\t%s\n", static_cast<long long>(r.id), r.name.c_str(),
+                static_cast<long long>(r.templates), r.metadata.c_str());
+  return kExitOk;
+}
+
+int remove_identity(const Options& o) {
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
+  if (!store) return fail(store.error());
+  Result<bool> removed = store.value().remove(o.args[0]);
+  if (!removed) return fail(removed.error());
+  if (!removed.value()) return fail(o.gallery + ": no identity named " + o.args[0]);
+  std::printf("removed %s\n", o.args[0].c_str());
+  return kExitOk;
+}
+
+int export_gallery(const Options& o) {
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
+  if (!store) return fail(store.error());
+  if (o.args.empty()) {
+    Status s = gallery_cli::export_jsonl(store.value(), std::cout);
+    return s ? kExitOk : fail(s.error());
+  }
+  std::ofstream out(o.args[0], std::ios::trunc);
+  if (!out) return fail(o.args[0] + ": cannot be written");
+  Status s = gallery_cli::export_jsonl(store.value(), out);
+  return s ? kExitOk : fail(o.args[0] + ": " + s.error().message);
+}
+
+int import_gallery(const Options& o) {
+  std::ifstream in(o.args[0]);
+  if (!in) return fail(o.args[0] + ": cannot be read");
+  Result<gallery_cli::ImportSummary> summary = gallery_cli::import_jsonl(o.gallery, in, o.args[0]);
+  if (!summary) return fail(summary.error());
+  std::printf("imported %lld template(s) of %lld identit%s into %s%s\n",
+              static_cast<long long>(summary.value().templates), static_cast<long long>(summary.value().identities),
+              summary.value().identities == 1 ? "y" : "ies", o.gallery.c_str(),
+              summary.value().created ? " (created)" : "");
+  return kExitOk;
+}
+
+int stats(const Options& o) {
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
+  if (!store) return fail(store.error());
+  Result<gallery::GalleryInfo> info = store.value().info();
+  if (!info) return fail(info.error());
+  const gallery::GalleryInfo& i = info.value();
+  std::error_code ec;
+  const auto bytes = fs::file_size(o.gallery, ec);
+  const bool approximate = static_cast<std::size_t>(i.templates) > o.approximate_above;
+  std::printf(
+      "gallery %s\nschema version %d\nmodel %s\nmodel fingerprint %s\nembedding size %d\nidentities %lld\n"
+      "templates %lld\nrevision %lld\nfile bytes %llu\nsearch %s\n",
+      o.gallery.c_str(), i.schema_version, i.model.c_str(), i.model_fingerprint.c_str(), i.embedding_dim,
+      static_cast<long long>(i.identities), static_cast<long long>(i.templates), static_cast<long long>(i.revision),
+      static_cast<unsigned long long>(ec ? 0 : bytes), approximate ? "HNSW (approximate)" : "exact (IndexFlatIP)");
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string usage_error;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help") {
+      std::fputs(kUsage, stdout);
+      return kExitOk;
+    }
+  const std::optional<Options> options = parse(argc, argv, usage_error);
+  if (!options) {
+    std::fprintf(stderr, "%s: usage error: %s (see --help)\n", kProgram, usage_error.c_str());
+    return kExitUsage;
+  }
+  gst_init(nullptr, nullptr);  // GstBuffer / GstVideoFrame carry the image through the front end
+  const std::string& c = options->command;
+  try {
+    if (c == "create") return create(*options);
+    if (c == "enroll") return enroll(*options);
+    if (c == "list") return list(*options);
+    if (c == "remove") return remove_identity(*options);
+    if (c == "export") return export_gallery(*options);
+    if (c == "import") return import_gallery(*options);
+    if (c == "match") return match(*options);
+    return stats(*options);
+  } catch (const std::exception& e) {  // e.g. std::bad_alloc, a filesystem error
+    return fail(e.what());
+  }
+}

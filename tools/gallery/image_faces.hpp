@@ -1,0 +1,44 @@
+// The faces of a still image through the pipelines' stock front end: dlib HOG detection, dlib
+// 68-point landmarks, the 5-point similarity alignment to the model's template, then the embedder.
+// Enrollment and `match` thereby see a face as taconitelandmarks + taconiteadaface do.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "face_landmarks.hpp"
+#include "taconite/taconite.hpp"
+
+namespace taconite::gallery_cli {
+
+struct ImageFace {
+  std::vector<float> embedding;  // raw network output (not normalised)
+  double norm = 0.0;             // its L2 norm
+};
+
+class ImageFaces {
+ public:
+  ImageFaces(IrEmbedder& engine, std::shared_ptr<const gst::LandmarkModel> landmarks);
+  ~ImageFaces();
+  ImageFaces(const ImageFaces&) = delete;
+  ImageFaces& operator=(const ImageFaces&) = delete;
+
+  // Decodes the image and finds its faces. Images whose longer side is at most kUpscaleBelow
+  // pixels are searched at twice their size: HOG finds faces of ~80 pixels and up, upscaled ~40
+  // (opencv-doc's messi5.jpg shows a 38-pixel face).
+  Status load(const std::string& path);
+  // The faces of the loaded image, largest first, in its pixels.
+  const std::vector<gst::FaceBox>& faces() const;
+  // Aligns and embeds faces()[index].
+  Result<ImageFace> embed(std::size_t index);
+
+  static constexpr int kUpscaleBelow = 1024;
+  static constexpr long long kMaxPixels = 64LL << 20;  // larger images are refused (memory bound)
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace taconite::gallery_cli
