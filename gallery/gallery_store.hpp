@@ -23,6 +23,10 @@
 
 namespace taconite::gallery {
 
+// The result of a gallery call that returns nothing but may fail.
+struct Ok {};
+using Status = Result<Ok>;
+
 inline constexpr int kSchemaVersion = 1;
 // Bounds what a file can make a reader allocate: a template's size and a name's length.
 inline constexpr int kMaxEmbeddingDim = 4096;

@@ -17,17 +17,17 @@ GalleryWatcher::~GalleryWatcher() {
   if (thread_.joinable()) thread_.join();
 }
 
-Status GalleryWatcher::start(const std::optional<gallery::ModelFingerprint>& required, std::string* note) {
+gallery::Status GalleryWatcher::start(const std::optional<gallery::ModelFingerprint>& required, std::string* note) {
   Result<gallery::GalleryStore> store = gallery::GalleryStore::open(path_, gallery::GalleryStore::Access::ReadOnly);
   if (!store) return store.error();
   if (required)
-    if (Status s = store.value().check_model(*required); !s) return s.error();
+    if (gallery::Status s = store.value().check_model(*required); !s) return s.error();
   Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(store.value(), options_, note);
   if (!index) return index.error();
   store_.emplace(std::move(store.value()));
   index_ = std::make_shared<const gallery::GalleryIndex>(std::move(index.value()));
   thread_ = std::thread([this] { run(); });
-  return Ok{};
+  return gallery::Ok{};
 }
 
 void GalleryWatcher::reload() {

@@ -30,7 +30,7 @@ class GalleryWatcher {
 
   // Loads the gallery now (on the caller's thread: a missing, corrupt or foreign gallery fails the
   // start) and, when it is `required` to be of a model, checks the fingerprint; then starts polling.
-  Status start(const std::optional<gallery::ModelFingerprint>& required, std::string* note);
+  gallery::Status start(const std::optional<gallery::ModelFingerprint>& required, std::string* note);
   // Asks the thread to re-read the gallery now (even when its revision did not change).
   void reload();
   // The current index; never null after a successful start().

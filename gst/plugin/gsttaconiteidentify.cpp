@@ -329,7 +329,7 @@ static gboolean start(GstBaseTransform* trans) {
           GST_INFO_OBJECT(self, "%s", message.c_str());
       });
   std::string note;
-  if (taconite::Status started = watcher->start(required, &note); !started) {
+  if (taconite::gallery::Status started = watcher->start(required, &note); !started) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not load the gallery %s.", s.gallery.c_str()),
                       ("%s", started.error().message.c_str()));
     return FALSE;

@@ -172,7 +172,7 @@ struct FrontEnd {
 Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
   Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_bundle(o.bundle);
   if (!fingerprint) return fingerprint.error();
-  if (Status s = store.check_model(fingerprint.value()); !s) return s.error();
+  if (gallery::Status s = store.check_model(fingerprint.value()); !s) return s.error();
   LoadOptions load;
   load.backend = o.backend;
   load.threads = o.threads;
@@ -213,7 +213,7 @@ int enroll(const Options& o) {
   for (const std::string& arg : o.args) {
     std::error_code ec;
     if (!fs::is_directory(arg, ec)) {  // a named image must give its face: any problem is an error
-      if (Status s = images.load(arg); !s) return fail(s.error());
+      if (gallery::Status s = images.load(arg); !s) return fail(s.error());
       Result<std::size_t> face = choose_face(arg, images.faces(), o);
       if (!face) return fail(face.error());
       Result<gallery_cli::ImageFace> embedded = images.embed(face.value());
@@ -232,7 +232,7 @@ int enroll(const Options& o) {
     for (std::size_t i = 0; i < files.size(); ++i) {
       progress(i, files.size(), files[i].filename().string());
       // In a directory a bad image is skipped with a warning: one blurry photo does not stop the rest.
-      Status loaded = images.load(files[i].string());
+      gallery::Status loaded = images.load(files[i].string());
       Result<std::size_t> face =
           loaded ? choose_face(files[i].string(), images.faces(), o) : Result<std::size_t>(loaded.error());
       Result<gallery_cli::ImageFace> embedded =
@@ -267,7 +267,7 @@ int match(const Options& o) {
   Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(store.value(), index_options);
   if (!index) return fail(index.error());
   gallery_cli::ImageFaces images(front.value().engine, front.value().landmarks);
-  if (Status s = images.load(o.args[0]); !s) return fail(s.error());
+  if (gallery::Status s = images.load(o.args[0]); !s) return fail(s.error());
   Result<std::size_t> face = choose_face(o.args[0], images.faces(), o);
   if (!face) return fail(face.error());
   Result<gallery_cli::ImageFace> embedded = images.embed(face.value());
@@ -320,12 +320,12 @@ int export_gallery(const Options& o) {
   Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
   if (!store) return fail(store.error());
   if (o.args.empty()) {
-    Status s = gallery_cli::export_jsonl(store.value(), std::cout);
+    gallery::Status s = gallery_cli::export_jsonl(store.value(), std::cout);
     return s ? kExitOk : fail(s.error());
   }
   std::ofstream out(o.args[0], std::ios::trunc);
   if (!out) return fail(o.args[0] + ": cannot be written");
-  Status s = gallery_cli::export_jsonl(store.value(), out);
+  gallery::Status s = gallery_cli::export_jsonl(store.value(), out);
   return s ? kExitOk : fail(o.args[0] + ": " + s.error().message);
 }
 

@@ -44,7 +44,7 @@ JsonNode* metadata_node(const std::string& metadata) {
 
 }  // namespace
 
-Status export_jsonl(const GalleryStore& store, std::ostream& out) {
+gallery::Status export_jsonl(const GalleryStore& store, std::ostream& out) {
   Result<gallery::GalleryInfo> info = store.info();
   if (!info) return info.error();
   Result<std::vector<gallery::IdentityRow>> identities = store.identities();
@@ -98,7 +98,7 @@ Status export_jsonl(const GalleryStore& store, std::ostream& out) {
   }
   out.flush();
   if (!out) return Error{ErrorKind::Io, "writing the export failed"};
-  return Ok{};
+  return gallery::Ok{};
 }
 
 Result<ImportSummary> import_jsonl(const std::filesystem::path& path, std::istream& in, const std::string& source) {
@@ -108,15 +108,15 @@ Result<ImportSummary> import_jsonl(const std::filesystem::path& path, std::istre
   std::string pending_name, pending_metadata;
   std::vector<gallery::NewTemplate> pending;
   bool have_pending = false;
-  auto flush = [&]() -> Status {
-    if (!have_pending) return Ok{};
+  auto flush = [&]() -> gallery::Status {
+    if (!have_pending) return gallery::Ok{};
     Result<std::int64_t> id = store->enroll(pending_name, pending_metadata, pending);
     if (!id) return id.error();
     ++summary.identities;
     summary.templates += static_cast<std::int64_t>(pending.size());
     pending.clear();
     have_pending = false;
-    return Ok{};
+    return gallery::Ok{};
   };
 
   std::string text;
@@ -153,7 +153,7 @@ Result<ImportSummary> import_jsonl(const std::filesystem::path& path, std::istre
       if (std::filesystem::exists(path, ec)) {
         Result<GalleryStore> opened = GalleryStore::open(path, GalleryStore::Access::ReadWrite);
         if (!opened) return opened.error();
-        if (Status s = opened.value().check_model(model); !s) return Error{s.error().kind, where + s.error().message};
+        if (gallery::Status s = opened.value().check_model(model); !s) return Error{s.error().kind, where + s.error().message};
         store.emplace(std::move(opened.value()));
       } else {
         Result<GalleryStore> created = GalleryStore::create(path, model, dim);
@@ -167,7 +167,7 @@ Result<ImportSummary> import_jsonl(const std::filesystem::path& path, std::istre
     const char* name = json_object_get_string_member_with_default(object, "name", "");
     if (!*name) return Error{ErrorKind::Input, where + "a template line needs a \"name\""};
     if (!have_pending || pending_name != name) {
-      if (Status s = flush(); !s) return s.error();
+      if (gallery::Status s = flush(); !s) return s.error();
       pending_name = name;
       pending_metadata = "{}";
       if (JsonNode* meta = json_object_get_member(object, "metadata"); meta && JSON_NODE_HOLDS_OBJECT(meta)) {
@@ -197,13 +197,13 @@ Result<ImportSummary> import_jsonl(const std::filesystem::path& path, std::istre
     t.created_unix = json_object_get_int_member_with_default(object, "created_unix", 0);
     pending.push_back(std::move(t));
     if (pending.size() >= kMaxTemplatesPerWrite) {  // bounds memory: a long run commits in parts
-      if (Status s = flush(); !s) return s.error();
+      if (gallery::Status s = flush(); !s) return s.error();
       pending_name = name;
       have_pending = true;
     }
   }
   if (!store) return Error{ErrorKind::Input, source + ": empty (no header line)"};
-  if (Status s = flush(); !s) return s.error();
+  if (gallery::Status s = flush(); !s) return s.error();
   return summary;
 }
 

@@ -12,7 +12,7 @@
 
 namespace taconite::gallery_cli {
 
-Status export_jsonl(const gallery::GalleryStore& store, std::ostream& out);
+gallery::Status export_jsonl(const gallery::GalleryStore& store, std::ostream& out);
 
 struct ImportSummary {
   std::int64_t identities = 0;  // identities written to (new or existing)

@@ -38,7 +38,7 @@ ImageFaces::~ImageFaces() = default;
 
 const std::vector<gst::FaceBox>& ImageFaces::faces() const { return impl_->faces; }
 
-Status ImageFaces::load(const std::string& path) {
+gallery::Status ImageFaces::load(const std::string& path) {
   Impl& d = *impl_;
   d.release();
   d.faces.clear();
@@ -79,7 +79,7 @@ Status ImageFaces::load(const std::string& path) {
     d.faces.push_back({std::llround(f.box.x / d.scale), std::llround(f.box.y / d.scale),
                        std::llround(f.box.width / d.scale), std::llround(f.box.height / d.scale)});
   }
-  return Ok{};
+  return gallery::Ok{};
 }
 
 Result<ImageFace> ImageFaces::embed(std::size_t index) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "face_landmarks.hpp"
+#include "gallery_store.hpp"
 #include "taconite/taconite.hpp"
 
 namespace taconite::gallery_cli {
@@ -27,7 +28,7 @@ class ImageFaces {
   // Decodes the image and finds its faces. Images whose longer side is at most kUpscaleBelow
   // pixels are searched at twice their size: HOG finds faces of ~80 pixels and up, upscaled ~40
   // (opencv-doc's messi5.jpg shows a 38-pixel face).
-  Status load(const std::string& path);
+  gallery::Status load(const std::string& path);
   // The faces of the loaded image, largest first, in its pixels.
   const std::vector<gst::FaceBox>& faces() const;
   // Aligns and embeds faces()[index].
