@@ -39,7 +39,8 @@ if [ -z "$bundle" ]; then
   cat <<'NOTE'
 NOTE: this bundle has synthetic weights. The faces are real and really found, cropped and run
 through IR-18, but the embeddings are MEANINGLESS as identities (same person != similar vectors).
-For real identities export a bundle from a published AdaFace checkpoint with IRON and run
+For real identities use a bundle with real weights (docs/models.md: the prebuilt NPU2 bundles, or
+taconite-import on an AdaFace checkpoint / IR-family ONNX model) and run
   ./demo.sh [VIDEO] --bundle /path/to/adaface-ir18-bundle
 NOTE
 fi
