@@ -20,6 +20,39 @@ class PluginTest : public ::testing::Test {
 };
 GstPlugin* PluginTest::plugin = nullptr;
 
+// The element's own properties (not its parents'), in installation order, after checking that each
+// is described: a writable one's blurb states its default, an enum's type is marked plugin API.
+std::vector<std::string> own_documented_properties(GstElement* element) {
+  guint n = 0;
+  GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(element), &n);
+  std::vector<std::string> ours;
+  for (guint i = 0; i < n; ++i) {
+    if (specs[i]->owner_type != G_OBJECT_TYPE(element)) continue;
+    ours.emplace_back(specs[i]->name);
+    const std::string blurb = g_param_spec_get_blurb(specs[i]);
+    EXPECT_GT(blurb.size(), 20u) << specs[i]->name;
+    if (specs[i]->flags & G_PARAM_WRITABLE) {
+      EXPECT_NE(blurb.find("Default:"), std::string::npos) << specs[i]->name << " blurb states its default";
+    }
+    if (G_IS_PARAM_SPEC_ENUM(specs[i])) {
+      EXPECT_TRUE(gst_type_is_plugin_api(specs[i]->value_type, nullptr)) << specs[i]->name;
+    }
+  }
+  g_free(specs);
+  return ours;
+}
+
+// A new instance of `name`, checked to come from this plugin with the klass gst-inspect shows.
+GstElement* create_element(const char* name, const char* klass) {
+  GstElementFactory* factory = gst_element_factory_find(name);
+  EXPECT_NE(factory, nullptr) << "plugin_init registers " << name;
+  if (!factory) return nullptr;
+  EXPECT_STREQ(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS), klass);
+  GstElement* element = gst_element_factory_create(factory, nullptr);
+  gst_object_unref(factory);
+  return element;
+}
+
 TEST_F(PluginTest, LoadsAndRegistersTheElement) {
   ASSERT_NE(plugin, nullptr) << "TACONITE_PLUGIN=" << std::getenv("TACONITE_PLUGIN");
   EXPECT_STREQ(gst_plugin_get_name(plugin), "taconite");
@@ -41,22 +74,7 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
   ASSERT_NE(plugin, nullptr);
   GstElement* element = gst_element_factory_make("taconiteadaface", nullptr);
   ASSERT_NE(element, nullptr);
-  guint n = 0;
-  GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(element), &n);
-  int ours = 0;
-  for (guint i = 0; i < n; ++i) {
-    if (specs[i]->owner_type != G_OBJECT_TYPE(element)) continue;
-    ++ours;
-    const std::string blurb = g_param_spec_get_blurb(specs[i]);
-    EXPECT_GT(blurb.size(), 20u) << specs[i]->name;
-    if (specs[i]->flags & G_PARAM_WRITABLE) {
-      EXPECT_NE(blurb.find("Default:"), std::string::npos) << specs[i]->name << " blurb states its default";
-    }
-    if (G_IS_PARAM_SPEC_ENUM(specs[i])) {
-      EXPECT_TRUE(gst_type_is_plugin_api(specs[i]->value_type, nullptr)) << specs[i]->name;
-    }
-  }
-  g_free(specs);
+  const int ours = static_cast<int>(own_documented_properties(element).size());
   const std::vector<const char*> expected = {
       "bundle", "backend", "threads", "input-mode", "roi-type", "min-face-size", "max-faces", "margin",
       "channel-order", "max-queued", "post-messages", "batch-size", "batch-timeout", "leaky", "interval", "track-id-param",
@@ -80,68 +98,26 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
 
 TEST_F(PluginTest, RegistersTaconitetrackWithDocumentedProperties) {
   ASSERT_NE(plugin, nullptr);
-  GstElementFactory* factory = gst_element_factory_find("taconitetrack");
-  ASSERT_NE(factory, nullptr) << "plugin_init registers taconitetrack";
-  EXPECT_STREQ(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS), "Filter/Analyzer/Video");
-  GstElement* element = gst_element_factory_create(factory, nullptr);
-  gst_object_unref(factory);
+  GstElement* element = create_element("taconitetrack", "Filter/Analyzer/Video");
   ASSERT_NE(element, nullptr);
-  guint n = 0;
-  GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(element), &n);
-  std::vector<std::string> ours;
-  for (guint i = 0; i < n; ++i) {
-    if (specs[i]->owner_type != G_OBJECT_TYPE(element)) continue;
-    ours.emplace_back(specs[i]->name);
-    const std::string blurb = g_param_spec_get_blurb(specs[i]);
-    EXPECT_NE(blurb.find("Default:"), std::string::npos) << specs[i]->name << " blurb states its default";
-  }
-  g_free(specs);
+  const std::vector<std::string> ours = own_documented_properties(element);
   EXPECT_EQ(ours, (std::vector<std::string>{"roi-type", "iou-threshold", "max-age", "min-hits", "max-rois"}));
   gst_object_unref(element);
 }
 
 TEST_F(PluginTest, RegistersTaconitepublishWithDocumentedProperties) {
   ASSERT_NE(plugin, nullptr);
-  GstElementFactory* factory = gst_element_factory_find("taconitepublish");
-  ASSERT_NE(factory, nullptr) << "plugin_init registers taconitepublish";
-  EXPECT_STREQ(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS), "Filter/Metadata/Video");
-  GstElement* element = gst_element_factory_create(factory, nullptr);
-  gst_object_unref(factory);
+  GstElement* element = create_element("taconitepublish", "Filter/Metadata/Video");
   ASSERT_NE(element, nullptr);
-  guint n = 0;
-  GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(element), &n);
-  for (guint i = 0; i < n; ++i) {
-    if (specs[i]->owner_type != G_OBJECT_TYPE(element)) continue;
-    const std::string blurb = g_param_spec_get_blurb(specs[i]);
-    if (specs[i]->flags & G_PARAM_WRITABLE) {
-      EXPECT_NE(blurb.find("Default:"), std::string::npos) << specs[i]->name << " blurb states its default";
-    }
-    if (G_IS_PARAM_SPEC_ENUM(specs[i])) {
-      EXPECT_TRUE(gst_type_is_plugin_api(specs[i]->value_type, nullptr)) << specs[i]->name;
-    }
-  }
-  g_free(specs);
+  EXPECT_FALSE(own_documented_properties(element).empty());
   gst_object_unref(element);
 }
 
 TEST_F(PluginTest, RegistersTaconiteidentifyWithDocumentedProperties) {
   ASSERT_NE(plugin, nullptr);
-  GstElementFactory* factory = gst_element_factory_find("taconiteidentify");
-  ASSERT_NE(factory, nullptr) << "plugin_init registers taconiteidentify";
-  EXPECT_STREQ(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS), "Filter/Analyzer/Video");
-  GstElement* element = gst_element_factory_create(factory, nullptr);
-  gst_object_unref(factory);
+  GstElement* element = create_element("taconiteidentify", "Filter/Analyzer/Video");
   ASSERT_NE(element, nullptr);
-  guint n = 0;
-  GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(element), &n);
-  std::vector<std::string> ours;
-  for (guint i = 0; i < n; ++i) {
-    if (specs[i]->owner_type != G_OBJECT_TYPE(element)) continue;
-    ours.emplace_back(specs[i]->name);
-    const std::string blurb = g_param_spec_get_blurb(specs[i]);
-    EXPECT_NE(blurb.find("Default:"), std::string::npos) << specs[i]->name << " blurb states its default";
-  }
-  g_free(specs);
+  const std::vector<std::string> ours = own_documented_properties(element);
   EXPECT_EQ(ours, (std::vector<std::string>{"gallery", "bundle", "threshold", "top-k", "vote-window", "min-votes",
                                             "track-id-param", "track-timeout", "poll-interval", "approximate-above",
                                             "post-messages"}));
