@@ -64,10 +64,12 @@ TEST_F(PluginTest, LoadsAndRegistersTheElement) {
 
 TEST_F(PluginTest, RegistersTaconitelandmarks) {
   ASSERT_NE(plugin, nullptr);
-  GstElementFactory* factory = gst_element_factory_find("taconitelandmarks");
-  ASSERT_NE(factory, nullptr);
-  EXPECT_STREQ(gst_plugin_feature_get_plugin_name(GST_PLUGIN_FEATURE(factory)), "taconite");
-  gst_object_unref(factory);
+  GstElement* element = create_element("taconitelandmarks", "Filter/Analyzer/Video");
+  ASSERT_NE(element, nullptr);
+  EXPECT_EQ(own_documented_properties(element),
+            (std::vector<std::string>{"model", "roi-type", "max-faces", "detect", "detect-interval", "detect-scale",
+                                      "box-samples"}));
+  gst_object_unref(element);
 }
 
 TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
