@@ -11,6 +11,8 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -403,14 +405,27 @@ struct AttachedFace {
   double norm = 0;
   std::string model, backend;
 };
-using AttachedFrames = std::vector<std::map<gint, AttachedFace>>;
+// Filled by the streaming thread's probe while the test thread reads it: guarded, read by copy
+// (a reference into the vector would dangle when the probe's push_back reallocates).
+struct AttachedFrames {
+  std::mutex lock;
+  std::vector<std::map<gint, AttachedFace>> frames;
 
-GstPadProbeReturn record_attached(GstPad*, GstPadProbeInfo* info, gpointer frames) {
+  std::optional<std::map<gint, AttachedFace>> at(std::size_t index) {
+    std::lock_guard<std::mutex> guard(lock);
+    if (index >= frames.size()) return std::nullopt;
+    return frames[index];
+  }
+};
+
+GstPadProbeReturn record_attached(GstPad*, GstPadProbeInfo* info, gpointer attached) {
   std::map<gint, AttachedFace> faces;
   for (GstTaconiteEmbeddingMeta* meta : embedding_metas(GST_PAD_PROBE_INFO_BUFFER(info)))
     faces[meta->roi_id] = {std::vector<float>(meta->embedding, meta->embedding + meta->dim), meta->norm, meta->model,
                            meta->backend};
-  static_cast<AttachedFrames*>(frames)->push_back(std::move(faces));
+  auto* record = static_cast<AttachedFrames*>(attached);
+  std::lock_guard<std::mutex> guard(record->lock);
+  record->frames.push_back(std::move(faces));
   return GST_PAD_PROBE_OK;
 }
 
@@ -454,8 +469,9 @@ TEST_P(RoisThroughConverters, EmbeddingMetaSurvivesIntactAndItsBoxIsScaled) {
     g_signal_emit_by_name(appsink, "pull-sample", &sample);
     if (!sample) break;
     GstBuffer* buffer = gst_sample_get_buffer(sample);
-    ASSERT_LT(frames, attached.size());
-    const std::map<gint, AttachedFace>& before = attached[frames++];
+    const std::optional<std::map<gint, AttachedFace>> recorded = attached.at(frames++);
+    ASSERT_TRUE(recorded.has_value()) << "frame " << frames - 1 << " left the element unrecorded";
+    const std::map<gint, AttachedFace>& before = *recorded;
     // The ROIs kept their ids and were scaled by the converter's factor (80,30 64x64 at 320x240).
     const auto all = rois(buffer);
     ASSERT_EQ(all.size(), 2u);
