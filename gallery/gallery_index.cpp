@@ -10,7 +10,11 @@
 #include <exception>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
+
+#include "exact_scan.hpp"
+#include "simd_flat_ip.hpp"
 
 namespace taconite::gallery {
 
@@ -79,6 +83,7 @@ struct GalleryIndex::Impl {
   std::string model, fingerprint;
   IndexOptions options;
   std::unique_ptr<faiss::Index> index;
+  std::unique_ptr<ExactScan> exact_scan;  // searches `index`'s vectors when not approximate
   bool approximate = false;
   std::vector<std::int64_t> template_ids;       // index position -> template id
   std::vector<std::int64_t> template_identity;  // index position -> identity id
@@ -97,9 +102,19 @@ struct GalleryIndex::Impl {
   std::unique_ptr<faiss::Index> make_index(std::size_t count) const {
     if (count <= options.approximate_above) return std::make_unique<faiss::IndexFlatIP>(dim);
     auto hnsw = std::make_unique<faiss::IndexHNSWFlat>(dim, options.hnsw_m, faiss::METRIC_INNER_PRODUCT);
+    delete hnsw->storage;  // owned (own_fields): the same flat storage, with our dot product
+    hnsw->storage = new SimdFlatIP(dim);
     hnsw->hnsw.efConstruction = options.hnsw_ef_construction;
     hnsw->hnsw.efSearch = options.hnsw_ef_search;
     return hnsw;
+  }
+
+  // Fills the index with `count` vectors and prepares its search.
+  void add(std::size_t count, const float* vectors) {
+    index->add(static_cast<idx_t>(count), vectors);
+    if (approximate) return;
+    const auto& flat = static_cast<const faiss::IndexFlatIP&>(*index);
+    exact_scan = std::make_unique<ExactScan>(dim, std::span(flat.get_xb(), count * static_cast<std::size_t>(dim)));
   }
 };
 
@@ -124,7 +139,7 @@ Result<GalleryIndex> GalleryIndex::build(int dim, std::span<const float> unit_em
   try {
     impl->index = impl->make_index(identity_ids.size());
     impl->approximate = identity_ids.size() > options.approximate_above;
-    impl->index->add(static_cast<idx_t>(identity_ids.size()), unit_embeddings.data());
+    impl->add(identity_ids.size(), unit_embeddings.data());
   } catch (const std::exception& e) {
     return Error{ErrorKind::Device, std::string("FAISS index build failed: ") + e.what()};
   }
@@ -177,7 +192,10 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
     if (impl->approximate && options.persist && read_small_file(state_path(gallery)) == state_text(wanted)) {
       std::unique_ptr<faiss::Index> loaded(faiss::read_index(index_path(gallery).c_str()));
       auto* hnsw = dynamic_cast<faiss::IndexHNSWFlat*>(loaded.get());
-      if (hnsw && hnsw->ntotal == static_cast<idx_t>(count) && hnsw->d == impl->dim) {
+      auto* flat = hnsw ? dynamic_cast<faiss::IndexFlatIP*>(hnsw->storage) : nullptr;
+      if (flat && hnsw->ntotal == static_cast<idx_t>(count) && hnsw->d == impl->dim) {
+        hnsw->storage = SimdFlatIP::adopt(std::move(*flat)).release();
+        delete flat;
         hnsw->hnsw.efSearch = options.hnsw_ef_search;
         impl->index = std::move(loaded);
         what = "loaded the HNSW index " + index_path(gallery).string();
@@ -196,7 +214,7 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
     for (const TemplateRow& r : full.value()) vectors.insert(vectors.end(), r.embedding.begin(), r.embedding.end());
     try {
       impl->index = impl->make_index(count);
-      impl->index->add(static_cast<idx_t>(count), vectors.data());
+      impl->add(count, vectors.data());
     } catch (const std::exception& e) {
       return Error{ErrorKind::Device, gallery.string() + ": FAISS index build failed: " + e.what()};
     }
@@ -220,7 +238,7 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
   return GalleryIndex(std::move(impl));
 }
 
-std::vector<IdentityMatch> GalleryIndex::search(std::span<const float> query, int k) const {
+std::vector<IdentityMatch> GalleryIndex::search(std::span<const float> query, int k, int ef_search) const {
   const Impl& d = *impl_;
   const auto total = static_cast<std::size_t>(d.index ? d.index->ntotal : 0);
   if (total == 0 || static_cast<int>(query.size()) != d.dim || k < 1) return {};
@@ -234,10 +252,12 @@ std::vector<IdentityMatch> GalleryIndex::search(std::span<const float> query, in
   try {
     if (d.approximate) {
       faiss::SearchParametersHNSW params;
-      params.efSearch = std::max<int>(d.options.hnsw_ef_search, static_cast<int>(candidates));
+      const int beam = ef_search > 0 ? std::min(ef_search, kMaxEfSearch) : d.options.hnsw_ef_search;
+      params.efSearch = std::max<int>(beam, static_cast<int>(candidates));
       d.index->search(1, unit.data(), candidates, similarities.data(), positions.data(), &params);
     } else {
-      d.index->search(1, unit.data(), candidates, similarities.data(), positions.data());
+      const auto best = d.exact_scan->top(unit, static_cast<std::size_t>(candidates));
+      for (std::size_t i = 0; i < best.size(); ++i) std::tie(similarities[i], positions[i]) = best[i];
     }
   } catch (const std::exception&) {
     return {};

@@ -1,11 +1,11 @@
-// Gallery search benchmark: exact (IndexFlatIP) vs approximate (HNSW) search through
+// Gallery search benchmark: exact (int8 scan + float re-score) vs approximate (HNSW) search through
 // taconite::gallery::GalleryIndex on N random unit vectors (one identity each), and the load time
 // of a real SQLite gallery. Probes are noisy copies of enrolled vectors (cosine ~0.6 to their
 // source, like a new photo of an enrolled person); recall@1 = share of probes whose approximate
 // top-1 equals the exact top-1.
 //
 //   gallery-bench [--sizes 10000,100000,1000000] [--queries 200] [--load-sizes 10000,100000]
-//                 [--hnsw-m 32] [--ef-construction 64] [--ef-search 128] [--dir DIR]
+//                 [--hnsw-m 32] [--ef-construction 64] [--ef-search 128,256] [--dir DIR]
 //                 [--approximate-max N]  (no HNSW build above N identities: bounds the run time)
 // One line per measurement (markdown table rows) on stdout.
 #include <algorithm>
@@ -21,8 +21,11 @@
 #include <string>
 #include <vector>
 
+#include <faiss/IndexFlat.h>
+
 #include "gallery_index.hpp"
 #include "gallery_store.hpp"
+#include "simd_dot.hpp"
 
 namespace {
 
@@ -82,13 +85,13 @@ struct Timed {
   std::vector<std::int64_t> top1;
 };
 
-Timed query_all(const GalleryIndex& index, const std::vector<float>& probes, std::size_t queries) {
+Timed query_all(const GalleryIndex& index, const std::vector<float>& probes, std::size_t queries, int ef_search = 0) {
   Timed t;
   std::vector<double> times, cpu;
   for (std::size_t q = 0; q < queries; ++q) {
     const auto start = Clock::now();
     const double cpu_start = thread_cpu_ms();
-    const std::vector<IdentityMatch> m = index.search({&probes[q * kDim], kDim}, 1);
+    const std::vector<IdentityMatch> m = index.search({&probes[q * kDim], kDim}, 1, ef_search);
     cpu.push_back(thread_cpu_ms() - cpu_start);
     times.push_back(ms_since(start));
     t.top1.push_back(m.empty() ? -1 : m[0].identity_id);
@@ -98,7 +101,31 @@ Timed query_all(const GalleryIndex& index, const std::vector<float>& probes, std
   return t;
 }
 
-void search_bench(std::size_t n, std::size_t queries, const IndexOptions& hnsw_options, std::size_t approximate_max) {
+// The peer: FAISS's own IndexFlatIP::search on the same vectors and probes (Debian's build).
+// recall@1 here is agreement with our exact search: it must be 1.
+void faiss_flat_bench(std::size_t n, const std::vector<float>& gallery, const std::vector<float>& probes,
+                      std::size_t queries, const std::vector<std::int64_t>& exact_top1) {
+  faiss::IndexFlatIP flat(kDim);
+  flat.add(static_cast<faiss::Index::idx_t>(n), gallery.data());
+  std::vector<double> times, cpu;
+  std::size_t agree = 0;
+  for (std::size_t q = 0; q < queries; ++q) {
+    float similarity = 0;
+    faiss::Index::idx_t label = -1;
+    const auto start = Clock::now();
+    const double cpu_start = thread_cpu_ms();
+    flat.search(1, &probes[q * kDim], 1, &similarity, &label);
+    cpu.push_back(thread_cpu_ms() - cpu_start);
+    times.push_back(ms_since(start));
+    agree += label == exact_top1[q];
+  }
+  std::printf("| %zu | FAISS IndexFlatIP::search (peer) | | %.3f | %.3f | %.3f | |\n", n, median(times), median(cpu),
+              double(agree) / double(queries));
+  std::fflush(stdout);
+}
+
+void search_bench(std::size_t n, std::size_t queries, const IndexOptions& hnsw_options,
+                  const std::vector<std::size_t>& ef_searches, std::size_t approximate_max) {
   std::mt19937 rng(static_cast<unsigned>(n));
   const std::vector<float> gallery = random_units(n, rng);
   std::vector<std::int64_t> ids(n);
@@ -124,9 +151,10 @@ void search_bench(std::size_t n, std::size_t queries, const IndexOptions& hnsw_o
     return;
   }
   const Timed e = query_all(exact.value(), probes, queries);
-  std::printf("| %zu | exact IndexFlatIP | %.0f | %.3f | %.3f | 1 (reference) | %.0f |\n", n, exact_build_ms,
-              e.median_ms, e.median_cpu_ms, exact_kib * 1024.0 / double(n));
+  std::printf("| %zu | exact (int8 scan + float re-score) | %.0f | %.3f | %.3f | 1 (reference) | %.0f |\n", n,
+              exact_build_ms, e.median_ms, e.median_cpu_ms, exact_kib * 1024.0 / double(n));
   std::fflush(stdout);
+  faiss_flat_bench(n, gallery, probes, std::min<std::size_t>(queries, 20), e.top1);
 
   if (n > approximate_max) {
     std::printf("| %zu | HNSW | not built (more than --approximate-max %zu) | | | | |\n", n, approximate_max);
@@ -143,13 +171,15 @@ void search_bench(std::size_t n, std::size_t queries, const IndexOptions& hnsw_o
     std::printf("HNSW build failed: %s\n", hnsw.error().message.c_str());
     return;
   }
-  const Timed h = query_all(hnsw.value(), probes, queries);
-  std::size_t agree = 0;
-  for (std::size_t q = 0; q < queries; ++q) agree += h.top1[q] == e.top1[q];
-  std::printf("| %zu | HNSW M=%d efC=%d efS=%d | %.0f | %.3f | %.3f | %.3f | %.0f |\n", n, approx.hnsw_m,
-              approx.hnsw_ef_construction, approx.hnsw_ef_search, hnsw_build_ms, h.median_ms, h.median_cpu_ms,
-              double(agree) / double(queries), hnsw_kib * 1024.0 / double(n));
-  std::fflush(stdout);
+  for (std::size_t ef : ef_searches) {
+    const Timed h = query_all(hnsw.value(), probes, queries, static_cast<int>(ef));
+    std::size_t agree = 0;
+    for (std::size_t q = 0; q < queries; ++q) agree += h.top1[q] == e.top1[q];
+    std::printf("| %zu | HNSW M=%d efC=%d efS=%zu | %.0f | %.3f | %.3f | %.3f | %.0f |\n", n, approx.hnsw_m,
+                approx.hnsw_ef_construction, ef, hnsw_build_ms, h.median_ms, h.median_cpu_ms,
+                double(agree) / double(queries), hnsw_kib * 1024.0 / double(n));
+    std::fflush(stdout);
+  }
 }
 
 // A real gallery file of n templates (batches of 10 000 per transaction), then open + index load.
@@ -197,6 +227,7 @@ void load_bench(std::size_t n, const std::filesystem::path& dir, const IndexOpti
 
 int main(int argc, char** argv) {
   std::vector<std::size_t> sizes = {10000, 100000, 1000000}, load_sizes = {10000, 100000};
+  std::vector<std::size_t> ef_searches = {128};
   std::size_t queries = 200, approximate_max = SIZE_MAX;
   IndexOptions hnsw;
   std::filesystem::path dir = std::filesystem::temp_directory_path();
@@ -213,7 +244,7 @@ int main(int argc, char** argv) {
     else if (a == "--ef-construction")
       hnsw.hnsw_ef_construction = std::stoi(v);
     else if (a == "--ef-search")
-      hnsw.hnsw_ef_search = std::stoi(v);
+      ef_searches = parse_list(v);
     else if (a == "--dir")
       dir = v;
     else if (a == "--approximate-max")
@@ -223,11 +254,12 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  std::printf("dot kernels: %s\n\n", dot_kernels_isa());
   std::printf(
       "| identities | index | build ms | median query ms (1 probe, top-1) | median query thread-CPU ms | "
       "recall@1 vs exact | bytes per identity (RSS) |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
-  for (std::size_t n : sizes) search_bench(n, queries, hnsw, approximate_max);
+  for (std::size_t n : sizes) search_bench(n, queries, hnsw, ef_searches, approximate_max);
   if (!load_sizes.empty()) {
     std::printf("\n| templates | index | open + load ms | what happened | fill |\n|---|---|---|---|---|\n");
     for (std::size_t n : load_sizes) load_bench(n, dir, hnsw);
