@@ -238,7 +238,7 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
   return GalleryIndex(std::move(impl));
 }
 
-std::vector<IdentityMatch> GalleryIndex::search(std::span<const float> query, int k, int ef_search) const {
+std::vector<IdentityMatch> GalleryIndex::search(std::span<const float> query, int k) const {
   const Impl& d = *impl_;
   const auto total = static_cast<std::size_t>(d.index ? d.index->ntotal : 0);
   if (total == 0 || static_cast<int>(query.size()) != d.dim || k < 1) return {};
@@ -250,11 +250,8 @@ std::vector<IdentityMatch> GalleryIndex::search(std::span<const float> query, in
   std::vector<float> similarities(static_cast<std::size_t>(candidates));
   std::vector<idx_t> positions(static_cast<std::size_t>(candidates));
   try {
-    if (d.approximate) {
-      faiss::SearchParametersHNSW params;
-      const int beam = ef_search > 0 ? std::min(ef_search, kMaxEfSearch) : d.options.hnsw_ef_search;
-      params.efSearch = std::max<int>(beam, static_cast<int>(candidates));
-      d.index->search(1, unit.data(), candidates, similarities.data(), positions.data(), &params);
+    if (d.approximate) {  // FAISS widens the beam to `candidates` when that is larger
+      d.index->search(1, unit.data(), candidates, similarities.data(), positions.data());
     } else {
       const auto best = d.exact_scan->top(unit, static_cast<std::size_t>(candidates));
       for (std::size_t i = 0; i < best.size(); ++i) std::tie(similarities[i], positions[i]) = best[i];
@@ -275,6 +272,12 @@ std::vector<IdentityMatch> GalleryIndex::search(std::span<const float> query, in
                        similarities[static_cast<std::size_t>(i)], d.template_ids[static_cast<std::size_t>(p)]});
   }
   return matches;
+}
+
+void GalleryIndex::set_ef_search(int ef_search) {
+  impl_->options.hnsw_ef_search = std::clamp(ef_search, 1, kMaxEfSearch);
+  if (auto* hnsw = dynamic_cast<faiss::IndexHNSW*>(impl_->index.get()))
+    hnsw->hnsw.efSearch = impl_->options.hnsw_ef_search;
 }
 
 int GalleryIndex::dim() const { return impl_->dim; }

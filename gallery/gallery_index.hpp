@@ -56,8 +56,12 @@ class GalleryIndex {
 
   // The best `k` identities (1..kMaxTopK) for a query of dim() values (normalised here), best
   // first; fewer when the gallery has fewer. Empty for an empty gallery or a wrong-sized query.
-  // `ef_search` > 0 overrides IndexOptions::hnsw_ef_search for this query (HNSW only).
-  std::vector<IdentityMatch> search(std::span<const float> query, int k, int ef_search = 0) const;
+  std::vector<IdentityMatch> search(std::span<const float> query, int k) const;
+
+  // Changes the HNSW query beam (IndexOptions::hnsw_ef_search, clamped to 1..kMaxEfSearch). Not
+  // safe while search() runs: FAISS 1.7.3 ignores a per-query beam (its SearchParametersHNSW), so
+  // the index's own value is the only one that takes effect.
+  void set_ef_search(int ef_search);
 
   int dim() const;
   std::int64_t revision() const;  // the gallery revision it was built from

@@ -85,13 +85,13 @@ struct Timed {
   std::vector<std::int64_t> top1;
 };
 
-Timed query_all(const GalleryIndex& index, const std::vector<float>& probes, std::size_t queries, int ef_search = 0) {
+Timed query_all(const GalleryIndex& index, const std::vector<float>& probes, std::size_t queries) {
   Timed t;
   std::vector<double> times, cpu;
   for (std::size_t q = 0; q < queries; ++q) {
     const auto start = Clock::now();
     const double cpu_start = thread_cpu_ms();
-    const std::vector<IdentityMatch> m = index.search({&probes[q * kDim], kDim}, 1, ef_search);
+    const std::vector<IdentityMatch> m = index.search({&probes[q * kDim], kDim}, 1);
     cpu.push_back(thread_cpu_ms() - cpu_start);
     times.push_back(ms_since(start));
     t.top1.push_back(m.empty() ? -1 : m[0].identity_id);
@@ -172,7 +172,8 @@ void search_bench(std::size_t n, std::size_t queries, const IndexOptions& hnsw_o
     return;
   }
   for (std::size_t ef : ef_searches) {
-    const Timed h = query_all(hnsw.value(), probes, queries, static_cast<int>(ef));
+    hnsw.value().set_ef_search(static_cast<int>(ef));
+    const Timed h = query_all(hnsw.value(), probes, queries);
     std::size_t agree = 0;
     for (std::size_t q = 0; q < queries; ++q) agree += h.top1[q] == e.top1[q];
     std::printf("| %zu | HNSW M=%d efC=%d efS=%zu | %.0f | %.3f | %.3f | %.3f | %.0f |\n", n, approx.hnsw_m,
