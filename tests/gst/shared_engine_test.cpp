@@ -843,7 +843,7 @@ std::vector<taconite::Embedding> embed_two_streams(const std::string& backend, i
   return all;
 }
 
-class SharedEngineRealModel : public ::testing::TestWithParam<std::string> {
+class SessionsOnTheRealEngineTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (test_bundle().empty()) GTEST_SKIP() << "TACONITE_TEST_BUNDLE not set (meson test sets it)";
@@ -852,7 +852,7 @@ class SharedEngineRealModel : public ::testing::TestWithParam<std::string> {
 };
 
 // cpu-reference is deterministic per face: bit-identical; cpu (oneDNN) within 1e-4 cosine.
-TEST_P(SharedEngineRealModel, TwoSessionsGiveTheEmbeddingsOfOne) {
+TEST_P(SessionsOnTheRealEngineTest, TwoSessionsGiveTheEmbeddingsOfOne) {
   const std::vector<taconite::Embedding> two = embed_two_streams(GetParam(), 2);
   const std::vector<taconite::Embedding> one = embed_two_streams(GetParam(), 1);
   ASSERT_EQ(two.size(), 4u);
@@ -873,7 +873,7 @@ std::vector<std::string> cpu_backends() {
   return backends;
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, SharedEngineRealModel, ::testing::ValuesIn(cpu_backends()), [](const auto& info) {
+INSTANTIATE_TEST_SUITE_P(Backends, SessionsOnTheRealEngineTest, ::testing::ValuesIn(cpu_backends()), [](const auto& info) {
   return info.param == "cpu" ? std::string("cpu") : std::string("cpu_reference");
 });
 
