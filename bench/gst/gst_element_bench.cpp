@@ -5,11 +5,14 @@
 //    the element keeps its queue full, so the interval between two pushes on its src pad is its
 //    per-frame cost (selection, preprocessing, shared-engine hand-off, engine, metadata);
 // 3. S streams in one pipeline sharing one engine, batch-size=1 and batch-size=S: total faces/s.
+// With --sessions-vs-threads N, only this instead: S streams at batch-size=1 on an engine of N
+// sessions x 1 thread vs one of 1 session x N threads, each loaded afresh per round (in alternating
+// order) and kept warm by a prerolled element; medians of the rounds' total faces/s.
 // The machine may be shared: the bare engine and the element are measured in alternating rounds
 // and compared by their medians (spikes from other processes hit both); throughputs are the best
 // round. Prints one JSON object. Not a test.
 //
-// Usage: taconite-gst-bench BUNDLE [--backend B] [--frames N] [--streams S] [--rounds R]
+// Usage: taconite-gst-bench BUNDLE [--backend B] [--frames N] [--streams S] [--rounds R] [--sessions-vs-threads N]
 #include <gst/gst.h>
 
 #include <algorithm>
@@ -100,11 +103,64 @@ Run run_pipeline(const std::string& description, int elements) {
   return run;
 }
 
-std::string stream(int index, const std::string& bundle, const std::string& backend, int frames, int batch) {
+// `engine` adds engine properties (e.g. "sessions=2 threads=1").
+std::string stream(int index, const std::string& bundle, const std::string& backend, int frames, int batch,
+                   const std::string& engine = "") {
   return "videotestsrc num-buffers=" + std::to_string(frames) + " pattern=ball ! "
          "video/x-raw,format=RGB,width=112,height=112,framerate=30/1 ! taconiteadaface name=e" + std::to_string(index) +
-         " bundle=\"" + bundle + "\" backend=" + backend + " input-mode=crops max-queued=4 batch-size=" +
+         " bundle=\"" + bundle + "\" backend=" + backend + " " + engine + " input-mode=crops max-queued=4 batch-size=" +
          std::to_string(batch) + " ! fakesink sync=false ";
+}
+
+// A prerolled element: it keeps the shared engine (with `engine` properties) loaded and warm, so
+// the measured pipelines reuse it and time only steady-state frames. nullptr when it fails.
+GstElement* keeper(const std::string& bundle, const std::string& backend, const std::string& engine = "") {
+  GstElement* keeper = gst_parse_launch(("videotestsrc ! video/x-raw,format=RGB,width=112,height=112 ! "
+                                         "taconiteadaface bundle=\"" + bundle + "\" backend=" + backend + " " +
+                                         engine + " input-mode=crops ! fakesink")
+                                            .c_str(),
+                                        nullptr);
+  gst_element_set_state(keeper, GST_STATE_PAUSED);
+  if (gst_element_get_state(keeper, nullptr, nullptr, GST_CLOCK_TIME_NONE) != GST_STATE_CHANGE_FAILURE) return keeper;
+  gst_element_set_state(keeper, GST_STATE_NULL);
+  gst_object_unref(keeper);
+  return nullptr;
+}
+
+// Total faces/s of `streams` streams at batch-size 1 on a freshly loaded engine with `engine`
+// properties; 0 on failure.
+double engine_shape_fps(const std::string& bundle, const std::string& backend, int frames, int streams,
+                        const std::string& engine) {
+  GstElement* warm = keeper(bundle, backend, engine);
+  if (!warm) return 0;
+  std::string pipeline;
+  for (int s = 0; s < streams; ++s) pipeline += stream(s, bundle, backend, frames, 1, engine);
+  const Run run = run_pipeline(pipeline, streams);
+  gst_element_set_state(warm, GST_STATE_NULL);
+  gst_object_unref(warm);
+  return run.ok ? run.faces / run.seconds : 0;
+}
+
+// N sessions x 1 thread against 1 session x N threads; prints one JSON object.
+int sessions_vs_threads(const std::string& bundle, const std::string& backend, int frames, int streams, int rounds,
+                        int n) {
+  const std::string sessions = "sessions=" + std::to_string(n) + " threads=1";
+  const std::string threads = "sessions=1 threads=" + std::to_string(n);
+  std::vector<double> sessions_fps, threads_fps;
+  for (int round = 0; round < rounds; ++round) {
+    for (int k = 0; k < 2; ++k) {
+      const bool sessions_turn = (round + k) % 2 == 0;  // alternate which shape goes first
+      const double fps = engine_shape_fps(bundle, backend, frames, streams, sessions_turn ? sessions : threads);
+      if (fps <= 0) return 1;
+      (sessions_turn ? sessions_fps : threads_fps).push_back(fps);
+    }
+  }
+  const double a = median(sessions_fps), b = median(threads_fps);
+  std::printf("{\"backend\":\"%s\",\"frames\":%d,\"streams\":%d,\"rounds\":%d,\"batch_size\":1,\n"
+              " \"sessions_%d_threads_1_faces_per_s\":%.2f,\"sessions_1_threads_%d_faces_per_s\":%.2f,"
+              "\"ratio\":%.3f}\n",
+              backend.c_str(), frames, streams, rounds, n, a, n, b, a / b);
+  return 0;
 }
 
 }  // namespace
@@ -113,18 +169,25 @@ int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   GST_ELEMENT_REGISTER(taconiteadaface, nullptr);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s BUNDLE [--backend B] [--frames N] [--streams S] [--rounds R]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s BUNDLE [--backend B] [--frames N] [--streams S] [--rounds R] "
+                 "[--sessions-vs-threads N]\n", argv[0]);
     return 2;
   }
   const std::string bundle = argv[1];
   std::string backend = "cpu";
-  int frames = 50, streams = 4, rounds = 3;
+  int frames = 50, streams = 4, rounds = 3, compare_sessions = 0;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--backend") backend = argv[i + 1];
+    else if (flag == "--sessions-vs-threads") compare_sessions = std::clamp(std::atoi(argv[i + 1]), 2, 16);
     else if (flag == "--frames") frames = std::max(2, std::atoi(argv[i + 1]));
     else if (flag == "--streams") streams = std::max(1, std::atoi(argv[i + 1]));
     else if (flag == "--rounds") rounds = std::max(1, std::atoi(argv[i + 1]));
+  }
+  if (compare_sessions > 0) {
+    const int status = sessions_vs_threads(bundle, backend, frames, streams, rounds, compare_sessions);
+    gst_deinit();
+    return status;
   }
 
   taconite::LoadOptions options;
@@ -139,15 +202,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < chw.size(); ++i) chw[i] = static_cast<float>((i * 37 % 255) / 127.5 - 1.0);
   (void)engine.embed({chw, 3, 112, 112});  // warm-up (kernel JIT)
 
-  // A prerolled element keeps the shared engine loaded and warm, so every measured pipeline
-  // reuses it and times only steady-state frames.
-  GstElement* keeper = gst_parse_launch(("videotestsrc ! video/x-raw,format=RGB,width=112,height=112 ! "
-                                         "taconiteadaface bundle=\"" + bundle + "\" backend=" + backend +
-                                         " input-mode=crops ! fakesink")
-                                            .c_str(),
-                                        nullptr);
-  gst_element_set_state(keeper, GST_STATE_PAUSED);
-  if (gst_element_get_state(keeper, nullptr, nullptr, GST_CLOCK_TIME_NONE) == GST_STATE_CHANGE_FAILURE) return 1;
+  GstElement* warm = keeper(bundle, backend);
+  if (!warm) return 1;
 
   std::vector<double> bare_ms, element_ms;
   double bare_batch_fps = 0, one_fps = 0, multi1_fps = 0, multiS_fps = 0;
@@ -180,8 +236,8 @@ int main(int argc, char** argv) {
     multi1_fps = std::max(multi1_fps, unbatched.faces / unbatched.seconds);
     multiS_fps = std::max(multiS_fps, batched.faces / batched.seconds);
   }
-  gst_element_set_state(keeper, GST_STATE_NULL);
-  gst_object_unref(keeper);
+  gst_element_set_state(warm, GST_STATE_NULL);
+  gst_object_unref(warm);
 
   const double bare = median(bare_ms), element = median(element_ms);
   std::printf(

@@ -15,8 +15,8 @@ namespace taconite::gst {
 
 namespace {
 
-// The shared engine's view of a loaded Model: one Session, which only the shared engine's worker
-// thread uses (the Model itself is immutable and would serve more sessions).
+// The shared engine's view of a loaded Model: one Session, which only one worker thread of the
+// shared engine uses; another_session() gives the next worker its own Session of the same Model.
 class ModelEngineClient final : public EngineClient {
  public:
   ModelEngineClient(std::shared_ptr<const Model> model, Session session)
@@ -43,6 +43,12 @@ class ModelEngineClient final : public EngineClient {
       return out;
     }
     return session_.embed_batch(faces);
+  }
+
+  Result<std::unique_ptr<EngineClient>> another_session() const override {
+    Result<Session> session = Session::create(model_);
+    if (!session) return session.error();
+    return std::unique_ptr<EngineClient>(std::make_unique<ModelEngineClient>(model_, std::move(session).value()));
   }
 
  private:
@@ -123,6 +129,10 @@ std::unique_ptr<EngineClient> client_of(std::shared_ptr<SharedEngine> engine, co
   if (const int loaded = shared_engine_threads(*engine); loaded != request.threads)
     note = "threads=" + std::to_string(request.threads) + " is not used: the shared engine for this bundle and backend " +
            "was loaded with threads=" + std::to_string(loaded) + " by another element (0 = runtime default)";
+  if (const int loaded = shared_engine_sessions(*engine); loaded != request.sessions)
+    note += (note.empty() ? "" : "; ") + ("sessions=" + std::to_string(request.sessions)) +
+            " is not used: the shared engine for this bundle and backend was loaded with sessions=" +
+            std::to_string(loaded) + " by another element";
   return make_shared_client(std::move(engine), std::move(note));
 }
 
@@ -133,6 +143,10 @@ unsigned long long current_generation(EngineOpener* opener) {
 }
 
 }  // namespace
+
+Result<std::unique_ptr<EngineClient>> EngineClient::another_session() const {
+  return Error{ErrorKind::Device, "this engine cannot run more than one session"};
+}
 
 const std::string& EngineClient::sharing_note() const {
   static const std::string none;
@@ -148,6 +162,9 @@ std::shared_ptr<SharedEngine> find_shared_engine(const EngineRequest& request) {
 }
 
 Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& request) {
+  if (request.sessions < 1 || request.sessions > kMaxEngineSessions)
+    return Error{ErrorKind::Input, "sessions=" + std::to_string(request.sessions) + " is outside 1.." +
+                                       std::to_string(kMaxEngineSessions)};
   EngineOpener opener;
   const unsigned long long generation = current_generation(&opener);
   Result<std::string> canonical = canonical_bundle(request.bundle);
@@ -177,7 +194,7 @@ Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& re
     Result<std::unique_ptr<EngineClient>> inner = opener ? opener(request) : open_model_engine(request);
     if (inner) {
       backend = inner.value()->info().backend;
-      loaded = make_shared_engine(std::move(inner).value(), request.threads);
+      loaded = make_shared_engine(std::move(inner).value(), request.threads, request.sessions);
     } else {
       load->error = inner.error();
     }

@@ -1,8 +1,9 @@
 // The element's view of the inference engine: faces in, raw embeddings out, in order.
 //
 // The element talks to the engine only through EngineClient. open_engine_client() returns a client
-// of the process's one engine for the (bundle, backend) pair (shared_engine.hpp): a worker thread
-// serves every element using it and batches faces across streams. The pair is the bundle's
+// of the process's one engine for the (bundle, backend) pair (shared_engine.hpp): its worker
+// threads, one per session of the one loaded model, serve every element using it and batch faces
+// across streams. The pair is the bundle's
 // canonical path (`dir`, `dir/` and `dir/./` are one bundle) and the backend actually running
 // (`auto` shares the engine of the backend it resolves to). Contract: embed() is called
 // from one streaming thread at a time per client; info() is immutable after open.
@@ -19,10 +20,14 @@
 
 namespace taconite::gst {
 
+// The most sessions (worker threads, each with its own per-call state) one shared engine runs.
+inline constexpr int kMaxEngineSessions = 16;
+
 struct EngineRequest {
   std::string bundle;             // bundle directory
   std::string backend = "auto";   // runtime backend name
-  int threads = 0;                // CPU worker threads (0 = runtime default)
+  int threads = 0;                // CPU worker threads per call (0 = runtime default)
+  int sessions = 1;               // sessions of the model run concurrently, 1..kMaxEngineSessions
 };
 
 struct EngineInfo {
@@ -52,6 +57,10 @@ class EngineClient {
   virtual const EngineInfo& info() const = 0;
   // Raw (not normalised) embeddings, one per face, in the faces' order.
   virtual Result<std::vector<Embedding>> embed(std::span<const FaceChw> faces) = 0;
+  // Another client of the same loaded model with its own per-call state (a Session: no weight
+  // copy), for another worker of the shared engine; thread-safe. An engine that has no such
+  // thing returns an error (the default) and is served by one worker.
+  virtual Result<std::unique_ptr<EngineClient>> another_session() const;
   // Shared-engine clients only: how this client's requests are batched with other streams'.
   virtual void set_batching(const BatchPolicy&) {}
   // Shared-engine clients only (callable from any thread): sticky until resume(): a queued, not
@@ -60,15 +69,16 @@ class EngineClient {
   virtual void cancel() {}
   // Clears cancel() (FLUSH_STOP, pad activation).
   virtual void resume() {}
-  // What of this client's request the live shared engine does not honour (e.g. another `threads`
-  // than it was loaded with), for the element to warn about; empty when everything is as asked.
+  // What of this client's request the live shared engine does not honour (e.g. other `threads`
+  // or `sessions` than it was loaded with), for the element to warn about; empty when everything is as asked.
   virtual const std::string& sharing_note() const;
 };
 
 // Returns a client of the process's shared engine for (bundle, backend), loading it (through the
 // opener installed with set_engine_opener, else a Model and a Session) when none is alive. Loads
 // of different keys run concurrently; requests for a key being loaded wait for that one load and
-// share its engine or its error. A bundle path that cannot be resolved is an Io error naming it.
+// share its engine or its error. A bundle path that cannot be resolved is an Io error naming it;
+// `sessions` outside 1..kMaxEngineSessions is an Input error.
 Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& request);
 
 // The live shared engine for `request` (opened by the current opener), or nullptr; for tests.

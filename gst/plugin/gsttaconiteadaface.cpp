@@ -87,6 +87,7 @@ constexpr ChannelOrder kDefaultChannelOrder = ChannelOrder::Auto;
 constexpr BackendChoice kDefaultBackend = BackendChoice::Auto;
 constexpr guint kDefaultMaxQueued = 8;
 constexpr gint kDefaultThreads = 0;
+constexpr gint kDefaultSessions = 1;
 constexpr gboolean kDefaultPostMessages = FALSE;
 constexpr guint kDefaultBatchSize = 1;
 constexpr guint kDefaultBatchTimeoutUs = 0;
@@ -108,6 +109,7 @@ struct Settings {
   std::string bundle;
   BackendChoice backend = kDefaultBackend;
   gint threads = kDefaultThreads;
+  gint sessions = kDefaultSessions;
   InputMode input_mode = kDefaultInputMode;
   std::string roi_type = kDefaultRoiType;
   guint min_face_size = kDefaultMinFaceSize;
@@ -184,6 +186,7 @@ enum {
   PROP_BUNDLE,
   PROP_BACKEND,
   PROP_THREADS,
+  PROP_SESSIONS,
   PROP_INPUT_MODE,
   PROP_ROI_TYPE,
   PROP_MIN_FACE_SIZE,
@@ -243,6 +246,7 @@ static gboolean load_engine(GstTaconiteAdaface* self) {
   request.bundle = self->settings->bundle;
   request.backend = backend_choice_name(self->settings->backend);
   request.threads = self->settings->threads;
+  request.sessions = self->settings->sessions;
   BatchPolicy batching;
   batching.max_faces = self->settings->batch_size;
   batching.timeout = std::chrono::microseconds(self->settings->batch_timeout_us);
@@ -840,6 +844,7 @@ static void set_property(GObject* object, guint prop_id, const GValue* value, GP
     case PROP_BUNDLE: s.bundle = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
     case PROP_BACKEND: s.backend = static_cast<BackendChoice>(g_value_get_enum(value)); break;
     case PROP_THREADS: s.threads = g_value_get_int(value); break;
+    case PROP_SESSIONS: s.sessions = g_value_get_int(value); break;
     case PROP_INPUT_MODE: s.input_mode = static_cast<InputMode>(g_value_get_enum(value)); break;
     case PROP_ROI_TYPE: s.roi_type = g_value_get_string(value) ? g_value_get_string(value) : kDefaultRoiType; break;
     case PROP_MIN_FACE_SIZE: s.min_face_size = g_value_get_uint(value); break;
@@ -878,6 +883,7 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
     case PROP_BUNDLE: g_value_set_string(value, s.bundle.empty() ? nullptr : s.bundle.c_str()); break;
     case PROP_BACKEND: g_value_set_enum(value, static_cast<gint>(s.backend)); break;
     case PROP_THREADS: g_value_set_int(value, s.threads); break;
+    case PROP_SESSIONS: g_value_set_int(value, s.sessions); break;
     case PROP_INPUT_MODE: g_value_set_enum(value, static_cast<gint>(s.input_mode)); break;
     case PROP_ROI_TYPE: g_value_set_string(value, s.roi_type.c_str()); break;
     case PROP_MIN_FACE_SIZE: g_value_set_uint(value, s.min_face_size); break;
@@ -997,6 +1003,18 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
                        "CPU worker threads of the engine; 0 uses TACONITE_THREADS when set, else all cores. "
                        "Default: 0",
                        0, taconite::kMaxThreads, kDefaultThreads, rw_ready));
+  /**
+   * GstTaconiteAdaface:sessions:
+   *
+   * Since: 0.1
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_SESSIONS,
+      g_param_spec_int("sessions", "Sessions",
+                       "Sessions of the model the shared engine runs concurrently, one worker thread each (each "
+                       "call uses 'threads' threads); the first element to load the engine decides. More sessions "
+                       "add no throughput on NPU backends (one device queue). Default: 1",
+                       1, taconite::gst::kMaxEngineSessions, kDefaultSessions, rw_ready));
   /**
    * GstTaconiteAdaface:input-mode:
    *

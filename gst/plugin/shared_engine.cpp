@@ -18,13 +18,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Embeddings = std::vector<Embedding>;
 
-// One element's frame waiting for the worker; lives on the element's stack while it waits.
+// One element's frame waiting for a worker; lives on the element's stack while it waits.
 struct Request {
   std::span<const FaceChw> faces;
   BatchPolicy policy;
   unsigned long long client = 0;
   Clock::time_point arrived;
-  bool taken = false;  // the worker is running it: it can no longer be cancelled
+  bool taken = false;  // a worker is running it: it can no longer be cancelled
   bool done = false;
   std::optional<Result<Embeddings>> result;
 };
@@ -32,6 +32,7 @@ struct Request {
 struct ClientState {
   bool cancelled = false;  // cancel() until resume(): submit() fails at once
   bool missed = false;     // a batch timed out waiting for it; not waited for again until it submits
+  bool running = false;    // a worker is running its request: it cannot submit before that ends
 };
 
 Error cancelled_error() { return Error{ErrorKind::Device, "embedding cancelled: the stream is flushing or stopping"}; }
@@ -40,24 +41,26 @@ Error cancelled_error() { return Error{ErrorKind::Device, "embedding cancelled: 
 
 class SharedEngine {
  public:
-  SharedEngine(std::unique_ptr<EngineClient> inner, int threads) : inner_(std::move(inner)), threads_(threads) {
-    worker_ = std::thread([this] { serve(); });
+  // One worker per session; sessions.front() is the engine as loaded (its info() is the engine's).
+  SharedEngine(std::vector<std::unique_ptr<EngineClient>> sessions, int threads, int requested_sessions)
+      : sessions_(std::move(sessions)), threads_(threads), requested_sessions_(requested_sessions) {
+    stats_.sessions = static_cast<unsigned>(sessions_.size());
+    try {
+      for (const auto& session : sessions_) workers_.emplace_back([this, inner = session.get()] { serve(*inner); });
+    } catch (...) {  // a thread that could not start: stop the ones that did before failing the load
+      stop();
+      throw;
+    }
   }
 
-  ~SharedEngine() {
-    {
-      std::lock_guard<std::mutex> guard(lock_);
-      stopping_ = true;
-    }
-    work_.notify_all();
-    worker_.join();
-  }
+  ~SharedEngine() { stop(); }
 
   SharedEngine(const SharedEngine&) = delete;
   SharedEngine& operator=(const SharedEngine&) = delete;
 
-  const EngineInfo& info() const { return inner_->info(); }
+  const EngineInfo& info() const { return sessions_.front()->info(); }
   int threads() const { return threads_; }
+  int requested_sessions() const { return requested_sessions_; }
 
   unsigned long long attach() {
     std::lock_guard<std::mutex> guard(lock_);
@@ -70,7 +73,7 @@ class SharedEngine {
       std::lock_guard<std::mutex> guard(lock_);
       clients_.erase(client);
     }
-    work_.notify_all();  // the worker may be waiting for this client's request
+    work_.notify_all();  // a worker may be waiting for this client's request
   }
 
   Result<Embeddings> submit(unsigned long long client, std::span<const FaceChw> faces, const BatchPolicy& policy) {
@@ -89,7 +92,7 @@ class SharedEngine {
     return std::move(*request.result);
   }
 
-  // Sticky until resume(): withdraws the client's request when the worker has not started it (a
+  // Sticky until resume(): withdraws the client's request when no worker has started it (a
   // flushing element must not wait for other streams' faces) and fails its later submits; a
   // started request finishes normally.
   void cancel(unsigned long long client) {
@@ -142,9 +145,9 @@ class SharedEngine {
     return std::any_of(queue_.begin(), queue_.end(), [&](const Request* r) { return r->client == client; });
   }
 
-  // Whether the worker may wait for `client` to submit (see the header).
+  // Whether the gathering worker may wait for `client` to submit (see the header).
   bool expected_locked(unsigned long long client, const ClientState& state) const {
-    return !state.cancelled && !state.missed && !has_queued_locked(client);
+    return !state.cancelled && !state.missed && !state.running && !has_queued_locked(client);
   }
 
   bool anyone_expected_locked() const {
@@ -171,7 +174,8 @@ class SharedEngine {
 
   // One engine call for the requests' faces: a result per request, or the call's error. Never
   // throws: an exception of the engine (or of an allocation here) becomes the error.
-  Result<std::vector<Embeddings>> embed_together(std::span<Request* const> requests, SharedEngineStats& stats) {
+  static Result<std::vector<Embeddings>> embed_together(EngineClient& inner, std::span<Request* const> requests,
+                                                        SharedEngineStats& stats) {
     try {
       std::vector<FaceChw> inputs;
       for (const Request* r : requests) inputs.insert(inputs.end(), r->faces.begin(), r->faces.end());
@@ -180,7 +184,7 @@ class SharedEngine {
         ++stats.calls;
         stats.faces += inputs.size();
         stats.largest_batch = std::max<unsigned long long>(stats.largest_batch, inputs.size());
-        Result<Embeddings> result = inner_->embed(inputs);
+        Result<Embeddings> result = inner.embed(inputs);
         if (!result) return result.error();
         all = std::move(result).value();
       }
@@ -203,9 +207,9 @@ class SharedEngine {
 
   // Gives every request of the batch its result. A failed call of several requests is retried
   // one request at a time: only a request that fails on its own gets an error.
-  void run(std::span<Request* const> batch, SharedEngineStats& stats) {
+  static void run(EngineClient& inner, std::span<Request* const> batch, SharedEngineStats& stats) {
     if (batch.size() > 1) {
-      Result<std::vector<Embeddings>> together = embed_together(batch, stats);
+      Result<std::vector<Embeddings>> together = embed_together(inner, batch, stats);
       if (together) {
         for (std::size_t i = 0; i < batch.size(); ++i) batch[i]->result = std::move(together.value()[i]);
         return;
@@ -213,7 +217,7 @@ class SharedEngine {
       ++stats.retries;
     }
     for (Request* r : batch) {
-      Result<std::vector<Embeddings>> alone = embed_together({&r, 1}, stats);
+      Result<std::vector<Embeddings>> alone = embed_together(inner, {&r, 1}, stats);
       if (alone)
         r->result = std::move(alone.value().front());
       else
@@ -221,46 +225,76 @@ class SharedEngine {
     }
   }
 
-  void serve() {
+  void set_running_locked(std::span<Request* const> batch, bool running) {
+    for (const Request* r : batch)
+      if (auto it = clients_.find(r->client); it != clients_.end()) it->second.running = running;
+  }
+
+  // One worker: `inner` is its own session, which no other thread calls.
+  void serve(EngineClient& inner) {
+    std::vector<Request*> batch;  // capacity kept between batches
     std::unique_lock<std::mutex> guard(lock_);
     for (;;) {
-      work_.wait(guard, [&] { return stopping_ || !queue_.empty(); });
+      // One worker gathers at a time; the others wait until it has taken its batch.
+      work_.wait(guard, [&] { return (stopping_ && queue_.empty()) || (!queue_.empty() && !gathering_); });
       if (queue_.empty()) return;  // stopping, nothing left
+      gathering_ = true;
       gather_locked(guard);
-      if (queue_.empty()) continue;  // cancelled while waiting
+      if (queue_.empty()) {  // cancelled while waiting
+        gathering_ = false;
+        work_.notify_all();
+        continue;
+      }
 
       std::size_t faces = 0;
       const std::size_t n = batch_end_locked(&faces);
-      batch_.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
+      batch.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
       queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
-      for (Request* r : batch_) r->taken = true;
+      for (Request* r : batch) r->taken = true;
+      set_running_locked(batch, true);
+      gathering_ = false;
+      work_.notify_all();  // the next idle worker may gather what remains
+      stats_.peak_concurrent = std::max(stats_.peak_concurrent, ++running_batches_);
       guard.unlock();
 
       SharedEngineStats stats;  // the requests' owners wait for `done`: their results are ours to write
-      run(batch_, stats);
+      run(inner, batch, stats);
 
       guard.lock();
+      --running_batches_;
       stats_.calls += stats.calls;
       stats_.faces += stats.faces;
       stats_.largest_batch = std::max(stats_.largest_batch, stats.largest_batch);
       stats_.retries += stats.retries;
-      for (Request* r : batch_) r->done = true;
+      set_running_locked(batch, false);
+      for (Request* r : batch) r->done = true;
       done_.notify_all();
     }
   }
 
-  std::unique_ptr<EngineClient> inner_;  // only the worker calls embed()
+  void stop() {
+    {
+      std::lock_guard<std::mutex> guard(lock_);
+      stopping_ = true;
+    }
+    work_.notify_all();
+    for (std::thread& worker : workers_) worker.join();
+  }
+
+  const std::vector<std::unique_ptr<EngineClient>> sessions_;  // one per worker, called only by it
   const int threads_;
+  const int requested_sessions_;
   mutable std::mutex lock_;
-  std::condition_variable work_;  // the worker waits for requests
+  std::condition_variable work_;  // workers wait for requests (and for the gathering one)
   std::condition_variable done_;  // elements wait for their results
   std::deque<Request*> queue_;
-  std::vector<Request*> batch_;  // the worker's current batch (capacity kept between batches)
   std::map<unsigned long long, ClientState> clients_;
   unsigned long long last_client_ = 0;
   bool stopping_ = false;
+  bool gathering_ = false;  // a worker is gathering a batch
+  unsigned running_batches_ = 0;
   SharedEngineStats stats_;
-  std::thread worker_;  // last: started once everything above exists
+  std::vector<std::thread> workers_;  // last: started once everything above exists
 };
 
 namespace {
@@ -287,8 +321,16 @@ class SharedClient final : public EngineClient {
 
 }  // namespace
 
-std::shared_ptr<SharedEngine> make_shared_engine(std::unique_ptr<EngineClient> inner, int threads) {
-  return std::make_shared<SharedEngine>(std::move(inner), threads);
+std::shared_ptr<SharedEngine> make_shared_engine(std::unique_ptr<EngineClient> inner, int threads, int sessions) {
+  sessions = std::clamp(sessions, 1, kMaxEngineSessions);
+  std::vector<std::unique_ptr<EngineClient>> clients;
+  clients.push_back(std::move(inner));
+  while (static_cast<int>(clients.size()) < sessions) {
+    Result<std::unique_ptr<EngineClient>> another = clients.front()->another_session();
+    if (!another) break;  // an engine without more sessions is served by the ones it has
+    clients.push_back(std::move(another).value());
+  }
+  return std::make_shared<SharedEngine>(std::move(clients), threads, sessions);
 }
 
 std::unique_ptr<EngineClient> make_shared_client(std::shared_ptr<SharedEngine> engine, std::string note) {
@@ -296,6 +338,8 @@ std::unique_ptr<EngineClient> make_shared_client(std::shared_ptr<SharedEngine> e
 }
 
 int shared_engine_threads(const SharedEngine& engine) { return engine.threads(); }
+
+int shared_engine_sessions(const SharedEngine& engine) { return engine.requested_sessions(); }
 
 SharedEngineStats shared_engine_stats(const SharedEngine& engine) { return engine.stats(); }
 

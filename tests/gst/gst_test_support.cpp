@@ -62,6 +62,11 @@ class FakeEngine final : public taconite::gst::EngineClient {
   }
   const taconite::gst::EngineInfo& info() const override { return info_; }
 
+  // Sessions of one fake model: they share the state (and its gate), as sessions share a Model.
+  taconite::Result<std::unique_ptr<taconite::gst::EngineClient>> another_session() const override {
+    return std::unique_ptr<taconite::gst::EngineClient>(std::make_unique<FakeEngine>(state_));
+  }
+
   taconite::Result<std::vector<taconite::Embedding>> embed(std::span<const taconite::FaceChw> faces) override {
     std::unique_lock<std::mutex> guard(state_->lock);
     ++state_->calls_waiting;

@@ -78,14 +78,14 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
   ASSERT_NE(element, nullptr);
   const int ours = static_cast<int>(own_documented_properties(element).size());
   const std::vector<const char*> expected = {
-      "bundle", "backend", "threads", "input-mode", "roi-type", "min-face-size", "max-faces", "margin",
+      "bundle", "backend", "threads", "sessions", "input-mode", "roi-type", "min-face-size", "max-faces", "margin",
       "channel-order", "max-queued", "post-messages", "batch-size", "batch-timeout", "leaky", "interval", "track-id-param",
       "reinfer-interval", "reinfer-growth", "track-best", "track-timeout", "frames-in", "frames-out",
       "faces-embedded", "faces-skipped", "faces-cached", "mean-latency-ms", "latency"};
   EXPECT_EQ(ours, static_cast<int>(expected.size())) << "a new property must be added to this list";
   for (const char* name : expected)
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(element), name), nullptr) << name;
-  for (const char* name : {"bundle", "backend", "threads", "batch-size", "batch-timeout"}) {
+  for (const char* name : {"bundle", "backend", "threads", "sessions", "batch-size", "batch-timeout"}) {
     GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), name);
     ASSERT_NE(spec, nullptr);
     EXPECT_TRUE(spec->flags & GST_PARAM_MUTABLE_READY) << name;

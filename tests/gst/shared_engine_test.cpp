@@ -1,7 +1,8 @@
 // One engine per (bundle, backend) shared by several elements: one load, cross-stream batching,
 // per-stream order, independent flushing, sticky cancellation, failures confined to the request
-// that fails, idle streams not waited for, canonical registry keys and per-key loading. With the
-// recording fake engine, and a scripted engine driven straight through the SharedEngine API.
+// that fails, idle streams not waited for, canonical registry keys and per-key loading, several
+// sessions running at once. With the recording fake engine, a scripted engine driven straight
+// through the SharedEngine API, and the real runtime on the test bundle.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -75,9 +76,10 @@ class SharedEngineTest : public ::testing::Test {
     for (GstHarness* h : harnesses) gst_harness_teardown(h);
     uninstall_fake_engine();
   }
-  std::vector<GstHarness*> streams(int n, const std::string& batch_size = "1") {
+  std::vector<GstHarness*> streams(int n, const std::string& batch_size = "1", const std::string& sessions = "1") {
     for (int i = 0; i < n; ++i) {
-      GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "crops"}, {"batch-size", batch_size}});
+      GstHarness* h = adaface_harness(
+          {{"bundle", "fake"}, {"input-mode", "crops"}, {"batch-size", batch_size}, {"sessions", sessions}});
       gst_harness_set_src_caps_str(h, kRgbCaps);
       harnesses.push_back(h);
     }
@@ -122,9 +124,12 @@ TEST_F(SharedEngineTest, FourStreamsAreBatchedIntoOneEngineCall) {
   EXPECT_EQ(engine->batch_sizes, (std::vector<std::size_t>{1, 3})) << "streams 1-3 must share one engine call";
 }
 
-TEST_F(SharedEngineTest, FourConcurrentStreamsKeepPerStreamOrder) {
+class SharedEngineOrderTest : public SharedEngineTest, public ::testing::WithParamInterface<const char*> {};
+
+// With one session and with two (whose workers finish batches in any order).
+TEST_P(SharedEngineOrderTest, FourConcurrentStreamsKeepPerStreamOrder) {
   constexpr int kFrames = 24;
-  auto hs = streams(4, "3");
+  auto hs = streams(4, "3", GetParam());
   std::vector<std::thread> producers;
   for (int s = 0; s < 4; ++s)
     producers.emplace_back([&, s] {
@@ -142,7 +147,10 @@ TEST_F(SharedEngineTest, FourConcurrentStreamsKeepPerStreamOrder) {
   EXPECT_EQ(engine->faces_seen(), 4u * kFrames);
   std::lock_guard<std::mutex> guard(engine->lock);
   for (std::size_t b : engine->batch_sizes) EXPECT_LE(b, 3u) << "batch-size caps the faces per call";
+  EXPECT_EQ(taconite::gst::shared_engine_stats(*shared_engine()).sessions, std::stoul(GetParam()));
 }
+
+INSTANTIATE_TEST_SUITE_P(Sessions, SharedEngineOrderTest, ::testing::Values("1", "2"));
 
 TEST_F(SharedEngineTest, FlushOfOneStreamDoesNotWaitForOrDisturbTheOther) {
   auto hs = streams(2, "2");
@@ -197,6 +205,63 @@ TEST_F(SharedEngineTest, EngineIsReleasedWithTheLastElement) {
 // A stream's flush or stop must not wait for other streams' faces (batch-timeout 3 s here): these
 // return far below it (1.5 s is a hang guard, not a speed claim).
 constexpr auto kHangGuard = std::chrono::milliseconds(1500);
+
+// With sessions=2 two streams' faces are in the engine at once; a third stream queued behind them
+// flushes without waiting for either and then resumes.
+TEST_F(SharedEngineTest, TwoSessionsEmbedTwoStreamsAtOnceAndAQueuedThirdFlushesPromptly) {
+  auto hs = streams(3, "1", "2");
+  EXPECT_EQ(engine->opened, 1) << "one engine, two sessions of it";
+  engine->close_gate();
+  for (int s = 0; s < 2; ++s) ASSERT_EQ(gst_harness_push(hs[s], frame(s, 0)), GST_FLOW_OK);
+  {
+    std::unique_lock<std::mutex> guard(engine->lock);  // 30 s: a hang guard failing the test
+    ASSERT_TRUE(engine->changed.wait_for(guard, std::chrono::seconds(30), [&] { return engine->calls_waiting == 2; }))
+        << "the second stream's face never reached the engine while the first one's was in it";
+  }
+  ASSERT_EQ(gst_harness_push(hs[2], frame(2, 0)), GST_FLOW_OK);
+  wait_for_queued(1);  // both sessions are busy
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(gst_harness_push_event(hs[2], gst_event_new_flush_start()));
+  ASSERT_TRUE(gst_harness_push_event(hs[2], gst_event_new_flush_stop(TRUE)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kHangGuard);
+  EXPECT_EQ(taconite::gst::shared_engine_queued(*shared_engine()), 0u);
+
+  engine->open_gate();
+  for (int s = 0; s < 2; ++s) {
+    GstBuffer* out = gst_harness_pull(hs[s]);
+    ASSERT_NE(out, nullptr);
+    expect_own_embedding(out, s, 0);
+    gst_buffer_unref(out);
+  }
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  ASSERT_TRUE(gst_harness_push_event(hs[2], gst_event_new_segment(&segment)));
+  ASSERT_EQ(gst_harness_push(hs[2], frame(2, 1)), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(hs[2]);
+  ASSERT_NE(out, nullptr);
+  expect_own_embedding(out, 2, 1);
+  gst_buffer_unref(out);
+  EXPECT_EQ(engine->faces_seen(), 3u) << "the withdrawn face never reached the engine";
+  EXPECT_EQ(taconite::gst::shared_engine_stats(*shared_engine()).peak_concurrent, 2u);
+}
+
+// The property is bounded: GLib refuses 0 and 17 (with a warning) and keeps the valid value.
+TEST(SharedEngineSessions, PropertyIsBoundedTo1To16) {
+  GstElement* element = gst_element_factory_make("taconiteadaface", nullptr);
+  ASSERT_NE(element, nullptr);
+  GParamSpecInt* spec =
+      G_PARAM_SPEC_INT(g_object_class_find_property(G_OBJECT_GET_CLASS(element), "sessions"));
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->minimum, 1);
+  EXPECT_EQ(spec->maximum, taconite::gst::kMaxEngineSessions);
+  EXPECT_EQ(spec->default_value, 1);
+  gst_util_set_object_arg(G_OBJECT(element), "sessions", "3");
+  for (const char* bad : {"0", "17", "-1"}) gst_util_set_object_arg(G_OBJECT(element), "sessions", bad);
+  gint sessions = 0;
+  g_object_get(element, "sessions", &sessions, nullptr);
+  EXPECT_EQ(sessions, 3);
+  gst_object_unref(element);
+}
 
 template <typename Fn>
 bool returns_within_guard(Fn&& fn) {
@@ -435,14 +500,129 @@ TEST_F(ScriptedSharedEngineTest, AFlushingStreamIsNotWaitedFor) {
   EXPECT_EQ(taconite::gst::shared_engine_stats(*engine).timeouts, 0u);
 }
 
+// Each call waits, at most `patience`, until another call is inside too (a rendezvous of two
+// sessions); records the most calls inside at once. Every session shares the one rendezvous.
+struct Rendezvous {
+  explicit Rendezvous(std::chrono::milliseconds p) : patience(p) {}
+  std::mutex lock;
+  std::condition_variable changed;
+  const std::chrono::milliseconds patience;
+  int inside = 0;
+  int peak = 0;
+  int met = 0;  // calls that saw another one inside before their patience ran out
+};
+
+class RendezvousEngine final : public EngineClient {
+ public:
+  explicit RendezvousEngine(std::shared_ptr<Rendezvous> rendezvous) : rendezvous_(std::move(rendezvous)) {
+    info_.backend = "rendezvous";
+    info_.embed_dim = 1;
+  }
+  const taconite::gst::EngineInfo& info() const override { return info_; }
+  taconite::Result<std::unique_ptr<EngineClient>> another_session() const override {
+    return std::unique_ptr<EngineClient>(std::make_unique<RendezvousEngine>(rendezvous_));
+  }
+  taconite::Result<std::vector<taconite::Embedding>> embed(std::span<const taconite::FaceChw> faces) override {
+    std::unique_lock<std::mutex> guard(rendezvous_->lock);
+    rendezvous_->peak = std::max(rendezvous_->peak, ++rendezvous_->inside);
+    rendezvous_->changed.notify_all();
+    if (rendezvous_->changed.wait_for(guard, rendezvous_->patience, [&] { return rendezvous_->peak >= 2; }))
+      ++rendezvous_->met;
+    --rendezvous_->inside;
+    std::vector<taconite::Embedding> out;
+    for (const taconite::FaceChw& face : faces) out.push_back({face.data[0]});
+    return out;
+  }
+
+ private:
+  std::shared_ptr<Rendezvous> rendezvous_;
+  taconite::gst::EngineInfo info_;
+};
+
+// Two streams submit one face each at once; returns the rendezvous after both got their own result.
+std::shared_ptr<Rendezvous> two_streams_on(int sessions, std::chrono::milliseconds patience,
+                                           taconite::gst::SharedEngineStats* stats) {
+  auto rendezvous = std::make_shared<Rendezvous>(patience);
+  auto engine = taconite::gst::make_shared_engine(std::make_unique<RendezvousEngine>(rendezvous), 0, sessions);
+  std::vector<std::unique_ptr<EngineClient>> clients;
+  for (int i = 0; i < 2; ++i) {
+    clients.push_back(taconite::gst::make_shared_client(engine));
+    clients.back()->set_batching({1, std::chrono::microseconds(0)});
+  }
+  const OneFace faces[2] = {OneFace(10), OneFace(11)};
+  std::vector<std::future<taconite::Result<std::vector<taconite::Embedding>>>> results;
+  for (int i = 0; i < 2; ++i)
+    results.push_back(std::async(std::launch::async, [&, i] { return clients[i]->embed(faces[i].span()); }));
+  for (int i = 0; i < 2; ++i) expect_embedding(results[i].get(), static_cast<float>(10 + i));
+  *stats = taconite::gst::shared_engine_stats(*engine);
+  return rendezvous;
+}
+
+TEST(SharedEngineSessions, TwoSessionsRunTwoStreamsCallsAtOnce) {
+  taconite::gst::SharedEngineStats stats;
+  const auto rendezvous = two_streams_on(2, std::chrono::seconds(30), &stats);  // 30 s: a hang guard
+  EXPECT_EQ(rendezvous->peak, 2);
+  EXPECT_EQ(rendezvous->met, 2) << "each call must have met the other inside the engine";
+  EXPECT_EQ(stats.sessions, 2u);
+  EXPECT_EQ(stats.peak_concurrent, 2u);
+  EXPECT_EQ(stats.calls, 2u);
+}
+
+TEST(SharedEngineSessions, OneSessionNeverHasTwoCallsInside) {
+  taconite::gst::SharedEngineStats stats;
+  const auto rendezvous = two_streams_on(1, std::chrono::milliseconds(300), &stats);
+  EXPECT_EQ(rendezvous->peak, 1);
+  EXPECT_EQ(rendezvous->met, 0);
+  EXPECT_EQ(stats.sessions, 1u);
+  EXPECT_EQ(stats.peak_concurrent, 1u);
+}
+
+TEST(SharedEngineSessions, AnEngineWithoutMoreSessionsIsServedByOne) {
+  auto engine =
+      taconite::gst::make_shared_engine(std::make_unique<ScriptedEngine>(std::make_shared<Script>(), "x"), 0, 4);
+  EXPECT_EQ(taconite::gst::shared_engine_stats(*engine).sessions, 1u);
+  EXPECT_EQ(taconite::gst::shared_engine_sessions(*engine), 4) << "as requested, for the sharing note";
+  auto client = taconite::gst::make_shared_client(engine);
+  const OneFace face(5);
+  expect_embedding(client->embed(face.span()), 5);
+}
+
+// Stream A's face is in one session; stream B (batch of 2, 3 s timeout) must not wait for A to
+// submit again: A cannot before its result is back. B's face goes to the other session at once.
+TEST(SharedEngineSessions, AStreamWhoseRequestIsRunningIsNotWaitedFor) {
+  auto state = install_fake_engine();
+  EngineRequest request;
+  request.bundle = "fake";
+  request.sessions = 2;
+  auto a = taconite::gst::open_engine_client(request), b = taconite::gst::open_engine_client(request);
+  ASSERT_TRUE(a.ok() && b.ok());
+  a.value()->set_batching({1, std::chrono::microseconds(0)});
+  b.value()->set_batching({2, std::chrono::seconds(3)});
+  const std::vector<float> chw_a = expected_chw(112, 112, pixels(0, 0)), chw_b = expected_chw(112, 112, pixels(1, 0));
+  const taconite::FaceChw face_a{chw_a, 3, 112, 112}, face_b{chw_b, 3, 112, 112};
+  state->close_gate();
+  auto result_a = std::async(std::launch::async, [&] { return a.value()->embed({&face_a, 1}); });
+  state->wait_for_waiting_calls(1);
+  auto result_b = std::async(std::launch::async, [&] { return b.value()->embed({&face_b, 1}); });
+  state->wait_for_waiting_calls(2);
+  EXPECT_EQ(taconite::gst::shared_engine_stats(*taconite::gst::find_shared_engine(request)).timeouts, 0u)
+      << "B's batch waited for A";
+  state->open_gate();
+  ASSERT_TRUE(result_a.get().ok());
+  ASSERT_TRUE(result_b.get().ok());
+  uninstall_fake_engine();
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The registry: canonical bundle paths, resolved backends, threads, per-key loading           */
 
-EngineRequest request_for(const std::filesystem::path& bundle, const std::string& backend = "auto", int threads = 0) {
+EngineRequest request_for(const std::filesystem::path& bundle, const std::string& backend = "auto", int threads = 0,
+                          int sessions = 1) {
   EngineRequest request;
   request.bundle = bundle.string();
   request.backend = backend;
   request.threads = threads;
+  request.sessions = sessions;
   return request;
 }
 
@@ -543,6 +723,29 @@ TEST_F(RegistryTest, ADifferentThreadCountThanTheLiveEngineGivesANote) {
   EXPECT_NE(other->sharing_note().find("threads=2"), std::string::npos) << other->sharing_note();
 }
 
+TEST_F(RegistryTest, ADifferentSessionCountThanTheLiveEngineGivesANote) {
+  const std::filesystem::path dir = bundle_dir("sessions");
+  auto first = must_open(request_for(dir, "cpu", 0, 2));
+  auto other = must_open(request_for(dir, "cpu", 0, 3));
+  ASSERT_TRUE(first && other);
+  EXPECT_EQ(first->sharing_note(), "");
+  EXPECT_NE(other->sharing_note().find("sessions=3 is not used"), std::string::npos) << other->sharing_note();
+  EXPECT_NE(other->sharing_note().find("sessions=2"), std::string::npos) << other->sharing_note();
+  EXPECT_EQ(other->sharing_note().find("threads"), std::string::npos) << "the threads match";
+}
+
+TEST_F(RegistryTest, ASessionCountOutsideItsRangeIsAnInputError) {
+  const std::filesystem::path dir = bundle_dir("bad-sessions");
+  for (int sessions : {0, taconite::gst::kMaxEngineSessions + 1}) {
+    auto client = taconite::gst::open_engine_client(request_for(dir, "cpu", 0, sessions));
+    ASSERT_FALSE(client.ok());
+    EXPECT_EQ(client.error().kind, taconite::ErrorKind::Input);
+    EXPECT_NE(client.error().message.find("sessions=" + std::to_string(sessions)), std::string::npos)
+        << client.error().message;
+  }
+  EXPECT_EQ(opens(dir.filename().string()), 0);
+}
+
 TEST_F(RegistryTest, ALoadOfOneBundleDoesNotHoldUpAnotherAndOneKeyLoadsOnce) {
   const std::filesystem::path a = bundle_dir("slow-a"), b = bundle_dir("fast-b");
   {
@@ -595,5 +798,83 @@ TEST(SharedEngineWarning, ElementWarnsWhenItsThreadsAreNotUsed) {
   gst_object_unref(second);
   uninstall_fake_engine();
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* The real runtime: sessions of one Model                                                     */
+
+// Embeds two faces per stream from two streams at once through shared-engine clients of `backend`
+// with `sessions`; returns the embeddings by (stream, face) and checks that both clients used one
+// engine of that many sessions.
+std::vector<taconite::Embedding> embed_two_streams(const std::string& backend, int sessions) {
+  EngineRequest request;
+  request.bundle = test_bundle();
+  request.backend = backend;
+  request.threads = 1;
+  request.sessions = sessions;
+  std::vector<std::unique_ptr<EngineClient>> clients;
+  for (int s = 0; s < 2; ++s) {
+    auto client = taconite::gst::open_engine_client(request);
+    EXPECT_TRUE(client.ok()) << client.error().message;
+    if (!client) return {};
+    clients.push_back(std::move(client).value());
+    clients.back()->set_batching({1, std::chrono::microseconds(0)});
+  }
+  auto work = [&](int stream) {
+    std::vector<taconite::Embedding> out;
+    for (int i = 0; i < 2; ++i) {
+      const std::vector<float> chw = expected_chw(112, 112, pixels(stream, i));
+      const taconite::FaceChw face{chw, 3, 112, 112};
+      auto e = clients[static_cast<std::size_t>(stream)]->embed({&face, 1});
+      EXPECT_TRUE(e.ok()) << e.error().message;
+      out.push_back(e ? e.value().front() : taconite::Embedding{});
+    }
+    return out;
+  };
+  auto first = std::async(std::launch::async, work, 0), second = std::async(std::launch::async, work, 1);
+  std::vector<taconite::Embedding> all = first.get();
+  for (auto& e : second.get()) all.push_back(std::move(e));
+  const auto engine = taconite::gst::find_shared_engine(request);
+  EXPECT_NE(engine, nullptr);
+  if (engine) {
+    const taconite::gst::SharedEngineStats stats = taconite::gst::shared_engine_stats(*engine);
+    EXPECT_EQ(stats.sessions, static_cast<unsigned>(sessions));
+    EXPECT_EQ(stats.faces, 4u) << "both clients' faces went through the one engine";
+  }
+  return all;
+}
+
+class SessionsOnTheRealEngineTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (test_bundle().empty()) GTEST_SKIP() << "TACONITE_TEST_BUNDLE not set (meson test sets it)";
+    uninstall_fake_engine();
+  }
+};
+
+// cpu-reference is deterministic per face: bit-identical; cpu (oneDNN) within 1e-4 cosine.
+TEST_P(SessionsOnTheRealEngineTest, TwoSessionsGiveTheEmbeddingsOfOne) {
+  const std::vector<taconite::Embedding> two = embed_two_streams(GetParam(), 2);
+  const std::vector<taconite::Embedding> one = embed_two_streams(GetParam(), 1);
+  ASSERT_EQ(two.size(), 4u);
+  ASSERT_EQ(one.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    ASSERT_EQ(two[i].size(), 512u);
+    if (GetParam() == "cpu-reference")
+      EXPECT_EQ(two[i], one[i]) << "face " << i;
+    else
+      EXPECT_GE(taconite::cosine(two[i], one[i]), 0.9999) << "face " << i;
+  }
+  EXPECT_LT(taconite::cosine(two[0], two[2]), 0.9999) << "different faces give different embeddings";
+}
+
+std::vector<std::string> cpu_backends() {
+  std::vector<std::string> backends{"cpu-reference"};
+  if (test_backend() != "cpu-reference") backends.push_back(test_backend());
+  return backends;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, SessionsOnTheRealEngineTest, ::testing::ValuesIn(cpu_backends()), [](const auto& info) {
+  return info.param == "cpu" ? std::string("cpu") : std::string("cpu_reference");
+});
 
 }  // namespace
