@@ -13,9 +13,18 @@ void require_npu_kernels(const plan::Plan& plan) {
 }
 
 std::vector<std::byte> read_kernel_file(const std::filesystem::path& path, std::string_view what) {
+  std::error_code error;
+  const bool regular = std::filesystem::is_regular_file(path, error);
+  if (!regular) fail(ErrorKind::Device, path.string() + ": the " + std::string(what) + " is not a regular file");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) fail(ErrorKind::Device, path.string() + ": cannot open the " + std::string(what));
-  std::vector<std::byte> bytes(static_cast<std::size_t>(in.tellg()));
+  const std::streamoff size = in.tellg();
+  if (size < 0) fail(ErrorKind::Device, path.string() + ": cannot size the " + std::string(what));
+  if (static_cast<std::uint64_t>(size) > kMaxKernelFileBytes)
+    fail(ErrorKind::Device, path.string() + ": the " + std::string(what) + " is " + std::to_string(size) +
+                                " bytes; a kernel file may hold at most " + std::to_string(kMaxKernelFileBytes >> 20) +
+                                " MiB");
+  std::vector<std::byte> bytes(static_cast<std::size_t>(size));
   in.seekg(0);
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (!in) fail(ErrorKind::Device, path.string() + ": read error in the " + std::string(what));

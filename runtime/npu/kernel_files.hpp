@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string_view>
 #include <vector>
@@ -15,7 +16,12 @@ namespace taconite::npu {
 // CPU backend.
 void require_npu_kernels(const plan::Plan& plan);
 
-// The whole file; throws Failure(Device) naming the file and `what` it is when unreadable.
+// Kernel files are read whole; NPU xclbins and instruction streams are a few MiB, so a larger one
+// is refused before anything is allocated for it.
+inline constexpr std::uint64_t kMaxKernelFileBytes = std::uint64_t{256} << 20;
+
+// The whole file; throws Failure(Device) naming the file and `what` it is when it is not a regular
+// file, is unreadable or is larger than kMaxKernelFileBytes.
 std::vector<std::byte> read_kernel_file(const std::filesystem::path& path, std::string_view what);
 
 // An instruction stream (insts.bin): raw 32-bit words, so a non-zero multiple of 4 bytes.

@@ -2,9 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 #include "common/failure.hpp"
 #include "npu/direct/xclbin.hpp"
+#include "npu/kernel_files.hpp"
 #include "xclbin_fixture.hpp"
 
 namespace taconite {
@@ -86,6 +90,36 @@ TEST(Xclbin, EveryTruncationIsRefusedWithoutReadingPastTheEnd) {
     const std::span<const std::uint8_t> cut(bytes.data(), n);
     EXPECT_THROW(npu::parse_xclbin(std::as_bytes(cut), "k.xclbin"), Failure) << n;
   }
+}
+
+// Kernel files are read whole: an oversized file (sparse here: no disk used) or a directory is
+// refused by name before anything is allocated for it.
+TEST(KernelFiles, OversizedFilesAndDirectoriesAreRefused) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("taconite-kernel-files-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path big = dir / "big.xclbin";
+  std::ofstream(big).close();
+  std::filesystem::resize_file(big, npu::kMaxKernelFileBytes + 1);
+  const auto refusal_of = [](const std::filesystem::path& path) -> std::string {
+    try {
+      npu::read_kernel_file(path, "xclbin");
+    } catch (const Failure& f) {
+      EXPECT_EQ(f.error().kind, ErrorKind::Device);
+      return f.error().message;
+    }
+    ADD_FAILURE() << "read " << path;
+    return {};
+  };
+  const std::string oversized = refusal_of(big);
+  EXPECT_NE(oversized.find("big.xclbin: the xclbin is 268435457 bytes; a kernel file may hold at most 256 MiB"),
+            std::string::npos)
+      << oversized;
+  const std::string directory = refusal_of(dir);
+  EXPECT_NE(directory.find("is not a regular file"), std::string::npos) << directory;
+  std::filesystem::resize_file(big, 8);
+  EXPECT_EQ(npu::read_kernel_file(big, "xclbin").size(), 8u) << "a small file is read whole";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
