@@ -504,7 +504,7 @@ static void gst_taconite_identify_class_init(GstTaconiteIdentifyClass* klass) {
       gobject_class, PROP_APPROXIMATE_ABOVE,
       g_param_spec_uint64("approximate-above", "Approximate above",
                           "Templates beyond which an HNSW index (persisted as <gallery>.hnsw) replaces exact search. "
-                          "Default: 50000",
+                          "Default: 1000000",
                           0, G_MAXUINT64, gallery::IndexOptions{}.approximate_above, rw));
   g_object_class_install_property(
       gobject_class, PROP_POST_MESSAGES,

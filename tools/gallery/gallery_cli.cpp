@@ -47,7 +47,7 @@ constexpr const char* kUsage = R"(usage: taconite-gallery COMMAND GALLERY [optio
   stats  GALLERY                              model, sizes, index kind
 options: --backend NAME (auto), --threads N, --landmarks-model FILE (dlib 68-point predictor,
   default /usr/share/dlib/shape_predictor_68_face_landmarks.dat), --approximate-above N (templates
-  beyond which an HNSW index serves search; default 50000)
+  beyond which an HNSW index serves search; default 1000000)
 exit codes: 0 ok, 1 error, 2 usage
 )";
 
