@@ -20,8 +20,8 @@ namespace taconite::gallery {
 
 struct IndexOptions {
   // Templates beyond which an HNSW index serves the search. Exact search is always right and takes
-  // ~6 ms per 100 k templates on one AVX2 core; an HNSW build of 100 k takes minutes and its answers
-  // missed 12-24 % of the exact top-1s on random vectors (docs/performance.md).
+  // ~7 ms per 100 k templates on one AVX2 core; an HNSW build of 100 k takes minutes and at
+  // efSearch 128 missed 12 % of the exact top-1s on random vectors (docs/performance.md).
   std::size_t approximate_above = 1000000;
   int hnsw_m = 32;                        // HNSW graph degree
   int hnsw_ef_construction = 64;          // build-time beam (quality of the graph vs build time)
