@@ -661,10 +661,15 @@ TEST_F(DataflowTest, StressStateChangesWhilePushing) {
   gst_harness_set_src_caps_str(h, kRgbCaps);
   GstHarnessThread* stress = gst_harness_stress_statechange_start(h);
   // Pushes fail with FLUSHING while the element is down and NOT_LINKED while the stress thread
-  // relinks its pads; the point is no crash, deadlock or other flow.
+  // relinks its pads. NOT_NEGOTIATED too, now and then (~1 run in 150): a push that checked the
+  // harness pad's pending sticky events just before the element's sink pad was re-activated (which
+  // reschedules them) delivers its buffer with no caps ("Got data flow before stream-start event",
+  // GStreamer warns), and the element refuses a buffer before caps as every element does. The
+  // point is no crash, deadlock or other flow.
   for (int i = 0; i < 300; ++i) {
     const GstFlowReturn ret = gst_harness_push(h, stream_frame(i));
-    EXPECT_TRUE(ret == GST_FLOW_OK || ret == GST_FLOW_FLUSHING || ret == GST_FLOW_NOT_LINKED)
+    EXPECT_TRUE(ret == GST_FLOW_OK || ret == GST_FLOW_FLUSHING || ret == GST_FLOW_NOT_LINKED ||
+                ret == GST_FLOW_NOT_NEGOTIATED)
         << gst_flow_get_name(ret);
     while (GstBuffer* out = gst_harness_try_pull(h)) gst_buffer_unref(out);
   }
