@@ -1,11 +1,12 @@
 // Gallery search benchmark: exact (int8 scan + float re-score) vs approximate (HNSW) search through
-// taconite::gallery::GalleryIndex on N random unit vectors (one identity each), and the load time
-// of a real SQLite gallery. Probes are noisy copies of enrolled vectors (cosine ~0.6 to their
+// taconite::gallery::GalleryIndex on N random unit vectors (one identity each), FAISS's own
+// IndexFlatIP::search as the peer (first 20 probes), and the load time of a real SQLite gallery. Probes are noisy copies of enrolled vectors (cosine ~0.6 to their
 // source, like a new photo of an enrolled person); recall@1 = share of probes whose approximate
 // top-1 equals the exact top-1.
 //
 //   gallery-bench [--sizes 10000,100000,1000000] [--queries 200] [--load-sizes 10000,100000]
 //                 [--hnsw-m 32] [--ef-construction 64] [--ef-search 128,256] [--dir DIR]
+//                 (--ef-search: HNSW beams queried on one built index)
 //                 [--approximate-max N]  (no HNSW build above N identities: bounds the run time)
 // One line per measurement (markdown table rows) on stdout.
 #include <algorithm>
