@@ -105,7 +105,6 @@ struct GalleryIndex::Impl {
     delete hnsw->storage;  // owned (own_fields): the same flat storage, with our dot product
     hnsw->storage = new SimdFlatIP(dim);
     hnsw->hnsw.efConstruction = options.hnsw_ef_construction;
-    hnsw->hnsw.efSearch = options.hnsw_ef_search;
     return hnsw;
   }
 
@@ -143,7 +142,9 @@ Result<GalleryIndex> GalleryIndex::build(int dim, std::span<const float> unit_em
   } catch (const std::exception& e) {
     return Error{ErrorKind::Device, std::string("FAISS index build failed: ") + e.what()};
   }
-  return GalleryIndex(std::move(impl));
+  GalleryIndex index(std::move(impl));
+  index.set_ef_search(options.hnsw_ef_search);
+  return index;
 }
 
 Result<GalleryIndex> GalleryIndex::load(const GalleryStore& store, const IndexOptions& options, std::string* note) {
@@ -196,7 +197,6 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
       if (flat && hnsw->ntotal == static_cast<idx_t>(count) && hnsw->d == impl->dim) {
         hnsw->storage = SimdFlatIP::adopt(std::move(*flat)).release();
         delete flat;
-        hnsw->hnsw.efSearch = options.hnsw_ef_search;
         impl->index = std::move(loaded);
         what = "loaded the HNSW index " + index_path(gallery).string();
       }
@@ -235,7 +235,9 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
     }
   }
   if (note) *note = what;
-  return GalleryIndex(std::move(impl));
+  GalleryIndex index(std::move(impl));
+  index.set_ef_search(options.hnsw_ef_search);  // also over the value a saved index file carries
+  return index;
 }
 
 std::vector<IdentityMatch> GalleryIndex::search(std::span<const float> query, int k) const {
@@ -280,6 +282,10 @@ void GalleryIndex::set_ef_search(int ef_search) {
     hnsw->hnsw.efSearch = impl_->options.hnsw_ef_search;
 }
 
+int GalleryIndex::ef_search() const {
+  if (const auto* hnsw = dynamic_cast<const faiss::IndexHNSW*>(impl_->index.get())) return hnsw->hnsw.efSearch;
+  return impl_->options.hnsw_ef_search;
+}
 int GalleryIndex::dim() const { return impl_->dim; }
 std::int64_t GalleryIndex::revision() const { return impl_->revision; }
 std::size_t GalleryIndex::templates() const { return impl_->template_ids.size(); }

@@ -65,6 +65,7 @@ class GalleryIndex {
   // safe while search() runs: FAISS 1.7.3 ignores a per-query beam (its SearchParametersHNSW), so
   // the index's own value is the only one that takes effect.
   void set_ef_search(int ef_search);
+  int ef_search() const;  // the beam the HNSW index searches with (the option when exact)
 
   int dim() const;
   std::int64_t revision() const;  // the gallery revision it was built from

@@ -79,6 +79,7 @@ struct Settings {
   guint top_k = kDefaultTopK, vote_window = kDefaultVoteWindow, min_votes = kDefaultMinVotes;
   guint track_timeout = kDefaultTrackTimeout, poll_interval = kDefaultPollInterval;
   guint64 approximate_above = gallery::IndexOptions{}.approximate_above;
+  guint ef_search = gallery::IndexOptions{}.hnsw_ef_search;
   bool post_messages = true;
 };
 
@@ -113,6 +114,7 @@ enum {
   PROP_TRACK_TIMEOUT,
   PROP_POLL_INTERVAL,
   PROP_APPROXIMATE_ABOVE,
+  PROP_EF_SEARCH,
   PROP_POST_MESSAGES,
 };
 
@@ -321,6 +323,7 @@ static gboolean start(GstBaseTransform* trans) {
   }
   gallery::IndexOptions options;
   options.approximate_above = s.approximate_above;
+  options.hnsw_ef_search = static_cast<int>(s.ef_search);
   auto watcher = std::make_shared<GalleryWatcher>(
       s.gallery, options, s.poll_interval, [self](bool warning, const std::string& message) {
         if (warning)
@@ -394,6 +397,7 @@ static void set_property(GObject* object, guint prop_id, const GValue* value, GP
     case PROP_TRACK_TIMEOUT: s.track_timeout = g_value_get_uint(value); break;
     case PROP_POLL_INTERVAL: s.poll_interval = g_value_get_uint(value); break;
     case PROP_APPROXIMATE_ABOVE: s.approximate_above = g_value_get_uint64(value); break;
+    case PROP_EF_SEARCH: s.ef_search = g_value_get_uint(value); break;
     case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
@@ -415,6 +419,7 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
     case PROP_TRACK_TIMEOUT: g_value_set_uint(value, s.track_timeout); break;
     case PROP_POLL_INTERVAL: g_value_set_uint(value, s.poll_interval); break;
     case PROP_APPROXIMATE_ABOVE: g_value_set_uint64(value, s.approximate_above); break;
+    case PROP_EF_SEARCH: g_value_set_uint(value, s.ef_search); break;
     case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
@@ -506,6 +511,12 @@ static void gst_taconite_identify_class_init(GstTaconiteIdentifyClass* klass) {
                           "Templates beyond which an HNSW index (persisted as <gallery>.hnsw) replaces exact search. "
                           "Default: 1000000",
                           0, G_MAXUINT64, gallery::IndexOptions{}.approximate_above, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_EF_SEARCH,
+      g_param_spec_uint("ef-search", "HNSW efSearch",
+                        "Query beam of the HNSW index (galleries above approximate-above): larger finds more of the "
+                        "exact matches and takes longer. Default: 128",
+                        1, gallery::kMaxEfSearch, static_cast<guint>(gallery::IndexOptions{}.hnsw_ef_search), rw));
   g_object_class_install_property(
       gobject_class, PROP_POST_MESSAGES,
       g_param_spec_boolean("post-messages", "Post messages",

@@ -216,14 +216,23 @@ TEST_F(GalleryTest, HnswIndexIsPersistedReusedAndRebuiltWhenStale) {
             .ok());
   IndexOptions options;
   options.approximate_above = 100;
+  options.hnsw_ef_search = 300;
   std::string note;
   auto built = GalleryIndex::load(store, options, &note);
   ASSERT_TRUE(built.ok());
   EXPECT_TRUE(built.value().approximate());
+  EXPECT_EQ(built.value().ef_search(), 300);
   EXPECT_NE(note.find("built the HNSW index of 300 templates, saved"), std::string::npos) << note;
   EXPECT_TRUE(fs::exists(dir_ / "g.db.hnsw"));
+  options.hnsw_ef_search = 50;  // a search-time option: the saved index is reused with the new beam
   auto loaded = GalleryIndex::load(store, options, &note);
   EXPECT_NE(note.find("loaded the HNSW index"), std::string::npos) << note;
+  EXPECT_EQ(loaded.value().ef_search(), 50) << "the beam saved in the index file must not win";
+  loaded.value().set_ef_search(0);
+  EXPECT_EQ(loaded.value().ef_search(), 1) << "clamped to 1..kMaxEfSearch";
+  loaded.value().set_ef_search(kMaxEfSearch + 1);
+  EXPECT_EQ(loaded.value().ef_search(), kMaxEfSearch);
+  loaded.value().set_ef_search(50);
   // Same answers as the index it was saved from: each vector finds its own identity.
   for (int i = 0; i < 300; i += 37)
     EXPECT_EQ(loaded.value().search(vectors[static_cast<std::size_t>(i)], 1).at(0).name, "p" + std::to_string(i / 100));

@@ -67,6 +67,10 @@ class GalleryCli(unittest.TestCase):
         self.assertEqual(run("fly", path("g.db")).returncode, 2)
         self.assertEqual(run("enroll", path("g.db"), "--bundle", BUNDLE, ASTRONAUT).returncode, 2)  # no --name
         self.assertEqual(run("match", path("g.db"), "--bundle", BUNDLE, "--top-k", "0", ASTRONAUT).returncode, 2)
+        for beam in ("0", "65537", "many"):
+            r = run("match", path("g.db"), "--bundle", BUNDLE, "--ef-search", beam, ASTRONAUT)
+            self.assertEqual(r.returncode, 2, beam)
+            self.assertIn("--ef-search takes 1..65536", r.stderr)
         self.assertEqual(run("--help").returncode, 0)
 
     def test_02_create_refuses_an_existing_file(self):

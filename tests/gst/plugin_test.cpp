@@ -122,7 +122,11 @@ TEST_F(PluginTest, RegistersTaconiteidentifyWithDocumentedProperties) {
   const std::vector<std::string> ours = own_documented_properties(element);
   EXPECT_EQ(ours, (std::vector<std::string>{"gallery", "bundle", "threshold", "top-k", "vote-window", "min-votes",
                                             "track-id-param", "track-timeout", "poll-interval", "approximate-above",
-                                            "post-messages"}));
+                                            "ef-search", "post-messages"}));
+  GParamSpecUInt* ef = G_PARAM_SPEC_UINT(g_object_class_find_property(G_OBJECT_GET_CLASS(element), "ef-search"));
+  EXPECT_EQ(ef->minimum, 1u);
+  EXPECT_EQ(ef->maximum, 65536u);  // gallery::kMaxEfSearch, as documented
+  EXPECT_EQ(ef->default_value, 128u);
   EXPECT_NE(g_signal_lookup("reload", G_OBJECT_TYPE(element)), 0u) << "the reload action signal";
   gst_object_unref(element);
 }

@@ -47,7 +47,8 @@ constexpr const char* kUsage = R"(usage: taconite-gallery COMMAND GALLERY [optio
   stats  GALLERY                              model, sizes, index kind
 options: --backend NAME (auto), --threads N, --landmarks-model FILE (dlib 68-point predictor,
   default /usr/share/dlib/shape_predictor_68_face_landmarks.dat), --approximate-above N (templates
-  beyond which an HNSW index serves search; default 1000000)
+  beyond which an HNSW index serves search; default 1000000), --ef-search N (the HNSW query beam,
+  1..65536; default 128)
 exit codes: 0 ok, 1 error, 2 usage
 )";
 
@@ -57,6 +58,7 @@ struct Options {
   bool largest = false;
   int top_k = 5, threads = 0;
   std::size_t approximate_above = gallery::IndexOptions{}.approximate_above;
+  int ef_search = gallery::IndexOptions{}.hnsw_ef_search;
   std::vector<std::string> args;
 };
 
@@ -92,7 +94,8 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
     if (a == "--largest")
       o.largest = true;
     else if (a == "--bundle" || a == "--name" || a == "--metadata" || a == "--backend" || a == "--landmarks-model" ||
-             a == "--face" || a == "--top-k" || a == "--threads" || a == "--approximate-above") {
+             a == "--face" || a == "--top-k" || a == "--threads" || a == "--approximate-above" ||
+             a == "--ef-search") {
       if (!(v = value())) return std::nullopt;
       if (a == "--bundle")
         o.bundle = *v;
@@ -113,6 +116,9 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
           return usage_error = "--top-k takes 1.." + std::to_string(gallery::kMaxTopK), std::nullopt;
       } else if (a == "--threads") {
         if (!parse_number(*v, o.threads) || o.threads < 0) return usage_error = "--threads takes a count", std::nullopt;
+      } else if (a == "--ef-search") {
+        if (!parse_number(*v, o.ef_search) || o.ef_search < 1 || o.ef_search > gallery::kMaxEfSearch)
+          return usage_error = "--ef-search takes 1.." + std::to_string(gallery::kMaxEfSearch), std::nullopt;
       } else if (!parse_number(*v, o.approximate_above)) {
         return usage_error = "--approximate-above takes a template count", std::nullopt;
       }
@@ -264,6 +270,7 @@ int match(const Options& o) {
   if (!front) return fail(front.error());
   gallery::IndexOptions index_options;
   index_options.approximate_above = o.approximate_above;
+  index_options.hnsw_ef_search = o.ef_search;
   Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(store.value(), index_options);
   if (!index) return fail(index.error());
   gallery_cli::ImageFaces images(front.value().engine, front.value().landmarks);
