@@ -55,6 +55,7 @@
 #include "face_preprocess.hpp"
 #include "face_selection.hpp"
 #include "item_queue.hpp"
+#include "property_state.hpp"
 #include "track_cache.hpp"
 
 #define GST_CAT_DEFAULT taconite_adaface_debug
@@ -813,19 +814,9 @@ static GstStateChangeReturn change_state(GstElement* element, GstStateChange tra
   return ret;
 }
 
-static bool mutable_now(GstTaconiteAdaface* self, GParamSpec* pspec) {
-  if (!(pspec->flags & GST_PARAM_MUTABLE_READY)) return true;
-  GST_OBJECT_LOCK(self);
-  const bool ok = GST_STATE(self) <= GST_STATE_READY;
-  GST_OBJECT_UNLOCK(self);
-  if (!ok)
-    GST_WARNING_OBJECT(self, "property '%s' can only be changed in the NULL or READY state; ignoring", pspec->name);
-  return ok;
-}
-
 static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   auto* self = GST_TACONITE_ADAFACE(object);
-  if (!mutable_now(self, pspec)) return;
+  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
   switch (prop_id) {  // not under the object lock: the queue and the counters have their own
     case PROP_MAX_QUEUED: self->queue->set_max_queued(g_value_get_uint(value)); return;
     case PROP_LEAKY:
