@@ -16,8 +16,8 @@ import numpy as np
 
 from . import UnsupportedModel, one_line
 from .adaface_net import num_layers_for_units
-from .model_file import MAX_ONNX_BYTES, open_model
 from .ir_graph import EMBEDDING, INPUT_SIZE, Affine, Conv, IrGraph, Unit, batchnorm, identity, then
+from .model_file import MAX_ONNX_BYTES, open_model
 
 PASS_THROUGH = ("Identity", "Dropout")
 IR_FAMILY_ONLY = ("only IR-family networks (iresnet, AdaFace IR-18/34/50/101: full 3x3 convolutions in "
