@@ -109,6 +109,21 @@ def iresnet(layers=(3, 4, 14, 3), seed=0):
     return randomise_and_calibrate(model, [b.bn3 for b in blocks], seed)
 
 
+class MobileFaceNetLike(nn.Module):
+    """Not IR-family: MobileFaceNet's IR-like stem, then depthwise-separable blocks and a pooled head."""
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.PReLU(64))
+        self.depthwise = nn.Sequential(nn.Conv2d(64, 64, 3, 2, 1, groups=64, bias=False), nn.BatchNorm2d(64),
+                                       nn.PReLU(64), nn.Conv2d(64, 128, 1, bias=False), nn.BatchNorm2d(128))
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(128, 512)
+        self.features = nn.BatchNorm1d(512)
+
+    def forward(self, x):
+        return self.features(self.fc(torch.flatten(self.pool(self.depthwise(self.stem(x))), 1)))
+
+
 def export_onnx(model, path, size=112):
     torch.onnx.export(model, torch.zeros(1, 3, size, size), path, input_names=["input.1"], output_names=["embedding"],
                       dynamic_axes={"input.1": {0: "None"}, "embedding": {0: "None"}}, opset_version=11)

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """taconite-import end to end: AdaFace IR-18/50/101 Lightning checkpoints and an iresnet R50 ONNX export
 (models.py: published architectures, random calibrated weights) become bundles whose cpu and
-cpu-reference replays match the original fp32 forward on several real faces; unsupported or broken
-inputs give one clear error line naming the layer, key or file.
+cpu-reference replays match the original fp32 forward on several real faces; unsupported, broken or
+hostile inputs (code in a checkpoint, huge declared tensors, FIFOs, oversized files) give one clear
+error line naming the layer, key or file, and run nothing.
 
 Usage (from meson): test_import.py <taconite-import> <run_ir18> <ir18.ckpt> <imported ir18 bundle>
 """
@@ -22,6 +23,8 @@ del sys.argv[1:5]
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.environ["TACONITE_IMPORT_PYTHON"]]
 import models  # noqa: E402
 from taconite_import.face import astronaut, to_chw  # noqa: E402
+from taconite_import.model_file import MAX_CHECKPOINT_BYTES, MAX_ONNX_BYTES  # noqa: E402
+from taconite_import.onnx_graph import MAX_TENSOR_VALUES  # noqa: E402
 
 WORK = tempfile.mkdtemp(prefix="taconite-import-test-")
 FACES = range(3)  # the aligned astronaut, then perturbed alignments, every second one mirrored
@@ -92,6 +95,24 @@ def ir18_original():
         model.load_state_dict({k[len("model."):]: v for k, v in state.items() if k.startswith("model.")})
         _ir18.append(Original(model, "BGR", True))
     return _ir18[0]
+
+
+def small_onnx():
+    """An iresnet with one unit per stage, exported once (the base of the edited ONNX files)."""
+    path = os.path.join(WORK, "small.onnx")
+    if not os.path.exists(path):
+        models.export_onnx(models.iresnet((1, 1, 1, 1)), path)
+    return path
+
+
+def edited_onnx(name, edit):
+    """small_onnx() after edit(model) on its ModelProto, saved as `name`."""
+    import onnx
+    model = onnx.load(small_onnx())
+    edit(model)
+    path = os.path.join(WORK, name)
+    onnx.save(model, path)
+    return path
 
 
 class ImportTest(unittest.TestCase):
@@ -173,6 +194,7 @@ class ImportTest(unittest.TestCase):
         out = os.path.join(WORK, "refused")
         shutil.rmtree(out, ignore_errors=True)
         result = run([IMPORT, "--from", kind, path, "--out", out])
+        self.assertNotIn("Traceback", result.stderr)
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
         lines = result.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, result.stderr)
@@ -181,9 +203,10 @@ class ImportTest(unittest.TestCase):
             self.assertIn(text, lines[0])
         self.assertFalse(os.path.exists(os.path.join(out, "manifest.txt")))
 
-    def edited_checkpoint(self, name, edit):
+    def edited_checkpoint(self, name, edit, whole=False):
+        """IR18_CKPT after edit() on its state dict (or, whole, on the checkpoint), saved as `name`."""
         checkpoint = torch.load(IR18_CKPT, map_location="cpu")
-        edit(checkpoint["state_dict"])
+        edit(checkpoint if whole else checkpoint["state_dict"])
         path = os.path.join(WORK, name)
         torch.save(checkpoint, path)
         return path
@@ -194,8 +217,7 @@ class ImportTest(unittest.TestCase):
             with open(source, "rb") as f, open(path, "wb") as g:
                 g.write(f.read(os.path.getsize(source) // 2))
             self.assert_refused(kind, path, path, "cannot read as a PyTorch checkpoint")
-        onnx_path = os.path.join(WORK, "small.onnx")
-        models.export_onnx(models.iresnet((1, 1, 1, 1)), onnx_path)
+        onnx_path = small_onnx()
         with open(onnx_path, "rb") as f, open(onnx_path + ".cut", "wb") as g:
             g.write(f.read(os.path.getsize(onnx_path) // 2))
         self.assert_refused("onnx", onnx_path + ".cut", "cannot read as an ONNX model")
@@ -251,6 +273,116 @@ class ImportTest(unittest.TestCase):
         path = os.path.join(WORK, "width96.onnx")
         onnx.save(model, path)
         self.assert_refused("onnx", path, "input 'input.1' has shape", "96", "[N, 3, 112, 112]")
+
+
+    # ---- hostile input: no code runs, nothing unbounded is allocated, nothing blocks ----
+    def test_malicious_checkpoint_runs_no_code(self):
+        marker = os.path.join(WORK, "created-by-the-checkpoint")
+
+        class CreatesAFile:  # unpickling calls open(marker, "w")
+            def __reduce__(self):
+                return open, (marker, "w")
+
+        def plant(checkpoint):
+            checkpoint["callbacks"] = {"ModelCheckpoint": CreatesAFile()}
+        path = self.edited_checkpoint("malicious.ckpt", plant, whole=True)
+        self.assertFalse(os.path.exists(marker))
+        try:
+            self.assert_refused("adaface-ckpt", path, path, "not a tensor or plain container", "io.open",
+                                "weights_only=True")
+        finally:
+            self.assertFalse(os.path.exists(marker), "the checkpoint ran code")
+
+    def test_checkpoint_objects_outside_the_weights_are_refused_saying_why(self):
+        def scheduler(checkpoint):  # what Lightning saves for AdaFace's MultiStepLR: milestones are a Counter
+            optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+            checkpoint["lr_schedulers"] = [torch.optim.lr_scheduler.MultiStepLR(optimizer, [8, 12]).state_dict()]
+        self.assert_refused("adaface-ckpt", self.edited_checkpoint("scheduler.ckpt", scheduler, whole=True),
+                            "collections.Counter", "weights_only=True", "can run code", "'state_dict'")
+
+    def test_checkpoint_archives_other_than_torch_save_are_refused(self):
+        import zipfile
+        deflated = os.path.join(WORK, "deflated.ckpt")  # a compressed entry can declare any size
+        with zipfile.ZipFile(IR18_CKPT) as source, zipfile.ZipFile(deflated, "w", zipfile.ZIP_DEFLATED) as out:
+            for entry in source.infolist():
+                out.writestr(entry.filename, source.read(entry))
+        self.assert_refused("adaface-ckpt", deflated, "is compressed or lies outside the file")
+
+        legacy = os.path.join(WORK, "legacy.ckpt")  # storages allocated at their declared size before reading
+        torch.save(torch.load(IR18_CKPT, map_location="cpu"), legacy, _use_new_zipfile_serialization=False)
+        self.assert_refused("adaface-ckpt", legacy, "not the zip archive torch.save has written")
+
+        script = os.path.join(WORK, "script.ckpt")  # torch.load hands these to torch.jit.load
+        torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), script)
+        self.assert_refused("adaface-ckpt", script, "a TorchScript archive")
+
+    def test_only_regular_files_are_read(self):
+        fifo = os.path.join(WORK, "model.fifo")
+        os.mkfifo(fifo)  # nobody writes: reading it would block forever
+        for kind in ("adaface-ckpt", "onnx"):
+            self.assert_refused(kind, WORK, WORK, "is a directory")
+            self.assert_refused(kind, fifo, fifo, "a FIFO", "only regular files")
+            self.assert_refused(kind, "/dev/zero", "/dev/zero", "a character device")
+            self.assert_refused(kind, os.path.join(WORK, "absent"), "absent: no such file")
+
+    def test_oversized_files_are_refused_before_reading(self):
+        for kind, limit in (("adaface-ckpt", MAX_CHECKPOINT_BYTES), ("onnx", MAX_ONNX_BYTES)):
+            path = os.path.join(WORK, f"huge-{kind}")
+            with open(path, "wb") as f:
+                f.truncate(limit + 1)  # sparse: no disk used
+            self.assert_refused(kind, path, f"{limit + 1} bytes, more than the {limit}")
+            os.remove(path)
+
+    def test_onnx_tensor_sizes_are_checked_before_allocating(self):
+        from onnx import TensorProto
+
+        def huge(model):  # 10^12 values declared, none stored
+            model.graph.initializer.append(TensorProto(name="huge", data_type=TensorProto.FLOAT, dims=[10**6, 10**6]))
+        self.assert_refused("onnx", edited_onnx("huge.onnx", huge),
+                            "initializer 'huge' declares shape [1000000, 1000000]",
+                            f"more than the {MAX_TENSOR_VALUES} values")
+
+        def short(model):  # declares twice the values it holds
+            model.graph.initializer[0].dims[0] *= 2
+        path = edited_onnx("short.onnx", short)
+        self.assert_refused("onnx", path, "declares shape", "but holds")
+
+        import onnx
+        path = os.path.join(WORK, "external.onnx")  # reading the weights would open a file the model names
+        onnx.save_model(onnx.load(small_onnx()), path, save_as_external_data=True, location="external.weights")
+        self.assert_refused("onnx", path, "keeps its data in another file")
+
+    def test_onnx_nodes_missing_inputs_or_attributes_are_one_line(self):
+        def no_slope(model):
+            prelu = next(n for n in model.graph.node if n.op_type == "PRelu")
+            del prelu.input[1:]
+        self.assert_refused("onnx", edited_onnx("noslope.onnx", no_slope), "(PRelu): no slope")
+
+        def one_stride(model):  # unforeseen by the walk: still one line, naming the file
+            conv = next(n for n in model.graph.node if n.op_type == "Conv")
+            next(a for a in conv.attribute if a.name == "strides").ints[:] = [1]
+        path = edited_onnx("onestride.onnx", one_stride)
+        self.assert_refused("onnx", path, path, "cannot import (IndexError")
+
+    def test_non_ir_onnx_says_what_it_is(self):
+        path = os.path.join(WORK, "mobilefacenet.onnx")
+        models.export_onnx(models.MobileFaceNetLike().eval(), path)
+        self.assert_refused("onnx", path, "not an IR-family network", "1 of its 3 convolutions are grouped or "
+                            "depthwise", "MobileFaceNet", "only IR-family networks")
+
+        class Plain(torch.nn.Module):  # full convolutions, but no residual units
+            def __init__(self):
+                super().__init__()
+                self.body = torch.nn.Sequential(torch.nn.Conv2d(3, 64, 3, 1, 1), torch.nn.PReLU(64),
+                                                torch.nn.Conv2d(64, 8, 3, 16, 1), torch.nn.Flatten(),
+                                                torch.nn.Linear(8 * 7 * 7, 512))
+
+            def forward(self, x):
+                return self.body(x)
+        path = os.path.join(WORK, "plain.onnx")
+        models.export_onnx(Plain().eval(), path)
+        self.assert_refused("onnx", path, "not an IR-family network (", "nodes: ", "after the stem comes",
+                            "(Conv), not a residual unit's BatchNormalization", "only IR-family networks")
 
 
 if __name__ == "__main__":

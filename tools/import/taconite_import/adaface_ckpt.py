@@ -1,16 +1,23 @@
 """AdaFace checkpoints (Lightning .ckpt whose state_dict holds `model.*` = net.py's Backbone and
 `head.*` = the AdaFace margin head) -> IrGraph, and the original fp32 forward."""
 import os
+import pickle
 import re
+import zipfile
 
 import numpy as np
 import torch
 
-from . import UnsupportedModel
+from . import UnsupportedModel, one_line
 from .adaface_net import MODEL_NAMES, Backbone, num_layers_for_units
 from .ir_graph import Conv, IrGraph, Unit, batchnorm
+from .model_file import MAX_CHECKPOINT_BYTES, open_model
 
 MARGIN_HEAD_PREFIX = "head."  # the training-only margin head (AdaFace's `head.kernel`): ignored
+# torch's weights_only refusals: the text after WEIGHTS_ONLY_DETAIL starts with one of REFUSED_OBJECT
+# when the pickle asks for an object weights_only does not build (other failures are damaged files).
+WEIGHTS_ONLY_DETAIL = "WeightsUnpickler error:"
+REFUSED_OBJECT = ("Unsupported class", "Trying to instantiate", "Trying to call reduce", "Can only build")
 
 
 def _bn(module):
@@ -22,18 +29,57 @@ def _conv(conv, bn):
     return Conv(conv.weight.detach().numpy().astype(np.float64), _bn(bn), conv.stride[0])
 
 
+def _check_archive(path, f):
+    """torch.save writes a zip archive of stored (uncompressed) entries. Anything else is refused before
+    PyTorch reads it: older formats allocate each storage at its declared size before reading it, and a
+    compressed entry can declare any size (a zip bomb); stored entries lying inside the file bound every
+    allocation by the file's size."""
+    size = os.fstat(f.fileno()).st_size
+    try:
+        entries = zipfile.ZipFile(f).infolist()
+    except Exception as e:  # BadZipFile, or a damaged directory
+        raise UnsupportedModel(f"{path}: cannot read as a PyTorch checkpoint: not the zip archive torch.save has "
+                               f"written since PyTorch 1.6 ({one_line(e)})") from None
+    if any(entry.filename.rpartition("/")[2] == "constants.pkl" for entry in entries):
+        # torch.load would hand it to torch.jit.load, even with weights_only
+        raise UnsupportedModel(f"{path}: a TorchScript archive, not a checkpoint of weights")
+    for entry in entries:
+        if entry.compress_type != zipfile.ZIP_STORED or entry.file_size != entry.compress_size or \
+                entry.header_offset + entry.compress_size > size:
+            raise UnsupportedModel(f"{path}: cannot read as a PyTorch checkpoint: entry '{entry.filename}' "
+                                   f"({entry.file_size} bytes) is compressed or lies outside the file; torch.save "
+                                   f"stores its entries uncompressed")
+    f.seek(0)
+
+
+def _read_checkpoint(path):
+    """The unpickled checkpoint: tensors and plain containers only (weights_only), never other objects."""
+    with open_model(path, MAX_CHECKPOINT_BYTES) as f:
+        _check_archive(path, f)
+        try:
+            return torch.load(f, map_location="cpu", weights_only=True)
+        except pickle.UnpicklingError as e:  # torch wraps every failure of a weights_only load in this
+            detail = (str(e).rpartition(WEIGHTS_ONLY_DETAIL)[2].strip() or "no detail").splitlines()[0]
+            if not detail.startswith(REFUSED_OBJECT):
+                raise UnsupportedModel(f"{path}: cannot read as a PyTorch checkpoint ({detail})") from None
+            raise UnsupportedModel(f"{path}: refused to unpickle an object that is not a tensor or plain container "
+                                   f"({detail}; Lightning's scheduler state is one): checkpoints are read with "
+                                   f"torch.load(weights_only=True), since unpickling other objects can run code; "
+                                   f"keep only the weights where the file is trusted: "
+                                   f"torch.save({{'state_dict': checkpoint['state_dict']}}, ...)") from None
+        except Exception as e:  # zip and EOF errors, ...
+            raise UnsupportedModel(f"{path}: cannot read as a PyTorch checkpoint ({one_line(e)})") from None
+
+
 def _backbone_state(path):
     """The backbone's state dict (prefix stripped) and the names of the ignored keys."""
-    try:
-        checkpoint = torch.load(path, map_location="cpu")
-    except Exception as e:  # torch raises RuntimeError, pickle/EOF/zip errors, ...
-        raise UnsupportedModel(f"{path}: cannot read as a PyTorch checkpoint ({type(e).__name__}: "
-                               f"{str(e).splitlines()[0] if str(e) else 'no detail'})") from None
+    checkpoint = _read_checkpoint(path)
     if isinstance(checkpoint, dict) and "state_dict" in checkpoint:
         state = checkpoint["state_dict"]
     else:
         state = checkpoint
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                                              for k, v in state.items()):
         raise UnsupportedModel(f"{path}: neither a Lightning checkpoint with a state_dict nor a state dict of tensors")
     prefixed = any(k.startswith("model.") for k in state)
     backbone, ignored = {}, []

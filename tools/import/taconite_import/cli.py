@@ -2,12 +2,11 @@
 the references, and hand the network to taconite-mkbundle, which folds, packs, writes and
 replays it (ref.npu_embedding = the cpu-reference replay)."""
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
 
-from . import UnsupportedModel
+from . import UnsupportedModel, one_line
 from .face import astronaut, to_chw
 from .ir_graph import write_handoff
 
@@ -32,8 +31,6 @@ def parse(argv):
 
 
 def run(args, mkbundle):
-    if not os.path.isfile(args.input):
-        raise UnsupportedModel(f"{args.input}: no such file")
     if args.kind == "adaface-ckpt":
         from .adaface_ckpt import load
         graph, forward = load(args.input)
@@ -70,4 +67,6 @@ def main(argv, mkbundle):
         return run(args, mkbundle)
     except UnsupportedModel as e:
         print(f"taconite-import: error: {e}", file=sys.stderr)
-        return 1
+    except Exception as e:  # a model this code did not foresee still ends in one line, never a traceback
+        print(f"taconite-import: error: {args.input}: cannot import ({one_line(e)})", file=sys.stderr)
+    return 1

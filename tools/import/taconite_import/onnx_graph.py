@@ -10,15 +10,20 @@ conv before it (Conv with bias); both forms are accepted. Every node must be use
 is an error naming the node.
 """
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import numpy as np
 
-from . import UnsupportedModel
+from . import UnsupportedModel, one_line
 from .adaface_net import num_layers_for_units
 from .ir_graph import EMBEDDING, INPUT_SIZE, Affine, Conv, IrGraph, Unit, batchnorm, identity, then
+from .model_file import MAX_ONNX_BYTES, open_model
 
 PASS_THROUGH = ("Identity", "Dropout")
+IR_FAMILY_ONLY = ("only IR-family networks (iresnet, AdaFace IR-18/34/50/101: full 3x3 convolutions in "
+                  "BatchNorm-Conv-PReLU-Conv residual units) can become bundles")
+# IR-101's largest tensor, the head Linear, has 12.8 M values.
+MAX_TENSOR_VALUES = 1 << 26
 
 
 def _attr(node, name, default=None):
@@ -33,18 +38,35 @@ def _describe(node):
     return f"node '{node.name or node.output[0]}' ({node.op_type})"
 
 
+def _op_counts(nodes):
+    """What a graph is made of, most frequent ops first: '120 nodes: 52 Conv, 50 BatchNormalization, ...'."""
+    counts = Counter(n.op_type for n in nodes)
+    return f"{len(nodes)} nodes: " + ", ".join(f"{c} {op}" for op, c in counts.most_common())
+
+
+def _check_family(walker):
+    """Refuse, saying what the model is, a network built on convolutions the IR family never uses."""
+    convs = [n for n in walker.nodes if n.op_type == "Conv"]
+    grouped = [n for n in convs if _attr(n, "group", 1) != 1]
+    if grouped:
+        raise UnsupportedModel(f"{walker.path}: not an IR-family network: {len(grouped)} of its {len(convs)} "
+                               f"convolutions are grouped or depthwise (as in MobileFaceNet); {IR_FAMILY_ONLY}")
+
+
 class _Walker:
     def __init__(self, path, model):
-        import onnx.numpy_helper
         self.path = path
         graph = model.graph
-        self.constants = {t.name: onnx.numpy_helper.to_array(t).astype(np.float64) for t in graph.initializer}
+        self.constants = {t.name: self.tensor(t, f"initializer '{t.name}'") for t in graph.initializer}
         self.consumers = defaultdict(list)
         self.used = set()
         nodes = list(graph.node)  # one wrapper object per node for the whole walk: `used` holds their ids
         for node in nodes:
             if node.op_type == "Constant":
-                self.constants[node.output[0]] = onnx.numpy_helper.to_array(_attr(node, "value")).astype(np.float64)
+                value = _attr(node, "value")
+                if value is None:
+                    self.fail(node, "a Constant without a tensor 'value' attribute")
+                self.constants[node.output[0]] = self.tensor(value, _describe(node))
                 self.used.add(id(node))
                 continue
             if node.op_type == "Identity" and node.input[0] in self.constants:  # exporters dedupe equal tensors
@@ -67,6 +89,36 @@ class _Walker:
     def fail(self, node, problem):
         raise UnsupportedModel(f"{self.path}: {_describe(node)}: {problem}")
 
+    def tensor(self, proto, what):
+        """A stored tensor as float64. Its declared size is bounded, and must match the data it holds,
+        before anything is allocated for it."""
+        import onnx.numpy_helper
+        from onnx import TensorProto
+        where = f"{self.path}: {what}"
+        if proto.data_location == TensorProto.EXTERNAL:
+            raise UnsupportedModel(f"{where} keeps its data in another file; only self-contained models are read")
+        # The types read: bytes per value in raw_data, and the typed field that holds them otherwise.
+        stored = {TensorProto.FLOAT: (4, "float_data"), TensorProto.FLOAT16: (2, "int32_data"),
+                  TensorProto.DOUBLE: (8, "double_data"), TensorProto.INT32: (4, "int32_data"),
+                  TensorProto.INT64: (8, "int64_data")}
+        if proto.data_type not in stored:
+            names = {v: k for k, v in TensorProto.DataType.items()}
+            raise UnsupportedModel(f"{where} holds {names.get(proto.data_type, proto.data_type)} values; the "
+                                   f"importer reads float, float16, double, int32 and int64 tensors")
+        dims, count = list(proto.dims), 1
+        if any(d < 0 for d in dims):
+            raise UnsupportedModel(f"{where} declares shape {dims}, with a negative dimension")
+        for d in dims:
+            count *= d
+        if count > MAX_TENSOR_VALUES:
+            raise UnsupportedModel(f"{where} declares shape {dims}: more than the {MAX_TENSOR_VALUES} values a "
+                                   f"tensor of an IR-family model may have")
+        itemsize, field = stored[proto.data_type]
+        held = len(proto.raw_data) // itemsize if proto.HasField("raw_data") else len(getattr(proto, field))
+        if held != count or (proto.HasField("raw_data") and len(proto.raw_data) % itemsize):
+            raise UnsupportedModel(f"{where} declares shape {dims} ({count} values) but holds {held}")
+        return onnx.numpy_helper.to_array(proto).astype(np.float64)
+
     def const(self, node, index):
         if index >= len(node.input) or node.input[index] == "":
             return None
@@ -74,6 +126,13 @@ class _Walker:
         if name not in self.constants:
             self.fail(node, f"input '{name}' is computed, the format needs a constant (initializer)")
         return self.constants[name]
+
+    def need(self, node, index, what):
+        """A constant input the op cannot do without."""
+        value = self.const(node, index)
+        if value is None:
+            self.fail(node, f"no {what} (input {index})")
+        return value
 
     def only_consumer(self, value, what):
         """The single node reading `value` (skipping Identity/Dropout), marked used."""
@@ -98,7 +157,11 @@ class _Walker:
     def bn(self, node):
         if len(node.output) != 1 and any(node.output[1:]):
             self.fail(node, "a training-mode BatchNormalization")
-        gamma, beta, mean, var = (self.const(node, i) for i in range(1, 5))
+        gamma, beta, mean, var = (self.need(node, i, what) for i, what in
+                                  enumerate(("scale", "bias", "mean", "variance"), start=1))
+        if not gamma.size == beta.size == mean.size == var.size:
+            self.fail(node, f"scale, bias, mean and variance of {gamma.size}, {beta.size}, {mean.size} and "
+                            f"{var.size} values")
         return batchnorm(gamma, beta, mean, var, _attr(node, "epsilon", 1e-5))
 
     def conv(self, node, kernel):
@@ -132,7 +195,7 @@ class _Walker:
     def prelu(self, value, channels, what):
         """Per-channel slopes (a single shared slope is repeated)."""
         node = self.take(value, ("PRelu",), what)
-        alpha = self.const(node, 1).reshape(-1)
+        alpha = self.need(node, 1, "slope").reshape(-1)
         if alpha.size not in (1, channels):
             self.fail(node, f"{alpha.size} slopes for {channels} channels")
         return np.resize(alpha, channels), node.output[0]
@@ -144,6 +207,10 @@ def _unit(walker, value, index):
     bns = [n for n in users if n.op_type == "BatchNormalization"]
     if len(bns) != 1:
         names = ", ".join(_describe(n) for n in users) or "nothing"
+        if index == 0:
+            raise UnsupportedModel(f"{walker.path}: not an IR-family network ({_op_counts(walker.nodes)}): after "
+                                   f"the stem comes {names}, not a residual unit's BatchNormalization; "
+                                   f"{IR_FAMILY_ONLY}")
         raise UnsupportedModel(f"{walker.path}: after unit {index - 1} expected a BatchNormalization, found {names}")
     bn_node = bns[0]
     following = walker.consumers.get(bn_node.output[0], [])
@@ -197,12 +264,12 @@ def _head(walker, bn_node):
     if fc.op_type == "Gemm":
         if _attr(fc, "transA", 0) or _attr(fc, "alpha", 1.0) != 1.0 or _attr(fc, "beta", 1.0) != 1.0:
             walker.fail(fc, "only Gemm with transA=0, alpha=beta=1 is supported")
-        w = walker.const(fc, 1)
+        w = walker.need(fc, 1, "weight")
         weight = w if _attr(fc, "transB", 0) else w.T
         bias = walker.const(fc, 2)
         out = fc.output[0]
     else:
-        weight = walker.const(fc, 1).T
+        weight = walker.need(fc, 1, "weight").T
         add = walker.take(fc.output[0], ("Add",), "the Linear's bias Add")
         bias = walker.const(add, 1 if add.input[0] == fc.output[0] else 0)
         out = add.output[0]
@@ -224,11 +291,16 @@ def _head(walker, bn_node):
 def load(path, name=None):
     """(IrGraph with channel order RGB, forward(chw) -> embedding)."""
     import onnx
-    try:
-        model = onnx.load(path)
+    with open_model(path, MAX_ONNX_BYTES) as f:
+        data = f.read(MAX_ONNX_BYTES + 1)
+    if len(data) > MAX_ONNX_BYTES:
+        raise UnsupportedModel(f"{path}: grew past {MAX_ONNX_BYTES} bytes while being read")
+    try:  # from the bytes read: never another file (external data is refused per tensor)
+        model = onnx.load_model_from_string(data)
     except Exception as e:
-        raise UnsupportedModel(f"{path}: cannot read as an ONNX model ({type(e).__name__}: {e})") from None
+        raise UnsupportedModel(f"{path}: cannot read as an ONNX model ({one_line(e)})") from None
     walker = _Walker(path, model)
+    _check_family(walker)
     stem_conv, v = walker.conv_bn(walker.input.name, 3, "the stem Conv")
     stem_alpha, v = walker.prelu(v, stem_conv.weight.shape[0], "the stem PReLU")
     units = []
@@ -253,7 +325,7 @@ def load(path, name=None):
 
     def forward(chw):
         import cv2
-        net = cv2.dnn.readNetFromONNX(path)
+        net = cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))  # the bytes checked, not the path again
         net.setInput(np.asarray(chw, dtype=np.float32)[np.newaxis])
         return net.forward().reshape(-1).astype(np.float32)
     return graph, forward
