@@ -2,6 +2,7 @@
 // schema/corruption/lock errors, WAL readers during a write, exact and HNSW search.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstring>
@@ -347,6 +348,13 @@ TEST_F(GalleryTest, FingerprintCoversManifestAndWeightsButNotReferenceTensors) {
   auto missing = fingerprint_bundle(dir_ / "nowhere");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("manifest.txt"), std::string::npos);
+  const fs::path fifo = fake_bundle("f", "param model IR-x\n", weights + ref);
+  fs::remove(fifo / "tensors.bin");
+  ASSERT_EQ(::mkfifo((fifo / "tensors.bin").c_str(), 0600), 0);
+  auto not_regular = fingerprint_bundle(fifo);  // refused, not opened (opening would wait for a writer)
+  ASSERT_FALSE(not_regular.ok());
+  EXPECT_NE(not_regular.error().message.find("tensors.bin: is a FIFO, not a regular file"), std::string::npos)
+      << not_regular.error().message;
   auto truncated = fingerprint_bundle(fake_bundle("e", "param model IR-x\n", "WWWW"));
   ASSERT_FALSE(truncated.ok());
   EXPECT_NE(truncated.error().message.find("tensors.txt:1"), std::string::npos) << truncated.error().message;
