@@ -202,58 +202,9 @@ Status check_schema(const GalleryStore::Impl& impl, const GalleryInfo& info) {
   return Ok{};
 }
 
-// Commits on success, rolls back otherwise.
-class Transaction {
- public:
-  explicit Transaction(const GalleryStore::Impl& impl) : impl_(impl) {}
-  Status begin() {
-    // IMMEDIATE takes the write lock now, so a busy gallery fails before any work.
-    Status s = impl_.exec("BEGIN IMMEDIATE", "cannot start a write");
-    open_ = s.ok();
-    return s;
-  }
-  Status commit() {
-    if (Status s = impl_.exec("UPDATE gallery SET revision = revision + 1 WHERE key = 1", "cannot write"); !s) return s;
-    Status s = impl_.exec("COMMIT", "cannot commit");
-    open_ = !s.ok();
-    return s;
-  }
-  ~Transaction() {
-    if (open_) sqlite3_exec(impl_.db, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-
- private:
-  const GalleryStore::Impl& impl_;
-  bool open_ = false;
-};
-
-// Rewrites a version 1 gallery as version 2 (see migration_to_v2). Foreign keys are off meanwhile:
-// dropping the old identities table must not cascade into the templates being moved.
-Status migrate_to_v2(GalleryStore::Impl& impl) {
-  if (Status s = impl.exec("PRAGMA foreign_keys = OFF", "cannot configure"); !s) return s;
-  Status migrated = [&]() -> Status {
-    Transaction tx(impl);
-    if (Status s = tx.begin(); !s) return s;
-    // Another process may have migrated it since open() read the version.
-    Result<std::int64_t> version = impl.single_int("SELECT schema_version FROM gallery WHERE key = 1");
-    if (!version) return version.error();
-    if (version.value() != 1) return Ok{};
-    if (Status s = impl.exec(migration_to_v2().c_str(), "cannot migrate the gallery to schema version 2"); !s)
-      return s;
-    if (Result<std::int64_t> broken = impl.single_int("SELECT count(*) FROM pragma_foreign_key_check"); !broken)
-      return broken.error();
-    else if (broken.value() != 0)
-      return Error{ErrorKind::Io, impl.path.string() + ": " + std::to_string(broken.value()) +
-                                      " template(s) of no identity; not migrated (corrupt gallery)"};
-    return tx.commit();
-  }();
-  if (Status s = impl.exec("PRAGMA foreign_keys = ON", "cannot configure"); !s) return s;
-  return migrated;
-}
-
 // The embedding as stored: finite, not zero, of unit length.
 Result<std::vector<float>> unit_embedding(const NewTemplate& t, int dim, const std::string& file) {
-  const std::string from = "embedding from " + (t.source.empty() ? std::string("(no source)") : t.source);
+  const std::string from = "embedding from " + (t.source.empty() ? std::string("(no source)") : printable_source(t.source));
   if (static_cast<int>(t.embedding.size()) != dim)
     return Error{ErrorKind::Input, file + ": " + from + " has " + std::to_string(t.embedding.size()) +
                                        " values, the gallery holds " + std::to_string(dim)};
@@ -289,6 +240,37 @@ GalleryStore::~GalleryStore() = default;
 
 const std::filesystem::path& GalleryStore::path() const { return impl_->path; }
 
+Result<GalleryStore::WriteBatch> GalleryStore::start_write(Impl& impl) {
+  // IMMEDIATE takes the write lock now, so a busy gallery fails before any work.
+  if (Status s = impl.exec("BEGIN IMMEDIATE", "cannot start a write"); !s) return s.error();
+  return WriteBatch(&impl, sqlite3_total_changes(impl.db));
+}
+
+// Rewrites a version 1 gallery as version 2 (see migration_to_v2). Foreign keys are off meanwhile:
+// dropping the old identities table must not cascade into the templates being moved.
+Status GalleryStore::migrate_to_v2(Impl& impl) {
+  if (Status s = impl.exec("PRAGMA foreign_keys = OFF", "cannot configure"); !s) return s;
+  Status migrated = [&]() -> Status {
+    Result<WriteBatch> batch = start_write(impl);
+    if (!batch) return batch.error();
+    // Another process may have migrated it since open() read the version.
+    Result<std::int64_t> version = impl.single_int("SELECT schema_version FROM gallery WHERE key = 1");
+    if (!version) return version.error();
+    if (version.value() != 1) return Ok{};
+    if (Status s = impl.exec(migration_to_v2().c_str(), "cannot migrate the gallery to schema version 2"); !s)
+      return s;
+    if (Result<std::int64_t> broken = impl.single_int("SELECT count(*) FROM pragma_foreign_key_check"); !broken)
+      return broken.error();
+    else if (broken.value() != 0)
+      return Error{ErrorKind::Io, impl.path.string() + ": " + std::to_string(broken.value()) +
+                                      " template(s) of no identity; not migrated (corrupt gallery)"};
+    return batch.value().commit();
+  }();
+  if (Status s = impl.exec("PRAGMA foreign_keys = ON", "cannot configure"); !s) return s;
+  return migrated;
+}
+
+
 Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, const ModelFingerprint& model, int dim) {
   if (dim < 1 || dim > kMaxEmbeddingDim)
     return Error{ErrorKind::Input,
@@ -302,8 +284,8 @@ Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, con
                             "; PRAGMA user_version = " + std::to_string(kSchemaVersion) +
                             "; PRAGMA journal_mode = WAL;";
   if (Status s = impl->exec(setup.c_str(), "cannot initialise"); !s) return s.error();
-  Transaction tx(*impl);
-  if (Status s = tx.begin(); !s) return s.error();
+  Result<WriteBatch> batch = start_write(*impl);
+  if (!batch) return batch.error();
   if (Status s = impl->exec(schema().c_str(), "cannot create the tables"); !s) return s.error();
   Result<Statement> insert = impl->prepare(
       "INSERT INTO gallery(key, schema_version, embedding_dim, model_fingerprint, model, created_unix, revision)"
@@ -316,7 +298,7 @@ Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, con
   sqlite3_bind_text(st, 4, model.model.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(st, 5, now_unix());
   if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return impl->error("cannot write the gallery record", rc);
-  if (Status s = tx.commit(); !s) return s.error();
+  if (Status s = batch.value().commit(); !s) return s.error();
   return GalleryStore(std::move(impl));
 }
 
@@ -366,14 +348,10 @@ GalleryStore::ReadSnapshot::~ReadSnapshot() {
   if (impl_) sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);  // it wrote nothing
 }
 
-Result<GalleryStore::WriteBatch> GalleryStore::begin_write() {
-  // IMMEDIATE takes the write lock now, so a busy gallery fails before any work.
-  if (Status s = impl_->exec("BEGIN IMMEDIATE", "cannot start a write"); !s) return s.error();
-  return WriteBatch(impl_.get());
-}
+Result<GalleryStore::WriteBatch> GalleryStore::begin_write() { return start_write(*impl_); }
 
 GalleryStore::WriteBatch::WriteBatch(WriteBatch&& other) noexcept
-    : impl_(std::exchange(other.impl_, nullptr)), changed_(other.changed_) {}
+    : impl_(std::exchange(other.impl_, nullptr)), changes_at_begin_(other.changes_at_begin_) {}
 
 GalleryStore::WriteBatch::~WriteBatch() {
   if (impl_) sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -382,7 +360,7 @@ GalleryStore::WriteBatch::~WriteBatch() {
 Status GalleryStore::WriteBatch::commit() {
   if (!impl_) return Error{ErrorKind::Input, "the write batch has already ended"};
   Impl* impl = std::exchange(impl_, nullptr);
-  if (!changed_) {  // nothing written: revision kept, readers need not reload
+  if (sqlite3_total_changes(impl->db) == changes_at_begin_) {  // nothing written: revision kept
     sqlite3_exec(impl->db, "ROLLBACK", nullptr, nullptr, nullptr);
     return Ok{};
   }
@@ -406,7 +384,6 @@ Result<Enrolled> GalleryStore::WriteBatch::enroll(const std::string& name, const
     units.push_back(std::move(unit.value()));
   }
 
-  const int changes_before = sqlite3_total_changes(impl_->db);
   Result<Statement> add = impl_->prepare(
       "INSERT INTO identities(name, metadata, created_unix) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING");
   if (!add) return add.error();
@@ -452,7 +429,6 @@ Result<Enrolled> GalleryStore::WriteBatch::enroll(const std::string& name, const
     if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return impl_->error("cannot add a template", rc);
     ++result.added;
   }
-  changed_ = changed_ || sqlite3_total_changes(impl_->db) != changes_before;
   return result;
 }
 
@@ -467,15 +443,15 @@ Result<std::int64_t> GalleryStore::enroll(const std::string& name, const std::st
 }
 
 Result<bool> GalleryStore::remove(const std::string& name) {
-  Transaction tx(*impl_);
-  if (Status s = tx.begin(); !s) return s.error();
+  Result<WriteBatch> batch = begin_write();
+  if (!batch) return batch.error();
   Result<Statement> del = impl_->prepare("DELETE FROM identities WHERE name = ?");
   if (!del) return del.error();
   sqlite3_bind_text(del.value().get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
   if (const int rc = sqlite3_step(del.value().get()); rc != SQLITE_DONE) return impl_->error("cannot remove", rc);
-  if (sqlite3_changes(impl_->db) == 0) return false;  // nothing changed: rolled back, revision kept
-  if (Status s = tx.commit(); !s) return s.error();
-  return true;
+  const bool removed = sqlite3_changes(impl_->db) > 0;
+  if (Status s = batch.value().commit(); !s) return s.error();  // no change: revision kept
+  return removed;
 }
 
 Result<std::vector<IdentityRow>> GalleryStore::identities() const {

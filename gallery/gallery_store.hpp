@@ -94,8 +94,8 @@ class GalleryStore {
   // A new gallery file for embeddings of `dim` values from the model `model`. Fails when the file
   // exists.
   static Result<GalleryStore> create(const std::filesystem::path& path, const ModelFingerprint& model, int dim);
-  // Opens an existing gallery; fails (naming the file) when it is missing, not a gallery, of
-  // another schema version, or corrupt.
+  // Opens an existing gallery; fails (naming the file) when it is missing, not a gallery, of a
+  // schema version this program does not read, or corrupt. ReadWrite migrates version 1 to 2.
   static Result<GalleryStore> open(const std::filesystem::path& path, Access access, int busy_timeout_ms = 5000);
 
   GalleryStore(GalleryStore&&) noexcept;
@@ -144,9 +144,9 @@ class GalleryStore {
 
    private:
     friend class GalleryStore;
-    explicit WriteBatch(Impl* impl) : impl_(impl) {}
-    Impl* impl_ = nullptr;  // null once committed or rolled back
-    bool changed_ = false;
+    WriteBatch(Impl* impl, int changes_at_begin) : impl_(impl), changes_at_begin_(changes_at_begin) {}
+    Impl* impl_ = nullptr;      // null once committed or rolled back
+    int changes_at_begin_ = 0;  // SQLite's row change count at BEGIN: no change, no new revision
   };
   Result<WriteBatch> begin_write();
 
@@ -163,6 +163,8 @@ class GalleryStore {
 
  private:
   explicit GalleryStore(std::unique_ptr<Impl> impl);
+  static Result<WriteBatch> start_write(Impl& impl);
+  static Status migrate_to_v2(Impl& impl);
   std::unique_ptr<Impl> impl_;
 };
 
