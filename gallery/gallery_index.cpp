@@ -160,6 +160,9 @@ Result<GalleryIndex> GalleryIndex::load(const GalleryStore& store, const IndexOp
 
 Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const IndexOptions& options,
                                              std::string* note) {
+  // One read transaction: the identities, templates and embeddings below are of one revision.
+  Result<GalleryStore::ReadSnapshot> snapshot = store.read_snapshot();
+  if (!snapshot) return snapshot.error();
   Result<GalleryInfo> info = store.info();
   if (!info) return info.error();
   Result<std::vector<IdentityRow>> identities = store.identities();

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <utility>
+
+#include "identity_fields.hpp"
 
 namespace taconite::gallery {
 
@@ -14,7 +17,31 @@ namespace {
 // "TACG": marks the file as a taconite gallery (PRAGMA application_id).
 constexpr int kApplicationId = 0x54414347;
 
-constexpr const char* kSchema = R"sql(
+// AUTOINCREMENT (schema version 2): an id is never given again after its row is removed.
+std::string identities_table(const char* name) {
+  return std::string("CREATE TABLE ") + name +
+         "(\n"
+         "  id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+         "  name TEXT NOT NULL UNIQUE,\n"
+         "  metadata TEXT NOT NULL DEFAULT '{}',\n"
+         "  created_unix INTEGER NOT NULL);\n";
+}
+
+std::string templates_table(const char* name) {
+  return std::string("CREATE TABLE ") + name +
+         "(\n"
+         "  id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+         "  identity_id INTEGER NOT NULL REFERENCES identities(id) ON DELETE CASCADE,\n"
+         "  embedding BLOB NOT NULL,\n"
+         "  norm REAL NOT NULL,\n"
+         "  source TEXT NOT NULL,\n"
+         "  created_unix INTEGER NOT NULL);\n";
+}
+
+constexpr const char* kTemplatesIndex = "CREATE INDEX templates_by_identity ON templates(identity_id);\n";
+
+std::string schema() {
+  return R"sql(
 CREATE TABLE gallery(
   key INTEGER PRIMARY KEY CHECK (key = 1),
   schema_version INTEGER NOT NULL,
@@ -23,20 +50,30 @@ CREATE TABLE gallery(
   model TEXT NOT NULL,
   created_unix INTEGER NOT NULL,
   revision INTEGER NOT NULL);
-CREATE TABLE identities(
-  id INTEGER PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE,
-  metadata TEXT NOT NULL DEFAULT '{}',
-  created_unix INTEGER NOT NULL);
-CREATE TABLE templates(
-  id INTEGER PRIMARY KEY,
-  identity_id INTEGER NOT NULL REFERENCES identities(id) ON DELETE CASCADE,
-  embedding BLOB NOT NULL,
-  norm REAL NOT NULL,
-  source TEXT NOT NULL,
-  created_unix INTEGER NOT NULL);
-CREATE INDEX templates_by_identity ON templates(identity_id);
-)sql";
+)sql" + identities_table("identities") +
+         templates_table("templates") + kTemplatesIndex;
+}
+
+// Version 1 -> 2: the tables again with AUTOINCREMENT, rows and ids kept (SQLite cannot alter a
+// key in place). sqlite_sequence starts from the largest id kept.
+std::string migration_to_v2() {
+  return identities_table("identities_v2") + templates_table("templates_v2") +
+         "INSERT INTO identities_v2(id, name, metadata, created_unix)"
+         " SELECT id, name, metadata, created_unix FROM identities;\n"
+         "INSERT INTO templates_v2(id, identity_id, embedding, norm, source, created_unix)"
+         " SELECT id, identity_id, embedding, norm, source, created_unix FROM templates;\n"
+         "DROP TABLE templates;\n"
+         "DROP TABLE identities;\n"
+         "ALTER TABLE identities_v2 RENAME TO identities;\n"
+         "ALTER TABLE templates_v2 RENAME TO templates;\n" +
+         kTemplatesIndex +
+         "UPDATE gallery SET schema_version = 2 WHERE key = 1;\n"
+         "PRAGMA user_version = 2;\n";
+}
+
+// An embedding whose squared norm is this close to 1 is already unit length: it is stored as
+// given, so a template exported and imported again keeps its exact bits (and is seen as a duplicate).
+constexpr double kUnitTolerance = 1e-6;
 
 std::int64_t now_unix() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -153,41 +190,46 @@ Result<GalleryInfo> read_info(const GalleryStore::Impl& impl) {
   return info;
 }
 
-// The schema check of open(): the right version and a sane embedding size.
+// The schema check of open(): a version this program reads and a sane embedding size.
 Status check_schema(const GalleryStore::Impl& impl, const GalleryInfo& info) {
-  if (info.schema_version != kSchemaVersion)
+  if (info.schema_version < kOldestReadableSchemaVersion || info.schema_version > kSchemaVersion)
     return Error{ErrorKind::Io, impl.path.string() + ": gallery schema version " + std::to_string(info.schema_version) +
-                                    ", this program reads version " + std::to_string(kSchemaVersion)};
+                                    ", this program reads versions " + std::to_string(kOldestReadableSchemaVersion) +
+                                    ".." + std::to_string(kSchemaVersion)};
   if (info.embedding_dim < 1 || info.embedding_dim > kMaxEmbeddingDim)
     return Error{ErrorKind::Io, impl.path.string() + ": embedding size " + std::to_string(info.embedding_dim) +
                                     " out of range 1.." + std::to_string(kMaxEmbeddingDim)};
   return Ok{};
 }
 
-// Commits on success, rolls back otherwise.
-class Transaction {
- public:
-  explicit Transaction(const GalleryStore::Impl& impl) : impl_(impl) {}
-  Status begin() {
-    // IMMEDIATE takes the write lock now, so a busy gallery fails before any work.
-    Status s = impl_.exec("BEGIN IMMEDIATE", "cannot start a write");
-    open_ = s.ok();
-    return s;
+// The embedding as stored: finite, not zero, of unit length.
+Result<std::vector<float>> unit_embedding(const NewTemplate& t, int dim, const std::string& file) {
+  const std::string from = "embedding from " + (t.source.empty() ? std::string("(no source)") : printable_source(t.source));
+  if (static_cast<int>(t.embedding.size()) != dim)
+    return Error{ErrorKind::Input, file + ": " + from + " has " + std::to_string(t.embedding.size()) +
+                                       " values, the gallery holds " + std::to_string(dim)};
+  double sum = 0.0;
+  for (std::size_t i = 0; i < t.embedding.size(); ++i) {
+    if (!std::isfinite(t.embedding[i]))
+      return Error{ErrorKind::Input, from + ": value " + std::to_string(i) + " is not finite (" +
+                                         std::to_string(t.embedding[i]) + ")"};
+    sum += static_cast<double>(t.embedding[i]) * t.embedding[i];
   }
-  Status commit() {
-    if (Status s = impl_.exec("UPDATE gallery SET revision = revision + 1 WHERE key = 1", "cannot write"); !s) return s;
-    Status s = impl_.exec("COMMIT", "cannot commit");
-    open_ = !s.ok();
-    return s;
-  }
-  ~Transaction() {
-    if (open_) sqlite3_exec(impl_.db, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
+  if (sum <= 0.0) return Error{ErrorKind::Input, from + " is all zeros"};
+  if (t.norm < 0.0 || !std::isfinite(t.norm))
+    return Error{ErrorKind::Input, from + ": norm " + std::to_string(t.norm) + " is not a finite positive number"};
+  if (std::abs(sum - 1.0) <= kUnitTolerance) return t.embedding;
+  const double norm = std::sqrt(sum);
+  std::vector<float> unit(t.embedding.size());
+  for (std::size_t i = 0; i < unit.size(); ++i) unit[i] = static_cast<float>(t.embedding[i] / norm);
+  return unit;
+}
 
- private:
-  const GalleryStore::Impl& impl_;
-  bool open_ = false;
-};
+double l2_norm(std::span<const float> v) {
+  double sum = 0.0;
+  for (float x : v) sum += static_cast<double>(x) * x;
+  return std::sqrt(sum);
+}
 
 }  // namespace
 
@@ -197,6 +239,37 @@ GalleryStore& GalleryStore::operator=(GalleryStore&&) noexcept = default;
 GalleryStore::~GalleryStore() = default;
 
 const std::filesystem::path& GalleryStore::path() const { return impl_->path; }
+
+Result<GalleryStore::WriteBatch> GalleryStore::start_write(Impl& impl) {
+  // IMMEDIATE takes the write lock now, so a busy gallery fails before any work.
+  if (Status s = impl.exec("BEGIN IMMEDIATE", "cannot start a write"); !s) return s.error();
+  return WriteBatch(&impl, sqlite3_total_changes(impl.db));
+}
+
+// Rewrites a version 1 gallery as version 2 (see migration_to_v2). Foreign keys are off meanwhile:
+// dropping the old identities table must not cascade into the templates being moved.
+Status GalleryStore::migrate_to_v2(Impl& impl) {
+  if (Status s = impl.exec("PRAGMA foreign_keys = OFF", "cannot configure"); !s) return s;
+  Status migrated = [&]() -> Status {
+    Result<WriteBatch> batch = start_write(impl);
+    if (!batch) return batch.error();
+    // Another process may have migrated it since open() read the version.
+    Result<std::int64_t> version = impl.single_int("SELECT schema_version FROM gallery WHERE key = 1");
+    if (!version) return version.error();
+    if (version.value() != 1) return Ok{};
+    if (Status s = impl.exec(migration_to_v2().c_str(), "cannot migrate the gallery to schema version 2"); !s)
+      return s;
+    if (Result<std::int64_t> broken = impl.single_int("SELECT count(*) FROM pragma_foreign_key_check"); !broken)
+      return broken.error();
+    else if (broken.value() != 0)
+      return Error{ErrorKind::Io, impl.path.string() + ": " + std::to_string(broken.value()) +
+                                      " template(s) of no identity; not migrated (corrupt gallery)"};
+    return batch.value().commit();
+  }();
+  if (Status s = impl.exec("PRAGMA foreign_keys = ON", "cannot configure"); !s) return s;
+  return migrated;
+}
+
 
 Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, const ModelFingerprint& model, int dim) {
   if (dim < 1 || dim > kMaxEmbeddingDim)
@@ -211,9 +284,9 @@ Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, con
                             "; PRAGMA user_version = " + std::to_string(kSchemaVersion) +
                             "; PRAGMA journal_mode = WAL;";
   if (Status s = impl->exec(setup.c_str(), "cannot initialise"); !s) return s.error();
-  Transaction tx(*impl);
-  if (Status s = tx.begin(); !s) return s.error();
-  if (Status s = impl->exec(kSchema, "cannot create the tables"); !s) return s.error();
+  Result<WriteBatch> batch = start_write(*impl);
+  if (!batch) return batch.error();
+  if (Status s = impl->exec(schema().c_str(), "cannot create the tables"); !s) return s.error();
   Result<Statement> insert = impl->prepare(
       "INSERT INTO gallery(key, schema_version, embedding_dim, model_fingerprint, model, created_unix, revision)"
       " VALUES (1, ?, ?, ?, ?, ?, 0)");
@@ -225,7 +298,7 @@ Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, con
   sqlite3_bind_text(st, 4, model.model.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(st, 5, now_unix());
   if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return impl->error("cannot write the gallery record", rc);
-  if (Status s = tx.commit(); !s) return s.error();
+  if (Status s = batch.value().commit(); !s) return s.error();
   return GalleryStore(std::move(impl));
 }
 
@@ -237,6 +310,9 @@ Result<GalleryStore> GalleryStore::open(const std::filesystem::path& path, Acces
   if (!info) return info.error();
   if (Status s = check_schema(*impl, info.value()); !s) return s.error();
   impl->dim = info.value().embedding_dim;
+  // A writer migrates first: written as version 1, its ids could be reused.
+  if (access == Access::ReadWrite && info.value().schema_version == 1)
+    if (Status s = migrate_to_v2(*impl); !s) return s.error();
   return GalleryStore(std::move(impl));
 }
 
@@ -257,36 +333,62 @@ Status GalleryStore::check_model(const ModelFingerprint& model) const {
   return Ok{};
 }
 
-Result<std::int64_t> GalleryStore::enroll(const std::string& name, const std::string& metadata,
-                                          std::span<const NewTemplate> templates) {
+Result<GalleryStore::ReadSnapshot> GalleryStore::read_snapshot() const {
+  if (!sqlite3_get_autocommit(impl_->db)) return ReadSnapshot(nullptr);  // already inside one
+  if (Status s = impl_->exec("BEGIN", "cannot start a read"); !s) return s.error();
+  ReadSnapshot snapshot(impl_.get());
+  // A deferred transaction takes its snapshot at the first read: take it now.
+  if (Result<std::int64_t> r = revision(); !r) return r.error();
+  return snapshot;
+}
+
+GalleryStore::ReadSnapshot::ReadSnapshot(ReadSnapshot&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
+
+GalleryStore::ReadSnapshot::~ReadSnapshot() {
+  if (impl_) sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);  // it wrote nothing
+}
+
+Result<GalleryStore::WriteBatch> GalleryStore::begin_write() { return start_write(*impl_); }
+
+GalleryStore::WriteBatch::WriteBatch(WriteBatch&& other) noexcept
+    : impl_(std::exchange(other.impl_, nullptr)), changes_at_begin_(other.changes_at_begin_) {}
+
+GalleryStore::WriteBatch::~WriteBatch() {
+  if (impl_) sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+Status GalleryStore::WriteBatch::commit() {
+  if (!impl_) return Error{ErrorKind::Input, "the write batch has already ended"};
+  Impl* impl = std::exchange(impl_, nullptr);
+  if (sqlite3_total_changes(impl->db) == changes_at_begin_) {  // nothing written: revision kept
+    sqlite3_exec(impl->db, "ROLLBACK", nullptr, nullptr, nullptr);
+    return Ok{};
+  }
+  Status s = impl->exec("UPDATE gallery SET revision = revision + 1 WHERE key = 1", "cannot write");
+  if (s) s = impl->exec("COMMIT", "cannot commit");
+  if (!s) sqlite3_exec(impl->db, "ROLLBACK", nullptr, nullptr, nullptr);
+  return s;
+}
+
+Result<Enrolled> GalleryStore::WriteBatch::enroll(const std::string& name, const std::string& metadata,
+                                                  std::span<const NewTemplate> templates) {
+  if (!impl_) return Error{ErrorKind::Input, "the write batch has already ended"};
   const std::string& file = impl_->path.string();
-  if (name.empty() || name.size() > kMaxNameBytes)
-    return Error{ErrorKind::Input, "identity name must be 1.." + std::to_string(kMaxNameBytes) + " bytes"};
-  if (metadata.size() > kMaxMetadataBytes)
-    return Error{ErrorKind::Input, "metadata of " + std::to_string(metadata.size()) + " bytes, at most " +
-                                       std::to_string(kMaxMetadataBytes)};
+  if (Status s = check_identity_name(name); !s) return s.error();
+  Result<std::string> meta = canonical_metadata(metadata);
+  if (!meta) return meta.error();
   std::vector<std::vector<float>> units;
   for (const NewTemplate& t : templates) {
-    if (static_cast<int>(t.embedding.size()) != impl_->dim)
-      return Error{ErrorKind::Input, file + ": embedding of " + std::to_string(t.embedding.size()) +
-                                         " values, the gallery holds " + std::to_string(impl_->dim)};
-    double sum = 0.0;
-    for (float v : t.embedding) sum += static_cast<double>(v) * v;
-    if (!std::isfinite(sum) || sum <= 0.0)
-      return Error{ErrorKind::Input, "embedding from " + t.source + " is zero or not finite"};
-    const double norm = std::sqrt(sum);
-    std::vector<float> unit(t.embedding.size());
-    for (std::size_t i = 0; i < unit.size(); ++i) unit[i] = static_cast<float>(t.embedding[i] / norm);
-    units.push_back(std::move(unit));
+    Result<std::vector<float>> unit = unit_embedding(t, impl_->dim, file);
+    if (!unit) return unit.error();
+    units.push_back(std::move(unit.value()));
   }
 
-  Transaction tx(*impl_);
-  if (Status s = tx.begin(); !s) return s.error();
   Result<Statement> add = impl_->prepare(
       "INSERT INTO identities(name, metadata, created_unix) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING");
   if (!add) return add.error();
   sqlite3_bind_text(add.value().get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(add.value().get(), 2, metadata.empty() ? "{}" : metadata.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(add.value().get(), 2, meta.value().c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(add.value().get(), 3, now_unix());
   if (const int rc = sqlite3_step(add.value().get()); rc != SQLITE_DONE)
     return impl_->error("cannot add the identity", rc);
@@ -295,42 +397,61 @@ Result<std::int64_t> GalleryStore::enroll(const std::string& name, const std::st
   sqlite3_bind_text(find.value().get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
   if (const int rc = sqlite3_step(find.value().get()); rc != SQLITE_ROW)
     return impl_->error("cannot find the identity", rc);
-  const std::int64_t identity = sqlite3_column_int64(find.value().get(), 0);
+  Enrolled result;
+  result.identity = sqlite3_column_int64(find.value().get(), 0);
 
+  Result<Statement> present =
+      impl_->prepare("SELECT 1 FROM templates WHERE identity_id = ? AND embedding = ? LIMIT 1");
+  if (!present) return present.error();
   Result<Statement> insert = impl_->prepare(
       "INSERT INTO templates(identity_id, embedding, norm, source, created_unix) VALUES (?, ?, ?, ?, ?)");
   if (!insert) return insert.error();
-  sqlite3_stmt* st = insert.value().get();
   for (std::size_t i = 0; i < templates.size(); ++i) {
     const NewTemplate& t = templates[i];
-    double norm = t.norm;
-    if (norm <= 0.0 || !std::isfinite(norm)) {
-      double sum = 0.0;
-      for (float v : t.embedding) sum += static_cast<double>(v) * v;
-      norm = std::sqrt(sum);
+    const int blob_bytes = static_cast<int>(units[i].size() * sizeof(float));
+    sqlite3_stmt* check = present.value().get();
+    sqlite3_reset(check);
+    sqlite3_bind_int64(check, 1, result.identity);
+    sqlite3_bind_blob(check, 2, units[i].data(), blob_bytes, SQLITE_STATIC);
+    const int found = sqlite3_step(check);
+    if (found == SQLITE_ROW) {
+      ++result.duplicates;
+      continue;
     }
+    if (found != SQLITE_DONE) return impl_->error("cannot read the templates", found);
+    sqlite3_stmt* st = insert.value().get();
     sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, identity);
-    sqlite3_bind_blob(st, 2, units[i].data(), static_cast<int>(units[i].size() * sizeof(float)), SQLITE_STATIC);
-    sqlite3_bind_double(st, 3, norm);
-    sqlite3_bind_text(st, 4, t.source.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 1, result.identity);
+    sqlite3_bind_blob(st, 2, units[i].data(), blob_bytes, SQLITE_STATIC);
+    sqlite3_bind_double(st, 3, t.norm > 0.0 ? t.norm : l2_norm(t.embedding));
+    sqlite3_bind_text(st, 4, printable_source(t.source).c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 5, t.created_unix > 0 ? t.created_unix : now_unix());
     if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return impl_->error("cannot add a template", rc);
+    ++result.added;
   }
-  if (Status s = tx.commit(); !s) return s.error();
-  return identity;
+  return result;
+}
+
+Result<std::int64_t> GalleryStore::enroll(const std::string& name, const std::string& metadata,
+                                          std::span<const NewTemplate> templates) {
+  Result<WriteBatch> batch = begin_write();
+  if (!batch) return batch.error();
+  Result<Enrolled> enrolled = batch.value().enroll(name, metadata, templates);
+  if (!enrolled) return enrolled.error();
+  if (Status s = batch.value().commit(); !s) return s.error();
+  return enrolled.value().identity;
 }
 
 Result<bool> GalleryStore::remove(const std::string& name) {
-  Transaction tx(*impl_);
-  if (Status s = tx.begin(); !s) return s.error();
+  Result<WriteBatch> batch = begin_write();
+  if (!batch) return batch.error();
   Result<Statement> del = impl_->prepare("DELETE FROM identities WHERE name = ?");
   if (!del) return del.error();
   sqlite3_bind_text(del.value().get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
   if (const int rc = sqlite3_step(del.value().get()); rc != SQLITE_DONE) return impl_->error("cannot remove", rc);
-  if (sqlite3_changes(impl_->db) == 0) return false;  // nothing changed: rolled back, revision kept
-  if (Status s = tx.commit(); !s) return s.error();
-  return true;
+  const bool removed = sqlite3_changes(impl_->db) > 0;
+  if (Status s = batch.value().commit(); !s) return s.error();  // no change: revision kept
+  return removed;
 }
 
 Result<std::vector<IdentityRow>> GalleryStore::identities() const {

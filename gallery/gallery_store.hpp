@@ -5,7 +5,13 @@
 // The file is in WAL mode: readers (a running pipeline) never block a writer (an enrollment) and
 // see either all or none of a write; every write is one transaction and bumps `revision`, which
 // tells readers (and the persisted search index) that the gallery changed. A write waits up to
-// `busy_timeout_ms` for another writer, then fails with an error naming the file.
+// `busy_timeout_ms` for another writer, then fails with an error naming the file. Identity and
+// template ids are never reused (AUTOINCREMENT, schema version 2): a reader holding ids from an
+// older revision can never attach them to a newcomer. A reader that reads several things at once
+// (identities, then templates) holds a ReadSnapshot so they all come from one revision.
+//
+// Every writer gets the same checks (identity_fields.hpp): names valid UTF-8 on one line, metadata
+// a JSON object, embeddings finite.
 //
 // Every error names the file. No exception leaves these calls. One GalleryStore is not safe for
 // concurrent calls; open one per thread.
@@ -27,7 +33,10 @@ namespace taconite::gallery {
 struct Ok {};
 using Status = Result<Ok>;
 
-inline constexpr int kSchemaVersion = 1;
+// Version 2 made ids AUTOINCREMENT. A version 1 file is read as it is and migrated by the first
+// read-write open (one transaction; its ids are kept).
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int kOldestReadableSchemaVersion = 1;
 // Bounds what a file can make a reader allocate: a template's size and a name's length.
 inline constexpr int kMaxEmbeddingDim = 4096;
 inline constexpr std::size_t kMaxNameBytes = 256;
@@ -62,10 +71,19 @@ struct TemplateRow {
 };
 
 struct NewTemplate {
-  std::vector<float> embedding;  // raw or unit; stored L2-normalised
-  double norm = 0.0;             // 0: the L2 norm of `embedding`
-  std::string source;
+  std::vector<float> embedding;  // raw or unit, finite, not zero; stored L2-normalised (as given
+                                 // when already of unit length: an export imports bit-exact)
+  double norm = 0.0;             // 0: the L2 norm of `embedding`; else finite and positive
+  std::string source;             // stored mended (identity_fields.hpp printable_source)
   std::int64_t created_unix = 0;  // 0: now
+};
+
+// What one enrollment wrote. A template bit-identical to one the identity already has is not
+// stored again (importing the same export twice adds nothing); it counts as a duplicate.
+struct Enrolled {
+  std::int64_t identity = 0;
+  std::size_t added = 0;
+  std::size_t duplicates = 0;
 };
 
 class GalleryStore {
@@ -76,8 +94,8 @@ class GalleryStore {
   // A new gallery file for embeddings of `dim` values from the model `model`. Fails when the file
   // exists.
   static Result<GalleryStore> create(const std::filesystem::path& path, const ModelFingerprint& model, int dim);
-  // Opens an existing gallery; fails (naming the file) when it is missing, not a gallery, of
-  // another schema version, or corrupt.
+  // Opens an existing gallery; fails (naming the file) when it is missing, not a gallery, of a
+  // schema version this program does not read, or corrupt. ReadWrite migrates version 1 to 2.
   static Result<GalleryStore> open(const std::filesystem::path& path, Access access, int busy_timeout_ms = 5000);
 
   GalleryStore(GalleryStore&&) noexcept;
@@ -92,11 +110,51 @@ class GalleryStore {
   // models are not comparable, and mixing them gives silently wrong matches.
   Status check_model(const ModelFingerprint& model) const;
 
-  // Adds templates to the identity `name`, creating it (with `metadata`, a JSON object text, or
-  // "{}" when empty) if it is new; one transaction. Returns the identity id.
+  // Reads of this store while it lives all see one committed revision (one SQLite read
+  // transaction), however many calls they take. Ends when destroyed; the store must outlive it.
+  // Inside an open snapshot another one is a no-op.
+  class ReadSnapshot {
+   public:
+    ReadSnapshot(ReadSnapshot&& other) noexcept;
+    ReadSnapshot& operator=(ReadSnapshot&&) = delete;
+    ~ReadSnapshot();
+
+   private:
+    friend class GalleryStore;
+    explicit ReadSnapshot(const Impl* impl) : impl_(impl) {}
+    const Impl* impl_ = nullptr;  // null: ends nothing
+  };
+  Result<ReadSnapshot> read_snapshot() const;
+
+  // Several enrollments as one transaction: all of them are kept (commit) or none (destroyed
+  // without a commit, e.g. on the first error). The store must outlive it.
+  class WriteBatch {
+   public:
+    WriteBatch(WriteBatch&& other) noexcept;
+    WriteBatch& operator=(WriteBatch&&) = delete;
+    ~WriteBatch();
+
+    // Adds templates to the identity `name`, creating it (with `metadata`, a JSON object text, or
+    // "{}" when empty) if it is new; an existing identity keeps its metadata. Input error for a
+    // bad name, metadata or embedding (identity_fields.hpp, NewTemplate).
+    Result<Enrolled> enroll(const std::string& name, const std::string& metadata,
+                            std::span<const NewTemplate> templates);
+    // Keeps the writes and bumps `revision` (when something changed). The batch ends either way.
+    Status commit();
+
+   private:
+    friend class GalleryStore;
+    WriteBatch(Impl* impl, int changes_at_begin) : impl_(impl), changes_at_begin_(changes_at_begin) {}
+    Impl* impl_ = nullptr;      // null once committed or rolled back
+    int changes_at_begin_ = 0;  // SQLite's row change count at BEGIN: no change, no new revision
+  };
+  Result<WriteBatch> begin_write();
+
+  // One enrollment in its own batch (see WriteBatch::enroll). Returns the identity id.
   Result<std::int64_t> enroll(const std::string& name, const std::string& metadata,
                               std::span<const NewTemplate> templates);
-  // Removes an identity and its templates; false when there is none of that name.
+  // Removes an identity and its templates; false when there is none of that name. Any name is
+  // accepted here, so names stored before the checks existed can be removed.
   Result<bool> remove(const std::string& name);
 
   Result<std::vector<IdentityRow>> identities() const;
@@ -105,6 +163,8 @@ class GalleryStore {
 
  private:
   explicit GalleryStore(std::unique_ptr<Impl> impl);
+  static Result<WriteBatch> start_write(Impl& impl);
+  static Status migrate_to_v2(Impl& impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <vector>
 
+#include "bundle/regular_file.hpp"
+
 namespace taconite::gallery {
 
 namespace {
@@ -102,6 +104,11 @@ Result<ModelFingerprint> fingerprint_bundle(const std::filesystem::path& bundle_
   const std::filesystem::path manifest_path = bundle_dir / "manifest.txt";
   const std::filesystem::path tensors_path = bundle_dir / "tensors.txt";
   const std::filesystem::path bin_path = bundle_dir / "tensors.bin";
+  // A FIFO or device in place of a bundle file is refused as such, never opened (file_size would
+  // only say "Operation not supported").
+  for (const std::filesystem::path& p : {manifest_path, tensors_path, bin_path})
+    if (const std::string problem = bundle::regular_file_problem(p); !problem.empty())
+      return Error{ErrorKind::Io, p.string() + ": " + problem};
   Result<std::string> manifest = read_text(manifest_path);
   if (!manifest) return manifest.error();
   Result<std::string> tensors = read_text(tensors_path);

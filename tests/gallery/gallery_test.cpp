@@ -2,14 +2,17 @@
 // schema/corruption/lock errors, WAL readers during a write, exact and HNSW search.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
 #include "gallery_index.hpp"
 #include "gallery_store.hpp"
+#include "identity_fields.hpp"
 #include "model_fingerprint.hpp"
 
 namespace {
@@ -93,6 +96,237 @@ TEST_F(GalleryTest, RefusesBadEmbeddingsAndExistingFile) {
   EXPECT_NE(again.error().message.find("already exists"), std::string::npos);
 }
 
+// Ids are AUTOINCREMENT: after `remove X; enroll Y` a reader holding X's ids (an index built before)
+// can never find them on Y's face.
+TEST_F(GalleryTest, IdsAreNeverReusedAfterARemoval) {
+  GalleryStore store = make();
+  std::vector<NewTemplate> one = {{axis(0), 0.0, "x", 0}};
+  ASSERT_TRUE(store.enroll("alice", "", one).ok());
+  const std::int64_t x = store.enroll("xavier", "", one).value();
+  const std::int64_t x_template = store.templates(false).value().back().id;
+  ASSERT_TRUE(store.remove("xavier").value());
+  std::vector<NewTemplate> other = {{axis(1), 0.0, "y", 0}};
+  const std::int64_t y = store.enroll("yolanda", "", other).value();
+  EXPECT_GT(y, x);
+  EXPECT_GT(store.templates(false).value().back().id, x_template);
+}
+
+TEST_F(GalleryTest, ReadSnapshotSeesOneRevisionAcrossReads) {
+  GalleryStore writer = make();
+  std::vector<NewTemplate> xs = {{axis(0), 0.0, "x", 0}};
+  const std::int64_t x = writer.enroll("xavier", "", xs).value();
+  auto reader = GalleryStore::open(dir_ / "g.db", GalleryStore::Access::ReadOnly);
+  ASSERT_TRUE(reader.ok());
+  {
+    auto snapshot = reader.value().read_snapshot();
+    ASSERT_TRUE(snapshot.ok()) << snapshot.error().message;
+    const auto identities = reader.value().identities().value();
+    ASSERT_EQ(identities.size(), 1u);
+    EXPECT_EQ(identities[0].name, "xavier");
+    // Between the reader's two reads: xavier leaves, yolanda comes.
+    ASSERT_TRUE(writer.remove("xavier").value());
+    std::vector<NewTemplate> ys = {{axis(1), 0.0, "y", 0}};
+    ASSERT_TRUE(writer.enroll("yolanda", "", ys).ok());
+    const auto templates = reader.value().templates(true).value();
+    ASSERT_EQ(templates.size(), 1u);
+    EXPECT_EQ(templates[0].identity_id, x);
+    EXPECT_EQ(templates[0].embedding, axis(0)) << "the template must be xavier's, as the identities read";
+    EXPECT_EQ(reader.value().revision().value(), 2);
+  }
+  EXPECT_EQ(reader.value().identities().value().at(0).name, "yolanda");  // the snapshot has ended
+  EXPECT_EQ(reader.value().revision().value(), 4);
+}
+
+// A gallery written by schema version 1 (ids without AUTOINCREMENT) is read as it is, and the first
+// read-write open migrates it, keeping its ids.
+TEST_F(GalleryTest, SchemaVersion1IsReadAndMigratedByAWriter) {
+  const fs::path file = dir_ / "v1.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  const std::string blob(reinterpret_cast<const char*>(axis(2).data()), kDim * sizeof(float));
+  const std::string v1 = R"sql(
+PRAGMA application_id = 1413563207; PRAGMA user_version = 1; PRAGMA journal_mode = WAL;
+CREATE TABLE gallery(key INTEGER PRIMARY KEY CHECK (key = 1), schema_version INTEGER NOT NULL,
+  embedding_dim INTEGER NOT NULL, model_fingerprint TEXT NOT NULL, model TEXT NOT NULL,
+  created_unix INTEGER NOT NULL, revision INTEGER NOT NULL);
+CREATE TABLE identities(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, metadata TEXT NOT NULL DEFAULT '{}',
+  created_unix INTEGER NOT NULL);
+CREATE TABLE templates(id INTEGER PRIMARY KEY, identity_id INTEGER NOT NULL REFERENCES identities(id) ON DELETE CASCADE,
+  embedding BLOB NOT NULL, norm REAL NOT NULL, source TEXT NOT NULL, created_unix INTEGER NOT NULL);
+CREATE INDEX templates_by_identity ON templates(identity_id);
+INSERT INTO gallery VALUES (1, 1, 16, ')sql" + std::string(64, 'a') + R"sql(', 'IR-test', 1, 7);
+INSERT INTO identities VALUES (4, 'alice', '{"badge":1}', 1), (9, 'bob', '{}', 1);
+INSERT INTO templates VALUES (5, 4, ?, 2.0, 'a.png', 1), (12, 9, ?, 3.0, 'b.png', 1);
+)sql";
+  // The template blobs go in as hex literals (X'...').
+  std::string hex;
+  for (unsigned char c : blob) {
+    static const char* digits = "0123456789ABCDEF";
+    hex += digits[c >> 4];
+    hex += digits[c & 15];
+  }
+  std::string sql = v1;
+  for (std::size_t at; (at = sql.find('?')) != std::string::npos;) sql.replace(at, 1, "X'" + hex + "'");
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+
+  {
+    auto reader = GalleryStore::open(file, GalleryStore::Access::ReadOnly);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    EXPECT_EQ(reader.value().info().value().schema_version, 1);  // a reader changes nothing
+    EXPECT_EQ(reader.value().templates(true).value().size(), 2u);
+  }
+  auto writer = GalleryStore::open(file, GalleryStore::Access::ReadWrite);
+  ASSERT_TRUE(writer.ok()) << writer.error().message;
+  GalleryStore& store = writer.value();
+  EXPECT_EQ(store.info().value().schema_version, 2);
+  const auto identities = store.identities().value();
+  ASSERT_EQ(identities.size(), 2u);
+  EXPECT_EQ(identities[0].id, 4);
+  EXPECT_EQ(identities[0].metadata, R"({"badge":1})");
+  EXPECT_EQ(identities[1].id, 9);
+  const auto templates = store.templates(true).value();
+  ASSERT_EQ(templates.size(), 2u);
+  EXPECT_EQ(templates[1].id, 12);
+  EXPECT_EQ(templates[1].embedding, axis(2));
+  ASSERT_TRUE(store.remove("bob").value());  // the highest ids go...
+  std::vector<NewTemplate> one = {{axis(3), 0.0, "c", 0}};
+  EXPECT_EQ(store.enroll("carol", "", one).value(), 10);  // ...and are not given again
+  EXPECT_EQ(store.templates(false).value().back().id, 13);
+  EXPECT_EQ(store.templates(false).value().front().identity_id, 4);  // alice's template kept its identity
+}
+
+TEST_F(GalleryTest, NamesMustBePrintableUtf8OnOneLine) {
+  GalleryStore store = make();
+  std::vector<NewTemplate> one = {{axis(0), 0.0, "x", 0}};
+  const std::pair<std::string, const char*> refused[] = {
+      {"", "1..256"},
+      {std::string(257, 'n'), "1..256"},
+      {"caf\xE9", "not valid UTF-8 (byte 3)"},
+      {"two\nlines", "control character (U+000A at character 3)"},
+      {"tab\there", "control character (U+0009"},
+      {"nel\xC2\x85", "control character (U+0085"},
+      {"line\xE2\x80\xA8sep", "control character (U+2028"},
+      {"   \xE3\x80\x80", "blank"},  // ASCII and ideographic spaces
+  };
+  for (const auto& [name, why] : refused) {
+    auto r = store.enroll(name, "", one);
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_EQ(r.error().kind, taconite::ErrorKind::Input);
+    EXPECT_NE(r.error().message.find(why), std::string::npos) << r.error().message;
+  }
+  EXPECT_EQ(store.revision().value(), 1);  // nothing written
+  EXPECT_TRUE(store.enroll("Jos\xC3\xA9 \xE5\xB1\xB1\xE7\x94\xB0", "", one).ok());  // "José 山田"
+}
+
+TEST_F(GalleryTest, MetadataMustBeAJsonObjectAndIsStoredCompact) {
+  GalleryStore store = make();
+  std::vector<NewTemplate> one = {{axis(0), 0.0, "x", 0}};
+  const std::pair<std::string, const char*> refused[] = {
+      {"not json", "must be a JSON object"},
+      {"[1, 2]", "not an array"},
+      {"\"text\"", "not a string"},
+      {"{'a': 1}", "single quotes and comments"},
+      {"{/* \" */ \"a\": 1}", "single quotes and comments"},
+      {"{\"a\": 1e999}", "too large"},
+      {"{\"a\":" + std::string(40, '[') + std::string(40, ']') + "}", "nested 41 levels deep"},
+      {std::string(kMaxMetadataBytes + 1, ' '), "at most 65536"},
+  };
+  for (const auto& [metadata, why] : refused) {
+    auto r = store.enroll("alice", metadata, one);
+    ASSERT_FALSE(r.ok()) << metadata;
+    EXPECT_NE(r.error().message.find(why), std::string::npos) << r.error().message;
+  }
+  EXPECT_TRUE(store.identities().value().empty());
+  ASSERT_TRUE(store.enroll("alice", "{ \"team\" :\n [1, \"nasa\"] }", one).ok());
+  EXPECT_EQ(store.identities().value().at(0).metadata, R"({"team":[1,"nasa"]})");
+  EXPECT_EQ(canonical_metadata("").value(), "{}");
+}
+
+TEST_F(GalleryTest, NonFiniteEmbeddingsAndNormsAreRefused) {
+  GalleryStore store = make();
+  std::vector<float> nan_value = axis(0), inf_value = axis(1);
+  nan_value[3] = std::nanf("");
+  inf_value[5] = -INFINITY;
+  std::vector<NewTemplate> nan_one = {{nan_value, 0.0, "n.png", 0}};
+  auto r = store.enroll("alice", "", nan_one);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("n.png: value 3 is not finite"), std::string::npos) << r.error().message;
+  std::vector<NewTemplate> inf_one = {{inf_value, 0.0, "i.png", 0}};
+  r = store.enroll("alice", "", inf_one);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("i.png: value 5 is not finite"), std::string::npos) << r.error().message;
+  for (double norm : {std::nan(""), HUGE_VAL, -1.0}) {
+    std::vector<NewTemplate> bad_norm = {{axis(0), norm, "q.png", 0}};
+    r = store.enroll("alice", "", bad_norm);
+    ASSERT_FALSE(r.ok()) << norm;
+    EXPECT_NE(r.error().message.find("is not a finite positive number"), std::string::npos) << r.error().message;
+  }
+  EXPECT_EQ(store.templates(false).value().size(), 0u);
+}
+
+TEST_F(GalleryTest, DuplicateTemplatesAreSkippedAndUnitEmbeddingsKeepTheirBits) {
+  GalleryStore store = make();
+  std::vector<float> unit(kDim);
+  for (int i = 0; i < kDim; ++i) unit[static_cast<std::size_t>(i)] = static_cast<float>(i + 1);
+  double sum = 0.0;
+  for (float v : unit) sum += static_cast<double>(v) * v;
+  for (float& v : unit) v = static_cast<float>(v / std::sqrt(sum));
+  std::vector<NewTemplate> one = {{unit, 5.0, "a.png", 0}};
+  auto batch = store.begin_write();
+  ASSERT_TRUE(batch.ok());
+  auto first = batch.value().enroll("alice", "", one);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first.value().added, 1u);
+  auto again = batch.value().enroll("alice", "", one);  // within the same batch
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again.value().added, 0u);
+  EXPECT_EQ(again.value().duplicates, 1u);
+  ASSERT_TRUE(batch.value().commit().ok());
+  const std::int64_t revision = store.revision().value();
+  const auto stored = store.templates(true).value();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(std::memcmp(stored[0].embedding.data(), unit.data(), sizeof(float) * kDim), 0) << "stored as given";
+  // A batch of duplicates only writes nothing: the revision stays (readers need not reload).
+  auto only_duplicates = store.begin_write();
+  ASSERT_TRUE(only_duplicates.value().enroll("alice", "", one).ok());
+  ASSERT_TRUE(only_duplicates.value().commit().ok());
+  EXPECT_EQ(store.revision().value(), revision);
+  // Another identity may hold the same embedding.
+  EXPECT_TRUE(store.enroll("twin", "", one).ok());
+  EXPECT_EQ(store.templates(false).value().size(), 2u);
+}
+
+TEST_F(GalleryTest, WriteBatchIsAllOrNothing) {
+  GalleryStore store = make();
+  std::vector<NewTemplate> one = {{axis(0), 0.0, "x", 0}};
+  {
+    auto batch = store.begin_write();
+    ASSERT_TRUE(batch.ok());
+    ASSERT_TRUE(batch.value().enroll("alice", "", one).ok());
+    ASSERT_FALSE(batch.value().enroll("bad\nname", "", one).ok());
+  }  // not committed: rolled back
+  EXPECT_TRUE(store.identities().value().empty());
+  EXPECT_EQ(store.revision().value(), 1);
+  auto batch = store.begin_write();
+  ASSERT_TRUE(batch.value().enroll("alice", "", one).ok());
+  ASSERT_TRUE(batch.value().enroll("bob", "", one).ok());
+  ASSERT_TRUE(batch.value().commit().ok());
+  EXPECT_EQ(store.identities().value().size(), 2u);
+  EXPECT_EQ(store.revision().value(), 2);  // one write, one revision
+  EXPECT_FALSE(batch.value().commit().ok()) << "a batch ends at its commit";
+}
+
+TEST_F(GalleryTest, SourcesAreMendedNotRefused) {
+  GalleryStore store = make();
+  std::vector<NewTemplate> one = {{axis(0), 0.0, "dir/caf\xE9\n.png", 0}};
+  ASSERT_TRUE(store.enroll("alice", "", one).ok());
+  EXPECT_EQ(store.templates(false).value().at(0).source, "dir/caf\xEF\xBF\xBD\xEF\xBF\xBD.png");
+  std::vector<NewTemplate> long_one = {{axis(1), 0.0, std::string(5000, 's'), 0}};
+  ASSERT_TRUE(store.enroll("alice", "", long_one).ok());
+  EXPECT_EQ(store.templates(false).value().at(1).source.size(), kMaxSourceBytes);
+}
+
 TEST_F(GalleryTest, ModelMismatchIsRefusedWithBothFingerprints) {
   GalleryStore store = make();
   EXPECT_TRUE(store.check_model(model()).ok());
@@ -114,6 +348,13 @@ TEST_F(GalleryTest, FingerprintCoversManifestAndWeightsButNotReferenceTensors) {
   auto missing = fingerprint_bundle(dir_ / "nowhere");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("manifest.txt"), std::string::npos);
+  const fs::path fifo = fake_bundle("f", "param model IR-x\n", weights + ref);
+  fs::remove(fifo / "tensors.bin");
+  ASSERT_EQ(::mkfifo((fifo / "tensors.bin").c_str(), 0600), 0);
+  auto not_regular = fingerprint_bundle(fifo);  // refused, not opened (opening would wait for a writer)
+  ASSERT_FALSE(not_regular.ok());
+  EXPECT_NE(not_regular.error().message.find("tensors.bin: is a FIFO, not a regular file"), std::string::npos)
+      << not_regular.error().message;
   auto truncated = fingerprint_bundle(fake_bundle("e", "param model IR-x\n", "WWWW"));
   ASSERT_FALSE(truncated.ok());
   EXPECT_NE(truncated.error().message.find("tensors.txt:1"), std::string::npos) << truncated.error().message;
@@ -138,11 +379,12 @@ TEST_F(GalleryTest, CorruptForeignWrongSchemaAndMissingFilesNameTheFile) {
 
   { make("v2.db"); }
   ASSERT_EQ(sqlite3_open((dir_ / "v2.db").c_str(), &db), SQLITE_OK);
-  sqlite3_exec(db, "UPDATE gallery SET schema_version = 2", nullptr, nullptr, nullptr);
+  sqlite3_exec(db, "UPDATE gallery SET schema_version = 3", nullptr, nullptr, nullptr);
   sqlite3_close(db);
   r = GalleryStore::open(dir_ / "v2.db", GalleryStore::Access::ReadOnly);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("schema version 2, this program reads version 1"), std::string::npos);
+  EXPECT_NE(r.error().message.find("schema version 3, this program reads versions 1..2"), std::string::npos)
+      << r.error().message;
 
   r = GalleryStore::open(dir_ / "missing.db", GalleryStore::Access::ReadOnly);
   ASSERT_FALSE(r.ok());

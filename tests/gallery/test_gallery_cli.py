@@ -8,11 +8,14 @@ asserted here), not a person across photos.
 """
 import json
 import os
+import resource
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import unittest
+import zlib
 
 import numpy
 import skimage.io
@@ -23,8 +26,9 @@ MESSI = "/usr/share/doc/opencv-doc/examples/data/messi5.jpg"
 WORK = tempfile.mkdtemp(prefix="taconite-gallery-cli-")
 
 
-def run(*args):
-    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=600)
+def run(*args, **kwargs):
+    """Runs the CLI. The timeout only guards against a hang (a FIFO); nothing here is timed."""
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=600, **kwargs)
 
 
 def path(name):
@@ -38,6 +42,37 @@ def one_error_line(test, result):
     test.assertEqual(len(lines), 1, result.stderr)
     test.assertIn("error: ", lines[0])
     return lines[0]
+
+
+def png_claiming(width, height):
+    """A valid PNG header (signature, IHDR with its CRC) claiming width x height, a few rows of
+    pixel data and IEND: a few KiB on disk, ~1.2 GB once decoded at 20000x20000."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = (b"\0" + b"\0" * (3 * width)) * 4
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def headers_claiming(side):
+    """Minimal JPEG, BMP, PPM, WebP and TIFF headers claiming side x side pixels, by extension."""
+    jfif = b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\0\x01\x01\0\0\x01\0\x01\0\0"
+    sof0 = b"\xff\xc0" + struct.pack(">HBHHB", 17, 8, side, side, 3) + b"\x01\x11\0\x02\x11\0\x03\x11\0"
+    bmp_info = struct.pack("<IiiHHIIiiII", 40, side, -side, 1, 24, 0, 0, 0, 0, 0, 0)
+    vp8x = b"VP8X" + struct.pack("<I", 10) + b"\0\0\0\0" + (side - 1).to_bytes(3, "little") * 2
+    tiff_entry = lambda tag: struct.pack("<HHII", tag, 4, 1, side)
+    return {
+        ".jpg": b"\xff\xd8" + jfif + sof0 + b"\xff\xd9",
+        ".bmp": b"BM" + struct.pack("<IHHI", 54 + 64, 0, 0, 54) + bmp_info + b"\0" * 64,
+        ".ppm": b"P6\n# a comment\n%d %d\n255\n" % (side, side) + b"\0" * 64,
+        ".webp": b"RIFF" + struct.pack("<I", 4 + len(vp8x)) + b"WEBP" + vp8x,
+        ".tif": b"II*\0" + struct.pack("<IH", 8, 2) + tiff_entry(256) + tiff_entry(257) + b"\0\0\0\0",
+    }
+
+
+def limit_address_space():
+    """2 GiB of address space for the child: reading a whole giant line would fail (bad_alloc)."""
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
 
 class GalleryCli(unittest.TestCase):
@@ -109,8 +144,11 @@ class GalleryCli(unittest.TestCase):
         self.assertIn("1 image(s) skipped", r.stdout)
         self.assertIn("warning: skipped", r.stderr)
         self.assertIn("b.png: no face found", r.stderr)
+        # a.png is the photo enrolled in test_03: the same template is not stored twice.
+        self.assertIn("enrolled 0 template(s) for astronaut", r.stdout)
+        self.assertIn("1 already enrolled (not added again)", r.stdout)
         listing = run("list", path("g.db")).stdout
-        self.assertIn("astronaut\t2 template(s)\t{\"team\":\"nasa\"}", listing)
+        self.assertIn("astronaut\t1 template(s)\t{\"team\":\"nasa\"}", listing)
 
     def test_06_another_model_is_refused(self):
         line = one_error_line(self, run("enroll", path("g.db"), "--bundle", path("other-bundle"), "--name", "x",
@@ -147,7 +185,7 @@ class GalleryCli(unittest.TestCase):
         self.assertIn("no identity named twin", one_error_line(self, run("remove", path("g.db"), "twin")))
         stats = run("stats", path("g.db")).stdout
         self.assertIn("identities 2\n", stats)
-        self.assertIn("templates 3\n", stats)
+        self.assertIn("templates 2\n", stats)
         self.assertIn("embedding size 512\n", stats)
         self.assertIn("search exact (IndexFlatIP)", stats)
 
@@ -158,6 +196,126 @@ class GalleryCli(unittest.TestCase):
         self.assertIn(path("corrupt.db"), line)
         self.assertIn("corrupt or not a taconite gallery", line)
         self.assertIn("no such gallery file", one_error_line(self, run("list", path("missing.db"))))
+
+    def export_lines(self):
+        self.assertEqual(run("export", path("g.db"), path("lines.jsonl")).returncode, 0)
+        with open(path("lines.jsonl")) as f:
+            return [json.loads(line) for line in f]
+
+    def test_10_import_checks_every_member_type_and_names_the_line(self):
+        lines = self.export_lines()
+        header, good = lines[0], lines[1]
+        good_line = json.dumps(dict(good, name="newcomer"))
+        embedding = good["embedding"]
+        cases = [  # (line 1, line 3, expected)
+            (dict(header, model_fingerprint=5), None, ':1: "model_fingerprint" must be a string, not a number'),
+            (dict(header, taconite_gallery="1"), None, ':1: "taconite_gallery" must be an integer, not a string'),
+            (dict(header, embedding_dim=1.5), None, ':1: "embedding_dim" must be an integer, not a number'),
+            (header, {"name": 5}, ':3: "name" must be a string, not a number'),
+            (header, {"name": "y", "metadata": "x"}, ':3: "metadata" must be an object, not a string'),
+            (header, {"name": "y", "embedding": "x"}, ':3: "embedding" must be an array of numbers, not a string'),
+            (header, dict(good, name="y", source=7), ':3: "source" must be a string, not a number'),
+            (header, dict(good, name="y", norm="x"), ':3: "norm" must be a number, not a string'),
+            (header, dict(good, name="y", created_unix="x"), ':3: "created_unix" must be an integer, not a string'),
+            (header, dict(good, name="y", embedding=embedding[:3] + ["a"] + embedding[4:]),
+             ":3: embedding value 3 is not a finite float32 number"),
+            (header, '{"name":"y","embedding":[1e999' + ",0" * (len(embedding) - 1) + "]}",
+             ":3: embedding value 0 is not a finite float32 number"),
+            (header, dict(good, name="y", embedding=[1e39] + embedding[1:]),
+             ":3: embedding value 0 is not a finite float32 number"),
+            (header, dict(good, name="bell\u0007"), ":3: identity name holds a control character (U+0007"),
+            (header, dict(good, name=""), ":3: identity name of 0 bytes"),
+            (header, [1, 2], ":3: a line must be a JSON object, not an array"),
+            (header, "{'name': 'y'}", ":3: not accepted as JSON: a ' outside a string"),
+            (header, "[" * 100000 + "]" * 100000, ":3: not accepted as JSON: nested 100000 levels deep"),
+            (header, b'{"name":"caf\xe9"}', ":3: not valid UTF-8"),
+        ]
+        for first, third, expected in cases:
+            with self.subTest(expected=expected):
+                with open(path("typed.jsonl"), "wb") as f:
+                    for line in (first, good_line, third):
+                        if line is None:
+                            continue
+                        if isinstance(line, (dict, list)):
+                            line = json.dumps(line)
+                        f.write((line if isinstance(line, bytes) else line.encode()) + b"\n")
+                result = run("import", path("typed.db"), path("typed.jsonl"))
+                self.assertIn("typed.jsonl" + expected, one_error_line(self, result))
+                self.assertFalse(os.path.exists(path("typed.db")), "a gallery the import created is removed")
+                self.assertFalse(os.path.exists(path("typed.db-wal")))
+                # Into an existing gallery: all or nothing, line 2's newcomer is not kept either.
+                self.assertEqual(run("import", path("g.db"), path("typed.jsonl")).returncode, 1)
+                self.assertNotIn("newcomer", run("list", path("g.db")).stdout)
+
+    def test_11_import_refuses_devices_fifos_and_giant_lines_while_reading(self):
+        self.assertIn("/dev/zero: is a device, not a regular file",
+                      one_error_line(self, run("import", path("zero.db"), "/dev/zero")))
+        os.mkfifo(path("lines.fifo"))
+        self.assertIn("lines.fifo: is a FIFO, not a regular file",
+                      one_error_line(self, run("import", path("zero.db"), path("lines.fifo"))))
+        # 8 GiB of zeros without a newline (sparse: nothing on disk), read with 2 GiB of address
+        # space: the line bound must hold while reading, not after the whole line is in memory.
+        with open(path("giant.jsonl"), "wb") as f:
+            f.truncate(8 << 30)
+        line = one_error_line(self, run("import", path("zero.db"), path("giant.jsonl"),
+                                        preexec_fn=limit_address_space))
+        self.assertIn("giant.jsonl:1: line longer than 1048576 bytes", line)
+        self.assertFalse(os.path.exists(path("zero.db")))
+
+    def test_12_import_twice_adds_nothing(self):
+        self.export_lines()
+        first = run("import", path("twice.db"), path("lines.jsonl"))
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertIn("(created)", first.stdout)
+        second = run("import", path("twice.db"), path("lines.jsonl"))
+        self.assertEqual(second.returncode, 0, second.stderr)
+        self.assertTrue(second.stdout.startswith("imported 0 template(s)"), second.stdout)
+        self.assertIn("already present (not added again)", second.stdout)
+        self.assertEqual([l for l in run("stats", path("twice.db")).stdout.splitlines() if l.startswith("templates")],
+                         [l for l in run("stats", path("g.db")).stdout.splitlines() if l.startswith("templates")])
+        # The export of the copy is the export of the original, bit for bit in every embedding.
+        self.assertEqual(run("export", path("twice.db"), path("twice.jsonl")).returncode, 0)
+        with open(path("lines.jsonl")) as a, open(path("twice.jsonl")) as b:
+            strip = lambda rows: [{k: v for k, v in json.loads(r).items() if k != "created_unix"} for r in rows]
+            self.assertEqual(strip(a), strip(b))
+
+    def test_13_enroll_checks_name_and_metadata_first(self):
+        enroll = lambda *args: run("enroll", path("g.db"), "--bundle", BUNDLE, *args, ASTRONAUT)
+        self.assertIn("--name: identity name holds a control character (U+000A",
+                      one_error_line(self, enroll("--name", "two\nlines")))
+        self.assertIn("--name: identity name is blank", one_error_line(self, enroll("--name", "  \u3000")))
+        self.assertIn("--name: identity name is not valid UTF-8",
+                      one_error_line(self, run(b"enroll", path("g.db"), "--bundle", BUNDLE, "--name", b"caf\xe9",
+                                               ASTRONAUT)))
+        self.assertIn("--metadata: metadata must be a JSON object",
+                      one_error_line(self, enroll("--name", "x", "--metadata", "not json")))
+        self.assertIn("--metadata: metadata must be a JSON object ({...}), not an array",
+                      one_error_line(self, enroll("--name", "x", "--metadata", "[1]")))
+        self.assertNotIn("\tx\t", run("list", path("g.db")).stdout)
+
+    def test_14_enroll_refuses_a_fifo_instead_of_waiting(self):
+        os.mkfifo(path("face.png"))
+        line = one_error_line(self, run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "x", path("face.png")))
+        self.assertIn("face.png: is a FIFO, not a regular file", line)
+
+    def test_15_huge_images_are_refused_from_their_header(self):
+        with open(path("huge.png"), "wb") as f:
+            f.write(png_claiming(20000, 20000))
+        line = one_error_line(self, run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "x", path("huge.png")))
+        self.assertIn("huge.png: its PNG header gives 20000x20000 pixels, more than 67108864 allowed "
+                      "(refused from the header, before decoding)", line)
+        # The other formats, as a directory (each refused image is skipped with a warning).
+        os.makedirs(path("huge"))
+        for ext, data in headers_claiming(20000).items():
+            with open(path("huge/h" + ext), "wb") as f:
+                f.write(data)
+        shutil.copy(ASTRONAUT, path("huge/z.png"))
+        r = run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "astronaut", path("huge"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for ext, fmt in ((".jpg", "JPEG"), (".bmp", "BMP"), (".ppm", "PNM"), (".webp", "WebP"), (".tif", "TIFF")):
+            self.assertIn("h%s: its %s header gives 20000x20000 pixels" % (ext, fmt), r.stderr)
+        self.assertIn("5 image(s) skipped", r.stdout)
+        self.assertIn("already enrolled (not added again)", r.stdout)  # z.png is the astronaut again
 
 
 if __name__ == "__main__":

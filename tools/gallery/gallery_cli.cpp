@@ -19,6 +19,7 @@
 #include "gallery_index.hpp"
 #include "gallery_jsonl.hpp"
 #include "gallery_store.hpp"
+#include "identity_fields.hpp"
 #include "image_faces.hpp"
 #include "model_fingerprint.hpp"
 
@@ -208,6 +209,10 @@ void progress(std::size_t done, std::size_t total, const std::string& what) {
 }
 
 int enroll(const Options& o) {
+  // The name and metadata are checked before the model loads and any image is read.
+  if (gallery::Status s = gallery::check_identity_name(o.name); !s) return fail("--name: " + s.error().message);
+  if (Result<std::string> metadata = gallery::canonical_metadata(o.metadata); !metadata)
+    return fail("--metadata: " + metadata.error().message);
   Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
   if (!store) return fail(store.error());
   Result<FrontEnd> front = load_front_end(o, store.value());
@@ -255,11 +260,17 @@ int enroll(const Options& o) {
   }
   if (templates.empty())
     return fail("no face enrolled for " + o.name + " (" + std::to_string(skipped) + " image(s) skipped)");
-  Result<std::int64_t> id = store.value().enroll(o.name, o.metadata, templates);
-  if (!id) return fail(id.error());
-  std::printf("enrolled %zu template(s) for %s (identity %lld)%s\n", templates.size(), o.name.c_str(),
-              static_cast<long long>(id.value()),
-              skipped ? (", " + std::to_string(skipped) + " image(s) skipped").c_str() : "");
+  Result<GalleryStore::WriteBatch> batch = store.value().begin_write();
+  if (!batch) return fail(batch.error());
+  Result<gallery::Enrolled> enrolled = batch.value().enroll(o.name, o.metadata, templates);
+  if (!enrolled) return fail(enrolled.error());
+  if (gallery::Status s = batch.value().commit(); !s) return fail(s.error());
+  const gallery::Enrolled& e = enrolled.value();
+  std::string notes;
+  if (e.duplicates) notes += ", " + std::to_string(e.duplicates) + " already enrolled (not added again)";
+  if (skipped) notes += ", " + std::to_string(skipped) + " image(s) skipped";
+  std::printf("enrolled %zu template(s) for %s (identity %lld)%s\n", e.added, o.name.c_str(),
+              static_cast<long long>(e.identity), notes.c_str());
   return kExitOk;
 }
 
@@ -337,14 +348,13 @@ int export_gallery(const Options& o) {
 }
 
 int import_gallery(const Options& o) {
-  std::ifstream in(o.args[0]);
-  if (!in) return fail(o.args[0] + ": cannot be read");
-  Result<gallery_cli::ImportSummary> summary = gallery_cli::import_jsonl(o.gallery, in, o.args[0]);
+  Result<gallery_cli::ImportSummary> summary = gallery_cli::import_jsonl(o.gallery, o.args[0]);
   if (!summary) return fail(summary.error());
-  std::printf("imported %lld template(s) of %lld identit%s into %s%s\n",
-              static_cast<long long>(summary.value().templates), static_cast<long long>(summary.value().identities),
-              summary.value().identities == 1 ? "y" : "ies", o.gallery.c_str(),
-              summary.value().created ? " (created)" : "");
+  const gallery_cli::ImportSummary& s = summary.value();
+  std::printf("imported %lld template(s) of %lld identit%s into %s%s%s\n", static_cast<long long>(s.templates),
+              static_cast<long long>(s.identities), s.identities == 1 ? "y" : "ies", o.gallery.c_str(),
+              s.created ? " (created)" : "",
+              s.duplicates ? (", " + std::to_string(s.duplicates) + " already present (not added again)").c_str() : "");
   return kExitOk;
 }
 

@@ -2,18 +2,25 @@
 
 #include <json-glib/json-glib.h>
 
-#include <istream>
+#include <cfloat>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <unordered_set>
+
+#include "bundle/regular_file.hpp"
+#include "common/failure.hpp"
+#include "identity_fields.hpp"
+#include "json_text.hpp"
+#include "line_reader.hpp"
 
 namespace taconite::gallery_cli {
 
 namespace {
 
 using gallery::GalleryStore;
-
-constexpr std::size_t kMaxTemplatesPerWrite = 10000;
+using gallery::JsonNodePtr;
 
 struct GObjectDeleter {
   void operator()(gpointer p) const { g_object_unref(p); }
@@ -22,29 +29,223 @@ template <typename T>
 using GPtr = std::unique_ptr<T, GObjectDeleter>;
 
 std::string to_json(JsonBuilder* builder) {
-  JsonNode* root = json_builder_get_root(builder);
+  JsonNodePtr root(json_builder_get_root(builder));
   GPtr<JsonGenerator> generator(json_generator_new());
-  json_generator_set_root(generator.get(), root);
+  json_generator_set_root(generator.get(), root.get());
   gchar* text = json_generator_to_data(generator.get(), nullptr);
   std::string out = text;
   g_free(text);
-  json_node_unref(root);
   return out;
 }
 
-// The metadata text as a JSON node (an empty object when it does not parse as one).
+// The stored metadata as a JSON node: an empty object for text that is not one (a gallery written
+// before metadata was checked may hold any text).
 JsonNode* metadata_node(const std::string& metadata) {
-  JsonNode* node = json_from_string(metadata.c_str(), nullptr);
-  if (node && JSON_NODE_HOLDS_OBJECT(node)) return node;
-  if (node) json_node_unref(node);
+  Result<JsonNodePtr> node = gallery::parse_json(metadata);
+  if (node && JSON_NODE_HOLDS_OBJECT(node.value().get()) && gallery::json_numbers_finite(node.value().get()))
+    return node.value().release();
   JsonNode* empty = json_node_new(JSON_NODE_OBJECT);
   json_node_take_object(empty, json_object_new());
   return empty;
 }
 
+// A member of a line, type-checked; the error names the line, the member and what it holds.
+class LineObject {
+ public:
+  LineObject(JsonObject* object, std::string where) : object_(object), where_(std::move(where)) {}
+
+  const std::string& where() const { return where_; }
+  JsonNode* find(const char* name) const {
+    return json_object_has_member(object_, name) ? json_object_get_member(object_, name) : nullptr;
+  }
+  Error wrong(const char* name, const char* wanted, JsonNode* node) const {
+    return Error{ErrorKind::Input,
+                 where_ + "\"" + name + "\" must be " + wanted + ", not " + gallery::json_kind(node)};
+  }
+  Error missing(const char* name, const char* wanted) const {
+    return Error{ErrorKind::Input, where_ + "\"" + name + "\" (" + wanted + ") is missing"};
+  }
+
+  // `fallback` when absent; nullopt fallback: required.
+  Result<std::string> text(const char* name, std::optional<std::string> fallback) const {
+    JsonNode* node = find(name);
+    if (!node) return fallback ? Result<std::string>(*fallback) : missing(name, "a string");
+    if (!holds(node, G_TYPE_STRING)) return wrong(name, "a string", node);
+    return std::string(json_node_get_string(node));
+  }
+  Result<std::int64_t> integer(const char* name, std::optional<std::int64_t> fallback) const {
+    JsonNode* node = find(name);
+    if (!node) return fallback ? Result<std::int64_t>(*fallback) : missing(name, "an integer");
+    if (!holds(node, G_TYPE_INT64)) return wrong(name, "an integer", node);
+    return static_cast<std::int64_t>(json_node_get_int(node));
+  }
+  Result<double> number(const char* name, double fallback) const {
+    JsonNode* node = find(name);
+    if (!node) return fallback;
+    if (!is_number(node)) return wrong(name, "a number", node);
+    const double value = json_node_get_double(node);
+    if (!std::isfinite(value)) return Error{ErrorKind::Input, where_ + "\"" + name + "\" is not a finite number"};
+    return value;
+  }
+
+  static bool holds(JsonNode* node, GType type) {
+    return JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == type;
+  }
+  static bool is_number(JsonNode* node) { return holds(node, G_TYPE_INT64) || holds(node, G_TYPE_DOUBLE); }
+
+ private:
+  JsonObject* object_;
+  std::string where_;
+};
+
+struct Header {
+  gallery::ModelFingerprint model;
+  int dim = 0;
+};
+
+Result<Header> read_header(const LineObject& line) {
+  Result<std::int64_t> version = line.integer("taconite_gallery", std::nullopt);
+  if (!version)
+    return Error{ErrorKind::Input,
+                 version.error().message + " (the first line must be the header {\"taconite_gallery\":" +
+                     std::to_string(kExportFormatVersion) + ",\"embedding_dim\":..,\"model_fingerprint\":..})"};
+  if (version.value() != kExportFormatVersion)
+    return Error{ErrorKind::Input, line.where() + "export format version " + std::to_string(version.value()) +
+                                       ", this program reads " + std::to_string(kExportFormatVersion)};
+  Result<std::int64_t> dim = line.integer("embedding_dim", std::nullopt);
+  if (!dim) return dim.error();
+  if (dim.value() < 1 || dim.value() > gallery::kMaxEmbeddingDim)
+    return Error{ErrorKind::Input, line.where() + "\"embedding_dim\" " + std::to_string(dim.value()) +
+                                       " out of range 1.." + std::to_string(gallery::kMaxEmbeddingDim)};
+  Result<std::string> fingerprint = line.text("model_fingerprint", std::nullopt);
+  if (!fingerprint) return fingerprint.error();
+  Result<std::string> model = line.text("model", "");
+  if (!model) return model.error();
+  return Header{{fingerprint.value(), model.value()}, static_cast<int>(dim.value())};
+}
+
+// The template of a line (nullopt: an identity line without one).
+Result<std::optional<gallery::NewTemplate>> read_template(const LineObject& line, int dim) {
+  JsonNode* embedding = line.find("embedding");
+  if (!embedding) return std::optional<gallery::NewTemplate>();
+  if (!JSON_NODE_HOLDS_ARRAY(embedding)) return line.wrong("embedding", "an array of numbers", embedding);
+  JsonArray* values = json_node_get_array(embedding);
+  if (static_cast<int>(json_array_get_length(values)) != dim)
+    return Error{ErrorKind::Input, line.where() + "embedding of " + std::to_string(json_array_get_length(values)) +
+                                       " values, the header says " + std::to_string(dim)};
+  gallery::NewTemplate t;
+  t.embedding.reserve(static_cast<std::size_t>(dim));
+  for (guint i = 0; i < json_array_get_length(values); ++i) {
+    JsonNode* v = json_array_get_element(values, i);
+    const double value = LineObject::is_number(v) ? json_node_get_double(v) : NAN;
+    if (!LineObject::is_number(v) || !std::isfinite(value) || std::abs(value) > FLT_MAX)
+      return Error{ErrorKind::Input,
+                   line.where() + "embedding value " + std::to_string(i) + " is not a finite float32 number"};
+    t.embedding.push_back(static_cast<float>(value));
+  }
+  Result<double> norm = line.number("norm", 0.0);
+  if (!norm) return norm.error();
+  if (norm.value() < 0.0) return Error{ErrorKind::Input, line.where() + "\"norm\" is negative"};
+  Result<std::string> source = line.text("source", "import");
+  if (!source) return source.error();
+  Result<std::int64_t> created = line.integer("created_unix", 0);
+  if (!created) return created.error();
+  t.norm = norm.value();
+  t.source = source.value();
+  t.created_unix = created.value();
+  return std::optional<gallery::NewTemplate>(std::move(t));
+}
+
+// Opens the gallery the header names (creating it when missing; `created` says so).
+Result<GalleryStore> open_for(const std::filesystem::path& path, const Header& header, const std::string& where,
+                              bool& created) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    Result<GalleryStore> made = GalleryStore::create(path, header.model, header.dim);
+    if (!made) return Error{made.error().kind, where + made.error().message};
+    created = true;
+    return made;
+  }
+  Result<GalleryStore> opened = GalleryStore::open(path, GalleryStore::Access::ReadWrite);
+  if (!opened) return opened.error();
+  if (gallery::Status s = opened.value().check_model(header.model); !s) return Error{s.error().kind, where + s.error().message};
+  Result<gallery::GalleryInfo> info = opened.value().info();
+  if (!info) return info.error();
+  if (info.value().embedding_dim != header.dim)
+    return Error{ErrorKind::Input, where + "embeddings of " + std::to_string(header.dim) + " values, " +
+                                       path.string() + " holds " + std::to_string(info.value().embedding_dim)};
+  return opened;
+}
+
+Result<ImportSummary> import_lines(const std::filesystem::path& path, const std::filesystem::path& file,
+                                   bool& created) {
+  const bundle::RegularFile input = bundle::RegularFile::open(file);  // throws Failure (caught below)
+  LineReader lines(input.fd(), kMaxLineBytes);
+  ImportSummary summary;
+  std::optional<GalleryStore> store;
+  std::optional<GalleryStore::WriteBatch> batch;
+  int dim = 0;
+  std::unordered_set<std::int64_t> identities;
+  std::string text;
+  for (long number = 1;; ++number) {
+    const std::string where = file.string() + ":" + std::to_string(number) + ": ";
+    Result<bool> got = lines.next(text);
+    if (!got) return Error{got.error().kind, where + got.error().message};
+    if (!got.value()) break;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Result<JsonNodePtr> node = gallery::parse_json(text);
+    if (!node) return Error{ErrorKind::Input, where + node.error().message};
+    if (!JSON_NODE_HOLDS_OBJECT(node.value().get()))
+      return Error{ErrorKind::Input, where + "a line must be a JSON object, not " + gallery::json_kind(node.value().get())};
+    const LineObject line(json_node_get_object(node.value().get()), where);
+
+    if (!store) {
+      Result<Header> header = read_header(line);
+      if (!header) return header.error();
+      Result<GalleryStore> opened = open_for(path, header.value(), where, created);
+      if (!opened) return opened.error();
+      store.emplace(std::move(opened.value()));
+      Result<GalleryStore::WriteBatch> begun = store->begin_write();
+      if (!begun) return begun.error();
+      batch.emplace(std::move(begun.value()));
+      dim = header.value().dim;
+      continue;
+    }
+
+    Result<std::string> name = line.text("name", std::nullopt);
+    if (!name) return name.error();
+    if (gallery::Status s = gallery::check_identity_name(name.value()); !s)
+      return Error{ErrorKind::Input, where + s.error().message};
+    std::string metadata;
+    if (JsonNode* meta = line.find("metadata")) {
+      if (!JSON_NODE_HOLDS_OBJECT(meta)) return line.wrong("metadata", "an object", meta);
+      gchar* meta_text = json_to_string(meta, FALSE);
+      metadata = meta_text;
+      g_free(meta_text);
+    }
+    Result<std::optional<gallery::NewTemplate>> t = read_template(line, dim);
+    if (!t) return t.error();
+    const std::span<const gallery::NewTemplate> templates =
+        t.value() ? std::span<const gallery::NewTemplate>(&*t.value(), 1) : std::span<const gallery::NewTemplate>();
+    Result<gallery::Enrolled> enrolled = batch->enroll(name.value(), metadata, templates);
+    if (!enrolled) return Error{enrolled.error().kind, where + enrolled.error().message};
+    identities.insert(enrolled.value().identity);
+    summary.templates += static_cast<std::int64_t>(enrolled.value().added);
+    summary.duplicates += static_cast<std::int64_t>(enrolled.value().duplicates);
+  }
+  if (!store) return Error{ErrorKind::Input, file.string() + ": empty (no header line)"};
+  if (gallery::Status s = batch->commit(); !s) return s.error();
+  summary.identities = static_cast<std::int64_t>(identities.size());
+  summary.created = created;
+  return summary;
+}
+
 }  // namespace
 
 gallery::Status export_jsonl(const GalleryStore& store, std::ostream& out) {
+  // One read transaction: a write meanwhile must not give templates of an identity not listed.
+  Result<GalleryStore::ReadSnapshot> snapshot = store.read_snapshot();
+  if (!snapshot) return snapshot.error();
   Result<gallery::GalleryInfo> info = store.info();
   if (!info) return info.error();
   Result<std::vector<gallery::IdentityRow>> identities = store.identities();
@@ -52,10 +253,18 @@ gallery::Status export_jsonl(const GalleryStore& store, std::ostream& out) {
   Result<std::vector<gallery::TemplateRow>> templates = store.templates(true);
   if (!templates) return templates.error();
 
+  // JSON has no NaN or infinity: a template stored before values were checked is refused, not
+  // written as text no reader takes.
+  for (const gallery::TemplateRow& t : templates.value())
+    for (float v : t.embedding)
+      if (!std::isfinite(v) || !std::isfinite(t.norm))
+        return Error{ErrorKind::Input, store.path().string() + ": template " + std::to_string(t.id) +
+                                           " holds a value that is not finite; remove its identity"};
+
   GPtr<JsonBuilder> header(json_builder_new());
   json_builder_begin_object(header.get());
   json_builder_set_member_name(header.get(), "taconite_gallery");
-  json_builder_add_int_value(header.get(), gallery::kSchemaVersion);
+  json_builder_add_int_value(header.get(), kExportFormatVersion);
   json_builder_set_member_name(header.get(), "embedding_dim");
   json_builder_add_int_value(header.get(), info.value().embedding_dim);
   json_builder_set_member_name(header.get(), "model");
@@ -101,109 +310,19 @@ gallery::Status export_jsonl(const GalleryStore& store, std::ostream& out) {
   return gallery::Ok{};
 }
 
-Result<ImportSummary> import_jsonl(const std::filesystem::path& path, std::istream& in, const std::string& source) {
-  ImportSummary summary;
-  std::optional<GalleryStore> store;
-  int dim = 0;
-  std::string pending_name, pending_metadata;
-  std::vector<gallery::NewTemplate> pending;
-  bool have_pending = false;
-  auto flush = [&]() -> gallery::Status {
-    if (!have_pending) return gallery::Ok{};
-    Result<std::int64_t> id = store->enroll(pending_name, pending_metadata, pending);
-    if (!id) return id.error();
-    ++summary.identities;
-    summary.templates += static_cast<std::int64_t>(pending.size());
-    pending.clear();
-    have_pending = false;
-    return gallery::Ok{};
-  };
-
-  std::string text;
-  for (long number = 1; std::getline(in, text); ++number) {
-    const std::string where = source + ":" + std::to_string(number) + ": ";
-    if (text.size() > kMaxLineBytes) return Error{ErrorKind::Input, where + "line longer than 1 MiB"};
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    GError* error = nullptr;
-    JsonNode* node = json_from_string(text.c_str(), &error);
-    if (!node || !JSON_NODE_HOLDS_OBJECT(node)) {
-      const std::string why = error ? error->message : "not a JSON object";
-      if (error) g_error_free(error);
-      if (node) json_node_unref(node);
-      return Error{ErrorKind::Input, where + why};
+Result<ImportSummary> import_jsonl(const std::filesystem::path& gallery, const std::filesystem::path& file) {
+  bool created = false;
+  Result<ImportSummary> summary = [&]() -> Result<ImportSummary> {
+    try {
+      return import_lines(gallery, file, created);
+    } catch (const Failure& f) {  // RegularFile: missing, a FIFO, a device, ...
+      return f.error();
     }
-    std::unique_ptr<JsonNode, decltype(&json_node_unref)> owned(node, json_node_unref);
-    JsonObject* object = json_node_get_object(node);
-
-    if (!store) {  // the header
-      if (!json_object_has_member(object, "taconite_gallery") || !json_object_has_member(object, "model_fingerprint") ||
-          !json_object_has_member(object, "embedding_dim"))
-        return Error{
-            ErrorKind::Input,
-            where + "expected the header line {\"taconite_gallery\":1,\"embedding_dim\":..,\"model_fingerprint\":..}"};
-      if (json_object_get_int_member(object, "taconite_gallery") != gallery::kSchemaVersion)
-        return Error{ErrorKind::Input, where + "export format version " +
-                                           std::to_string(json_object_get_int_member(object, "taconite_gallery")) +
-                                           ", this program reads " + std::to_string(gallery::kSchemaVersion)};
-      gallery::ModelFingerprint model;
-      model.sha256 = json_object_get_string_member_with_default(object, "model_fingerprint", "");
-      model.model = json_object_get_string_member_with_default(object, "model", "");
-      dim = static_cast<int>(json_object_get_int_member(object, "embedding_dim"));
-      std::error_code ec;
-      if (std::filesystem::exists(path, ec)) {
-        Result<GalleryStore> opened = GalleryStore::open(path, GalleryStore::Access::ReadWrite);
-        if (!opened) return opened.error();
-        if (gallery::Status s = opened.value().check_model(model); !s) return Error{s.error().kind, where + s.error().message};
-        store.emplace(std::move(opened.value()));
-      } else {
-        Result<GalleryStore> created = GalleryStore::create(path, model, dim);
-        if (!created) return Error{created.error().kind, where + created.error().message};
-        store.emplace(std::move(created.value()));
-        summary.created = true;
-      }
-      continue;
-    }
-
-    const char* name = json_object_get_string_member_with_default(object, "name", "");
-    if (!*name) return Error{ErrorKind::Input, where + "a template line needs a \"name\""};
-    if (!have_pending || pending_name != name) {
-      if (gallery::Status s = flush(); !s) return s.error();
-      pending_name = name;
-      pending_metadata = "{}";
-      if (JsonNode* meta = json_object_get_member(object, "metadata"); meta && JSON_NODE_HOLDS_OBJECT(meta)) {
-        gchar* meta_text = json_to_string(meta, FALSE);
-        pending_metadata = meta_text;
-        g_free(meta_text);
-      }
-      have_pending = true;
-    }
-    JsonArray* values =
-        json_object_has_member(object, "embedding") ? json_object_get_array_member(object, "embedding") : nullptr;
-    if (!values) continue;  // an identity without templates
-    if (static_cast<int>(json_array_get_length(values)) != dim)
-      return Error{ErrorKind::Input, where + "embedding of " + std::to_string(json_array_get_length(values)) +
-                                         " values, the header says " + std::to_string(dim)};
-    gallery::NewTemplate t;
-    t.embedding.reserve(static_cast<std::size_t>(dim));
-    for (guint i = 0; i < json_array_get_length(values); ++i) {
-      JsonNode* v = json_array_get_element(values, i);
-      if (!JSON_NODE_HOLDS_VALUE(v) ||
-          (json_node_get_value_type(v) != G_TYPE_DOUBLE && json_node_get_value_type(v) != G_TYPE_INT64))
-        return Error{ErrorKind::Input, where + "embedding value " + std::to_string(i) + " is not a number"};
-      t.embedding.push_back(static_cast<float>(json_node_get_double(v)));
-    }
-    t.norm = json_object_get_double_member_with_default(object, "norm", 0.0);
-    t.source = json_object_get_string_member_with_default(object, "source", "import");
-    t.created_unix = json_object_get_int_member_with_default(object, "created_unix", 0);
-    pending.push_back(std::move(t));
-    if (pending.size() >= kMaxTemplatesPerWrite) {  // bounds memory: a long run commits in parts
-      if (gallery::Status s = flush(); !s) return s.error();
-      pending_name = name;
-      have_pending = true;
-    }
+  }();
+  if (!summary && created) {  // all or nothing: no empty gallery left behind
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(gallery.string() + suffix, ec);
   }
-  if (!store) return Error{ErrorKind::Input, source + ": empty (no header line)"};
-  if (gallery::Status s = flush(); !s) return s.error();
   return summary;
 }
 

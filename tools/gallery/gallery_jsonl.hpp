@@ -2,11 +2,16 @@
 // template (or per identity without templates):
 //   {"taconite_gallery":1,"embedding_dim":512,"model":"IR-18","model_fingerprint":"<sha256>"}
 //   {"name":"astronaut","metadata":{},"embedding":[512 floats],"norm":21.7,"source":"a.png","created_unix":1764553200}
+//
+// Import is one transaction (all lines or none; a gallery it created is removed again on error),
+// checks the type of every member and names the line of any problem, and skips templates the
+// identity already has (the store's rule), so importing a file twice adds nothing.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <string>
 
 #include "gallery_store.hpp"
 
@@ -14,18 +19,22 @@ namespace taconite::gallery_cli {
 
 gallery::Status export_jsonl(const gallery::GalleryStore& store, std::ostream& out);
 
+// The "taconite_gallery" member of the header line: the version of this JSON lines format (not the
+// gallery file's schema version).
+inline constexpr int kExportFormatVersion = 1;
+
 struct ImportSummary {
   std::int64_t identities = 0;  // identities written to (new or existing)
-  std::int64_t templates = 0;
-  bool created = false;  // the gallery file was created from the header
+  std::int64_t templates = 0;   // templates added
+  std::int64_t duplicates = 0;  // templates the identity already had (not added again)
+  bool created = false;         // the gallery file was created from the header
 };
 
-// Reads `in` (named `source` in errors) into the gallery at `path`, creating it from the header
-// when it does not exist; refuses a header of another model or embedding size. Each identity's
-// templates are one transaction.
-Result<ImportSummary> import_jsonl(const std::filesystem::path& path, std::istream& in, const std::string& source);
+// Reads the regular file `file` into the gallery at `gallery`, creating it from the header when it
+// does not exist; refuses a header of another model or embedding size. Errors name file:line.
+Result<ImportSummary> import_jsonl(const std::filesystem::path& gallery, const std::filesystem::path& file);
 
-// A line longer than this is refused (a 512-float template line is ~6 KiB).
+// A line longer than this is refused as soon as it is read (a 512-float template line is ~10 KiB).
 inline constexpr std::size_t kMaxLineBytes = 1 << 20;
 
 }  // namespace taconite::gallery_cli

@@ -8,8 +8,11 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "bundle/regular_file.hpp"
+#include "common/failure.hpp"
 #include "face_alignment.hpp"
 #include "face_preprocess.hpp"
+#include "image_header.hpp"
 
 namespace taconite::gallery_cli {
 
@@ -44,13 +47,35 @@ gallery::Status ImageFaces::load(const std::string& path) {
   d.faces.clear();
   d.frame_faces.clear();
   d.path = path;
+  // Read through one descriptor opened without blocking: a FIFO is refused, not waited on, and
+  // the bytes checked are the bytes decoded.
+  std::vector<std::uint8_t> bytes;
+  try {
+    const bundle::RegularFile file = bundle::RegularFile::open(path);
+    if (file.size() > kMaxFileBytes)
+      return Error{ErrorKind::Input, path + ": " + std::to_string(file.size()) + " bytes, more than the " +
+                                         std::to_string(kMaxFileBytes >> 20) + " MiB an image file may have"};
+    bytes.resize(static_cast<std::size_t>(file.size()));
+    file.read_all(bytes.data());
+  } catch (const Failure& f) {
+    return f.error();
+  }
+  Result<ImageSize> size = read_image_size(bytes);
+  if (!size) return Error{ErrorKind::Input, path + ": " + size.error().message};
+  const ImageSize& s = size.value();
+  if (s.width > kMaxPixels / s.height)
+    return Error{ErrorKind::Input, path + ": its " + s.format + " header gives " + std::to_string(s.width) + "x" +
+                                       std::to_string(s.height) + " pixels, more than " + std::to_string(kMaxPixels) +
+                                       " allowed (refused from the header, before decoding)"};
   cv::Mat image;
   try {
-    image = cv::imread(path, cv::IMREAD_COLOR);
+    image = cv::imdecode(bytes, cv::IMREAD_COLOR);
   } catch (const cv::Exception& e) {
     return Error{ErrorKind::Io, path + ": cannot be decoded (" + e.what() + ")"};
   }
+  bytes = {};
   if (image.empty()) return Error{ErrorKind::Io, path + ": not a readable image"};
+  // The decoder's own size is checked too, should it ever disagree with the header.
   if (static_cast<long long>(image.cols) * image.rows > kMaxPixels)
     return Error{ErrorKind::Input, path + ": " + std::to_string(image.cols) + "x" + std::to_string(image.rows) +
                                        " pixels, more than " + std::to_string(kMaxPixels) + " allowed"};

@@ -3,6 +3,7 @@
 // Enrollment and `match` thereby see a face as taconitelandmarks + taconiteadaface do.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,9 +26,11 @@ class ImageFaces {
   ImageFaces(const ImageFaces&) = delete;
   ImageFaces& operator=(const ImageFaces&) = delete;
 
-  // Decodes the image and finds its faces. Images whose longer side is at most kUpscaleBelow
-  // pixels are searched at twice their size: HOG finds faces of ~80 pixels and up, upscaled ~40
-  // (opencv-doc's messi5.jpg shows a 38-pixel face).
+  // Decodes the image and finds its faces. The file must be a regular file (a FIFO or device is
+  // refused, never waited on) of at most kMaxFileBytes whose header (image_header.hpp) gives at
+  // most kMaxPixels: both are checked before anything is decoded. Images whose longer side is at
+  // most kUpscaleBelow pixels are searched at twice their size: HOG finds faces of ~80 pixels and
+  // up, upscaled ~40 (opencv-doc's messi5.jpg shows a 38-pixel face).
   gallery::Status load(const std::string& path);
   // The faces of the loaded image, largest first, in its pixels.
   const std::vector<gst::FaceBox>& faces() const;
@@ -36,6 +39,7 @@ class ImageFaces {
 
   static constexpr int kUpscaleBelow = 1024;
   static constexpr long long kMaxPixels = 64LL << 20;  // larger images are refused (memory bound)
+  static constexpr std::uint64_t kMaxFileBytes = std::uint64_t{512} << 20;
 
  private:
   struct Impl;

@@ -1,0 +1,28 @@
+// What a gallery stores about an identity, checked the same way for every writer (the CLI's
+// enroll and import, tests, any program on the library). Names become `taconite-identity` labels,
+// JSON documents and `taconite-gallery list` lines: they must be valid UTF-8 on one line.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "gallery_store.hpp"
+
+namespace taconite::gallery {
+
+// A template's source text is kept to this many bytes (it is a note: a file path, "import").
+inline constexpr std::size_t kMaxSourceBytes = 1024;
+
+// Input error when `name` is empty, only white space, longer than kMaxNameBytes, not valid UTF-8,
+// or holds a control character (U+0000..U+001F, U+007F..U+009F) or a line/paragraph separator.
+Status check_identity_name(std::string_view name);
+
+// The metadata as stored: "{}" for empty text; a JSON object (at most kMaxMetadataBytes, no
+// non-finite number) re-written compactly on one line; anything else is an input error.
+Result<std::string> canonical_metadata(std::string_view text);
+
+// The source as stored: invalid UTF-8 and control characters replaced by U+FFFD, cut (at a
+// character boundary) to kMaxSourceBytes. A source is informational, so it is mended, not refused.
+std::string printable_source(std::string_view source);
+
+}  // namespace taconite::gallery

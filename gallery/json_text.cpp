@@ -1,0 +1,90 @@
+#include "json_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace taconite::gallery {
+
+namespace {
+
+// What keeps `text` from the parse: too deep, or a token json-glib reads but strict JSON has not.
+std::string shape_problem(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '\'' || c == '/') {
+      return std::string("a ") + c + " outside a string (single quotes and comments are not JSON)";
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      depth = std::max(0, depth - 1);  // a stray closer must not let later openers go uncounted
+    }
+  }
+  if (deepest > kMaxJsonDepth)
+    return "nested " + std::to_string(deepest) + " levels deep, at most " + std::to_string(kMaxJsonDepth);
+  return {};
+}
+
+}  // namespace
+
+Result<JsonNodePtr> parse_json(std::string_view text) {
+  if (!g_utf8_validate(text.data(), static_cast<gssize>(text.size()), nullptr))
+    return Error{ErrorKind::Input, "not valid UTF-8"};
+  if (const std::string problem = shape_problem(text); !problem.empty())
+    return Error{ErrorKind::Input, "not accepted as JSON: " + problem};
+  const std::string owned(text);  // json-glib wants a NUL-terminated string
+  GError* error = nullptr;
+  JsonNode* node = json_from_string(owned.c_str(), &error);
+  if (!node) {
+    std::string why = error ? error->message : "empty";
+    if (error) g_error_free(error);
+    return Error{ErrorKind::Input, "not JSON (" + why + ")"};
+  }
+  return JsonNodePtr(node);
+}
+
+std::string json_kind(JsonNode* node) {
+  switch (json_node_get_node_type(node)) {
+    case JSON_NODE_OBJECT: return "an object";
+    case JSON_NODE_ARRAY: return "an array";
+    case JSON_NODE_NULL: return "null";
+    case JSON_NODE_VALUE: break;
+  }
+  const GType type = json_node_get_value_type(node);
+  return type == G_TYPE_STRING ? "a string" : type == G_TYPE_BOOLEAN ? "a boolean" : "a number";
+}
+
+bool json_numbers_finite(JsonNode* node) {
+  switch (json_node_get_node_type(node)) {
+    case JSON_NODE_OBJECT: {
+      JsonObjectIter iter;
+      json_object_iter_init(&iter, json_node_get_object(node));
+      JsonNode* member = nullptr;
+      while (json_object_iter_next(&iter, nullptr, &member))
+        if (!json_numbers_finite(member)) return false;
+      return true;
+    }
+    case JSON_NODE_ARRAY: {
+      JsonArray* array = json_node_get_array(node);
+      for (guint i = 0; i < json_array_get_length(array); ++i)
+        if (!json_numbers_finite(json_array_get_element(array, i))) return false;
+      return true;
+    }
+    case JSON_NODE_VALUE:
+      return json_node_get_value_type(node) != G_TYPE_DOUBLE || std::isfinite(json_node_get_double(node));
+    case JSON_NODE_NULL: return true;
+  }
+  return true;
+}
+
+}  // namespace taconite::gallery
