@@ -8,10 +8,10 @@ import onnx
 from onnx import helper, numpy_helper, TensorProto
 
 weights = numpy_helper.from_array(np.ones((4, 3, 3, 3), dtype=np.float32), name="w")
-conv = helper.make_node("Conv", ["input", "w"], ["features"], pads=[1, 1, 1, 1])
+conv = helper.make_node("Conv", ["input", "w"], ["features"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
 graph = helper.make_graph([conv], "not-yunet",
                           [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, None, None])],
-                          [helper.make_tensor_value_info("features", TensorProto.FLOAT, None)], [weights])
+                          [helper.make_tensor_value_info("features", TensorProto.FLOAT, [1, 4, None, None])], [weights])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
 model.ir_version = 7
 onnx.checker.check_model(model)
