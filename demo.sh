@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, write a test bundle unless one is given, then run
-# pipeline (a) as one gst-launch-1.0 command -- faces in video -> facedetect -> taconitelandmarks ->
-# taconitetrack -> taconiteadaface -> taconitepublish method=file location=out/faces.jsonl -- on the
-# CPU (backend auto: an NPU when one opens, else the fast CPU backend) and print a short summary.
-#   ./demo.sh [VIDEO] [--bundle DIR] [--backend NAME]
+# pipeline (a) as one gst-launch-1.0 command -- faces in video -> a face detector -> taconitetrack ->
+# taconiteadaface -> taconitepublish method=file location=out/faces.jsonl -- on the CPU (backend
+# auto: an NPU when one opens, else the fast CPU backend) and print a short summary. The detector is
+# taconitedetect (YuNet DNN, 5 landmarks) with --detector MODEL.onnx (docs/models.md says where to
+# get it), else the slow stock fallback facedetect (Haar) -> taconitelandmarks (dlib).
+#   ./demo.sh [VIDEO] [--bundle DIR] [--backend NAME] [--detector YUNET.onnx]
 # Without VIDEO the video is made from a real photo Debian ships (a frozen image seen through a
 # panning, zooming window, out/synthetic-camera-4s.avi). The frames go to out/faces.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")"
 bundle=""
 backend=auto
+detector=""
 video=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --bundle) bundle="$2"; shift 2 ;;
     --backend) backend="$2"; shift 2 ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    --detector) detector="$2"; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *)
       # Compatibility: a bundle directory as the only argument.
       if [ -f "$1/manifest.txt" ]; then bundle="$1"; else video+=("$1"); fi
@@ -46,9 +50,16 @@ NOTE
 fi
 
 mkdir -p out
-echo "Running pipeline (a): ${video[*]:-synthetic video from astronaut.png} -> facedetect -> taconitelandmarks -> taconitetrack -> taconiteadaface -> taconitepublish (backend $backend)"
+if [ -n "$detector" ]; then
+  front="taconitedetect (YuNet $detector)"
+  detector_args=(--detector "$detector")
+else
+  front="facedetect -> taconitelandmarks (the slow stock fallback: Haar + dlib; ./demo.sh --detector YUNET.onnx for the DNN front end, docs/models.md)"
+  detector_args=()
+fi
+echo "Running pipeline (a): ${video[*]:-synthetic video from astronaut.png} -> $front -> taconitetrack -> taconiteadaface -> taconitepublish (backend $backend)"
 BUILD_DIR="$build" pipelines/publish-video-faces.sh --bundle "$bundle" --backend "$backend" \
-  --output out/faces.jsonl ${video[@]+"${video[@]:0:1}"}
+  --output out/faces.jsonl ${detector_args[@]+"${detector_args[@]}"} ${video[@]+"${video[@]:0:1}"}
 echo "$(wc -l < out/faces.jsonl) frames written to out/faces.jsonl (one JSON document per frame, schema" \
   "taconite-faces/1 in docs/faces-message.md: stream, frame, PTS, running time, UTC time, and per face box," \
   "track id, landmarks, aligned, status, norm, 512-float embedding)"

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Pipeline (a) as one gst-launch-1.0 command: faces in video -> facedetect -> taconitelandmarks ->
-# taconitetrack -> taconiteadaface -> taconitepublish method=file (JSON lines, schema
-# taconite-faces/1, docs/faces-message.md), then a summary from the file.
+# Pipeline (a) as one gst-launch-1.0 command: faces in video -> a face detector -> taconitetrack ->
+# taconiteadaface -> taconitepublish method=file (JSON lines, schema taconite-faces/1,
+# docs/faces-message.md), then a summary from the file. The detector is taconitedetect (YuNet, with
+# its own 5 landmarks) with --detector MODEL.onnx; without it, the slow stock fallback: facedetect
+# (Haar) -> taconitelandmarks (dlib).
 #
 # Usage: pipelines/publish-video-faces.sh [--bundle DIR] [--backend NAME] [--seconds S]
-#                                         [--reinfer-interval R] [--output FILE.jsonl] [VIDEO]
+#                                         [--reinfer-interval R] [--output FILE.jsonl]
+#                                         [--detector YUNET.onnx] [VIDEO]
 #
 # Without VIDEO the synthetic camera (python3-skimage's astronaut, panned and zoomed) is first
 # written to a video file with pipelines/make_demo_video.py. Every frame gets a line
@@ -19,6 +22,7 @@ backend=auto
 seconds=4
 reinfer=5
 output=faces.jsonl
+detector=""
 video=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -27,7 +31,8 @@ while [ $# -gt 0 ]; do
     --seconds) seconds="$2"; shift 2 ;;
     --reinfer-interval) reinfer="$2"; shift 2 ;;
     --output) output="$2"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --detector) detector="$2"; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) video="$1"; shift ;;
   esac
 done
@@ -40,7 +45,12 @@ if [ -z "$video" ]; then
   [ -f "$video" ] || /usr/bin/python3 "$here/make_demo_video.py" "$video" --seconds "$seconds"
 fi
 
-pipeline=(filesrc location="$video" ! decodebin ! videoconvert ! facedetect display=false ! taconitelandmarks !
+if [ -n "$detector" ]; then
+  front=(taconitedetect model="$detector")
+else
+  front=(facedetect display=false ! taconitelandmarks)
+fi
+pipeline=(filesrc location="$video" ! decodebin ! videoconvert ! "${front[@]}" !
   taconitetrack ! taconiteadaface bundle="$bundle" backend="$backend" input-mode=rois reinfer-interval="$reinfer" !
   taconitepublish method=file location="$output" stream=cam0 embedding=array publish-empty=true !
   fakesink sync=false)

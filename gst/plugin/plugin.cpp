@@ -2,6 +2,7 @@
 #include <gst/gst.h>
 
 #include "gsttaconiteadaface.h"
+#include "gsttaconitedetect.h"
 #include "gsttaconiteidentify.h"
 #include "gsttaconitelandmarks.h"
 #include "gsttaconitepublish.h"
@@ -13,6 +14,7 @@
 
 static gboolean plugin_init(GstPlugin* plugin) {
   gboolean ok = GST_ELEMENT_REGISTER(taconiteadaface, plugin);
+  ok &= GST_ELEMENT_REGISTER(taconitedetect, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitelandmarks, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitetrack, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitepublish, plugin);

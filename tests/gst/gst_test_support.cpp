@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "gsttaconiteadaface.h"
+#include "gsttaconitedetect.h"
 #include "gsttaconiteidentify.h"
 #include "gsttaconitelandmarks.h"
 #include "gsttaconitepublish.h"
@@ -286,6 +287,7 @@ std::vector<float> expected_chw(int width, int height, const PixelFn& pixel, boo
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   GST_ELEMENT_REGISTER(taconiteadaface, nullptr);
+  GST_ELEMENT_REGISTER(taconitedetect, nullptr);
   GST_ELEMENT_REGISTER(taconitelandmarks, nullptr);
   GST_ELEMENT_REGISTER(taconitetrack, nullptr);
   GST_ELEMENT_REGISTER(taconitepublish, nullptr);

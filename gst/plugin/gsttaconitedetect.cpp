@@ -1,0 +1,422 @@
+/**
+ * SECTION:element-taconitedetect
+ * @title: taconitedetect
+ *
+ * Finds faces with the YuNet DNN detector (OpenCV Zoo's `face_detection_yunet_2023mar.onnx`, run
+ * by OpenCV DNN on the CPU) and adds one #GstVideoRegionOfInterestMeta of type `face` per face,
+ * with params that the other taconite elements read:
+ *
+ * - `detection`: `confidence` (double, 0..1) and `label` ("face");
+ * - `landmarks`: `x` and `y` arrays of 5 doubles, frame pixels, in the alignment template's order
+ *   (image-left eye, image-right eye, nose tip, image-left and image-right mouth corners), so
+ *   `taconiteadaface` aligns the faces with no landmark element in between.
+ *
+ * Each new ROI gets an id no other ROI of the buffer has. A face that overlaps a face ROI the
+ * buffer already carries (IoU of at least 0.5, e.g. from an upstream `facedetect`) is not added
+ * again; that ROI gets the landmarks when it has none. Frames are scaled to fit the network input
+ * (`input-width` x `input-height`) with their aspect ratio kept and padded; boxes and points are
+ * mapped back to the frame. With `interval` N, the detector runs on one frame in N and the frames
+ * in between carry the last detection's faces (a `detection` param with `fresh` FALSE). The model
+ * is loaded (and checked) in the READY to PAUSED transition: a missing, unreadable or wrong model is
+ * an error naming the file.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 v4l2src ! videoconvert ! \
+ *     taconitedetect model=face_detection_yunet_2023mar.onnx ! taconitetrack ! \
+ *     taconiteadaface bundle=/path/to/bundle reinfer-interval=5 ! fakesink
+ * ]| Aligned embeddings of the faces in a camera stream, without dlib.
+ *
+ * Since: 0.3
+ */
+#include "gsttaconitedetect.h"
+
+#include <gst/video/video.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cxx_boundary.hpp"
+#include "face_preprocess.hpp"
+#include "face_selection.hpp"
+#include "property_state.hpp"
+#include "roi_params.hpp"
+#include "yunet_detector.hpp"
+
+GST_DEBUG_CATEGORY_STATIC(taconite_detect_debug);
+#define GST_CAT_DEFAULT taconite_detect_debug
+
+namespace {
+
+using namespace taconite::gst;
+using taconite::vision::DetectedFace;
+using taconite::vision::YuNetDetector;
+using taconite::vision::YuNetOptions;
+
+constexpr guint kDefaultInterval = 1;
+constexpr guint kDefaultMinFaceSize = 0;
+constexpr guint kMaxMinFaceSize = 4096;
+constexpr double kDuplicateIou = 0.5;  // a detection this close to an upstream face ROI is that face
+
+// Property values; guarded by the object lock.
+struct Settings {
+  std::string model;
+  YuNetOptions detector;
+  guint min_face_size = kDefaultMinFaceSize;
+  guint interval = kDefaultInterval;
+};
+
+// Streaming state: touched by the streaming thread, and by start/stop/events that it serializes with.
+struct Stream {
+  std::unique_ptr<YuNetDetector> detector;
+  GstVideoInfo info;
+  bool have_info = false;
+  guint frames_to_detection = 0;     // frames that carry `carried` before the next detection
+  std::vector<DetectedFace> carried;  // the last detection's faces, frame pixels
+};
+
+}  // namespace
+
+struct _GstTaconiteDetect {
+  GstBaseTransform parent;
+  Settings* settings;
+  Stream* stream;
+};
+
+enum {
+  PROP_0,
+  PROP_MODEL,
+  PROP_INPUT_WIDTH,
+  PROP_INPUT_HEIGHT,
+  PROP_SCORE_THRESHOLD,
+  PROP_NMS_THRESHOLD,
+  PROP_MIN_FACE_SIZE,
+  PROP_MAX_FACES,
+  PROP_INTERVAL,
+  PROP_THREADS,
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(TACONITE_ADAFACE_VIDEO_FORMATS)));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
+    "src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(TACONITE_ADAFACE_VIDEO_FORMATS)));
+
+G_DEFINE_TYPE_WITH_CODE(GstTaconiteDetect, gst_taconite_detect, GST_TYPE_BASE_TRANSFORM,
+                        GST_DEBUG_CATEGORY_INIT(taconite_detect_debug, "taconitedetect", 0,
+                                                "taconitedetect element"));
+GST_ELEMENT_REGISTER_DEFINE(taconitedetect, "taconitedetect", GST_RANK_NONE, GST_TYPE_TACONITE_DETECT);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Faces                                                                                       */
+
+// The face clipped to the frame, or false when nothing of it is inside.
+static bool clip_to_frame(cv::Rect2f box, int width, int height, cv::Rect* clipped) {
+  const double x0 = std::max(0.0, std::floor(static_cast<double>(box.x)));
+  const double y0 = std::max(0.0, std::floor(static_cast<double>(box.y)));
+  const double x1 = std::min<double>(width, std::ceil(static_cast<double>(box.x) + box.width));
+  const double y1 = std::min<double>(height, std::ceil(static_cast<double>(box.y) + box.height));
+  if (!(x1 > x0 && y1 > y0)) return false;
+  *clipped = cv::Rect(static_cast<int>(x0), static_cast<int>(y0), static_cast<int>(x1 - x0), static_cast<int>(y1 - y0));
+  return true;
+}
+
+static double iou(const cv::Rect& a, const cv::Rect& b) {
+  const double inter = (a & b).area();
+  const double uni = static_cast<double>(a.area()) + b.area() - inter;
+  return uni > 0 ? inter / uni : 0.0;
+}
+
+static bool has_param(const GstVideoRegionOfInterestMeta* roi, const char* name) {
+  for (GList* l = roi->params; l; l = l->next)
+    if (gst_structure_has_name(static_cast<GstStructure*>(l->data), name)) return true;
+  return false;
+}
+
+static void write_landmarks(GstVideoRegionOfInterestMeta* roi, const DetectedFace& face) {
+  std::array<Point2, 5> points;
+  for (std::size_t i = 0; i < points.size(); ++i) points[i] = {face.landmarks[i].x, face.landmarks[i].y};
+  replace_roi_param(roi, points_structure("landmarks", points));
+}
+
+// Adds the faces to the buffer: a new `face` ROI for each one no upstream face ROI already holds.
+static void write_faces(GstTaconiteDetect* self, GstBuffer* buffer, const std::vector<DetectedFace>& faces,
+                        bool fresh) {
+  const int width = GST_VIDEO_INFO_WIDTH(&self->stream->info), height = GST_VIDEO_INFO_HEIGHT(&self->stream->info);
+  const GQuark face_type = g_quark_from_static_string("face");
+  std::vector<GstVideoRegionOfInterestMeta*> upstream = buffer_rois(buffer);
+  std::erase_if(upstream, [&](const GstVideoRegionOfInterestMeta* roi) { return roi->roi_type != face_type; });
+
+  std::vector<std::pair<const DetectedFace*, cv::Rect>> added;
+  for (const DetectedFace& face : faces) {
+    cv::Rect box;
+    if (!clip_to_frame(face.box, width, height, &box)) continue;
+    auto same = std::find_if(upstream.begin(), upstream.end(), [&](const GstVideoRegionOfInterestMeta* roi) {
+      return iou(box, cv::Rect(static_cast<int>(std::min<guint>(roi->x, G_MAXINT)),
+                               static_cast<int>(std::min<guint>(roi->y, G_MAXINT)),
+                               static_cast<int>(std::min<guint>(roi->w, G_MAXINT)),
+                               static_cast<int>(std::min<guint>(roi->h, G_MAXINT)))) >= kDuplicateIou;
+    });
+    if (same == upstream.end()) {
+      added.emplace_back(&face, box);
+    } else if (!has_param(*same, "landmarks")) {
+      write_landmarks(*same, face);
+    }
+  }
+  const std::vector<gint> ids = unused_roi_ids(buffer, added.size());
+  for (std::size_t i = 0; i < added.size() && i < ids.size(); ++i) {
+    const auto& [face, box] = added[i];
+    GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(
+        buffer, "face", static_cast<guint>(box.x), static_cast<guint>(box.y), static_cast<guint>(box.width),
+        static_cast<guint>(box.height));
+    roi->id = ids[i];
+    gst_structure_set(add_detection_param(roi, face->score), "fresh", G_TYPE_BOOLEAN, fresh, nullptr);
+    write_landmarks(roi, *face);
+  }
+}
+
+// The frame's faces, best first, with min-face-size applied.
+static std::vector<DetectedFace> detect_faces(GstTaconiteDetect* self, const GstVideoFrame& frame, guint min_face_size) {
+  const cv::Mat rgb = extract_rgb(frame, cv::Rect(0, 0, GST_VIDEO_FRAME_WIDTH(&frame), GST_VIDEO_FRAME_HEIGHT(&frame)));
+  std::vector<DetectedFace> faces = self->stream->detector->detect(rgb, /*rgb_order=*/true);
+  std::erase_if(faces, [&](const DetectedFace& f) { return std::min(f.box.width, f.box.height) < min_face_size; });
+  GST_LOG_OBJECT(self, "detected %zu faces", faces.size());
+  return faces;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* GstBaseTransform                                                                            */
+
+static bool load_detector(GstTaconiteDetect* self) {
+  GST_OBJECT_LOCK(self);
+  const std::string path = self->settings->model;
+  const YuNetOptions options = self->settings->detector;
+  GST_OBJECT_UNLOCK(self);
+  if (path.empty()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No face detection model given."),
+                      ("Set the 'model' property to OpenCV Zoo's face_detection_yunet_2023mar.onnx "
+                       "(docs/models.md says where to get it)."));
+    return false;
+  }
+  auto loaded = YuNetDetector::load(path, options);
+  if (auto* problem = std::get_if<std::string>(&loaded)) {
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not load the face detection model %s.", path.c_str()),
+                      ("%s", problem->c_str()));
+    return false;
+  }
+  self->stream->detector = std::move(std::get<std::unique_ptr<YuNetDetector>>(loaded));
+  GST_INFO_OBJECT(self, "loaded YuNet model %s, network input %dx%d", path.c_str(), options.input_width,
+                  options.input_height);
+  return true;
+}
+
+static void reset_detection(Stream& stream) {
+  stream.frames_to_detection = 0;
+  stream.carried.clear();
+}
+
+static gboolean start(GstBaseTransform* trans) {
+  auto* self = GST_TACONITE_DETECT(trans);
+  return bool_guarded(GST_ELEMENT(self), "Could not load the face detection model.",
+                      [&] { return load_detector(self); });
+}
+
+static gboolean stop(GstBaseTransform* trans) {
+  auto* self = GST_TACONITE_DETECT(trans);
+  self->stream->detector.reset();
+  self->stream->have_info = false;
+  reset_detection(*self->stream);
+  return TRUE;
+}
+
+static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
+  auto* self = GST_TACONITE_DETECT(trans);
+  if (!gst_video_info_from_caps(&self->stream->info, incaps)) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Unusable video caps."),
+                      ("caps %" GST_PTR_FORMAT, static_cast<gpointer>(incaps)));
+    return FALSE;
+  }
+  self->stream->have_info = true;
+  reset_detection(*self->stream);  // the boxes were for the old frame size
+  return TRUE;
+}
+
+static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
+  auto* self = GST_TACONITE_DETECT(trans);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP || GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START)
+    reset_detection(*self->stream);
+  return GST_BASE_TRANSFORM_CLASS(gst_taconite_detect_parent_class)->sink_event(trans, event);
+}
+
+static GstFlowReturn detect_in_place(GstTaconiteDetect* self, GstBuffer* buffer) {
+  GST_OBJECT_LOCK(self);
+  const guint interval = self->settings->interval;
+  const guint min_face_size = self->settings->min_face_size;
+  GST_OBJECT_UNLOCK(self);
+  Stream& stream = *self->stream;
+  if (!stream.have_info) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("A buffer arrived before caps."), (nullptr));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  const bool fresh = stream.frames_to_detection == 0;
+  if (fresh) {
+    ReadableFrame frame;
+    std::string problem;
+    if (!frame.map(stream.info, buffer, &problem)) {
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("A video buffer does not hold the frame it describes."),
+                        ("%s", problem.c_str()));
+      return GST_FLOW_ERROR;
+    }
+    stream.carried = detect_faces(self, frame.get(), min_face_size);
+    stream.frames_to_detection = interval;
+  }
+  --stream.frames_to_detection;
+  write_faces(self, buffer, stream.carried, fresh);  // the frame is unmapped: the buffer takes metas again
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+  auto* self = GST_TACONITE_DETECT(trans);
+  return flow_guarded(GST_ELEMENT(self), "Could not detect the faces of a video buffer.",
+                      [&] { return detect_in_place(self, buffer); });
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* GObject                                                                                     */
+
+static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
+  auto* self = GST_TACONITE_DETECT(object);
+  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
+  GST_OBJECT_LOCK(self);
+  Settings& s = *self->settings;
+  switch (prop_id) {
+    case PROP_MODEL: s.model = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+    case PROP_INPUT_WIDTH: s.detector.input_width = static_cast<int>(g_value_get_uint(value)); break;
+    case PROP_INPUT_HEIGHT: s.detector.input_height = static_cast<int>(g_value_get_uint(value)); break;
+    case PROP_SCORE_THRESHOLD: s.detector.score_threshold = static_cast<float>(g_value_get_double(value)); break;
+    case PROP_NMS_THRESHOLD: s.detector.nms_threshold = static_cast<float>(g_value_get_double(value)); break;
+    case PROP_MIN_FACE_SIZE: s.min_face_size = g_value_get_uint(value); break;
+    case PROP_MAX_FACES: s.detector.max_faces = static_cast<int>(g_value_get_uint(value)); break;
+    case PROP_INTERVAL: s.interval = g_value_get_uint(value); break;
+    case PROP_THREADS: s.detector.threads = static_cast<int>(g_value_get_uint(value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
+  auto* self = GST_TACONITE_DETECT(object);
+  GST_OBJECT_LOCK(self);
+  const Settings& s = *self->settings;
+  switch (prop_id) {
+    case PROP_MODEL: g_value_set_string(value, s.model.c_str()); break;
+    case PROP_INPUT_WIDTH: g_value_set_uint(value, static_cast<guint>(s.detector.input_width)); break;
+    case PROP_INPUT_HEIGHT: g_value_set_uint(value, static_cast<guint>(s.detector.input_height)); break;
+    case PROP_SCORE_THRESHOLD: g_value_set_double(value, s.detector.score_threshold); break;
+    case PROP_NMS_THRESHOLD: g_value_set_double(value, s.detector.nms_threshold); break;
+    case PROP_MIN_FACE_SIZE: g_value_set_uint(value, s.min_face_size); break;
+    case PROP_MAX_FACES: g_value_set_uint(value, static_cast<guint>(s.detector.max_faces)); break;
+    case PROP_INTERVAL: g_value_set_uint(value, s.interval); break;
+    case PROP_THREADS: g_value_set_uint(value, static_cast<guint>(s.detector.threads)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+static void finalize(GObject* object) {
+  auto* self = GST_TACONITE_DETECT(object);
+  delete self->stream;
+  delete self->settings;
+  G_OBJECT_CLASS(gst_taconite_detect_parent_class)->finalize(object);
+}
+
+static void gst_taconite_detect_init(GstTaconiteDetect* self) {
+  self->settings = new Settings();
+  self->stream = new Stream();
+  gst_video_info_init(&self->stream->info);
+  gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
+  gst_base_transform_set_passthrough(GST_BASE_TRANSFORM(self), FALSE);
+}
+
+static void install_properties(GObjectClass* gobject_class) {
+  const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  const auto rw_ready = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY);
+  const auto rw_playing = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING);
+  const YuNetOptions defaults;
+
+  g_object_class_install_property(
+      gobject_class, PROP_MODEL,
+      g_param_spec_string("model", "Model",
+                          "Path of OpenCV Zoo's YuNet face detector, face_detection_yunet_2023mar.onnx (MIT; "
+                          "docs/models.md); required, loaded and checked when going from READY to PAUSED. "
+                          "Default: none",
+                          nullptr, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_INPUT_WIDTH,
+      g_param_spec_uint("input-width", "Network input width",
+                        "Width in pixels the frame is scaled to fit (aspect kept, padded) for the network; a "
+                        "multiple of 32. Larger finds smaller faces for more CPU. Default: 640",
+                        32, taconite::vision::kMaxInputSide, static_cast<guint>(defaults.input_width), rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_INPUT_HEIGHT,
+      g_param_spec_uint("input-height", "Network input height",
+                        "Height in pixels of the network input; a multiple of 32. Default: 384",
+                        32, taconite::vision::kMaxInputSide, static_cast<guint>(defaults.input_height), rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_SCORE_THRESHOLD,
+      g_param_spec_double("score-threshold", "Score threshold",
+                          "Lowest detection confidence (0..1) kept as a face. Default: 0.6", 0.0, 1.0,
+                          defaults.score_threshold, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_NMS_THRESHOLD,
+      g_param_spec_double("nms-threshold", "NMS threshold",
+                          "Overlap (IoU, 0..1) above which the weaker of two detections is dropped. Default: 0.3",
+                          0.0, 1.0, defaults.nms_threshold, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_MIN_FACE_SIZE,
+      g_param_spec_uint("min-face-size", "Minimum face size",
+                        "Faces whose box is smaller than this many frame pixels on its shorter side are not "
+                        "added. Default: 0 (no minimum)",
+                        0, kMaxMinFaceSize, kDefaultMinFaceSize, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_FACES,
+      g_param_spec_uint("max-faces", "Maximum faces",
+                        "Add at most this many faces per frame, the most confident. Default: 64", 1,
+                        taconite::vision::kMaxFaces, static_cast<guint>(defaults.max_faces), rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_INTERVAL,
+      g_param_spec_uint("interval", "Detection interval",
+                        "Run the detector on one frame in this many; the frames in between carry the last "
+                        "detection's faces (detection param fresh=false). Reset on flush, stream start and caps "
+                        "change. Default: 1 (every frame)",
+                        1, 1000, kDefaultInterval, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_THREADS,
+      g_param_spec_uint("threads", "Threads",
+                        "OpenCV's thread count for the network, set when the model loads; OpenCV's pool is "
+                        "process-wide, so the last element to load sets it for all. Default: 1",
+                        1, 64, static_cast<guint>(defaults.threads), rw_ready));
+}
+
+static void gst_taconite_detect_class_init(GstTaconiteDetectClass* klass) {
+  GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass* transform_class = GST_BASE_TRANSFORM_CLASS(klass);
+  gobject_class->set_property = set_property;
+  gobject_class->get_property = get_property;
+  gobject_class->finalize = finalize;
+  transform_class->start = GST_DEBUG_FUNCPTR(start);
+  transform_class->stop = GST_DEBUG_FUNCPTR(stop);
+  transform_class->set_caps = GST_DEBUG_FUNCPTR(set_caps);
+  transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
+  transform_class->transform_ip = GST_DEBUG_FUNCPTR(transform_ip);
+  install_properties(gobject_class);
+
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "YuNet face detector", "Filter/Analyzer/Video",
+      "Adds a face ROI with a confidence and the 5 alignment landmarks for every face YuNet (OpenCV DNN) finds",
+      "taconite-adaface maintainers");
+}

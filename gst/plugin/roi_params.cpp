@@ -1,0 +1,67 @@
+#include "roi_params.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "face_selection.hpp"
+
+namespace taconite::gst {
+
+namespace {
+
+GValue double_array(std::span<const Point2> points, bool x) {
+  GValue array = G_VALUE_INIT;
+  gst_value_array_init(&array, static_cast<guint>(points.size()));
+  for (const Point2& p : points) {
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, G_TYPE_DOUBLE);
+    g_value_set_double(&v, x ? p.x : p.y);
+    gst_value_array_append_and_take_value(&array, &v);
+  }
+  return array;
+}
+
+}  // namespace
+
+GstStructure* points_structure(const char* name, std::span<const Point2> points) {
+  GstStructure* s = gst_structure_new_empty(name);
+  GValue xs = double_array(points, true), ys = double_array(points, false);
+  gst_structure_take_value(s, "x", &xs);
+  gst_structure_take_value(s, "y", &ys);
+  return s;
+}
+
+void replace_roi_param(GstVideoRegionOfInterestMeta* roi, GstStructure* s) {
+  for (GList* l = roi->params; l;) {
+    GList* next = l->next;
+    if (gst_structure_has_name(static_cast<GstStructure*>(l->data), gst_structure_get_name(s))) {
+      gst_structure_free(static_cast<GstStructure*>(l->data));
+      roi->params = g_list_delete_link(roi->params, l);
+    }
+    l = next;
+  }
+  gst_video_region_of_interest_meta_add_param(roi, s);
+}
+
+GstStructure* add_detection_param(GstVideoRegionOfInterestMeta* roi, double confidence) {
+  GstStructure* s =
+      gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, confidence, "label", G_TYPE_STRING, "face", nullptr);
+  gst_video_region_of_interest_meta_add_param(roi, s);
+  return s;
+}
+
+std::vector<gint> unused_roi_ids(GstBuffer* buffer, std::size_t count) {
+  std::set<gint> used;
+  for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer)) used.insert(roi->id);
+  const gint largest = used.empty() ? 0 : std::max(0, *used.rbegin());
+  std::vector<gint> ids;
+  if (static_cast<gint64>(largest) + static_cast<gint64>(count) <= G_MAXINT) {
+    for (std::size_t i = 1; i <= count; ++i) ids.push_back(largest + static_cast<gint>(i));
+    return ids;
+  }
+  for (gint id = 1; ids.size() < count && id < G_MAXINT; ++id)  // at most used.size() + count steps
+    if (!used.contains(id)) ids.push_back(id);
+  return ids;
+}
+
+}  // namespace taconite::gst

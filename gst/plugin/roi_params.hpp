@@ -1,0 +1,29 @@
+// The ROI params the face elements write for each other: 5 (or 68) landmark points and a
+// detection's confidence, in the layouts taconiteadaface, taconitepublish and DL Streamer-style
+// consumers read (docs/gstreamer.md).
+#pragma once
+
+#include <gst/video/video.h>
+
+#include <span>
+#include <vector>
+
+#include "face_alignment.hpp"
+
+namespace taconite::gst {
+
+// A structure `name` with `x` and `y` arrays of the points' doubles (frame pixels).
+GstStructure* points_structure(const char* name, std::span<const Point2> points);
+
+// Replaces the ROI's param structures named like `s` (if any) by `s` (taken), at the end of its params.
+void replace_roi_param(GstVideoRegionOfInterestMeta* roi, GstStructure* s);
+
+// Adds a `detection` param: the detector's `confidence` (0..1) and `label` "face". Returns it (owned
+// by the ROI) for more fields.
+GstStructure* add_detection_param(GstVideoRegionOfInterestMeta* roi, double confidence);
+
+// `count` ROI ids that no ROI meta of `buffer` has and that differ from each other: counting up from
+// the largest id on the buffer, or the lowest free positive ids once that would pass G_MAXINT.
+std::vector<gint> unused_roi_ids(GstBuffer* buffer, std::size_t count);
+
+}  // namespace taconite::gst

@@ -1,0 +1,207 @@
+// taconitedetect: YuNet on the astronaut photo in every format taconiteadaface takes, ROI ids and
+// upstream ROIs, the detection interval, taconiteadaface aligning the detected face with no other
+// element, and every kind of wrong model or setting refused at READY -> PAUSED. Tests that need the
+// model (../shared/models/, never committed) skip, saying so, without it.
+#include <glib/gstdio.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "face_frames.hpp"
+#include "gst_test_support.hpp"
+
+namespace {
+
+using gsttest::Pt;
+using gsttest::roi_points;
+using gsttest::rois_of;
+using gsttest::video_caps;
+
+std::string yunet_model() {
+  const char* path = std::getenv("TACONITE_YUNET_MODEL");
+  return path ? path : "";
+}
+
+GstHarness* detect_harness(const std::string& properties) {
+  return gst_harness_new_parse(("taconitedetect model=\"" + yunet_model() + "\" " + properties).c_str());
+}
+
+class DetectAstronaut : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::is_regular_file(yunet_model()))
+      GTEST_SKIP() << "the YuNet model is not at '" << yunet_model()
+                   << "' (face_detection_yunet_2023mar.onnx from OpenCV Zoo, into ../shared/models)";
+    rgb = gsttest::astronaut_rgb(&width, &height);
+    if (!rgb) GTEST_SKIP() << "TACONITE_TEST_ASTRONAUT (python3-skimage's astronaut.png) is not readable";
+  }
+  void TearDown() override {
+    if (rgb) gst_buffer_unref(rgb);
+  }
+  GstBuffer* rgb = nullptr;
+  int width = 0, height = 0;
+};
+
+GQuark face_quark() { return g_quark_from_static_string("face"); }
+
+double confidence_of(GstVideoRegionOfInterestMeta* roi, gboolean* fresh = nullptr) {
+  GstStructure* s = gst_video_region_of_interest_meta_get_param(roi, "detection");
+  double confidence = -1;
+  if (s) gst_structure_get_double(s, "confidence", &confidence);
+  if (s && fresh) gst_structure_get_boolean(s, "fresh", fresh);
+  return confidence;
+}
+
+// The astronaut's one face where YuNet puts it (shared/models/README.md: OpenCV's own decoding),
+// its landmarks within 10 % of the eye distance.
+void expect_astronaut_face(GstBuffer* out) {
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = rois_of(out);
+  ASSERT_EQ(rois.size(), 1u);
+  EXPECT_EQ(rois[0]->roi_type, face_quark());
+  EXPECT_GT(confidence_of(rois[0]), 0.8);
+  const std::vector<Pt> five = roi_points(rois[0], "landmarks");
+  ASSERT_EQ(five.size(), 5u);
+  const Pt expected[5] = {{201, 105}, {245, 105}, {221, 127}, {204, 145}, {242, 145}};
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_LT(std::hypot(five[i].x - expected[i].x, five[i].y - expected[i].y), 4.4) << "landmark " << i;
+    EXPECT_GE(five[i].x, rois[0]->x);
+    EXPECT_LE(five[i].x, rois[0]->x + rois[0]->w);
+  }
+}
+
+TEST_F(DetectAstronaut, EveryFormatOfTaconiteadafaceFindsTheFaceAndItsLandmarks) {
+  GstHarness* h = detect_harness("");
+  for (const char* format : {"RGB", "BGR", "RGBx", "BGRx", "xRGB", "xBGR", "RGBA", "BGRA", "I420", "NV12"}) {
+    SCOPED_TRACE(format);
+    GstBuffer* in = std::string(format) == "RGB" ? gst_buffer_copy(rgb) : gsttest::convert_rgb(rgb, width, height, format);
+    ASSERT_NE(in, nullptr);
+    gst_harness_set_src_caps_str(h, video_caps(format, width, height).c_str());
+    GstBuffer* out = gst_harness_push_and_pull(h, in);
+    ASSERT_NE(out, nullptr);
+    expect_astronaut_face(out);
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(h);
+}
+
+TEST_F(DetectAstronaut, NewRoisTakeIdsNoOtherRoiHasAndUpstreamFacesAreNotDuplicated) {
+  GstHarness* h = detect_harness("");
+  gst_harness_set_src_caps_str(h, video_caps("RGB", width, height).c_str());
+  // A person ROI with the largest id: the face gets a free id, not G_MAXINT again.
+  GstBuffer* in = gst_buffer_copy(rgb);
+  gst_buffer_add_video_region_of_interest_meta(in, "person", 0, 0, 100, 100)->id = G_MAXINT;
+  gst_buffer_add_video_region_of_interest_meta(in, "person", 0, 0, 50, 50)->id = 1;
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  std::vector<GstVideoRegionOfInterestMeta*> rois = rois_of(out);
+  ASSERT_EQ(rois.size(), 3u);
+  EXPECT_EQ(rois[2]->roi_type, face_quark());
+  EXPECT_NE(rois[2]->id, G_MAXINT);
+  EXPECT_NE(rois[2]->id, 1);
+  gst_buffer_unref(out);
+
+  // An upstream face ROI on the same face (a facedetect box, no landmarks): kept, not repeated,
+  // and given the landmarks.
+  in = gst_buffer_copy(rgb);
+  gst_buffer_add_video_region_of_interest_meta(in, "face", 170, 60, 100, 110);
+  out = gst_harness_push_and_pull(h, in);
+  rois = rois_of(out);
+  ASSERT_EQ(rois.size(), 1u);
+  EXPECT_EQ(rois[0]->x, 170u);
+  EXPECT_EQ(roi_points(rois[0], "landmarks").size(), 5u);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+TEST_F(DetectAstronaut, IntervalCarriesTheLastFacesMarkedNotFreshUntilAFlush) {
+  GstHarness* h = detect_harness("interval=3");
+  gst_harness_set_src_caps_str(h, video_caps("RGB", width, height).c_str());
+  auto black = [&] { return gsttest::rgb_buffer(width, height, [](int, int) { return std::array<std::uint8_t, 3>{}; }); };
+  std::vector<gboolean> fresh_flags;
+  for (GstBuffer* in : {gst_buffer_copy(rgb), black(), black(), black()}) {
+    GstBuffer* out = gst_harness_push_and_pull(h, in);
+    const std::vector<GstVideoRegionOfInterestMeta*> rois = rois_of(out);
+    gboolean fresh = TRUE;
+    if (!rois.empty()) confidence_of(rois[0], &fresh);
+    fresh_flags.push_back(rois.empty() ? -1 : fresh);
+    gst_buffer_unref(out);
+  }
+  // Detected on frame 0, carried on 1 and 2, detected again (nothing: black) on 3.
+  EXPECT_EQ(fresh_flags, (std::vector<gboolean>{TRUE, FALSE, FALSE, -1}));
+  gst_harness_teardown(h);
+}
+
+TEST_F(DetectAstronaut, TaconiteadafaceAlignsTheDetectedFace) {
+  auto fake = gsttest::install_fake_engine();
+  GstHarness* h = gst_harness_new_parse(
+      ("taconitedetect model=\"" + yunet_model() + "\" ! taconiteadaface input-mode=rois bundle=fake").c_str());
+  gst_harness_set_src_caps_str(h, video_caps("RGB", width, height).c_str());
+  GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_copy(rgb));
+  ASSERT_NE(out, nullptr);
+  const std::vector<GstTaconiteEmbeddingMeta*> metas = gsttest::embedding_metas(out);
+  ASSERT_EQ(metas.size(), 1u);
+  EXPECT_TRUE(metas[0]->aligned);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+  gsttest::uninstall_fake_engine();
+}
+
+TEST_F(DetectAstronaut, MinFaceSizeAndSmallFramesAreHandled) {
+  GstHarness* h = detect_harness("min-face-size=200");  // the face is ~90 px
+  gst_harness_set_src_caps_str(h, video_caps("RGB", width, height).c_str());
+  GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_copy(rgb));
+  EXPECT_TRUE(rois_of(out).empty());
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+  // A frame far smaller than the network input: scaled up, no crash, and a 1x1 frame gives nothing.
+  h = detect_harness("");
+  gst_harness_set_src_caps_str(h, video_caps("RGB", 1, 1).c_str());
+  out = gst_harness_push_and_pull(h, gsttest::rgb_buffer(1, 1, [](int, int) { return std::array<std::uint8_t, 3>{}; }));
+  ASSERT_NE(out, nullptr);
+  EXPECT_TRUE(rois_of(out).empty());
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+gsttest::StartFailure start_with(const std::string& model, const char* extra_name = nullptr, guint extra_value = 0) {
+  GstElement* element = gst_element_factory_make("taconitedetect", nullptr);
+  if (!model.empty()) g_object_set(element, "model", model.c_str(), nullptr);
+  if (extra_name) g_object_set(element, extra_name, extra_value, nullptr);
+  return gsttest::start_paused(element);
+}
+
+TEST(DetectModel, MissingUnreadableAndWrongModelsFailTheStateChangeNamingTheFile) {
+  gsttest::StartFailure failure = start_with("");
+  EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(failure.debug.find("face_detection_yunet_2023mar.onnx"), std::string::npos) << failure.debug;
+
+  failure = start_with("/nonexistent/yunet.onnx");
+  EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_EQ(failure.domain, GST_RESOURCE_ERROR);
+  EXPECT_NE(failure.message.find("/nonexistent/yunet.onnx"), std::string::npos) << failure.message;
+  EXPECT_NE(failure.debug.find("No such file"), std::string::npos) << failure.debug;
+
+  const std::string text = (std::filesystem::temp_directory_path() / "taconite-detect-not-onnx.onnx").string();
+  std::ofstream(text) << "not a network";
+  failure = start_with(text);
+  EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(failure.debug.find("expected OpenCV Zoo's YuNet"), std::string::npos) << failure.debug;
+  g_unlink(text.c_str());
+
+  const std::string fifo = (std::filesystem::temp_directory_path() / "taconite-detect-fifo.onnx").string();
+  g_unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  failure = start_with(fifo);  // refused, not blocked waiting for a writer
+  EXPECT_NE(failure.debug.find("FIFO"), std::string::npos) << failure.debug;
+  g_unlink(fifo.c_str());
+}
+
+TEST(DetectModel, AnInputSizeThatIsNoMultipleOf32IsRefusedAtStart) {
+  const gsttest::StartFailure failure = start_with(yunet_model(), "input-width", 100);
+  EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(failure.debug.find("multiple of 32"), std::string::npos) << failure.debug;
+}
+
+}  // namespace

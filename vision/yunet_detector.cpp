@@ -1,0 +1,173 @@
+#include "yunet_detector.hpp"
+
+#include <opencv2/dnn.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "bounded_file.hpp"
+
+namespace taconite::vision {
+
+namespace {
+
+constexpr std::array<int, 3> kStrides = {8, 16, 32};
+
+// exp() of a predicted log-size, bounded so a hostile or broken model cannot make boxes infinite.
+float bounded_exp(float log_size) { return std::exp(std::clamp(log_size, -10.0f, 10.0f)); }
+
+std::string output_name(const char* head, int stride) { return std::string(head) + "_" + std::to_string(stride); }
+
+std::string shape_text(const cv::Mat& m) {
+  std::string text;
+  for (int d = 0; d < m.dims; ++d) text += (d ? "x" : "") + std::to_string(m.size[d]);
+  return text.empty() ? "empty" : text;
+}
+
+}  // namespace
+
+struct YuNetDetector::Network {
+  cv::dnn::Net net;
+  std::vector<std::string> output_names;  // cls, obj, bbox, kps for strides 8, 16, 32
+};
+
+std::string validate(const YuNetOptions& o) {
+  auto side_ok = [](int side) { return side >= 32 && side <= kMaxInputSide && side % 32 == 0; };
+  if (!side_ok(o.input_width) || !side_ok(o.input_height))
+    return "the network input must be a multiple of 32 from 32 to " + std::to_string(kMaxInputSide) + " pixels a side, not " +
+           std::to_string(o.input_width) + "x" + std::to_string(o.input_height);
+  if (!(o.score_threshold >= 0 && o.score_threshold <= 1)) return "the score threshold must be within 0..1";
+  if (!(o.nms_threshold >= 0 && o.nms_threshold <= 1)) return "the NMS threshold must be within 0..1";
+  if (o.max_faces < 1 || o.max_faces > kMaxFaces) return "max faces must be within 1.." + std::to_string(kMaxFaces);
+  if (o.threads < 1 || o.threads > 64) return "threads must be within 1..64";
+  return {};
+}
+
+YuNetDetector::YuNetDetector(std::unique_ptr<Network> network, const YuNetOptions& options)
+    : network_(std::move(network)), options_(options) {}
+
+YuNetDetector::~YuNetDetector() = default;
+
+std::variant<std::unique_ptr<YuNetDetector>, std::string> YuNetDetector::load(const std::string& model_path,
+                                                                              const YuNetOptions& options) {
+  if (std::string problem = validate(options); !problem.empty()) return problem;
+  const std::string expected = "expected OpenCV Zoo's YuNet face detector (face_detection_yunet_2023mar.onnx)";
+  std::vector<unsigned char> bytes;
+  if (std::string problem = read_bounded_file(model_path, kMaxModelBytes, bytes); !problem.empty())
+    return "YuNet model " + model_path + ": " + problem;
+  try {
+    auto network = std::make_unique<Network>();
+    network->net = cv::dnn::readNetFromONNX(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (network->net.empty()) return "YuNet model " + model_path + ": not a readable ONNX network; " + expected;
+    network->net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
+    network->net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+    cv::setNumThreads(options.threads);  // OpenCV's pool is process-wide: the last detector loaded sets it
+    for (int stride : kStrides)
+      for (const char* head : {"cls", "obj", "bbox", "kps"}) network->output_names.push_back(output_name(head, stride));
+    const std::vector<std::string> outputs = network->net.getUnconnectedOutLayersNames();
+    for (const std::string& name : network->output_names)
+      if (std::find(outputs.begin(), outputs.end(), name) == outputs.end())
+        return "YuNet model " + model_path + ": it has no output '" + name + "'; " + expected +
+               " with outputs cls/obj/bbox/kps_{8,16,32}";
+    auto detector = std::unique_ptr<YuNetDetector>(new YuNetDetector(std::move(network), options));
+    // One forward pass on a blank frame proves the outputs have the shapes the decoder reads.
+    cv::Mat blank(options.input_height, options.input_width, CV_8UC3, cv::Scalar::all(0));
+    detector->detect(blank);
+    return detector;
+  } catch (const cv::Exception& e) {
+    return "YuNet model " + model_path + ": OpenCV could not use it (" + std::string(e.what()) + "); " + expected;
+  } catch (const std::exception& e) {
+    return "YuNet model " + model_path + ": " + e.what() + "; " + expected;
+  }
+}
+
+std::vector<DetectedFace> decode_stride(const StrideOutputs& o, float score_threshold) {
+  std::vector<DetectedFace> faces;
+  const float s = static_cast<float>(o.stride);
+  for (int row = 0; row < o.rows; ++row)
+    for (int col = 0; col < o.columns; ++col) {
+      const std::size_t cell = static_cast<std::size_t>(row) * o.columns + col;
+      const float cls = std::clamp(o.cls[cell], 0.0f, 1.0f);  // NaN fails both tests below
+      const float obj = std::clamp(o.obj[cell], 0.0f, 1.0f);
+      const float score = std::sqrt(cls * obj);
+      if (!(score >= score_threshold)) continue;
+      const float* b = o.bbox + 4 * cell;
+      const float* k = o.kps + 10 * cell;
+      DetectedFace face;
+      face.score = score;
+      const float cx = (col + b[0]) * s, cy = (row + b[1]) * s;
+      const float w = bounded_exp(b[2]) * s, h = bounded_exp(b[3]) * s;
+      face.box = cv::Rect2f(cx - w / 2, cy - h / 2, w, h);
+      for (int p = 0; p < 5; ++p) face.landmarks[p] = cv::Point2f((col + k[2 * p]) * s, (row + k[2 * p + 1]) * s);
+      const bool finite = std::isfinite(face.box.x) && std::isfinite(face.box.y) &&
+                          std::all_of(k, k + 10, [](float v) { return std::isfinite(v); });
+      if (finite) faces.push_back(face);
+    }
+  return faces;
+}
+
+std::vector<DetectedFace> suppress_overlaps(std::vector<DetectedFace> faces, float nms_threshold, int max_faces) {
+  std::vector<cv::Rect2d> boxes;
+  std::vector<float> scores;
+  for (const DetectedFace& f : faces) {
+    boxes.emplace_back(f.box.x, f.box.y, f.box.width, f.box.height);
+    scores.push_back(f.score);
+  }
+  std::vector<int> keep;
+  // score threshold 0: the decoder already applied it; NMSBoxes sorts by score, best first.
+  cv::dnn::NMSBoxes(boxes, scores, 0.0f, nms_threshold, keep, 1.0f, max_faces);
+  std::vector<DetectedFace> kept;
+  kept.reserve(keep.size());
+  for (int i : keep) kept.push_back(faces[static_cast<std::size_t>(i)]);
+  return kept;
+}
+
+std::vector<DetectedFace> YuNetDetector::detect(const cv::Mat& image, bool rgb_order) {
+  if (image.empty() || image.type() != CV_8UC3) return {};
+  const int in_w = options_.input_width, in_h = options_.input_height;
+  const double scale = std::min(static_cast<double>(in_w) / image.cols, static_cast<double>(in_h) / image.rows);
+  const int fit_w = std::clamp(static_cast<int>(std::lround(image.cols * scale)), 1, in_w);
+  const int fit_h = std::clamp(static_cast<int>(std::lround(image.rows * scale)), 1, in_h);
+  cv::Mat input(in_h, in_w, CV_8UC3, cv::Scalar::all(0));
+  cv::resize(image, input(cv::Rect(0, 0, fit_w, fit_h)), cv::Size(fit_w, fit_h), 0, 0,
+             scale < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
+
+  // The network takes BGR, float 0..255, NCHW; swapping R and B here costs nothing extra.
+  network_->net.setInput(cv::dnn::blobFromImage(input, 1.0, cv::Size(), cv::Scalar(), rgb_order));
+  std::vector<cv::Mat> out;
+  network_->net.forward(out, network_->output_names);
+
+  std::vector<DetectedFace> faces;
+  for (std::size_t i = 0; i < kStrides.size(); ++i) {
+    StrideOutputs o;
+    o.stride = kStrides[i];
+    o.columns = in_w / o.stride;
+    o.rows = in_h / o.stride;
+    const std::size_t cells = static_cast<std::size_t>(o.columns) * o.rows;
+    const cv::Mat* m = &out[4 * i];
+    const std::array<std::size_t, 4> widths = {1, 1, 4, 10};
+    for (std::size_t j = 0; j < 4; ++j)
+      if (m[j].type() != CV_32F || m[j].total() != cells * widths[j] || !m[j].isContinuous())
+        throw cv::Exception(cv::Error::StsBadSize,
+                            "output " + network_->output_names[4 * i + j] + " has shape " + shape_text(m[j]) + ", expected " +
+                                std::to_string(cells) + "x" + std::to_string(widths[j]) + " float32",
+                            "YuNetDetector::detect", __FILE__, __LINE__);
+    o.cls = m[0].ptr<float>();
+    o.obj = m[1].ptr<float>();
+    o.bbox = m[2].ptr<float>();
+    o.kps = m[3].ptr<float>();
+    std::vector<DetectedFace> found = decode_stride(o, options_.score_threshold);
+    faces.insert(faces.end(), found.begin(), found.end());
+  }
+  faces = suppress_overlaps(std::move(faces), options_.nms_threshold, options_.max_faces);
+  const float back = static_cast<float>(1.0 / scale);
+  for (DetectedFace& f : faces) {
+    f.box = cv::Rect2f(f.box.x * back, f.box.y * back, f.box.width * back, f.box.height * back);
+    for (cv::Point2f& p : f.landmarks) p *= back;
+  }
+  return faces;
+}
+
+}  // namespace taconite::vision

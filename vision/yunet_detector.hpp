@@ -1,0 +1,89 @@
+// YuNet face detection (OpenCV Zoo's `face_detection_yunet_2023mar.onnx`) through OpenCV DNN, with
+// the decoding of its 12 raw outputs written here: OpenCV 4.6's cv::FaceDetectorYN predates that
+// output format. GStreamer-free: a BGR image in, faces with 5 landmarks in the image's pixels out.
+#pragma once
+
+#include <opencv2/core.hpp>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace taconite::vision {
+
+// One detected face, in the pixels of the image given to detect().
+struct DetectedFace {
+  cv::Rect2f box;
+  float score = 0;  // sqrt(class score * objectness), 0..1
+  // image-left eye, image-right eye, nose tip, image-left and image-right mouth corner (ArcFace order)
+  std::array<cv::Point2f, 5> landmarks;
+};
+
+struct YuNetOptions {
+  int input_width = 640;   // network input, multiple of 32, 32..kMaxInputSide
+  int input_height = 384;
+  float score_threshold = 0.6f;  // 0..1
+  float nms_threshold = 0.3f;    // IoU above which the weaker of two faces is dropped, 0..1
+  int max_faces = 64;            // 1..kMaxFaces, the highest scores kept
+  int threads = 1;               // OpenCV's (process-wide) thread count, set at load, 1..64
+};
+
+constexpr int kMaxInputSide = 4096;
+constexpr int kMaxFaces = 1024;
+constexpr std::uintmax_t kMaxModelBytes = 64u << 20;  // YuNet is 230 kB; anything this large is not it
+
+// Returns an empty string when `options` are in range, else what is wrong.
+std::string validate(const YuNetOptions& options);
+
+// A loaded YuNet network. Not thread-safe: one detector per streaming thread.
+class YuNetDetector {
+ public:
+  // Reads and checks the model (a regular file of at most kMaxModelBytes, ONNX, with YuNet 2023mar's
+  // 12 outputs of the shapes `options` imply). Returns the detector, or an error naming the file and
+  // what was expected. Never throws.
+  static std::variant<std::unique_ptr<YuNetDetector>, std::string> load(const std::string& model_path,
+                                                                        const YuNetOptions& options);
+
+  // Detects faces in an 8-bit 3-channel image of any size, BGR (or RGB with `rgb_order`), scaled to
+  // fit the network input with its aspect ratio kept and padded at the right and bottom; boxes are
+  // mapped back to the image's pixels. Best score first; nothing for an empty or non-8UC3 image.
+  // Throws cv::Exception or std::bad_alloc only on an OpenCV failure (the caller's boundary turns it
+  // into an error).
+  std::vector<DetectedFace> detect(const cv::Mat& image, bool rgb_order = false);
+
+  const YuNetOptions& options() const { return options_; }
+
+  ~YuNetDetector();
+  YuNetDetector(const YuNetDetector&) = delete;
+  YuNetDetector& operator=(const YuNetDetector&) = delete;
+
+ private:
+  struct Network;
+  YuNetDetector(std::unique_ptr<Network> network, const YuNetOptions& options);
+  std::unique_ptr<Network> network_;
+  YuNetOptions options_;
+};
+
+// The raw outputs of one stride, as the network lays them out: `cells` rows of 1 (cls, obj), 4 (bbox)
+// and 10 (kps) floats.
+struct StrideOutputs {
+  int stride = 0;
+  int columns = 0;  // input width / stride; cells = columns * rows
+  int rows = 0;
+  const float* cls = nullptr;
+  const float* obj = nullptr;
+  const float* bbox = nullptr;
+  const float* kps = nullptr;
+};
+
+// Decodes every cell scoring at least `score_threshold` into a face in network-input pixels (exposed
+// for tests: the arithmetic of the 2023mar format without a network).
+std::vector<DetectedFace> decode_stride(const StrideOutputs& outputs, float score_threshold);
+
+// Keeps the best faces: non-maximum suppression at `nms_threshold`, at most `max_faces`, best first.
+std::vector<DetectedFace> suppress_overlaps(std::vector<DetectedFace> faces, float nms_threshold, int max_faces);
+
+}  // namespace taconite::vision
