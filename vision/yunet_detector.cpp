@@ -7,7 +7,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "bounded_file.hpp"
+#include "bundle/regular_file.hpp"
+#include "common/failure.hpp"
 
 namespace taconite::vision {
 
@@ -55,8 +56,16 @@ std::variant<std::unique_ptr<YuNetDetector>, std::string> YuNetDetector::load(co
   if (std::string problem = validate(options); !problem.empty()) return problem;
   const std::string expected = "expected OpenCV Zoo's YuNet face detector (face_detection_yunet_2023mar.onnx)";
   std::vector<unsigned char> bytes;
-  if (std::string problem = read_bounded_file(model_path, kMaxModelBytes, bytes); !problem.empty())
-    return "YuNet model " + model_path + ": " + problem;
+  try {  // a regular file (a FIFO is refused, not waited on) of bounded size, read whole
+    const bundle::RegularFile file = bundle::RegularFile::open(model_path);
+    if (file.size() > kMaxModelBytes)
+      return "YuNet model " + model_path + ": " + std::to_string(file.size()) + " bytes, more than the " +
+             std::to_string(kMaxModelBytes) + " a YuNet model may have; " + expected;
+    bytes.resize(file.size());
+    file.read_all(bytes.data());
+  } catch (const Failure& failure) {
+    return "YuNet model " + std::string(failure.what());
+  }
   try {
     auto network = std::make_unique<Network>();
     network->net = cv::dnn::readNetFromONNX(reinterpret_cast<const char*>(bytes.data()), bytes.size());

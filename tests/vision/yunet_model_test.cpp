@@ -2,6 +2,7 @@
 // a face found where it is on Debian's astronaut photo, and every kind of wrong model refused by
 // name.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -89,13 +90,18 @@ TEST(YuNetModel, BoxesMapBackToFramesOfAnySize) {
 
 TEST(YuNetModel, WrongFilesAreRefusedByName) {
   const std::string missing = scratch("missing.onnx");
-  EXPECT_NE(load_error(missing).find(missing + ": No such file"), std::string::npos) << load_error(missing);
+  EXPECT_NE(load_error(missing).find(missing + ": does not exist"), std::string::npos) << load_error(missing);
   const fs::path text = scratch("notes.onnx");
   std::ofstream(text) << "this is not a network";
   const std::string error = load_error(text);
   EXPECT_NE(error.find(text.string()), std::string::npos) << error;
   EXPECT_NE(error.find("YuNet"), std::string::npos) << error;
   EXPECT_NE(load_error(text.parent_path()).find("is a directory"), std::string::npos);
+  const fs::path fifo = scratch("fifo.onnx");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(load_error(fifo).find("is a FIFO"), std::string::npos);  // refused, not waited on
+  EXPECT_NE(load_error("/dev/zero").find("is a device"), std::string::npos);
   YuNetOptions bad;
   bad.input_width = 33;
   EXPECT_NE(load_error(text, bad).find("multiple of 32"), std::string::npos);
