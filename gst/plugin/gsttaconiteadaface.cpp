@@ -236,7 +236,9 @@ static const char* what_to_do(taconite::ErrorKind kind) {
     case taconite::ErrorKind::Device:
       return "Choose another backend (backend=cpu or backend=cpu-reference), or check the NPU driver and device "
              "permissions.";
-    case taconite::ErrorKind::Input: return "Report this as a bug: the element built an invalid input.";
+    case taconite::ErrorKind::Input:  // at load: a setting out of range, never the element's own doing
+      return "Check the 'threads' and 'sessions' properties and the TACONITE_* environment variables: the value "
+             "named above is outside its range.";
   }
   return "";
 }
