@@ -150,6 +150,7 @@ struct Stream {
   std::vector<float> scratch;
   guint64 frame_index = 0;  // buffers since STREAM_START/flush, for `interval` and tracks
   TrackCache tracks;        // cached embeddings per tracking id
+  bool warned_non_finite = false;  // the engine's first NaN/Inf embedding of the stream was reported
 };
 
 struct Counters {
@@ -422,6 +423,7 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
       todo.push_back(i);
     }
 
+    std::size_t non_finite = 0;  // faces whose raw embedding was not finite: skipped
     if (!todo.empty()) {
       ReadableFrame frame;
       std::string problem;
@@ -480,13 +482,29 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
       }
       for (std::size_t k = 0; k < todo.size(); ++k) {
         FaceEmbedding& face = faces[todo[k]];
-        face.norm = l2_normalise(result.value()[k], face.unit);
+        const std::optional<double> norm = l2_normalise(result.value()[k], face.unit);
+        if (!norm) {
+          // No direction to publish (NaN would reach galleries and JSON): the face is skipped.
+          face.status = GST_TACONITE_EMBEDDING_SKIPPED;
+          face.norm = 0.0;
+          if (!st->warned_non_finite)
+            GST_ELEMENT_WARNING(self, STREAM, FAILED, ("The face-embedding engine returned a non-finite embedding."),
+                                ("ROI %d: its raw embedding holds NaN or an infinity (backend %s, model '%s'); the "
+                                 "face is passed on as skipped, without an embedding. Further ones of this stream "
+                                 "are counted in faces-skipped, not reported.",
+                                 face.face.roi_id, engine.backend.c_str(), engine.model.c_str()));
+          st->warned_non_finite = true;
+          ++non_finite;
+          continue;
+        }
+        face.norm = *norm;
         if (ids[todo[k]] && track_policy.active())
           st->tracks.store(*ids[todo[k]], now, face.face.box, face.unit, face.norm, face.aligned, track_policy);
       }
     }
     attach_embeddings(buffer, faces, engine);
-    self->counters->faces_embedded += todo.size();
+    self->counters->faces_embedded += todo.size() - non_finite;
+    self->counters->faces_skipped += non_finite;
     self->counters->faces_cached += jobs.size() - todo.size();
   }
   if (track_policy.active()) st->tracks.evict(now, track_policy.timeout);
@@ -566,6 +584,7 @@ static void process_event(GstTaconiteAdaface* self, GstEvent* event) {
       gst_segment_init(&st->segment, GST_FORMAT_TIME);
       st->frame_index = 0;
       st->tracks.clear();
+      st->warned_non_finite = false;
       break;
     default: break;
   }
@@ -718,6 +737,7 @@ static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mod
     GST_OBJECT_UNLOCK(self);
     self->stream->frame_index = 0;
     self->stream->tracks.clear();
+    self->stream->warned_non_finite = false;
     gst_segment_init(&self->stream->segment, GST_FORMAT_TIME);
     if (client) client->resume();
     return self->queue->activate();
@@ -1231,8 +1251,8 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_FACES_SKIPPED,
       g_param_spec_uint64("faces-skipped", "Faces skipped",
-                          "Faces passed on without an embedding because the engine fell behind (leaky=skip) since "
-                          "creation",
+                          "Faces passed on without an embedding since creation: because the engine fell behind "
+                          "(leaky=skip), or because its output for the face held NaN or an infinity",
                           0, G_MAXUINT64, 0, ro));
   /**
    * GstTaconiteAdaface:faces-cached:
