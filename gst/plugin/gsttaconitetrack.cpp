@@ -12,8 +12,9 @@
  * size; the predictions are matched to the frame's boxes by overlap (IoU) with an optimal
  * assignment (dlib), and a pair overlapping less than `iou-threshold` is never matched. An
  * unmatched box starts a track; its id is published once the track was matched in `min-hits`
- * frames (before that its ROI gets no `object_id`), and a track missing from more than `max-age`
- * consecutive frames ends, so a face that comes back sooner gets its id back. Ids count up from 1
+ * consecutive frames (before that its ROI gets no `object_id`, and a missed frame ends it, so
+ * flickering false detections are never confirmed). A confirmed track missing from more than
+ * `max-age` consecutive frames ends, so a face that comes back sooner gets its id back. Ids count up from 1
  * and are never reused within a stream (beyond G_MAXINT they are written as 64-bit integers).
  * At most `max-rois` ROIs of a frame are tracked (the largest), and at most as many tracks kept.
  * An `object_id` param already on a ROI of that type is replaced or, without an id, removed.
@@ -334,8 +335,9 @@ static void gst_taconite_track_class_init(GstTaconiteTrackClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_MAX_AGE,
       g_param_spec_uint("max-age", "Maximum age",
-                        "Frames a lost track survives: a face missing from at most this many consecutive frames "
-                        "gets its id back, one missing longer a new id. Default: 30",
+                        "Frames a lost confirmed track survives: a face missing from at most this many consecutive "
+                        "frames gets its id back, one missing longer a new id (a track not yet confirmed ends at "
+                        "its first missed frame). Default: 30",
                         0, G_MAXUINT, kDefaultMaxAge, rw_playing));
   /**
    * GstTaconiteTrack:min-hits:
@@ -345,8 +347,8 @@ static void gst_taconite_track_class_init(GstTaconiteTrackClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_MIN_HITS,
       g_param_spec_uint("min-hits", "Minimum hits",
-                        "Frames a track must be matched in before its id is published (ROIs of a newer track get "
-                        "no id); 1 publishes from the first frame. Default: 3",
+                        "Consecutive frames a track must be matched in before its id is published (ROIs of a newer "
+                        "track get no id); 1 publishes from the first frame. Default: 3",
                         1, G_MAXUINT, kDefaultMinHits, rw_playing));
   /**
    * GstTaconiteTrack:max-rois:
