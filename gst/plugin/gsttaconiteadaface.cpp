@@ -53,6 +53,7 @@
 #include "enums.hpp"
 #include "face_alignment.hpp"
 #include "face_preprocess.hpp"
+#include "cxx_boundary.hpp"
 #include "face_selection.hpp"
 #include "item_queue.hpp"
 #include "property_state.hpp"
@@ -609,7 +610,7 @@ static bool answer_query(GstTaconiteAdaface* self, GstQuery* query) {
   return result;
 }
 
-static void src_loop(gpointer user_data) {
+static void src_loop_unguarded(gpointer user_data) {
   auto* self = GST_TACONITE_ADAFACE(user_data);
   ItemQueue* q = self->queue;
   const std::optional<TakenItem> taken = q->take();
@@ -643,7 +644,7 @@ static void src_loop(gpointer user_data) {
 /* ------------------------------------------------------------------------------------------ */
 /* Sink pad                                                                                    */
 
-static GstFlowReturn sink_chain(GstPad*, GstObject* parent, GstBuffer* buffer) {
+static GstFlowReturn sink_chain_unguarded(GstPad*, GstObject* parent, GstBuffer* buffer) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   ++self->counters->frames_in;
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "queueing %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
@@ -653,7 +654,7 @@ static GstFlowReturn sink_chain(GstPad*, GstObject* parent, GstBuffer* buffer) {
   return ret;
 }
 
-static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+static GstFlowReturn sink_event_unguarded(GstPad* pad, GstObject* parent, GstEvent* event) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "received %" GST_PTR_FORMAT, static_cast<gpointer>(event));
 
@@ -701,7 +702,7 @@ static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event)
   return verdict.ret;
 }
 
-static gboolean sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+static gboolean sink_query_unguarded(GstPad* pad, GstObject* parent, GstQuery* query) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (!GST_QUERY_IS_SERIALIZED(query)) return gst_pad_query_default(pad, parent, query);
   // Serialized queries (ALLOCATION, DRAIN, ...) go through the queue and are answered by the
@@ -710,7 +711,7 @@ static gboolean sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   return self->queue->push_query(query);
 }
 
-static gboolean sink_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
+static gboolean sink_activate_mode_unguarded(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (mode != GST_PAD_MODE_PUSH) return FALSE;
   if (!active) {
@@ -726,7 +727,7 @@ static gboolean sink_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mo
 /* ------------------------------------------------------------------------------------------ */
 /* Src pad                                                                                     */
 
-static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
+static gboolean src_activate_mode_unguarded(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (mode != GST_PAD_MODE_PUSH) return FALSE;
   const std::shared_ptr<EngineClient> client = self->engine->get();
@@ -757,7 +758,7 @@ static GstClockTime add_latency(GstClockTime a, GstClockTime b) {
   return a + b;
 }
 
-static gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+static gboolean src_query_unguarded(GstPad* pad, GstObject* parent, GstQuery* query) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (GST_QUERY_TYPE(query) != GST_QUERY_LATENCY) return gst_pad_query_default(pad, parent, query);
 
@@ -791,7 +792,7 @@ static gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   return TRUE;
 }
 
-static gboolean src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+static gboolean src_event_unguarded(GstPad* pad, GstObject* parent, GstEvent* event) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (GST_EVENT_TYPE(event) == GST_EVENT_QOS) {
     // Downstream is late by `diff` at `timestamp` (running time): with leaky=skip, frames up to
@@ -817,7 +818,7 @@ static gboolean src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
 /* ------------------------------------------------------------------------------------------ */
 /* GObject / GstElement                                                                        */
 
-static GstStateChangeReturn change_state(GstElement* element, GstStateChange transition) {
+static GstStateChangeReturn change_state_unguarded(GstElement* element, GstStateChange transition) {
   auto* self = GST_TACONITE_ADAFACE(element);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     self->counters->processed = 0;
@@ -834,6 +835,51 @@ static GstStateChangeReturn change_state(GstElement* element, GstStateChange tra
       (transition == GST_STATE_CHANGE_READY_TO_PAUSED && ret == GST_STATE_CHANGE_FAILURE))
     self->engine->set(nullptr);
   return ret;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The C/C++ boundary: every function GStreamer calls turns a C++ exception into an element error */
+
+static GstFlowReturn sink_chain(GstPad* pad, GstObject* parent, GstBuffer* buffer) {
+  return flow_guarded(GST_ELEMENT(parent), "Could not queue a video buffer.",
+                      [&] { return sink_chain_unguarded(pad, parent, buffer); });
+}
+static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+  return flow_guarded(GST_ELEMENT(parent), "Could not handle an event.",
+                      [&] { return sink_event_unguarded(pad, parent, event); });
+}
+static gboolean sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+  return bool_guarded(GST_ELEMENT(parent), "Could not answer a query.",
+                      [&] { return sink_query_unguarded(pad, parent, query); });
+}
+static gboolean sink_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
+  return bool_guarded(GST_ELEMENT(parent), "Could not (de)activate the sink pad.",
+                      [&] { return sink_activate_mode_unguarded(pad, parent, mode, active); });
+}
+static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
+  return bool_guarded(GST_ELEMENT(parent), "Could not (de)activate the source pad.",
+                      [&] { return src_activate_mode_unguarded(pad, parent, mode, active); });
+}
+static gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+  return bool_guarded(GST_ELEMENT(parent), "Could not answer a query.",
+                      [&] { return src_query_unguarded(pad, parent, query); });
+}
+static gboolean src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+  return bool_guarded(GST_ELEMENT(parent), "Could not handle an upstream event.",
+                      [&] { return src_event_unguarded(pad, parent, event); });
+}
+static GstStateChangeReturn change_state(GstElement* element, GstStateChange transition) {
+  return state_change_guarded(element, "Could not change the state of taconiteadaface.",
+                              [&] { return change_state_unguarded(element, transition); });
+}
+// The task: after an exception (the error is posted) it pauses, as on a flow error.
+static void src_loop(gpointer user_data) {
+  auto* self = GST_TACONITE_ADAFACE(user_data);
+  const GstFlowReturn ret = flow_guarded(GST_ELEMENT(self), "The streaming task of taconiteadaface failed.", [&] {
+    src_loop_unguarded(user_data);
+    return GST_FLOW_OK;
+  });
+  if (ret != GST_FLOW_OK) gst_pad_pause_task(self->srcpad);
 }
 
 static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {

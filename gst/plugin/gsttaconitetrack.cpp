@@ -38,12 +38,15 @@
 #include <gst/video/video.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "box_tracker.hpp"
+#include "cxx_boundary.hpp"
 #include "face_selection.hpp"
+#include "property_state.hpp"
 #include "roi_track_param.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_track_debug);
@@ -123,8 +126,7 @@ GST_ELEMENT_REGISTER_DEFINE(taconitetrack, "taconitetrack", GST_RANK_NONE, GST_T
 
 // Tracks the frame's ROIs and decides what each gets; the buffer is made writable (a metadata
 // copy) only when a ROI's params change.
-static GstFlowReturn prepare_output_buffer(GstBaseTransform* trans, GstBuffer* input, GstBuffer** output) {
-  GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
+static GstFlowReturn prepare_output_buffer_unguarded(GstTaconiteTrack* self, GstBuffer* input, GstBuffer** output) {
   Stream& stream = *self->stream;
   TrackerPolicy policy;
   GST_OBJECT_LOCK(self);
@@ -185,8 +187,16 @@ static GstFlowReturn prepare_output_buffer(GstBaseTransform* trans, GstBuffer* i
   return GST_FLOW_OK;
 }
 
-static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+// OpenCV (Kalman filters), dlib (the assignment) and allocations throw; no exception may cross
+// into GStreamer's C code.
+static GstFlowReturn prepare_output_buffer(GstBaseTransform* trans, GstBuffer* input, GstBuffer** output) {
   GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
+  return flow_guarded(GST_ELEMENT(self), "Could not track the regions of interest of a video buffer.", [&] {
+    return prepare_output_buffer_unguarded(self, input, output);
+  });
+}
+
+static GstFlowReturn transform_ip_unguarded(GstTaconiteTrack* self, GstBuffer* buffer) {
   std::vector<RoiChange>& changes = self->stream->changes;
   if (changes.empty()) return GST_FLOW_OK;
   const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(buffer);
@@ -198,6 +208,12 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
   }
   changes.clear();
   return GST_FLOW_OK;
+}
+
+static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+  GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
+  return flow_guarded(GST_ELEMENT(self), "Could not write the tracking ids of a video buffer.",
+                      [&] { return transform_ip_unguarded(self, buffer); });
 }
 
 static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
@@ -237,9 +253,12 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
 
 static gboolean stop(GstBaseTransform* trans) {
   GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
-  delete self->stream;
-  self->stream = new Stream();
-  return TRUE;
+  return bool_guarded(GST_ELEMENT(self), "Could not stop taconitetrack.", [&] {
+    auto fresh = std::make_unique<Stream>();  // may throw: the old stream stays until it is made
+    delete self->stream;
+    self->stream = fresh.release();
+    return true;
+  });
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -247,6 +266,7 @@ static gboolean stop(GstBaseTransform* trans) {
 
 static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstTaconiteTrack* self = GST_TACONITE_TRACK(object);
+  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
   GST_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {

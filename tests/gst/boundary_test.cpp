@@ -1,13 +1,59 @@
-// Hostile values at the elements' edges: a raw embedding holding an infinity is never published as NaN.
+// Hostile values at the elements' edges: no C++ exception crosses into GStreamer's C code (the
+// shared guards), and a raw embedding holding an infinity is never published as NaN.
 #include <cmath>
 #include <limits>
+#include <new>
+#include <stdexcept>
 
+#include "cxx_boundary.hpp"
 #include "embedding_output.hpp"
 #include "gst_test_support.hpp"
 
 namespace {
 
 using namespace gsttest;
+
+// The ERROR messages an element posted on `bus`, as "message | debug" texts.
+std::vector<std::string> errors_on(GstBus* bus) {
+  std::vector<std::string> texts;
+  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
+    GError* error = nullptr;
+    gchar* debug = nullptr;
+    gst_message_parse_error(m, &error, &debug);
+    texts.push_back(std::string(error->message) + " | " + (debug ? debug : ""));
+    g_clear_error(&error);
+    g_free(debug);
+    gst_message_unref(m);
+  }
+  return texts;
+}
+
+// taconitetrack has no input that makes OpenCV or dlib throw (boxes are clipped to the frame,
+// ROIs and tracks bounded), so its guards are tested as they are used: each turns an exception
+// of any kind into an element error naming what failed and the value GStreamer expects.
+TEST(CxxBoundary, EveryGuardTurnsAnExceptionIntoAnElementError) {
+  GstElement* element = gst_element_factory_make("taconitetrack", nullptr);
+  ASSERT_NE(element, nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(element, bus);
+  using namespace taconite::gst;
+  EXPECT_EQ(flow_guarded(element, "tracking failed", []() -> GstFlowReturn { throw std::bad_alloc(); }),
+            GST_FLOW_ERROR);
+  EXPECT_EQ(bool_guarded(element, "caps failed", []() -> bool { throw std::runtime_error("cv::Exception-like"); }),
+            FALSE);
+  EXPECT_EQ(state_change_guarded(element, "start failed", []() -> GstStateChangeReturn { throw 42; }),
+            GST_STATE_CHANGE_FAILURE);
+  EXPECT_EQ(flow_guarded(element, "unused", [] { return GST_FLOW_EOS; }), GST_FLOW_EOS) << "results pass through";
+  const std::vector<std::string> errors = errors_on(bus);
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_NE(errors[0].find("tracking failed"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("bad_alloc"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("cv::Exception-like"), std::string::npos) << errors[1];
+  EXPECT_NE(errors[2].find("unknown C++ exception"), std::string::npos) << errors[2];
+  gst_element_set_bus(element, nullptr);
+  gst_object_unref(bus);
+  gst_object_unref(element);
+}
 
 TEST(NonFiniteEmbedding, NormalisingRefusesInfinityAndNaN) {
   constexpr float inf = std::numeric_limits<float>::infinity();
