@@ -254,11 +254,32 @@ static std::vector<Face> gather_faces(GstTaconiteLandmarks* self,
   return faces;
 }
 
+// Hands out the lowest positive ROI ids that no ROI of the buffer has (whatever ids, G_MAXINT
+// included, the buffer's ROIs carry).
+class UnusedRoiIds {
+ public:
+  explicit UnusedRoiIds(GstBuffer* buffer) {
+    for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer))
+      if (roi->id > 0) used_.push_back(roi->id);
+    std::sort(used_.begin(), used_.end());
+    used_.erase(std::unique(used_.begin(), used_.end()), used_.end());
+  }
+  // There are fewer ROIs than positive ints, so a free id is always found below G_MAXINT.
+  gint next() {
+    while (next_used_ < used_.size() && used_[next_used_] == candidate_) ++candidate_, ++next_used_;
+    return candidate_++;
+  }
+
+ private:
+  std::vector<gint> used_;  // sorted, distinct
+  std::size_t next_used_ = 0;
+  gint candidate_ = 1;
+};
+
 // Adds the detected faces as ROIs (each with an id no other ROI of the buffer has) and every face's
 // landmarks to its ROI's params.
 static void write_faces(GstBuffer* buffer, const std::vector<Face>& faces) {
-  gint next_id = 0;
-  for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer)) next_id = std::max(next_id, roi->id);
+  UnusedRoiIds ids(buffer);
   for (const Face& face : faces) {
     GstVideoRegionOfInterestMeta* roi = face.roi;
     if (!roi) {
@@ -266,7 +287,7 @@ static void write_faces(GstBuffer* buffer, const std::vector<Face>& faces) {
                                                          static_cast<guint>(face.box.y),
                                                          static_cast<guint>(face.box.width),
                                                          static_cast<guint>(face.box.height));
-      roi->id = next_id < G_MAXINT ? ++next_id : next_id;
+      roi->id = ids.next();
       gst_video_region_of_interest_meta_add_param(
           roi, gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, face.confidence, "label", G_TYPE_STRING,
                                  "face", nullptr));

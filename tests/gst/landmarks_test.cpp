@@ -312,6 +312,35 @@ TEST_F(LandmarksElement, ManyAndOutsideRoisAreBoundedAndSkipped) {
   gst_harness_teardown(h);
 }
 
+// A detected face gets the lowest positive id no ROI of the buffer has: never one another ROI
+// already holds, G_MAXINT included.
+TEST_F(LandmarksAstronaut, ADetectedFaceGetsAnIdNoOtherRoiHas) {
+  GstHarness* h = landmarks_harness("detect=always");
+  gst_harness_set_src_caps_str(h, caps_for("RGB", width, height).c_str());
+  for (const std::vector<gint>& taken : std::vector<std::vector<gint>>{
+           {G_MAXINT}, {1, 2, 3, 5, G_MAXINT}, {0, -7, 1, 1, 2, G_MAXINT - 1, G_MAXINT}}) {
+    GstBuffer* in = gst_buffer_copy(rgb);
+    for (gint id : taken) gst_buffer_add_video_region_of_interest_meta(in, "person", 0, 0, 20, 20)->id = id;
+    GstBuffer* out = gst_harness_push_and_pull(h, in);
+    ASSERT_NE(out, nullptr);
+    GstVideoRegionOfInterestMeta* face = face_around(out, 230, 110);
+    ASSERT_NE(face, nullptr);
+    const gint lowest_free = taken.size() == 1 ? 1 : taken.size() == 5 ? 4 : 3;
+    EXPECT_EQ(face->id, lowest_free) << "after ids " << ::testing::PrintToString(taken);
+    gst_buffer_unref(out);
+  }
+  // Many ids used: 1..300 (as 300 people) leaves 301.
+  GstBuffer* in = gst_buffer_copy(rgb);
+  for (gint id = 300; id >= 1; --id) gst_buffer_add_video_region_of_interest_meta(in, "person", 0, 0, 8, 8)->id = id;
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  ASSERT_NE(out, nullptr);
+  GstVideoRegionOfInterestMeta* face = face_around(out, 230, 110);
+  ASSERT_NE(face, nullptr);
+  EXPECT_EQ(face->id, 301);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
 // detect-interval=3: the next two frames carry the first detection's boxes (even when black);
 // a flush forgets them, so a black frame then gets no face.
 TEST_F(LandmarksAstronaut, DetectIntervalCarriesBoxesUntilAFlush) {
