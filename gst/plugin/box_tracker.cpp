@@ -134,13 +134,18 @@ std::vector<std::optional<std::int64_t>> BoxTracker::update(const std::vector<Bo
     confirm(track, policy);
   }
   for (std::size_t t = 0; t < tracks_.size(); ++t)
-    if (!matched[t]) ++tracks_[t].missed;
+    if (!matched[t]) {
+      ++tracks_[t].missed;
+      tracks_[t].hits = 0;  // the streak towards min_hits starts over (as SORT's hit_streak)
+    }
 
   std::vector<std::optional<std::int64_t>> ids(boxes.size());
   for (std::size_t b = 0; b < boxes.size(); ++b)
     if (track_of_box[b]) ids[b] = tracks_[*track_of_box[b]].id;  // before the vector changes below
 
-  std::erase_if(tracks_, [&](const Track& t) { return t.missed > policy.max_age; });
+  // A confirmed track survives max_age missed frames; an unconfirmed one ends at its first miss, so
+  // a flickering false detection never builds up to min_hits.
+  std::erase_if(tracks_, [&](const Track& t) { return t.missed > (t.id ? policy.max_age : 0); });
   for (std::size_t b = 0; b < boxes.size(); ++b) {
     if (track_of_box[b]) continue;
     // A new track; when full, it replaces the longest-lost one (never one matched in this frame).

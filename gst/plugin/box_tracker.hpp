@@ -21,8 +21,9 @@ double iou(const Box& a, const Box& b);
 
 struct TrackerPolicy {
   double iou_threshold = 0.3;    // a prediction and a box closer than this are never matched
-  std::uint64_t max_age = 30;    // a track missing from this many consecutive frames survives; one more ends it
-  std::uint64_t min_hits = 3;    // frames a track must be matched before its id is published
+  std::uint64_t max_age = 30;    // a confirmed track missing from this many consecutive frames survives;
+                                 // one more ends it (an unconfirmed track ends at its first miss)
+  std::uint64_t min_hits = 3;    // consecutive frames a track must be matched before its id is published
   std::size_t max_tracks = 256;  // live tracks kept; a new one replaces the longest-lost one
 };
 
@@ -50,7 +51,7 @@ class BoxTracker {
     cv::KalmanFilter filter;
     Box predicted;
     std::optional<std::int64_t> id;  // given when the track is confirmed (min_hits)
-    std::uint64_t hits = 0;          // matched frames, saturating at min_hits
+    std::uint64_t hits = 0;          // consecutive matched frames, saturating at min_hits
     std::uint64_t missed = 0;        // consecutive frames without a match
   };
 

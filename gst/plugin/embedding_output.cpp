@@ -9,9 +9,13 @@
 
 namespace taconite::gst {
 
-double l2_normalise(const std::vector<float>& raw, std::vector<float>& unit) {
-  double sum = 0.0;
-  for (float v : raw) sum += static_cast<double>(v) * v;
+std::optional<double> l2_normalise(const std::vector<float>& raw, std::vector<float>& unit) {
+  unit.clear();
+  double sum = 0.0;  // finite floats squared cannot overflow a double, even summed
+  for (float v : raw) {
+    if (!std::isfinite(v)) return std::nullopt;  // Inf / Inf would write NaN
+    sum += static_cast<double>(v) * v;
+  }
   const double norm = std::sqrt(sum);
   unit.resize(raw.size());
   for (std::size_t i = 0; i < raw.size(); ++i) unit[i] = norm > 0.0 ? static_cast<float>(raw[i] / norm) : 0.0f;

@@ -26,8 +26,9 @@ struct FaceEmbedding {
 // "computed", "cached" or "skipped" (the `status` field of params and messages).
 const char* status_name(GstTaconiteEmbeddingStatus status);
 
-// Normalises a raw embedding; returns its L2 norm (0 leaves an all-zero vector).
-double l2_normalise(const std::vector<float>& raw, std::vector<float>& unit);
+// Normalises a raw embedding; returns its L2 norm (0 leaves an all-zero vector). A raw embedding
+// holding NaN or an infinity has no direction: nullopt, `unit` left empty.
+std::optional<double> l2_normalise(const std::vector<float>& raw, std::vector<float>& unit);
 
 // Adds one GstTaconiteEmbeddingMeta per face and, for ROI faces, a "taconite-embedding" param
 // structure on the ROI meta (with the engine's `precision` next to `backend`). The buffer must be

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -15,34 +16,127 @@
 #include <numbers>
 #include <opencv2/imgproc.hpp>
 
-#include "face_preprocess.hpp"
-
 namespace taconite::gst {
 
 namespace {
 
+// OpenCV's remap (under warpAffine) takes images below this size on both sides only.
+constexpr int kMaxWarpSource = SHRT_MAX;
+
 // Tilts (eye line against the horizontal) from which landmarks are refined on an upright copy.
 constexpr double kRefineTiltRadians = 10.0 * std::numbers::pi / 180.0;
 
-// Formats whose first plane is the luma (or gray) image, read in place.
+// Formats whose first plane is the luma (or gray) image.
 bool has_luma_plane(const GstVideoFrame& frame) {
   const GstVideoFormat format = GST_VIDEO_FRAME_FORMAT(&frame);
   return format == GST_VIDEO_FORMAT_I420 || format == GST_VIDEO_FORMAT_NV12 || format == GST_VIDEO_FORMAT_GRAY8;
 }
 
-// The luma plane as an 8-bit image header over the mapped memory (the mapped frame's stride; no copy).
-cv::Mat luma_view(const GstVideoFrame& frame) {
-  return cv::Mat(GST_VIDEO_FRAME_HEIGHT(&frame), GST_VIDEO_FRAME_WIDTH(&frame), CV_8UC1,
+// The frame's first plane as an image header over the mapped memory (its stride; no copy): the
+// luma for YUV and GRAY8, the packed pixels (3 or 4 bytes) for the RGB formats.
+cv::Mat plane_view(const GstVideoFrame& frame) {
+  const int type = has_luma_plane(frame) ? CV_8UC1 : GST_VIDEO_FRAME_COMP_PSTRIDE(&frame, 0) == 3 ? CV_8UC3 : CV_8UC4;
+  return cv::Mat(GST_VIDEO_FRAME_HEIGHT(&frame), GST_VIDEO_FRAME_WIDTH(&frame), type,
                  GST_VIDEO_FRAME_PLANE_DATA(&frame, 0),
                  static_cast<std::size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0)));
 }
 
-// The gray pixels of `area` (inside the frame, not empty): a view for luma formats, else converted.
-cv::Mat gray_area(const GstVideoFrame& frame, const cv::Rect& area) {
-  if (has_luma_plane(frame)) return luma_view(frame)(area);
+// `pixels` (taken from plane_view) as full-range gray: packed RGB by BT.601 luma weights placed at
+// the format's R, G and B byte offsets; limited-range (16-235) luma expanded to 0-255, since dlib's
+// models were trained on full-range gray images.
+cv::Mat to_gray(const GstVideoFrame& frame, const cv::Mat& pixels) {
+  const GstVideoFormatInfo* format = frame.info.finfo;
+  if (pixels.channels() > 1) {
+    cv::Mat weights = cv::Mat::zeros(1, pixels.channels(), CV_32F);
+    const float luma[3] = {0.299f, 0.587f, 0.114f};  // R, G, B: GStreamer's components 0, 1, 2
+    for (int c = 0; c < 3; ++c) weights.at<float>(0, static_cast<int>(GST_VIDEO_FORMAT_INFO_POFFSET(format, c))) = luma[c];
+    cv::Mat gray;
+    cv::transform(pixels, gray, weights);
+    return gray;
+  }
+  if (GST_VIDEO_FORMAT_INFO_IS_YUV(format) && GST_VIDEO_INFO_COLORIMETRY(&frame.info).range != GST_VIDEO_COLOR_RANGE_0_255) {
+    cv::Mat full;
+    pixels.convertTo(full, CV_8U, 255.0 / 219.0, -16.0 * 255.0 / 219.0);  // saturates below 16 and above 235
+    return full;
+  }
+  return pixels;
+}
+
+// The rectangle of the frame that holds every pixel `to_patch` maps into a patch of `size`
+// (with a pixel more for interpolation), clipped to the frame; may be empty.
+cv::Rect source_rect(const cv::Matx23d& to_patch, cv::Size size, int fw, int fh) {
+  cv::Matx23d back;
+  cv::invertAffineTransform(to_patch, back);
+  double x0 = HUGE_VAL, y0 = HUGE_VAL, x1 = -HUGE_VAL, y1 = -HUGE_VAL;
+  for (const cv::Point2d corner : {cv::Point2d(0, 0), cv::Point2d(size.width, 0), cv::Point2d(0, size.height),
+                                   cv::Point2d(size.width, size.height)}) {
+    const double x = back(0, 0) * corner.x + back(0, 1) * corner.y + back(0, 2);
+    const double y = back(1, 0) * corner.x + back(1, 1) * corner.y + back(1, 2);
+    x0 = std::min(x0, x), y0 = std::min(y0, y), x1 = std::max(x1, x), y1 = std::max(y1, y);
+  }
+  const int left = static_cast<int>(std::clamp(std::floor(x0) - 1, 0.0, static_cast<double>(fw)));
+  const int top = static_cast<int>(std::clamp(std::floor(y0) - 1, 0.0, static_cast<double>(fh)));
+  const int right = static_cast<int>(std::clamp(std::ceil(x1) + 2, 0.0, static_cast<double>(fw)));
+  const int bottom = static_cast<int>(std::clamp(std::ceil(y1) + 2, 0.0, static_cast<double>(fh)));
+  return {left, top, std::max(0, right - left), std::max(0, bottom - top)};
+}
+
+// What the predictor runs on for one face: a gray copy of the face's surroundings, turned upright
+// and scaled so the box's longer side is at most kMaxPredictorBoxSide, the box in its pixels, and
+// the map from its pixels back to frame pixels. Its work is bounded by that size, never by the
+// box's or the frame's.
+struct FacePatch {
   cv::Mat gray;
-  cv::cvtColor(extract_rgb(frame, area), gray, cv::COLOR_RGB2GRAY);
-  return gray;
+  dlib::rectangle box;
+  cv::Matx23d to_frame;
+};
+
+// The patch of the face `box` covering `extent` (frame pixels) from the integer frame point
+// `origin`, rotated by -`tilt` (radians) about the box centre; outside the frame it is black.
+FacePatch face_patch(const GstVideoFrame& frame, const FaceBox& box, double tilt, std::array<gint64, 2> origin,
+                     std::array<gint64, 2> extent) {
+  const double side = static_cast<double>(std::max(box.width, box.height));
+  const double s = std::min(1.0, kMaxPredictorBoxSide / side);
+  const double cx = box.x + box.width / 2.0, cy = box.y + box.height / 2.0;
+  // Frame -> patch: turn by -tilt and scale about the centre, which lands at s * (centre - origin);
+  // upright, that is p -> s * (p - origin), so an unscaled upright patch is an exact copy.
+  cv::Matx23d to_patch = cv::getRotationMatrix2D(cv::Point2f(0, 0), tilt * 180.0 / std::numbers::pi, s);
+  to_patch(0, 2) = s * (cx - origin[0]) - (to_patch(0, 0) * cx + to_patch(0, 1) * cy);
+  to_patch(1, 2) = s * (cy - origin[1]) - (to_patch(1, 0) * cx + to_patch(1, 1) * cy);
+  const cv::Size size(std::max(1, static_cast<int>(std::ceil(extent[0] * s))),
+                      std::max(1, static_cast<int>(std::ceil(extent[1] * s))));
+  FacePatch patch;
+  cv::invertAffineTransform(to_patch, patch.to_frame);
+  const cv::Mat whole = plane_view(frame);
+  const cv::Rect source = source_rect(to_patch, size, whole.cols, whole.rows);
+  cv::Mat pixels(size, whole.type(), cv::Scalar::all(0));
+  if (!source.empty()) {
+    // Only the source rectangle is handed to OpenCV (its coordinates stay small); the map shifts.
+    cv::Matx23d from_source = to_patch;
+    from_source(0, 2) += to_patch(0, 0) * source.x + to_patch(0, 1) * source.y;
+    from_source(1, 2) += to_patch(1, 0) * source.x + to_patch(1, 1) * source.y;
+    cv::Mat from = whole(source);
+    if (from.cols >= kMaxWarpSource || from.rows >= kMaxWarpSource) {
+      // OpenCV's warp refuses sources this large: take every k-th pixel first, k no more than the
+      // patch's own scale needs (the predictor reads single pixels anyway).
+      const double k = std::max(std::ceil(std::max(from.cols, from.rows) / (kMaxWarpSource / 2.0)), std::floor(0.5 / s));
+      cv::Mat every_kth;
+      cv::resize(from, every_kth, cv::Size(std::max(1, static_cast<int>(std::lround(from.cols / k))),
+                                           std::max(1, static_cast<int>(std::lround(from.rows / k)))),
+                 0, 0, cv::INTER_NEAREST);
+      const double sx = static_cast<double>(from.cols) / every_kth.cols;
+      const double sy = static_cast<double>(from.rows) / every_kth.rows;
+      for (int r = 0; r < 2; ++r) from_source(r, 0) *= sx, from_source(r, 1) *= sy;
+      from = every_kth;
+    }
+    cv::warpAffine(from, pixels, cv::Mat(from_source), size, cv::INTER_LINEAR, cv::BORDER_CONSTANT);
+  }
+  patch.gray = to_gray(frame, pixels);
+  const double px = s * (cx - origin[0]), py = s * (cy - origin[1]);
+  const double half_w = s * box.width / 2.0, half_h = s * box.height / 2.0;
+  patch.box = dlib::rectangle(std::lround(px - half_w), std::lround(py - half_h), std::lround(px + half_w) - 1,
+                              std::lround(py + half_h) - 1);
+  return patch;
 }
 
 }  // namespace
@@ -60,18 +154,14 @@ std::array<Point2, 5> FaceLandmarks::five() const {
 struct LandmarkModel::Impl {
   dlib::shape_predictor predictor;
 
-  // The 68 points of the face in `box` (frame pixels) found on `gray`, in frame pixels: `back`
-  // maps a gray pixel to frame pixels relative to `origin` (the gray image's frame position).
-  FaceLandmarks shape(const cv::Mat& gray, const FaceBox& box, Point2 origin, const cv::Matx23d& back) const {
-    // dlib reads pixels outside its image as 0, so a box reaching outside the frame is safe.
-    const auto ox = static_cast<long>(origin.x), oy = static_cast<long>(origin.y);
-    const dlib::rectangle rect(box.x - ox, box.y - oy, box.x + box.width - 1 - ox, box.y + box.height - 1 - oy);
-    const dlib::full_object_detection found = predictor(dlib::cv_image<unsigned char>(gray), rect);
+  // The 68 points of the face on its patch, in frame pixels.
+  FaceLandmarks shape(const FacePatch& patch) const {
+    const dlib::full_object_detection found = predictor(dlib::cv_image<unsigned char>(patch.gray), patch.box);
+    const cv::Matx23d& back = patch.to_frame;
     FaceLandmarks out;
     for (unsigned long i = 0; i < out.points.size(); ++i) {
       const double u = found.part(i).x(), v = found.part(i).y();
-      out.points[i] = {back(0, 0) * u + back(0, 1) * v + back(0, 2) + origin.x,
-                       back(1, 0) * u + back(1, 1) * v + back(1, 2) + origin.y};
+      out.points[i] = {back(0, 0) * u + back(0, 1) * v + back(0, 2), back(1, 0) * u + back(1, 1) * v + back(1, 2)};
     }
     return out;
   }
@@ -160,38 +250,17 @@ FaceLandmarks LandmarkModel::predict(const GstVideoFrame& frame, const FaceBox& 
 
 FaceLandmarks LandmarkModel::predict_upright(const GstVideoFrame& frame, const FaceBox& box) const {
   // The predictor samples pixels around the box's mean shape; a quarter of the box on each side
-  // covers them, so packed formats convert only that much (clipped to the frame).
-  const gint64 fw = GST_VIDEO_FRAME_WIDTH(&frame), fh = GST_VIDEO_FRAME_HEIGHT(&frame);
-  const gint64 x0 = std::clamp<gint64>(box.x - box.width / 4, 0, fw - 1);
-  const gint64 y0 = std::clamp<gint64>(box.y - box.height / 4, 0, fh - 1);
-  const gint64 x1 = std::clamp<gint64>(box.x + box.width + box.width / 4, x0 + 1, fw);
-  const gint64 y1 = std::clamp<gint64>(box.y + box.height + box.height / 4, y0 + 1, fh);
-  const bool luma = has_luma_plane(frame);
-  const cv::Mat gray = luma ? luma_view(frame)
-                            : gray_area(frame, cv::Rect(static_cast<int>(x0), static_cast<int>(y0),
-                                                        static_cast<int>(x1 - x0), static_cast<int>(y1 - y0)));
-  const gint64 ox = luma ? 0 : x0, oy = luma ? 0 : y0;
-  return impl_->shape(gray, box, {static_cast<double>(ox), static_cast<double>(oy)}, cv::Matx23d(1, 0, 0, 0, 1, 0));
+  // covers them (dlib reads pixels outside its image as 0).
+  const gint64 mx = box.width / 4, my = box.height / 4;
+  return impl_->shape(face_patch(frame, box, 0.0, {box.x - mx, box.y - my}, {box.width + 2 * mx, box.height + 2 * my}));
 }
 
 FaceLandmarks LandmarkModel::predict_derotated(const GstVideoFrame& frame, const FaceBox& box, double tilt) const {
-  // The square of twice the box's size around its centre (clipped to the frame) holds every pixel
-  // the predictor samples after turning; it is rotated by -tilt about the box centre.
-  const gint64 fw = GST_VIDEO_FRAME_WIDTH(&frame), fh = GST_VIDEO_FRAME_HEIGHT(&frame);
+  // The square of twice the box's size around its centre holds every pixel the predictor samples
+  // after turning; it is rotated by -tilt about the box centre.
   const gint64 side = std::max(box.width, box.height);
   const gint64 cx = box.x + box.width / 2, cy = box.y + box.height / 2;
-  const gint64 x0 = std::clamp<gint64>(cx - side, 0, fw - 1), y0 = std::clamp<gint64>(cy - side, 0, fh - 1);
-  const gint64 x1 = std::clamp<gint64>(cx + side, x0 + 1, fw), y1 = std::clamp<gint64>(cy + side, y0 + 1, fh);
-  const cv::Mat area = gray_area(frame, cv::Rect(static_cast<int>(x0), static_cast<int>(y0),
-                                                 static_cast<int>(x1 - x0), static_cast<int>(y1 - y0)));
-  const cv::Point2f centre(static_cast<float>(box.x - x0 + box.width / 2.0),
-                           static_cast<float>(box.y - y0 + box.height / 2.0));
-  const cv::Matx23d to_upright = cv::getRotationMatrix2D(centre, tilt * 180.0 / std::numbers::pi, 1.0);
-  cv::Mat upright;
-  cv::warpAffine(area, upright, cv::Mat(to_upright), area.size(), cv::INTER_LINEAR, cv::BORDER_CONSTANT);
-  cv::Matx23d back;
-  cv::invertAffineTransform(to_upright, back);
-  return impl_->shape(upright, box, {static_cast<double>(x0), static_cast<double>(y0)}, back);
+  return impl_->shape(face_patch(frame, box, tilt, {cx - side, cy - side}, {2 * side, 2 * side}));
 }
 
 struct FaceDetector::Impl {
@@ -202,16 +271,18 @@ FaceDetector::FaceDetector() : impl_(std::make_unique<Impl>()) {}
 FaceDetector::~FaceDetector() = default;
 
 std::vector<FaceDetection> FaceDetector::detect(const GstVideoFrame& frame, double scale) {
-  const int fw = GST_VIDEO_FRAME_WIDTH(&frame), fh = GST_VIDEO_FRAME_HEIGHT(&frame);
-  cv::Mat gray = gray_area(frame, cv::Rect(0, 0, fw, fh));
-  if (scale < 1.0) {
-    cv::Mat scaled;
-    cv::resize(gray, scaled, cv::Size(std::max(1, static_cast<int>(std::lround(fw * scale))),
-                                      std::max(1, static_cast<int>(std::lround(fh * scale)))),
+  const cv::Mat whole = plane_view(frame);
+  // Large frames are scaled down to kMaxDetectPixels: HOG's work grows with the pixels.
+  const double area = static_cast<double>(whole.cols) * whole.rows;
+  scale = std::min(scale, std::sqrt(static_cast<double>(kMaxDetectPixels) / area));
+  cv::Mat pixels = whole;
+  if (scale < 1.0)
+    cv::resize(whole, pixels, cv::Size(std::max(1, static_cast<int>(std::lround(whole.cols * scale))),
+                                       std::max(1, static_cast<int>(std::lround(whole.rows * scale)))),
                0, 0, cv::INTER_AREA);
-    gray = scaled;
-  }
-  const double to_frame_x = static_cast<double>(fw) / gray.cols, to_frame_y = static_cast<double>(fh) / gray.rows;
+  const cv::Mat gray = to_gray(frame, pixels);
+  const double to_frame_x = static_cast<double>(whole.cols) / gray.cols;
+  const double to_frame_y = static_cast<double>(whole.rows) / gray.rows;
   std::vector<dlib::rect_detection> found;
   impl_->detector(dlib::cv_image<unsigned char>(gray), found);
   std::vector<FaceDetection> out;

@@ -32,6 +32,15 @@ struct FaceLandmarks {
 // Most predictions one face's landmarks average (taconitelandmarks' box-samples property).
 inline constexpr int kMaxBoxSamples = 5;
 
+// The predictor runs on a gray copy of each face's surroundings in which the box's longer side is
+// at most this many pixels (larger faces are scaled down): one prediction's work is bounded
+// whatever the box or frame size.
+inline constexpr int kMaxPredictorBoxSide = 320;
+
+// The detector runs on at most this many pixels (4K UHD): larger frames are scaled down further
+// than detect-scale asks.
+inline constexpr gint64 kMaxDetectPixels = 3840 * 2160;
+
 // A loaded shape predictor. Its predict() is const and keeps no state, so one model may serve
 // several streaming threads.
 class LandmarkModel {
@@ -41,9 +50,9 @@ class LandmarkModel {
   static std::shared_ptr<const LandmarkModel> load(const std::string& path, std::string* problem);
   ~LandmarkModel();
 
-  // The landmarks of the face in `box` on a mapped frame of any supported format: YUV and GRAY8
-  // read their luma plane in place; packed RGB formats convert only the box's surroundings to gray.
-  // Faces tilted by more than 10 degrees are predicted again on an upright copy of their
+  // The landmarks of the face in `box` on a mapped frame of any supported format, found on a gray
+  // copy of the box's surroundings (at most kMaxPredictorBoxSide for the box; limited-range luma
+  // expanded to full range). Faces tilted by more than 10 degrees are predicted again on an upright copy of their
   // surroundings. `samples` (1..kMaxBoxSamples) > 1 averages the predictions on the box and on
   // samples - 1 copies shifted by 6 % of its size: steadier points for that many times the work.
   FaceLandmarks predict(const GstVideoFrame& frame, const FaceBox& box, int samples = 1) const;
@@ -72,8 +81,8 @@ class FaceDetector {
   FaceDetector(const FaceDetector&) = delete;
   FaceDetector& operator=(const FaceDetector&) = delete;
 
-  // The faces on a mapped frame, found on its gray image scaled by `scale` (0 < scale <= 1; at 1
-  // the luma plane of YUV/GRAY8 is read in place). Finds faces of about 80/scale pixels and up.
+  // The faces on a mapped frame, found on its gray image scaled by `scale` (0 < scale <= 1), or
+  // further down to kMaxDetectPixels. Finds faces of about 80/scale pixels and up.
   std::vector<FaceDetection> detect(const GstVideoFrame& frame, double scale);
 
  private:

@@ -53,6 +53,7 @@
 #include "enums.hpp"
 #include "face_alignment.hpp"
 #include "face_preprocess.hpp"
+#include "cxx_boundary.hpp"
 #include "face_selection.hpp"
 #include "item_queue.hpp"
 #include "property_state.hpp"
@@ -150,6 +151,7 @@ struct Stream {
   std::vector<float> scratch;
   guint64 frame_index = 0;  // buffers since STREAM_START/flush, for `interval` and tracks
   TrackCache tracks;        // cached embeddings per tracking id
+  bool warned_non_finite = false;  // the engine's first NaN/Inf embedding of the stream was reported
 };
 
 struct Counters {
@@ -236,7 +238,9 @@ static const char* what_to_do(taconite::ErrorKind kind) {
     case taconite::ErrorKind::Device:
       return "Choose another backend (backend=cpu or backend=cpu-reference), or check the NPU driver and device "
              "permissions.";
-    case taconite::ErrorKind::Input: return "Report this as a bug: the element built an invalid input.";
+    case taconite::ErrorKind::Input:  // at load: a setting out of range, never the element's own doing
+      return "Check the 'threads' and 'sessions' properties and the TACONITE_* environment variables: the value "
+             "named above is outside its range.";
   }
   return "";
 }
@@ -420,6 +424,7 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
       todo.push_back(i);
     }
 
+    std::size_t non_finite = 0;  // faces whose raw embedding was not finite: skipped
     if (!todo.empty()) {
       ReadableFrame frame;
       std::string problem;
@@ -478,13 +483,29 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
       }
       for (std::size_t k = 0; k < todo.size(); ++k) {
         FaceEmbedding& face = faces[todo[k]];
-        face.norm = l2_normalise(result.value()[k], face.unit);
+        const std::optional<double> norm = l2_normalise(result.value()[k], face.unit);
+        if (!norm) {
+          // No direction to publish (NaN would reach galleries and JSON): the face is skipped.
+          face.status = GST_TACONITE_EMBEDDING_SKIPPED;
+          face.norm = 0.0;
+          if (!st->warned_non_finite)
+            GST_ELEMENT_WARNING(self, STREAM, FAILED, ("The face-embedding engine returned a non-finite embedding."),
+                                ("ROI %d: its raw embedding holds NaN or an infinity (backend %s, model '%s'); the "
+                                 "face is passed on as skipped, without an embedding. Further ones of this stream "
+                                 "are counted in faces-skipped, not reported.",
+                                 face.face.roi_id, engine.backend.c_str(), engine.model.c_str()));
+          st->warned_non_finite = true;
+          ++non_finite;
+          continue;
+        }
+        face.norm = *norm;
         if (ids[todo[k]] && track_policy.active())
           st->tracks.store(*ids[todo[k]], now, face.face.box, face.unit, face.norm, face.aligned, track_policy);
       }
     }
     attach_embeddings(buffer, faces, engine);
-    self->counters->faces_embedded += todo.size();
+    self->counters->faces_embedded += todo.size() - non_finite;
+    self->counters->faces_skipped += non_finite;
     self->counters->faces_cached += jobs.size() - todo.size();
   }
   if (track_policy.active()) st->tracks.evict(now, track_policy.timeout);
@@ -564,6 +585,7 @@ static void process_event(GstTaconiteAdaface* self, GstEvent* event) {
       gst_segment_init(&st->segment, GST_FORMAT_TIME);
       st->frame_index = 0;
       st->tracks.clear();
+      st->warned_non_finite = false;
       break;
     default: break;
   }
@@ -588,7 +610,7 @@ static bool answer_query(GstTaconiteAdaface* self, GstQuery* query) {
   return result;
 }
 
-static void src_loop(gpointer user_data) {
+static void src_loop_unguarded(gpointer user_data) {
   auto* self = GST_TACONITE_ADAFACE(user_data);
   ItemQueue* q = self->queue;
   const std::optional<TakenItem> taken = q->take();
@@ -622,7 +644,7 @@ static void src_loop(gpointer user_data) {
 /* ------------------------------------------------------------------------------------------ */
 /* Sink pad                                                                                    */
 
-static GstFlowReturn sink_chain(GstPad*, GstObject* parent, GstBuffer* buffer) {
+static GstFlowReturn sink_chain_unguarded(GstPad*, GstObject* parent, GstBuffer* buffer) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   ++self->counters->frames_in;
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "queueing %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
@@ -632,7 +654,7 @@ static GstFlowReturn sink_chain(GstPad*, GstObject* parent, GstBuffer* buffer) {
   return ret;
 }
 
-static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+static GstFlowReturn sink_event_unguarded(GstPad* pad, GstObject* parent, GstEvent* event) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   GST_CAT_LOG_OBJECT(taconite_dataflow_debug, self, "received %" GST_PTR_FORMAT, static_cast<gpointer>(event));
 
@@ -680,7 +702,7 @@ static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event)
   return verdict.ret;
 }
 
-static gboolean sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+static gboolean sink_query_unguarded(GstPad* pad, GstObject* parent, GstQuery* query) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (!GST_QUERY_IS_SERIALIZED(query)) return gst_pad_query_default(pad, parent, query);
   // Serialized queries (ALLOCATION, DRAIN, ...) go through the queue and are answered by the
@@ -689,7 +711,7 @@ static gboolean sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   return self->queue->push_query(query);
 }
 
-static gboolean sink_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
+static gboolean sink_activate_mode_unguarded(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (mode != GST_PAD_MODE_PUSH) return FALSE;
   if (!active) {
@@ -705,7 +727,7 @@ static gboolean sink_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mo
 /* ------------------------------------------------------------------------------------------ */
 /* Src pad                                                                                     */
 
-static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
+static gboolean src_activate_mode_unguarded(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (mode != GST_PAD_MODE_PUSH) return FALSE;
   const std::shared_ptr<EngineClient> client = self->engine->get();
@@ -716,6 +738,7 @@ static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mod
     GST_OBJECT_UNLOCK(self);
     self->stream->frame_index = 0;
     self->stream->tracks.clear();
+    self->stream->warned_non_finite = false;
     gst_segment_init(&self->stream->segment, GST_FORMAT_TIME);
     if (client) client->resume();
     return self->queue->activate();
@@ -735,7 +758,7 @@ static GstClockTime add_latency(GstClockTime a, GstClockTime b) {
   return a + b;
 }
 
-static gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+static gboolean src_query_unguarded(GstPad* pad, GstObject* parent, GstQuery* query) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (GST_QUERY_TYPE(query) != GST_QUERY_LATENCY) return gst_pad_query_default(pad, parent, query);
 
@@ -769,7 +792,7 @@ static gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   return TRUE;
 }
 
-static gboolean src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+static gboolean src_event_unguarded(GstPad* pad, GstObject* parent, GstEvent* event) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (GST_EVENT_TYPE(event) == GST_EVENT_QOS) {
     // Downstream is late by `diff` at `timestamp` (running time): with leaky=skip, frames up to
@@ -795,7 +818,7 @@ static gboolean src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
 /* ------------------------------------------------------------------------------------------ */
 /* GObject / GstElement                                                                        */
 
-static GstStateChangeReturn change_state(GstElement* element, GstStateChange transition) {
+static GstStateChangeReturn change_state_unguarded(GstElement* element, GstStateChange transition) {
   auto* self = GST_TACONITE_ADAFACE(element);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     self->counters->processed = 0;
@@ -812,6 +835,51 @@ static GstStateChangeReturn change_state(GstElement* element, GstStateChange tra
       (transition == GST_STATE_CHANGE_READY_TO_PAUSED && ret == GST_STATE_CHANGE_FAILURE))
     self->engine->set(nullptr);
   return ret;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The C/C++ boundary: every function GStreamer calls turns a C++ exception into an element error */
+
+static GstFlowReturn sink_chain(GstPad* pad, GstObject* parent, GstBuffer* buffer) {
+  return flow_guarded(GST_ELEMENT(parent), "Could not queue a video buffer.",
+                      [&] { return sink_chain_unguarded(pad, parent, buffer); });
+}
+static GstFlowReturn sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+  return flow_guarded(GST_ELEMENT(parent), "Could not handle an event.",
+                      [&] { return sink_event_unguarded(pad, parent, event); });
+}
+static gboolean sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+  return bool_guarded(GST_ELEMENT(parent), "Could not answer a query.",
+                      [&] { return sink_query_unguarded(pad, parent, query); });
+}
+static gboolean sink_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
+  return bool_guarded(GST_ELEMENT(parent), "Could not (de)activate the sink pad.",
+                      [&] { return sink_activate_mode_unguarded(pad, parent, mode, active); });
+}
+static gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
+  return bool_guarded(GST_ELEMENT(parent), "Could not (de)activate the source pad.",
+                      [&] { return src_activate_mode_unguarded(pad, parent, mode, active); });
+}
+static gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+  return bool_guarded(GST_ELEMENT(parent), "Could not answer a query.",
+                      [&] { return src_query_unguarded(pad, parent, query); });
+}
+static gboolean src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+  return bool_guarded(GST_ELEMENT(parent), "Could not handle an upstream event.",
+                      [&] { return src_event_unguarded(pad, parent, event); });
+}
+static GstStateChangeReturn change_state(GstElement* element, GstStateChange transition) {
+  return state_change_guarded(element, "Could not change the state of taconiteadaface.",
+                              [&] { return change_state_unguarded(element, transition); });
+}
+// The task: after an exception (the error is posted) it pauses, as on a flow error.
+static void src_loop(gpointer user_data) {
+  auto* self = GST_TACONITE_ADAFACE(user_data);
+  const GstFlowReturn ret = flow_guarded(GST_ELEMENT(self), "The streaming task of taconiteadaface failed.", [&] {
+    src_loop_unguarded(user_data);
+    return GST_FLOW_OK;
+  });
+  if (ret != GST_FLOW_OK) gst_pad_pause_task(self->srcpad);
 }
 
 static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
@@ -1229,8 +1297,8 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_FACES_SKIPPED,
       g_param_spec_uint64("faces-skipped", "Faces skipped",
-                          "Faces passed on without an embedding because the engine fell behind (leaky=skip) since "
-                          "creation",
+                          "Faces passed on without an embedding since creation: because the engine fell behind "
+                          "(leaky=skip), or because its output for the face held NaN or an infinity",
                           0, G_MAXUINT64, 0, ro));
   /**
    * GstTaconiteAdaface:faces-cached:

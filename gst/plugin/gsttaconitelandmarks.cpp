@@ -16,11 +16,13 @@
  * ROI and adds one `face` ROI (with a `detection` structure holding its `confidence`) per face
  * found; `detect-interval` and `detect-scale` trade accuracy for speed.
  *
- * Buffers pass through in place: YUV (I420, NV12) and GRAY8 frames are read on their luma plane
- * without any conversion, packed RGB formats are converted to gray only around each face. A
+ * Buffers pass through in place: the predictor runs on a gray copy of each face's surroundings
+ * (YUV and GRAY8 from their luma plane, limited-range luma expanded to full range), scaled down
+ * so the box's longer side is at most 320 pixels; the detector runs on at most 3840x2160 pixels. A
  * buffer is made writable (a shallow copy when shared; the pixels are never copied) only when it
- * has ROIs to annotate or may get detections. At most `max-faces` ROIs per frame, the largest,
- * get landmarks. A face tilted by more than 10 degrees is predicted again on an upright copy of its
+ * has ROIs to annotate or may get detections. At most `max-faces` faces per frame (ROIs and
+ * detections alike), the largest, get landmarks, and at most 256 predictions run per frame (each
+ * face reserves 2 x `box-samples`); `faces-skipped` counts the faces left out. A face tilted by more than 10 degrees is predicted again on an upright copy of its
  * surroundings; `box-samples` averages predictions on shifted boxes for steadier points. The model
  * is loaded in the READY to PAUSED transition.
  *
@@ -41,14 +43,17 @@
 #include <gst/video/video.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cxx_boundary.hpp"
 #include "face_landmarks.hpp"
 #include "face_preprocess.hpp"
 #include "face_selection.hpp"
+#include "property_state.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_landmarks_debug);
 #define GST_CAT_DEFAULT taconite_landmarks_debug
@@ -86,6 +91,9 @@ constexpr double kDefaultDetectScale = 1.0;
 // A box larger than this many frame sizes is no face of the frame: skipped (bounds dlib's work).
 constexpr gint64 kMaxBoxFrames = 4;
 constexpr guint kDefaultBoxSamples = 1;
+// Predictor runs per frame at most. A face reserves 2 x box-samples of them (a tilted face is
+// predicted again upright), so max-faces x box-samples <= 128 never meets this bound.
+constexpr guint kMaxPredictionsPerFrame = 256;
 
 // Property values; guarded by the object lock.
 struct Settings {
@@ -114,6 +122,7 @@ struct _GstTaconiteLandmarks {
   GstBaseTransform parent;
   Settings* settings;
   Stream* stream;
+  std::atomic<guint64>* faces_skipped;  // faces left without landmarks by the per-frame bounds
 };
 
 enum {
@@ -125,6 +134,7 @@ enum {
   PROP_DETECT_INTERVAL,
   PROP_DETECT_SCALE,
   PROP_BOX_SAMPLES,
+  PROP_FACES_SKIPPED,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
@@ -254,11 +264,32 @@ static std::vector<Face> gather_faces(GstTaconiteLandmarks* self,
   return faces;
 }
 
+// Hands out the lowest positive ROI ids that no ROI of the buffer has (whatever ids, G_MAXINT
+// included, the buffer's ROIs carry).
+class UnusedRoiIds {
+ public:
+  explicit UnusedRoiIds(GstBuffer* buffer) {
+    for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer))
+      if (roi->id > 0) used_.push_back(roi->id);
+    std::sort(used_.begin(), used_.end());
+    used_.erase(std::unique(used_.begin(), used_.end()), used_.end());
+  }
+  // There are fewer ROIs than positive ints, so a free id is always found below G_MAXINT.
+  gint next() {
+    while (next_used_ < used_.size() && used_[next_used_] == candidate_) ++candidate_, ++next_used_;
+    return candidate_++;
+  }
+
+ private:
+  std::vector<gint> used_;  // sorted, distinct
+  std::size_t next_used_ = 0;
+  gint candidate_ = 1;
+};
+
 // Adds the detected faces as ROIs (each with an id no other ROI of the buffer has) and every face's
 // landmarks to its ROI's params.
 static void write_faces(GstBuffer* buffer, const std::vector<Face>& faces) {
-  gint next_id = 0;
-  for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer)) next_id = std::max(next_id, roi->id);
+  UnusedRoiIds ids(buffer);
   for (const Face& face : faces) {
     GstVideoRegionOfInterestMeta* roi = face.roi;
     if (!roi) {
@@ -266,7 +297,7 @@ static void write_faces(GstBuffer* buffer, const std::vector<Face>& faces) {
                                                          static_cast<guint>(face.box.y),
                                                          static_cast<guint>(face.box.width),
                                                          static_cast<guint>(face.box.height));
-      roi->id = next_id < G_MAXINT ? ++next_id : next_id;
+      roi->id = ids.next();
       gst_video_region_of_interest_meta_add_param(
           roi, gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, face.confidence, "label", G_TYPE_STRING,
                                  "face", nullptr));
@@ -278,8 +309,7 @@ static void write_faces(GstBuffer* buffer, const std::vector<Face>& faces) {
 /* ------------------------------------------------------------------------------------------ */
 /* GstBaseTransform                                                                            */
 
-static gboolean start(GstBaseTransform* trans) {
-  auto* self = GST_TACONITE_LANDMARKS(trans);
+static gboolean start_unguarded(GstTaconiteLandmarks* self) {
   GST_OBJECT_LOCK(self);
   const std::string path = self->settings->model;
   GST_OBJECT_UNLOCK(self);
@@ -293,7 +323,13 @@ static gboolean start(GstBaseTransform* trans) {
   }
   GST_INFO_OBJECT(self, "loaded landmark model %s", path.c_str());
   self->stream->model = std::move(model);
+  *self->faces_skipped = 0;
   return TRUE;
+}
+
+static gboolean start(GstBaseTransform* trans) {
+  auto* self = GST_TACONITE_LANDMARKS(trans);
+  return bool_guarded(GST_ELEMENT(self), "Could not start taconitelandmarks.", [&] { return start_unguarded(self); });
 }
 
 static void reset_detection(Stream& stream) {
@@ -301,7 +337,7 @@ static void reset_detection(Stream& stream) {
   stream.carried.clear();
 }
 
-static gboolean stop(GstBaseTransform* trans) {
+static gboolean stop(GstBaseTransform* trans) {  // nothing here throws
   auto* self = GST_TACONITE_LANDMARKS(trans);
   self->stream->model.reset();
   self->stream->detector.reset();
@@ -310,7 +346,7 @@ static gboolean stop(GstBaseTransform* trans) {
   return TRUE;
 }
 
-static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
+static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {  // nothing here throws
   auto* self = GST_TACONITE_LANDMARKS(trans);
   if (!gst_video_info_from_caps(&self->stream->info, incaps)) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Unusable video caps."),
@@ -322,7 +358,7 @@ static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*ou
   return TRUE;
 }
 
-static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
+static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {  // nothing here throws
   auto* self = GST_TACONITE_LANDMARKS(trans);
   if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP || GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START)
     reset_detection(*self->stream);
@@ -341,15 +377,32 @@ static bool needs_writing(GstTaconiteLandmarks* self, GstBuffer* buffer) {
 
 static GstFlowReturn prepare_output_buffer(GstBaseTransform* trans, GstBuffer* input, GstBuffer** output) {
   auto* self = GST_TACONITE_LANDMARKS(trans);
-  if (!needs_writing(self, input)) {
-    *output = input;  // passed on untouched, even when shared
-    return GST_FLOW_OK;
-  }
-  return GST_BASE_TRANSFORM_CLASS(gst_taconite_landmarks_parent_class)->prepare_output_buffer(trans, input, output);
+  return flow_guarded(GST_ELEMENT(self), "Could not prepare a video buffer for its face landmarks.", [&] {
+    if (!needs_writing(self, input)) {
+      *output = input;  // passed on untouched, even when shared
+      return GST_FLOW_OK;
+    }
+    return GST_BASE_TRANSFORM_CLASS(gst_taconite_landmarks_parent_class)->prepare_output_buffer(trans, input, output);
+  });
 }
 
-static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
-  auto* self = GST_TACONITE_LANDMARKS(trans);
+// Finds the landmarks of the largest faces, as many as max-faces and the per-frame prediction
+// budget allow; returns how many faces got none.
+static std::size_t predict_faces(const LandmarkModel& model, const GstVideoFrame& frame, std::vector<Face>& faces,
+                                 const Settings& settings) {
+  const guint reserve = 2 * settings.box_samples;  // the most runs one face can take
+  guint runs_left = kMaxPredictionsPerFrame;
+  std::size_t done = 0;
+  for (Face& face : faces) {
+    if (done == settings.max_faces || runs_left < reserve) break;
+    face.landmarks = model.predict(frame, face.box, static_cast<int>(settings.box_samples));
+    runs_left -= reserve;
+    ++done;
+  }
+  return faces.size() - done;
+}
+
+static GstFlowReturn transform_ip_unguarded(GstTaconiteLandmarks* self, GstBuffer* buffer) {
   GST_OBJECT_LOCK(self);
   const Settings settings = *self->settings;
   GST_OBJECT_UNLOCK(self);
@@ -372,27 +425,26 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
       return GST_FLOW_ERROR;
     }
     const GstVideoFrame& pixels = frame.get();
-    try {
-      const std::vector<FaceDetection> found =
-          detect ? detections(self, pixels, settings.detect_interval, settings.detect_scale)
-                 : std::vector<FaceDetection>{};
-      faces = gather_faces(self, face_rois(buffer, roi_type), found, GST_VIDEO_FRAME_WIDTH(&pixels),
-                           GST_VIDEO_FRAME_HEIGHT(&pixels));
-      for (std::size_t i = 0; i < faces.size() && i < settings.max_faces; ++i)
-        faces[i].landmarks =
-            self->stream->model->predict(pixels, faces[i].box, static_cast<int>(settings.box_samples));
-    } catch (const std::exception& e) {
-      // OpenCV and dlib report failures by exceptions; none may cross into GStreamer's C code.
-      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not find the face landmarks of a video buffer."),
-                        ("%s", e.what()));
-      return GST_FLOW_ERROR;
+    const std::vector<FaceDetection> found =
+        detect ? detections(self, pixels, settings.detect_interval, settings.detect_scale)
+               : std::vector<FaceDetection>{};
+    faces = gather_faces(self, face_rois(buffer, roi_type), found, GST_VIDEO_FRAME_WIDTH(&pixels),
+                         GST_VIDEO_FRAME_HEIGHT(&pixels));
+    if (const std::size_t skipped = predict_faces(*self->stream->model, pixels, faces, settings)) {
+      *self->faces_skipped += skipped;
+      GST_DEBUG_OBJECT(self, "max-faces=%u, box-samples=%u, %u predictions per frame: %zu smaller faces get no "
+                       "landmarks", settings.max_faces, settings.box_samples, kMaxPredictionsPerFrame, skipped);
     }
-    if (faces.size() > settings.max_faces)
-      GST_LOG_OBJECT(self, "max-faces=%u: %zu smaller faces get no landmarks", settings.max_faces,
-                     faces.size() - settings.max_faces);
   }
   write_faces(buffer, faces);  // the frame is unmapped: the buffer is writable again
   return GST_FLOW_OK;
+}
+
+static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+  auto* self = GST_TACONITE_LANDMARKS(trans);
+  // OpenCV and dlib report failures by exceptions; none may cross into GStreamer's C code.
+  return flow_guarded(GST_ELEMENT(self), "Could not find the face landmarks of a video buffer.",
+                      [&] { return transform_ip_unguarded(self, buffer); });
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -400,6 +452,7 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
 
 static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   auto* self = GST_TACONITE_LANDMARKS(object);
+  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
   GST_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {
@@ -427,6 +480,7 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
     case PROP_DETECT_INTERVAL: g_value_set_uint(value, s.detect_interval); break;
     case PROP_DETECT_SCALE: g_value_set_double(value, s.detect_scale); break;
     case PROP_BOX_SAMPLES: g_value_set_uint(value, s.box_samples); break;
+    case PROP_FACES_SKIPPED: g_value_set_uint64(value, *self->faces_skipped); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
   GST_OBJECT_UNLOCK(self);
@@ -436,12 +490,14 @@ static void finalize(GObject* object) {
   auto* self = GST_TACONITE_LANDMARKS(object);
   delete self->stream;
   delete self->settings;
+  delete self->faces_skipped;
   G_OBJECT_CLASS(gst_taconite_landmarks_parent_class)->finalize(object);
 }
 
 static void gst_taconite_landmarks_init(GstTaconiteLandmarks* self) {
   self->settings = new Settings();
   self->stream = new Stream();
+  self->faces_skipped = new std::atomic<guint64>(0);
   gst_video_info_init(&self->stream->info);
   gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
   gst_base_transform_set_passthrough(GST_BASE_TRANSFORM(self), FALSE);
@@ -464,6 +520,7 @@ static void gst_taconite_landmarks_class_init(GstTaconiteLandmarksClass* klass) 
   const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
   const auto rw_ready = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY);
   const auto rw_playing = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING);
+  const auto ro = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   /**
    * GstTaconiteLandmarks:model:
@@ -544,6 +601,18 @@ static void gst_taconite_landmarks_class_init(GstTaconiteLandmarksClass* klass) 
                         "on the box shifted by 6 % left, right, up and down and averages the points (steadier "
                         "landmarks on small or tilted faces for that many times the work). Default: 1",
                         1, kMaxBoxSamples, kDefaultBoxSamples, rw_playing));
+  /**
+   * GstTaconiteLandmarks:faces-skipped:
+   *
+   * Since: 0.4
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_FACES_SKIPPED,
+      g_param_spec_uint64("faces-skipped", "Faces skipped",
+                          "Faces (ROIs inside the frame and detections) left without landmarks since the element "
+                          "started, by max-faces or by the 256 predictions per frame (each face reserves 2 x "
+                          "box-samples)",
+                          0, G_MAXUINT64, 0, ro));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

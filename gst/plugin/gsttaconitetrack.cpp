@@ -12,8 +12,9 @@
  * size; the predictions are matched to the frame's boxes by overlap (IoU) with an optimal
  * assignment (dlib), and a pair overlapping less than `iou-threshold` is never matched. An
  * unmatched box starts a track; its id is published once the track was matched in `min-hits`
- * frames (before that its ROI gets no `object_id`), and a track missing from more than `max-age`
- * consecutive frames ends, so a face that comes back sooner gets its id back. Ids count up from 1
+ * consecutive frames (before that its ROI gets no `object_id`, and a missed frame ends it, so
+ * flickering false detections are never confirmed). A confirmed track missing from more than
+ * `max-age` consecutive frames ends, so a face that comes back sooner gets its id back. Ids count up from 1
  * and are never reused within a stream (beyond G_MAXINT they are written as 64-bit integers).
  * At most `max-rois` ROIs of a frame are tracked (the largest), and at most as many tracks kept.
  * An `object_id` param already on a ROI of that type is replaced or, without an id, removed.
@@ -37,12 +38,15 @@
 #include <gst/video/video.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "box_tracker.hpp"
+#include "cxx_boundary.hpp"
 #include "face_selection.hpp"
+#include "property_state.hpp"
 #include "roi_track_param.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_track_debug);
@@ -122,8 +126,7 @@ GST_ELEMENT_REGISTER_DEFINE(taconitetrack, "taconitetrack", GST_RANK_NONE, GST_T
 
 // Tracks the frame's ROIs and decides what each gets; the buffer is made writable (a metadata
 // copy) only when a ROI's params change.
-static GstFlowReturn prepare_output_buffer(GstBaseTransform* trans, GstBuffer* input, GstBuffer** output) {
-  GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
+static GstFlowReturn prepare_output_buffer_unguarded(GstTaconiteTrack* self, GstBuffer* input, GstBuffer** output) {
   Stream& stream = *self->stream;
   TrackerPolicy policy;
   GST_OBJECT_LOCK(self);
@@ -184,8 +187,16 @@ static GstFlowReturn prepare_output_buffer(GstBaseTransform* trans, GstBuffer* i
   return GST_FLOW_OK;
 }
 
-static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+// OpenCV (Kalman filters), dlib (the assignment) and allocations throw; no exception may cross
+// into GStreamer's C code.
+static GstFlowReturn prepare_output_buffer(GstBaseTransform* trans, GstBuffer* input, GstBuffer** output) {
   GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
+  return flow_guarded(GST_ELEMENT(self), "Could not track the regions of interest of a video buffer.", [&] {
+    return prepare_output_buffer_unguarded(self, input, output);
+  });
+}
+
+static GstFlowReturn transform_ip_unguarded(GstTaconiteTrack* self, GstBuffer* buffer) {
   std::vector<RoiChange>& changes = self->stream->changes;
   if (changes.empty()) return GST_FLOW_OK;
   const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(buffer);
@@ -197,6 +208,12 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
   }
   changes.clear();
   return GST_FLOW_OK;
+}
+
+static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+  GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
+  return flow_guarded(GST_ELEMENT(self), "Could not write the tracking ids of a video buffer.",
+                      [&] { return transform_ip_unguarded(self, buffer); });
 }
 
 static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
@@ -236,9 +253,12 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
 
 static gboolean stop(GstBaseTransform* trans) {
   GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
-  delete self->stream;
-  self->stream = new Stream();
-  return TRUE;
+  return bool_guarded(GST_ELEMENT(self), "Could not stop taconitetrack.", [&] {
+    auto fresh = std::make_unique<Stream>();  // may throw: the old stream stays until it is made
+    delete self->stream;
+    self->stream = fresh.release();
+    return true;
+  });
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -246,6 +266,7 @@ static gboolean stop(GstBaseTransform* trans) {
 
 static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstTaconiteTrack* self = GST_TACONITE_TRACK(object);
+  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
   GST_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {
@@ -334,8 +355,9 @@ static void gst_taconite_track_class_init(GstTaconiteTrackClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_MAX_AGE,
       g_param_spec_uint("max-age", "Maximum age",
-                        "Frames a lost track survives: a face missing from at most this many consecutive frames "
-                        "gets its id back, one missing longer a new id. Default: 30",
+                        "Frames a lost confirmed track survives: a face missing from at most this many consecutive "
+                        "frames gets its id back, one missing longer a new id (a track not yet confirmed ends at "
+                        "its first missed frame). Default: 30",
                         0, G_MAXUINT, kDefaultMaxAge, rw_playing));
   /**
    * GstTaconiteTrack:min-hits:
@@ -345,8 +367,8 @@ static void gst_taconite_track_class_init(GstTaconiteTrackClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_MIN_HITS,
       g_param_spec_uint("min-hits", "Minimum hits",
-                        "Frames a track must be matched in before its id is published (ROIs of a newer track get "
-                        "no id); 1 publishes from the first frame. Default: 3",
+                        "Consecutive frames a track must be matched in before its id is published (ROIs of a newer "
+                        "track get no id); 1 publishes from the first frame. Default: 3",
                         1, G_MAXUINT, kDefaultMinHits, rw_playing));
   /**
    * GstTaconiteTrack:max-rois:

@@ -32,6 +32,7 @@ struct Request {
 struct ClientState {
   bool cancelled = false;  // cancel() until resume(): submit() fails at once
   bool missed = false;     // a batch timed out waiting for it; not waited for again until it submits
+                           // while another stream's request is queued (see submit())
   bool running = false;    // a worker is running its request: it cannot submit before that ends
 };
 
@@ -85,7 +86,11 @@ class SharedEngine {
     std::unique_lock<std::mutex> guard(lock_);
     ClientState& state = clients_.at(client);
     if (state.cancelled) return cancelled_error();  // a cancel that came before this submit still counts
-    state.missed = false;
+    // A submit alone says nothing: a stream downstream of another on this engine always submits
+    // after the other's request finished, and waiting for it again would cost a timeout per frame.
+    // Meeting another stream's queued request shows it runs alongside the others.
+    if (std::any_of(queue_.begin(), queue_.end(), [&](const Request* r) { return r->client != client; }))
+      state.missed = false;
     queue_.push_back(&request);
     work_.notify_all();
     done_.wait(guard, [&] { return request.done; });

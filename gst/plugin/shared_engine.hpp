@@ -13,8 +13,9 @@
 // timeout for more streams; once it has taken its batch the next idle worker gathers what
 // remains. It never waits when no other stream is expected to submit: every client that is not
 // flushing or stopping (cancel()) already has a request queued or running, or let a batch time
-// out waiting for it and has not submitted since (an idle, EOS or slow stream costs the others
-// one timeout, not one per frame).
+// out waiting for it and has not since submitted while another stream's request was queued (an
+// idle, EOS or slow stream, or one downstream of another element on the same engine, costs the
+// others one timeout, not one per frame).
 //
 // A failing batch of several requests is retried one request at a time, so one stream's bad
 // face or one transient device error fails only the request that really fails; an exception

@@ -48,7 +48,9 @@ std::int64_t option_or_variable(std::int64_t option, const char* option_name, co
   const char* text = variable(variable_name);
   if (text == nullptr) return fallback;
   const std::optional<std::int64_t> value = integer_in(text, 1, max);
-  if (!value) fail(ErrorKind::Input, quoted(variable_name, text) + " is not an integer in " + range);
+  if (!value)
+    fail(ErrorKind::Input, "the environment variable " + quoted(variable_name, text) + " is not an integer in " +
+                               range + ": unset it or set it in that range");
   return *value;
 }
 
@@ -84,7 +86,9 @@ int resolve_thread_count(int requested) {
   if (text == nullptr) return hardware_threads();
   const std::optional<std::int64_t> value = integer_in(text, 0, max_thread_count());
   if (!value)
-    fail(ErrorKind::Input, quoted("TACONITE_THREADS", text) + " is not a thread count; allowed " + allowed_threads());
+    fail(ErrorKind::Input, "the environment variable " + quoted("TACONITE_THREADS", text) +
+                               " (CPU threads per inference call) is not a thread count; allowed " + allowed_threads() +
+                               ": unset it or set it in that range");
   return *value == 0 ? hardware_threads() : static_cast<int>(*value);
 }
 

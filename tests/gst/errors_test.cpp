@@ -58,6 +58,21 @@ TEST(LoadErrors, MalformedManifestNamesFileAndLine) {
   fs::remove_all(dir);
 }
 
+// A user's own environment variable out of range: the error names the variable, its value and
+// its range, and says what to do (not "report a bug").
+TEST(LoadErrors, OutOfRangeTaconiteThreadsNamesTheVariableValueAndRange) {
+  if (gsttest::test_bundle().empty()) GTEST_SKIP() << "TACONITE_TEST_BUNDLE not set (meson test sets it)";
+  g_setenv("TACONITE_THREADS", "100000", TRUE);
+  const LoadFailure f = start_with_bundle(gsttest::test_bundle().c_str());
+  g_unsetenv("TACONITE_THREADS");
+  EXPECT_EQ(f.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_EQ(f.domain, GST_RESOURCE_ERROR);
+  EXPECT_NE(f.debug.find("environment variable TACONITE_THREADS='100000'"), std::string::npos) << f.debug;
+  EXPECT_NE(f.debug.find("allowed 1.."), std::string::npos) << "the range: " << f.debug;
+  EXPECT_NE(f.debug.find("TACONITE_* environment variables"), std::string::npos) << "what to do: " << f.debug;
+  EXPECT_EQ(f.debug.find("bug"), std::string::npos) << f.debug;
+}
+
 TEST(LoadErrors, ElementRecoversAfterAFailedLoad) {
   // A failed READY->PAUSED leaves the element usable: the same instance can be fixed and retried.
   GstElement* element = gst_element_factory_make("taconiteadaface", nullptr);

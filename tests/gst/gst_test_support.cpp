@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <thread>
 
 #include "gsttaconiteadaface.h"
@@ -85,6 +86,10 @@ class FakeEngine final : public taconite::gst::EngineClient {
     for (const taconite::FaceChw& face : faces) {
       state_->inputs.emplace_back(face.data.begin(), face.data.end());
       out.push_back(fake_embedding(state_->inputs.back()));
+      if (state_->infinite) {
+        out.back()[0] = std::numeric_limits<float>::infinity();
+        out.back()[1] = -std::numeric_limits<float>::infinity();
+      }
     }
     return out;
   }

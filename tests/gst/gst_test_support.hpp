@@ -32,6 +32,7 @@ struct FakeEngineState {
   int opened = 0;                          // engines opened (one per READY->PAUSED)
   bool fail_embed = false;                 // embed() returns a Device error
   std::atomic<int> delay_ms{0};            // embed() takes this long (a slow engine)
+  std::atomic<bool> infinite{false};       // raw embeddings hold +Inf and -Inf (a model that overflows)
 
   void close_gate();
   void open_gate();

@@ -414,6 +414,10 @@ class ScriptedSharedEngineTest : public ::testing::Test {
   }
 };
 
+void wait_for_queued_in(const taconite::gst::SharedEngine& engine, std::size_t n) {
+  while (taconite::gst::shared_engine_queued(engine) < n) std::this_thread::yield();
+}
+
 void expect_embedding(const taconite::Result<std::vector<taconite::Embedding>>& result, float value) {
   ASSERT_TRUE(result.ok()) << result.error().message;
   ASSERT_EQ(result.value().size(), 1u);
@@ -483,10 +487,49 @@ TEST_F(ScriptedSharedEngineTest, AStreamThatStoppedSubmittingCostsTheOthersOneTi
   EXPECT_EQ(taconite::gst::shared_engine_stats(*engine).timeouts, 1u)
       << "the first frame waits for the idle stream, the next ones do not";
 
-  // The idle stream submits again: it is waited for again.
+  // The idle stream submits again, alone: its own frame waits for the streaming one.
   const OneFace face(9);
   expect_embedding(idle->embed(face.span()), 9);
   EXPECT_EQ(taconite::gst::shared_engine_stats(*engine).timeouts, 2u) << "its own frame waited for the streaming one";
+}
+
+// Two elements in series on one engine (a live source: the upstream one's next frame comes after
+// the downstream one finished this one): each submits only after the other's request is done, so
+// neither can ever join the other's batch. Each costs one timeout, not one per frame.
+TEST_F(ScriptedSharedEngineTest, ElementsInSeriesCostOneTimeoutEachNotOnePerFrame) {
+  auto upstream = client(2, std::chrono::milliseconds(100));
+  auto downstream = client(2, std::chrono::milliseconds(100));
+  for (int i = 0; i < 6; ++i) {
+    const OneFace face(static_cast<float>(i));
+    expect_embedding(upstream->embed(face.span()), static_cast<float>(i));
+    expect_embedding(downstream->embed(face.span()), static_cast<float>(i));
+  }
+  EXPECT_EQ(taconite::gst::shared_engine_stats(*engine).timeouts, 2u)
+      << "the first frame of each waits for the other; later ones wait for nobody";
+  EXPECT_EQ(taconite::gst::shared_engine_stats(*engine).calls, 12u);
+
+
+  // A stream whose request meets another stream's queued request runs alongside the others: it
+  // is waited for again. A third stream holds the engine while both queue a face.
+  {
+    auto holder = client(1, std::chrono::microseconds(0));
+    const OneFace held(30), a(31), b(32);
+    script->set_gate(false);
+    auto first = std::async(std::launch::async, [&] { return holder->embed(held.span()); });
+    script->wait_for_waiting(1);
+    auto second = std::async(std::launch::async, [&] { return upstream->embed(a.span()); });
+    wait_for_queued_in(*engine, 1);
+    auto third = std::async(std::launch::async, [&] { return downstream->embed(b.span()); });
+    wait_for_queued_in(*engine, 2);
+    script->set_gate(true);
+    expect_embedding(first.get(), 30);
+    expect_embedding(second.get(), 31);
+    expect_embedding(third.get(), 32);
+  }  // the holder detaches
+  const OneFace last(40);
+  expect_embedding(upstream->embed(last.span()), 40);
+  EXPECT_EQ(taconite::gst::shared_engine_stats(*engine).timeouts, 3u)
+      << "the downstream stream met a queued request, so it is expected (and waited for) again";
 }
 
 TEST_F(ScriptedSharedEngineTest, AFlushingStreamIsNotWaitedFor) {

@@ -137,6 +137,40 @@ TEST_F(TaconiteTrackTest, CrossingFacesKeepTheirIds) {
   EXPECT_NE(*left_ids.begin(), *right_ids.begin());
 }
 
+// A flickering false detection (as a detector gives on a patch of texture) is never confirmed:
+// the hits towards min-hits must be consecutive, and an unconfirmed track ends at its first miss.
+TEST_F(TaconiteTrackTest, AFlickeringDetectionIsNeverConfirmed) {
+  start();  // min-hits=3, max-age=30
+  const Roi flicker{150, 100, 40, 40};
+  int index = 0;
+  for (int round = 0; round < 10; ++round) {
+    // Seen in two frames out of three: 20 hits in all, never 3 in a row.
+    EXPECT_FALSE(push_one(index++, flicker)) << "frame " << index - 1;
+    EXPECT_FALSE(push_one(index++, flicker)) << "frame " << index - 1;
+    EXPECT_TRUE(push(frame(index++, {})).empty());
+  }
+  // A face that stays is confirmed after min-hits frames in a row, with the stream's first id.
+  EXPECT_FALSE(push_one(index++, flicker));
+  EXPECT_FALSE(push_one(index++, flicker));
+  EXPECT_EQ(push_one(index++, flicker), 1);
+}
+
+TEST(BoxTrackerTest, HitsMustBeConsecutiveAndUnconfirmedTracksEndAtTheirFirstMiss) {
+  using taconite::gst::Box;
+  taconite::gst::TrackerPolicy policy;  // min_hits 3, max_age 30
+  taconite::gst::BoxTracker tracker;
+  const Box box{100, 100, 40, 40};
+  EXPECT_EQ(tracker.update({box}, policy)[0], std::nullopt);
+  EXPECT_EQ(tracker.update({box}, policy)[0], std::nullopt);
+  tracker.update({}, policy);
+  EXPECT_EQ(tracker.size(), 0u) << "an unconfirmed track missed once ends";
+  for (int i = 0; i < 2; ++i) tracker.update({box}, policy);
+  EXPECT_EQ(tracker.update({box}, policy)[0], 1) << "three in a row confirm it";
+  for (int i = 0; i < 30; ++i) tracker.update({}, policy);
+  EXPECT_EQ(tracker.size(), 1u) << "a confirmed track survives max-age misses";
+  EXPECT_EQ(tracker.update({box}, policy)[0], 1);
+}
+
 class MaxAgeTest : public TaconiteTrackTest, public ::testing::WithParamInterface<int> {};
 
 TEST_P(MaxAgeTest, AFaceBackWithinMaxAgeGetsItsIdBackLaterANewOne) {
