@@ -54,6 +54,7 @@
 #include "face_preprocess.hpp"
 #include "face_selection.hpp"
 #include "property_state.hpp"
+#include "roi_params.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_landmarks_debug);
 #define GST_CAT_DEFAULT taconite_landmarks_debug
@@ -150,44 +151,10 @@ GST_ELEMENT_REGISTER_DEFINE(taconitelandmarks, "taconitelandmarks", GST_RANK_NON
 /* ------------------------------------------------------------------------------------------ */
 /* ROI params                                                                                  */
 
-static GValue double_array(const Point2* points, std::size_t n, bool x) {
-  GValue array = G_VALUE_INIT;
-  gst_value_array_init(&array, static_cast<guint>(n));
-  for (std::size_t i = 0; i < n; ++i) {
-    GValue v = G_VALUE_INIT;
-    g_value_init(&v, G_TYPE_DOUBLE);
-    g_value_set_double(&v, x ? points[i].x : points[i].y);
-    gst_value_array_append_and_take_value(&array, &v);
-  }
-  return array;
-}
-
-// A structure `name` with x and y arrays of the points (frame pixels).
-static GstStructure* points_structure(const char* name, const Point2* points, std::size_t n) {
-  GstStructure* s = gst_structure_new_empty(name);
-  GValue xs = double_array(points, n, true), ys = double_array(points, n, false);
-  gst_structure_take_value(s, "x", &xs);
-  gst_structure_take_value(s, "y", &ys);
-  return s;
-}
-
-// Replaces the ROI's param structure called `name` (if any) by `s`, at the end of its params.
-static void replace_param(GstVideoRegionOfInterestMeta* roi, GstStructure* s) {
-  for (GList* l = roi->params; l;) {
-    GList* next = l->next;
-    if (gst_structure_has_name(static_cast<GstStructure*>(l->data), gst_structure_get_name(s))) {
-      gst_structure_free(static_cast<GstStructure*>(l->data));
-      roi->params = g_list_delete_link(roi->params, l);
-    }
-    l = next;
-  }
-  gst_video_region_of_interest_meta_add_param(roi, s);
-}
-
 static void write_landmarks(GstVideoRegionOfInterestMeta* roi, const FaceLandmarks& landmarks) {
   const std::array<Point2, 5> five = landmarks.five();
-  replace_param(roi, points_structure("landmarks", five.data(), five.size()));
-  replace_param(roi, points_structure("landmarks-68", landmarks.points.data(), landmarks.points.size()));
+  replace_roi_param(roi, points_structure("landmarks", five));
+  replace_roi_param(roi, points_structure("landmarks-68", landmarks.points));
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -264,32 +231,12 @@ static std::vector<Face> gather_faces(GstTaconiteLandmarks* self,
   return faces;
 }
 
-// Hands out the lowest positive ROI ids that no ROI of the buffer has (whatever ids, G_MAXINT
-// included, the buffer's ROIs carry).
-class UnusedRoiIds {
- public:
-  explicit UnusedRoiIds(GstBuffer* buffer) {
-    for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer))
-      if (roi->id > 0) used_.push_back(roi->id);
-    std::sort(used_.begin(), used_.end());
-    used_.erase(std::unique(used_.begin(), used_.end()), used_.end());
-  }
-  // There are fewer ROIs than positive ints, so a free id is always found below G_MAXINT.
-  gint next() {
-    while (next_used_ < used_.size() && used_[next_used_] == candidate_) ++candidate_, ++next_used_;
-    return candidate_++;
-  }
-
- private:
-  std::vector<gint> used_;  // sorted, distinct
-  std::size_t next_used_ = 0;
-  gint candidate_ = 1;
-};
-
 // Adds the detected faces as ROIs (each with an id no other ROI of the buffer has) and every face's
 // landmarks to its ROI's params.
 static void write_faces(GstBuffer* buffer, const std::vector<Face>& faces) {
-  UnusedRoiIds ids(buffer);
+  const auto detected = std::count_if(faces.begin(), faces.end(), [](const Face& face) { return !face.roi; });
+  const std::vector<gint> ids = unused_roi_ids(buffer, static_cast<std::size_t>(detected));
+  std::size_t next_id = 0;
   for (const Face& face : faces) {
     GstVideoRegionOfInterestMeta* roi = face.roi;
     if (!roi) {
@@ -297,10 +244,8 @@ static void write_faces(GstBuffer* buffer, const std::vector<Face>& faces) {
                                                          static_cast<guint>(face.box.y),
                                                          static_cast<guint>(face.box.width),
                                                          static_cast<guint>(face.box.height));
-      roi->id = ids.next();
-      gst_video_region_of_interest_meta_add_param(
-          roi, gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, face.confidence, "label", G_TYPE_STRING,
-                                 "face", nullptr));
+      roi->id = ids[next_id++];
+      add_detection_param(roi, face.confidence);
     }
     if (face.landmarks) write_landmarks(roi, *face.landmarks);
   }

@@ -1,6 +1,5 @@
 #include "roi_params.hpp"
 
-#include <algorithm>
 #include <set>
 
 #include "face_selection.hpp"
@@ -52,15 +51,14 @@ GstStructure* add_detection_param(GstVideoRegionOfInterestMeta* roi, double conf
 
 std::vector<gint> unused_roi_ids(GstBuffer* buffer, std::size_t count) {
   std::set<gint> used;
-  for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer)) used.insert(roi->id);
-  const gint largest = used.empty() ? 0 : std::max(0, *used.rbegin());
+  for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer))
+    if (roi->id > 0) used.insert(roi->id);
   std::vector<gint> ids;
-  if (static_cast<gint64>(largest) + static_cast<gint64>(count) <= G_MAXINT) {
-    for (std::size_t i = 1; i <= count; ++i) ids.push_back(largest + static_cast<gint>(i));
-    return ids;
+  auto next_used = used.begin();
+  for (gint candidate = 1; ids.size() < count; ++candidate) {  // at most used.size() + count steps
+    while (next_used != used.end() && *next_used < candidate) ++next_used;
+    if (next_used == used.end() || *next_used != candidate) ids.push_back(candidate);
   }
-  for (gint id = 1; ids.size() < count && id < G_MAXINT; ++id)  // at most used.size() + count steps
-    if (!used.contains(id)) ids.push_back(id);
   return ids;
 }
 

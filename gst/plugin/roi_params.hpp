@@ -22,8 +22,8 @@ void replace_roi_param(GstVideoRegionOfInterestMeta* roi, GstStructure* s);
 // by the ROI) for more fields.
 GstStructure* add_detection_param(GstVideoRegionOfInterestMeta* roi, double confidence);
 
-// `count` ROI ids that no ROI meta of `buffer` has and that differ from each other: counting up from
-// the largest id on the buffer, or the lowest free positive ids once that would pass G_MAXINT.
+// The `count` lowest positive ROI ids that no ROI meta of `buffer` has (whatever ids, G_MAXINT
+// included, its ROIs carry), ascending. There are fewer ROIs than positive ints, so there are enough.
 std::vector<gint> unused_roi_ids(GstBuffer* buffer, std::size_t count);
 
 }  // namespace taconite::gst

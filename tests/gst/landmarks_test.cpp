@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "face_frames.hpp"
 #include "gst_test_support.hpp"
 
 namespace {
@@ -20,55 +21,16 @@ namespace {
 using gsttest::install_fake_engine;
 using gsttest::uninstall_fake_engine;
 
-struct Pt {
-  double x = 0, y = 0;
-};
+using gsttest::astronaut_rgb;
+using gsttest::Pt;
+using gsttest::rois_of;
 
-// The astronaut photo (512x512, scaled by `zoom`) as a packed RGB buffer; nullptr when skimage's
-// data is missing.
-GstBuffer* astronaut_rgb(int* width, int* height, double zoom = 1.0) {
-  const char* path = std::getenv("TACONITE_TEST_ASTRONAUT");
-  if (!path || !*path) return nullptr;
-  cv::Mat bgr = cv::imread(path, cv::IMREAD_COLOR);
-  if (bgr.empty()) return nullptr;
-  if (zoom != 1.0) cv::resize(bgr, bgr, cv::Size(), zoom, zoom, cv::INTER_LINEAR);
-  *width = bgr.cols;
-  *height = bgr.rows;
-  return gsttest::rgb_buffer(bgr.cols, bgr.rows, [&](int x, int y) {
-    const cv::Vec3b p = bgr.at<cv::Vec3b>(y, x);
-    return std::array<std::uint8_t, 3>{p[2], p[1], p[0]};
-  });
-}
+std::string caps_for(const char* format, int width, int height) { return gsttest::video_caps(format, width, height); }
 
-std::string caps_for(const char* format, int width, int height) {
-  return std::string("video/x-raw,format=") + format + ",width=" + std::to_string(width) +
-         ",height=" + std::to_string(height) + ",framerate=30/1";
-}
+std::vector<Pt> points(GstVideoRegionOfInterestMeta* roi, const char* name) { return gsttest::roi_points(roi, name); }
 
 GstHarness* landmarks_harness(const std::string& properties) {
   return gst_harness_new_parse(("taconitelandmarks " + properties).c_str());
-}
-
-std::vector<GstVideoRegionOfInterestMeta*> rois_of(GstBuffer* buffer) {
-  std::vector<GstVideoRegionOfInterestMeta*> rois;
-  gpointer state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
-    rois.push_back(reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta));
-  return rois;
-}
-
-// The points of a ROI param structure with x/y arrays; empty when the ROI has none.
-std::vector<Pt> points(GstVideoRegionOfInterestMeta* roi, const char* name) {
-  GstStructure* s = gst_video_region_of_interest_meta_get_param(roi, name);
-  std::vector<Pt> out;
-  if (!s) return out;
-  const GValue* xs = gst_structure_get_value(s, "x");
-  const GValue* ys = gst_structure_get_value(s, "y");
-  if (!xs || !ys || !GST_VALUE_HOLDS_ARRAY(xs) || !GST_VALUE_HOLDS_ARRAY(ys)) return out;
-  for (guint i = 0; i < gst_value_array_get_size(xs) && i < gst_value_array_get_size(ys); ++i)
-    out.push_back({g_value_get_double(gst_value_array_get_value(xs, i)),
-                   g_value_get_double(gst_value_array_get_value(ys, i))});
-  return out;
 }
 
 // The face ROI whose box holds (x, y), or nullptr.
