@@ -185,7 +185,7 @@ std::string MqttPublisher::connection_ended_locked(const std::string& reason, bo
       in_library_ = 0;
     }
   }
-  if (!started_) return "";  // start() reports it as an error
+  if (!started_ && !ever_connected_) return "";  // start() reports it as an error
   const std::string holding = "holding up to " + std::to_string(settings_.max_pending) + " messages";
   if (!in_outage_) {
     in_outage_ = true;
