@@ -227,6 +227,13 @@ TEST_F(PublishFileTest, AnEmbeddingGoesOnlyToTheRoiItBelongsToWhenIdsAreShared) 
 // which facedetect gave the same id 0, is published without an embedding and with status null.
 TEST_F(PublishFileTest, AFaceTaconiteadafaceDidNotSelectIsPublishedWithoutAnEmbedding) {
   std::shared_ptr<FakeEngineState> engine = install_fake_engine();
+  struct Uninstall {  // also when an assertion ends the test early: the harness goes first
+    GstHarness*& h;
+    ~Uninstall() {
+      if (h) gst_harness_teardown(std::exchange(h, nullptr));
+      uninstall_fake_engine();
+    }
+  } uninstall{h_};
   const std::string line = "taconiteadaface bundle=fake input-mode=rois min-face-size=30 ! taconitepublish "
                            "embedding=base64 location=\"" + path_ + "\"";
   h_ = gst_harness_new_parse(line.c_str());
@@ -260,9 +267,6 @@ TEST_F(PublishFileTest, AFaceTaconiteadafaceDidNotSelectIsPublishedWithoutAnEmbe
     }
     EXPECT_EQ(ids.size(), 2u) << "taconiteadaface gives every face ROI an id of its own";
   }
-  gst_harness_teardown(h_);
-  h_ = nullptr;
-  uninstall_fake_engine();
 }
 
 // Properties flagged GST_PARAM_MUTABLE_READY are refused while playing (they take effect at start).
