@@ -463,8 +463,8 @@ static void gst_taconite_publish_class_init(GstTaconitePublishClass* klass) {
       g_param_spec_enum("method", "Method", "Where the documents go: JSON lines to a file, or MQTT. Default: file",
                         taconite_publish_method_get_type(), static_cast<gint>(PublishMethod::File), rw_ready));
   install_string(gobject_class, PROP_LOCATION, "location", "Location",
-                 "method=file: the JSON-lines file (created or truncated at start); '-' writes to stdout. "
-                 "Default: \"-\"",
+                 "method=file: the JSON-lines file (created or truncated at start; a FIFO needs its reader "
+                 "running, else the start fails); '-' writes to stdout. Default: \"-\"",
                  "-");
   install_string(gobject_class, PROP_STREAM, "stream", "Stream",
                  "The document's \"stream\" (camera name) and the {stream} of the topic (one topic level: no "
