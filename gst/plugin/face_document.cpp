@@ -19,6 +19,15 @@ namespace taconite::gst {
 
 namespace {
 
+// JSON has no NaN or infinity (json-glib would print `nan.0`, which no parser accepts): a value
+// that is not finite is written as null (docs/faces-message.md).
+void add_number(JsonBuilder* b, double value) {
+  if (std::isfinite(value))
+    json_builder_add_double_value(b, value);
+  else
+    json_builder_add_null_value(b);
+}
+
 // ROI param structures that are not an identity even when they carry a `label`.
 bool is_identity_candidate(const GstStructure* s) {
   for (const char* other : {"detection", "object_id", "landmarks", "landmarks-68", GST_TACONITE_EMBEDDING_PARAMS_NAME})
@@ -46,8 +55,7 @@ void add_identity(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
     const GValue* confidence = gst_structure_get_value(s, "confidence");
     if (confidence && (G_VALUE_HOLDS_DOUBLE(confidence) || G_VALUE_HOLDS_FLOAT(confidence))) {
       json_builder_set_member_name(b, "confidence");
-      json_builder_add_double_value(b, G_VALUE_HOLDS_DOUBLE(confidence) ? g_value_get_double(confidence)
-                                                                        : g_value_get_float(confidence));
+      add_number(b, G_VALUE_HOLDS_DOUBLE(confidence) ? g_value_get_double(confidence) : g_value_get_float(confidence));
     }
     return;
   }
@@ -59,7 +67,7 @@ void add_embedding(JsonBuilder* b, const GstTaconiteEmbeddingMeta* meta, Embeddi
   if (format == EmbeddingFormat::Array) {
     json_builder_begin_array(b);
     // json-glib prints doubles with 17 significant digits: ~20 bytes a value (base64 takes 5.3).
-    for (guint i = 0; i < meta->dim; ++i) json_builder_add_double_value(b, meta->embedding[i]);
+    for (guint i = 0; i < meta->dim; ++i) add_number(b, meta->embedding[i]);
     json_builder_end_array(b);
     return;
   }
@@ -122,8 +130,8 @@ void add_face(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi, const Gst
     json_builder_begin_array(b);
     for (const Point2& p : points) {
       json_builder_begin_array(b);
-      json_builder_add_double_value(b, std::round(p.x * 100.0) / 100.0);  // 0.01 px is plenty
-      json_builder_add_double_value(b, std::round(p.y * 100.0) / 100.0);
+      add_number(b, std::round(p.x * 100.0) / 100.0);  // 0.01 px is plenty
+      add_number(b, std::round(p.y * 100.0) / 100.0);
       json_builder_end_array(b);
     }
     json_builder_end_array(b);
@@ -138,7 +146,10 @@ void add_face(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi, const Gst
   json_builder_set_member_name(b, "status");
   meta ? json_builder_add_string_value(b, status_name(meta->status)) : json_builder_add_null_value(b);
   json_builder_set_member_name(b, "norm");
-  meta ? json_builder_add_double_value(b, meta->norm) : json_builder_add_null_value(b);
+  if (meta)
+    add_number(b, meta->norm);
+  else
+    json_builder_add_null_value(b);
   if (roi) add_identity(b, roi);
   add_embedding(b, meta, context.embedding);
   json_builder_end_object(b);
@@ -148,11 +159,34 @@ bool roi_is_face(const GstVideoRegionOfInterestMeta* roi, const std::string& roi
   return roi_type.empty() || roi->roi_type == g_quark_try_string(roi_type.c_str());
 }
 
+// The embedding meta of `roi`, one of the buffer's ROI metas `all`. A meta names its ROI by id
+// only, and ids need not be unique (facedetect leaves every ROI at 0): when several ROIs share the
+// id, the meta goes to the one of them carrying taconiteadaface's "taconite-embedding" param if
+// exactly one does, else to none, so a face never shows another face's embedding. The
+// whole-buffer id (-1) names no ROI.
+const GstTaconiteEmbeddingMeta* roi_embedding(GstBuffer* buffer, const GstVideoRegionOfInterestMeta* roi,
+                                              const std::vector<GstVideoRegionOfInterestMeta*>& all) {
+  if (roi->id == GST_TACONITE_WHOLE_BUFFER_ROI_ID) return nullptr;
+  const auto embedded = [](const GstVideoRegionOfInterestMeta* r) {
+    return gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(r),
+                                                       GST_TACONITE_EMBEDDING_PARAMS_NAME) != nullptr;
+  };
+  std::size_t sharing = 0, sharing_embedded = 0;
+  for (const GstVideoRegionOfInterestMeta* other : all)
+    if (other->id == roi->id) {
+      ++sharing;
+      sharing_embedded += embedded(other);
+    }
+  if (sharing > 1 && !(sharing_embedded == 1 && embedded(roi))) return nullptr;
+  return gst_buffer_get_taconite_embedding_meta_for_roi(buffer, roi->id);
+}
+
 }  // namespace
 
 std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& context) {
+  const std::vector<GstVideoRegionOfInterestMeta*> all = buffer_rois(buffer);
   std::vector<const GstVideoRegionOfInterestMeta*> rois;
-  for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer))
+  for (const GstVideoRegionOfInterestMeta* roi : all)
     if (roi_is_face(roi, context.roi_type)) rois.push_back(roi);
   const GstTaconiteEmbeddingMeta* whole = gst_buffer_get_taconite_embedding_meta_for_roi(
       buffer, GST_TACONITE_WHOLE_BUFFER_ROI_ID);
@@ -187,7 +221,7 @@ std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& 
   json_builder_begin_array(b);
   if (whole) add_face(b, nullptr, whole, context);
   for (const GstVideoRegionOfInterestMeta* roi : rois)
-    add_face(b, roi, gst_buffer_get_taconite_embedding_meta_for_roi(buffer, roi->id), context);
+    add_face(b, roi, roi_embedding(buffer, roi, all), context);
   json_builder_end_array(b);
   json_builder_end_object(b);
 

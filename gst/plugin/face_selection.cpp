@@ -75,7 +75,7 @@ std::vector<FaceJob> select_faces(GstBuffer* buffer, const GstVideoInfo& info, c
   return {whole};
 }
 
-void claim_face_rois(GstBuffer* writable_buffer, std::vector<FaceJob>& faces) {
+void claim_face_rois(GstBuffer* writable_buffer, std::vector<FaceJob>& faces, GQuark roi_type) {
   const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(writable_buffer);
   std::unordered_set<gint> used;
   std::vector<bool> first_with_its_id(rois.size());
@@ -85,18 +85,23 @@ void claim_face_rois(GstBuffer* writable_buffer, std::vector<FaceJob>& faces) {
     largest = std::max<gint64>(largest, rois[i]->id);
   }
   gint64 next = largest;
-  for (FaceJob& face : faces) {
-    if (face.whole_buffer) continue;
-    face.roi = face.roi_index < rois.size() ? rois[face.roi_index] : nullptr;  // a copy lost the meta
-    if (!face.roi) continue;
-    if (first_with_its_id[face.roi_index] && face.roi->id != GST_TACONITE_WHOLE_BUFFER_ROI_ID) continue;
+  // Every face ROI, embedded or not: a face left sharing the id of an embedded one would be given
+  // its embedding by whoever looks embeddings up by id (taconitepublish, taconiteidentify).
+  for (std::size_t i = 0; i < rois.size(); ++i) {
+    GstVideoRegionOfInterestMeta* roi = rois[i];
+    if (roi->roi_type != roi_type) continue;
+    if (first_with_its_id[i] && roi->id != GST_TACONITE_WHOLE_BUFFER_ROI_ID) continue;
     // At most rois.size() ids are in use, so this finds a free one within rois.size() + 1 steps.
     do {
       next = next >= G_MAXINT ? 1 : next + 1;
     } while (used.count(static_cast<gint>(next)));
-    face.roi->id = static_cast<gint>(next);
-    face.roi_id = face.roi->id;
-    used.insert(face.roi->id);
+    roi->id = static_cast<gint>(next);
+    used.insert(roi->id);
+  }
+  for (FaceJob& face : faces) {
+    if (face.whole_buffer) continue;
+    face.roi = face.roi_index < rois.size() ? rois[face.roi_index] : nullptr;  // a copy lost the meta
+    if (face.roi) face.roi_id = face.roi->id;
   }
 }
 

@@ -40,10 +40,11 @@ PixelBox clipped_roi_box(const GstVideoRegionOfInterestMeta& roi, const GstVideo
 std::vector<FaceJob> select_faces(GstBuffer* buffer, const GstVideoInfo& info, const SelectionRules& rules);
 
 // Points the faces chosen by select_faces on (a writable copy of) the same buffer at that
-// buffer's ROI metas, and makes each face ROI's id name it alone, so its embedding meta can be
-// looked up by id: a face keeps its id when it is the first ROI meta with that id and not -1 (the
-// whole-buffer id); otherwise it gets the next id above the largest on the buffer that no ROI
-// meta uses (wrapping to 1 past G_MAXINT).
-void claim_face_rois(GstBuffer* writable_buffer, std::vector<FaceJob>& faces);
+// buffer's ROI metas, and makes each ROI of type `roi_type` (selected or not) the only ROI of the
+// buffer before it with its id, so an embedding meta looked up by id names one face: a face ROI
+// keeps its id when it is the first ROI meta with that id and not -1 (the whole-buffer id);
+// otherwise it gets the next id above the largest on the buffer that no ROI meta uses (wrapping
+// to 1 past G_MAXINT).
+void claim_face_rois(GstBuffer* writable_buffer, std::vector<FaceJob>& faces, GQuark roi_type);
 
 }  // namespace taconite::gst

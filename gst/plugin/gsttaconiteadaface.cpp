@@ -383,7 +383,7 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
   std::vector<FaceJob> jobs = due ? select_faces(buffer, st->info, rules) : std::vector<FaceJob>{};
   if (!jobs.empty()) {
     buffer = gst_buffer_make_writable(buffer);
-    claim_face_rois(buffer, jobs);
+    claim_face_rois(buffer, jobs, rules.roi_type);
   }
   const EngineInfo& engine = client.info();
   if (order == ChannelOrder::Auto) order = engine.bgr_input ? ChannelOrder::Bgr : ChannelOrder::Rgb;

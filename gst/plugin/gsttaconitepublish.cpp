@@ -13,13 +13,16 @@
  * without faces publish nothing unless `publish-empty` is set.
  *
  * Buffers pass through untouched. The file is written on the streaming thread (a write failure
- * is an error). MQTT never blocks the streaming thread: documents wait in a queue of at most
- * `max-pending` messages while a worker thread hands them to libmosquitto, which reconnects after
- * a lost connection with a growing delay (1 s doubling up to 16 s); messages beyond the bound
- * are dropped, oldest first, and counted (`messages-dropped`). A lost connection posts one
- * warning message; its return an info message with the count dropped meanwhile. A broker that is
- * unreachable at start is an error unless `retry-at-start` is set. At EOS the element waits up
- * to 10 s for pending messages to go out while the broker is connected.
+ * is an error; a FIFO without a reader is refused, not waited on). MQTT never blocks the
+ * streaming thread: documents wait in a queue of at most `max-pending` messages while a worker
+ * thread hands them to libmosquitto; a network thread reconnects after a lost connection or a
+ * failed attempt (unreachable, no answer within 10 s, refused, TLS failure) with a growing delay
+ * (1 s doubling up to 16 s); messages beyond the bound are dropped, oldest first, and counted
+ * (`messages-dropped`). An outage posts one warning message (and one more for each new refusal or
+ * TLS failure during it); its end an info message with the count dropped meanwhile. A broker that
+ * cannot be connected to at start is an error after at most ~10 s, unless `retry-at-start` is
+ * set (then the start does not wait for it). Stopping waits at most ~100 ms for the network. At
+ * EOS the element waits up to 10 s for pending messages to go out while the broker is connected.
  *
  * ## Example launch lines
  * |[
@@ -40,10 +43,14 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "cxx_boundary.hpp"
 #include "face_document.hpp"
+#include "input_file.hpp"
 #include "jsonl_file.hpp"
 #include "mqtt_publisher.hpp"
+#include "property_state.hpp"
 #include "publish_enums.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_publish_debug);
@@ -95,19 +102,10 @@ std::string substitute_stream(std::string topic, const std::string& stream) {
 
 // The credentials file: the user name on the first line, the password on the second.
 bool read_credentials(const std::string& path, std::string* username, std::string* password, std::string* error) {
-  gchar* contents = nullptr;
-  gsize length = 0;
-  GError* gerror = nullptr;
-  if (!g_file_get_contents(path.c_str(), &contents, &length, &gerror)) {
-    *error = std::string("cannot read the credentials file: ") + gerror->message;
-    g_error_free(gerror);
-    return false;
-  }
-  std::string text(contents, length);
-  g_free(contents);
-  if (length > kMaxCredentialsBytes) {
-    *error = "credentials file '" + path + "' is " + std::to_string(length) + " bytes, expected at most " +
-             std::to_string(kMaxCredentialsBytes) + " (a user name line and a password line)";
+  std::string text, problem;
+  if (!read_regular_file(path, kMaxCredentialsBytes, &text, &problem)) {
+    *error = "cannot read the credentials file '" + path + "': " + problem +
+             " (expected a user name line and a password line)";
     return false;
   }
   const std::size_t newline = text.find('\n');
@@ -123,6 +121,21 @@ bool read_credentials(const std::string& path, std::string* username, std::strin
   }
   return true;
 }
+
+// GST_OBJECT_LOCK for a scope, released also when a copy made under it throws (bad_alloc).
+class ObjectLock {
+ public:
+  explicit ObjectLock(gpointer object) : object_(GST_OBJECT(object)) { GST_OBJECT_LOCK(object_); }
+  ~ObjectLock() { GST_OBJECT_UNLOCK(object_); }
+  ObjectLock(const ObjectLock&) = delete;
+  ObjectLock& operator=(const ObjectLock&) = delete;
+
+ private:
+  GstObject* object_;
+};
+
+// A stream name goes into the topic as one level: '/' would add levels, '+' and '#' are wildcards.
+bool stream_fits_topic(const std::string& stream) { return stream.find_first_of("/+#") == std::string::npos; }
 
 }  // namespace
 
@@ -189,6 +202,14 @@ static bool open_mqtt(GstTaconitePublish* self, const Settings& s, Output& out) 
     GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("method=mqtt needs a broker 'host'"), (nullptr));
     return false;
   }
+  if (s.topic.find("{stream}") != std::string::npos && !stream_fits_topic(out.context.stream)) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+                      ("stream name '%s' cannot go into the MQTT topic '%s': it holds '/', '+' or '#' (a topic level "
+                       "separator or wildcard)",
+                       out.context.stream.c_str(), s.topic.c_str()),
+                      ("property stream"));
+    return false;
+  }
   if (out.topic.empty() || mosquitto_pub_topic_check(out.topic.c_str()) != MOSQ_ERR_SUCCESS) {
     GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
                       ("MQTT topic '%s' is not a valid topic to publish on (empty, or with the wildcards + or #)",
@@ -212,48 +233,54 @@ static bool open_mqtt(GstTaconitePublish* self, const Settings& s, Output& out) 
   return true;
 }
 
-static gboolean start(GstBaseTransform* trans) {
+static bool start_unguarded(GstBaseTransform* trans) {
   GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
-  GST_OBJECT_LOCK(self);
-  const Settings s = *self->settings;
-  const std::string name = GST_OBJECT_NAME(self) ? GST_OBJECT_NAME(self) : "";
-  GST_OBJECT_UNLOCK(self);
+  Settings s;
+  std::string name;
+  {
+    ObjectLock lock(self);
+    s = *self->settings;
+    name = GST_OBJECT_NAME(self) ? GST_OBJECT_NAME(self) : "";
+    *self->counters = std::make_shared<PublishCounters>();  // the counters count from each start
+  }
   auto out = std::make_unique<Output>();
   out->context.stream = s.stream.empty() ? name : s.stream;
   out->context.roi_type = s.roi_type;
   out->context.embedding = s.embedding;
   out->context.publish_empty = s.publish_empty;
   out->topic = substitute_stream(s.topic, out->context.stream);
-  GST_OBJECT_LOCK(self);
-  *self->counters = std::make_shared<PublishCounters>();  // the counters count from each start
-  GST_OBJECT_UNLOCK(self);
 
   if (s.method == PublishMethod::File) {
     std::string error;
     out->file = JsonLinesFile::open(s.location, &error);
     if (!out->file) {
       GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", error.c_str()), ("property location"));
-      return FALSE;
+      return false;
     }
   } else if (!open_mqtt(self, s, *out)) {
-    return FALSE;
+    return false;
   }
   delete self->output;
   self->output = out.release();
-  return TRUE;
+  return true;
+}
+
+static gboolean start(GstBaseTransform* trans) {
+  return bool_guarded(GST_ELEMENT(trans), "taconitepublish could not start", [&] { return start_unguarded(trans); });
 }
 
 static gboolean stop(GstBaseTransform* trans) {
   GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
-  delete self->output;  // disconnects; what was still pending is counted dropped
-  self->output = nullptr;
-  return TRUE;
+  return bool_guarded(GST_ELEMENT(trans), "taconitepublish could not stop", [&] {
+    delete std::exchange(self->output, nullptr);  // disconnects; what was still pending is counted dropped
+    return true;
+  });
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Streaming                                                                                   */
 
-static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+static GstFlowReturn transform_ip_unguarded(GstBaseTransform* trans, GstBuffer* buffer) {
   GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
   Output* out = self->output;
   if (!out) return GST_FLOW_FLUSHING;
@@ -279,6 +306,12 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
   return GST_FLOW_OK;
 }
 
+static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+  return flow_guarded(GST_ELEMENT(trans), "taconitepublish could not publish a frame's faces",
+                      [&] { return transform_ip_unguarded(trans, buffer); });
+}
+
+// Reads the caps into plain ints: nothing here can throw.
 static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
   GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
   GstVideoInfo info;
@@ -296,14 +329,21 @@ static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*ou
 
 static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
   GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
-  if (Output* out = self->output) {
-    switch (GST_EVENT_TYPE(event)) {
-      case GST_EVENT_STREAM_START: out->context.frame = 0; break;
-      case GST_EVENT_EOS:  // what the stream produced goes out before the application stops the pipeline
-        if (out->mqtt) out->mqtt->drain(kEosDrainMs);
-        break;
-      default: break;
+  const bool handled = bool_guarded(GST_ELEMENT(trans), "taconitepublish could not handle an event", [&] {
+    if (Output* out = self->output) {
+      switch (GST_EVENT_TYPE(event)) {
+        case GST_EVENT_STREAM_START: out->context.frame = 0; break;
+        case GST_EVENT_EOS:  // what the stream produced goes out before the application stops the pipeline
+          if (out->mqtt) out->mqtt->drain(kEosDrainMs);
+          break;
+        default: break;
+      }
     }
+    return true;
+  });
+  if (!handled) {
+    gst_event_unref(event);
+    return FALSE;
   }
   return GST_BASE_TRANSFORM_CLASS(gst_taconite_publish_parent_class)->sink_event(trans, event);
 }
@@ -318,29 +358,33 @@ static std::string string_value(const GValue* value) {
 
 static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstTaconitePublish* self = GST_TACONITE_PUBLISH(object);
-  GST_OBJECT_LOCK(self);
-  Settings& s = *self->settings;
-  switch (prop_id) {
-    case PROP_METHOD: s.method = static_cast<PublishMethod>(g_value_get_enum(value)); break;
-    case PROP_LOCATION: s.location = string_value(value); break;
-    case PROP_STREAM: s.stream = string_value(value); break;
-    case PROP_ROI_TYPE: s.roi_type = string_value(value); break;
-    case PROP_EMBEDDING: s.embedding = static_cast<EmbeddingFormat>(g_value_get_enum(value)); break;
-    case PROP_PUBLISH_EMPTY: s.publish_empty = g_value_get_boolean(value); break;
-    case PROP_HOST: s.host = string_value(value); break;
-    case PROP_PORT: s.port = g_value_get_int(value); break;
-    case PROP_TOPIC: s.topic = string_value(value); break;
-    case PROP_CLIENT_ID: s.client_id = string_value(value); break;
-    case PROP_QOS: s.qos = g_value_get_int(value); break;
-    case PROP_CREDENTIALS: s.credentials = string_value(value); break;
-    case PROP_TLS_CA: s.tls_ca = string_value(value); break;
-    case PROP_TLS_CERT: s.tls_cert = string_value(value); break;
-    case PROP_TLS_KEY: s.tls_key = string_value(value); break;
-    case PROP_MAX_PENDING: s.max_pending = g_value_get_uint(value); break;
-    case PROP_RETRY_AT_START: s.retry_at_start = g_value_get_boolean(value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
+  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
+  bool_guarded(GST_ELEMENT(self), "taconitepublish could not set a property", [&] {
+    std::string text = G_VALUE_HOLDS_STRING(value) ? string_value(value) : std::string();
+    ObjectLock lock(self);
+    Settings& s = *self->settings;
+    switch (prop_id) {
+      case PROP_METHOD: s.method = static_cast<PublishMethod>(g_value_get_enum(value)); break;
+      case PROP_LOCATION: s.location = std::move(text); break;
+      case PROP_STREAM: s.stream = std::move(text); break;
+      case PROP_ROI_TYPE: s.roi_type = std::move(text); break;
+      case PROP_EMBEDDING: s.embedding = static_cast<EmbeddingFormat>(g_value_get_enum(value)); break;
+      case PROP_PUBLISH_EMPTY: s.publish_empty = g_value_get_boolean(value); break;
+      case PROP_HOST: s.host = std::move(text); break;
+      case PROP_PORT: s.port = g_value_get_int(value); break;
+      case PROP_TOPIC: s.topic = std::move(text); break;
+      case PROP_CLIENT_ID: s.client_id = std::move(text); break;
+      case PROP_QOS: s.qos = g_value_get_int(value); break;
+      case PROP_CREDENTIALS: s.credentials = std::move(text); break;
+      case PROP_TLS_CA: s.tls_ca = std::move(text); break;
+      case PROP_TLS_CERT: s.tls_cert = std::move(text); break;
+      case PROP_TLS_KEY: s.tls_key = std::move(text); break;
+      case PROP_MAX_PENDING: s.max_pending = g_value_get_uint(value); break;
+      case PROP_RETRY_AT_START: s.retry_at_start = g_value_get_boolean(value); break;
+      default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+    }
+    return true;
+  });
 }
 
 static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
@@ -419,12 +463,12 @@ static void gst_taconite_publish_class_init(GstTaconitePublishClass* klass) {
       g_param_spec_enum("method", "Method", "Where the documents go: JSON lines to a file, or MQTT. Default: file",
                         taconite_publish_method_get_type(), static_cast<gint>(PublishMethod::File), rw_ready));
   install_string(gobject_class, PROP_LOCATION, "location", "Location",
-                 "method=file: the JSON-lines file (created or truncated at start); '-' writes to stdout. "
-                 "Default: \"-\"",
+                 "method=file: the JSON-lines file (created or truncated at start; a FIFO needs its reader "
+                 "running, else the start fails); '-' writes to stdout. Default: \"-\"",
                  "-");
   install_string(gobject_class, PROP_STREAM, "stream", "Stream",
-                 "The document's \"stream\" (camera name) and the {stream} of the topic; empty: the element's "
-                 "name. Default: \"\"",
+                 "The document's \"stream\" (camera name) and the {stream} of the topic (one topic level: no "
+                 "/, + or # with method=mqtt); empty: the element's name. Default: \"\"",
                  "");
   install_string(gobject_class, PROP_ROI_TYPE, "roi-type", "ROI type",
                  "roi_type of the GstVideoRegionOfInterestMeta that are faces (facedetect emits \"face\"); empty: "
@@ -479,8 +523,9 @@ static void gst_taconite_publish_class_init(GstTaconitePublishClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_RETRY_AT_START,
       g_param_spec_boolean("retry-at-start", "Retry at start",
-                           "method=mqtt: when the broker is unreachable at start, keep going and connect in the "
-                           "background (a warning is posted) instead of failing with an error. Default: false",
+                           "method=mqtt: start without waiting for the broker and connect in the background (a "
+                           "warning is posted for each kind of failure) instead of failing the start with an error "
+                           "when no connection works within 10 s. Default: false",
                            FALSE, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_MESSAGES_PUBLISHED,

@@ -10,7 +10,8 @@ namespace taconite::gst {
 class JsonLinesFile {
  public:
   // Opens (creates or truncates) `location`, or takes stdout for "-". Null with `error` set
-  // (naming the file and the system's reason) when it cannot be opened.
+  // (naming the file and the system's reason) when it cannot be opened; never waits for the reader
+  // of a FIFO (one without a reader is an error).
   static std::unique_ptr<JsonLinesFile> open(const std::string& location, std::string* error);
   ~JsonLinesFile();
   JsonLinesFile(const JsonLinesFile&) = delete;

@@ -1,13 +1,13 @@
 #include "mqtt_publisher.hpp"
 
-#include <gio/gio.h>
 #include <mosquitto.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
+
+#include "input_file.hpp"
 
 namespace taconite::gst {
 
@@ -18,35 +18,7 @@ void init_library_once() {
   std::call_once(once, [] { mosquitto_lib_init(); });
 }
 
-// "" when `path` is readable, else why not (named after its property).
-std::string unreadable(const char* property, const std::string& path) {
-  if (access(path.c_str(), R_OK) == 0) return "";
-  return std::string(property) + " '" + path + "': " + std::strerror(errno);
-}
-
-std::string library_error(int rc) {
-  return rc == MOSQ_ERR_ERRNO ? std::strerror(errno) : mosquitto_strerror(rc);
-}
-
-// Whether a TCP connection to host:port opens within `timeout_ms`. libmosquitto's connect has no
-// timeout (a host that drops packets would hold it for the kernel's ~2 minutes), so a short
-// probe comes first; `error` gets GIO's reason.
-bool reachable(const std::string& host, int port, unsigned timeout_ms, std::string* error) {
-  GSocketClient* client = g_socket_client_new();
-  g_socket_client_set_timeout(client, std::max(1u, (timeout_ms + 999) / 1000));
-  GError* gerror = nullptr;
-  GSocketConnection* connection =
-      g_socket_client_connect_to_host(client, host.c_str(), static_cast<guint16>(port), nullptr, &gerror);
-  if (connection) {
-    g_io_stream_close(G_IO_STREAM(connection), nullptr, nullptr);
-    g_object_unref(connection);
-  } else {
-    *error = gerror->message;
-    g_error_free(gerror);
-  }
-  g_object_unref(client);
-  return connection != nullptr;
-}
+std::string library_error(int rc, int err) { return rc == MOSQ_ERR_ERRNO ? std::strerror(err) : mosquitto_strerror(rc); }
 
 }  // namespace
 
@@ -60,8 +32,11 @@ std::unique_ptr<MqttPublisher> MqttPublisher::start(const MqttSettings& settings
                                                     std::string* error) {
   init_library_once();
   std::unique_ptr<MqttPublisher> publisher(new MqttPublisher(settings, std::move(counters), std::move(notify)));
-  if (!publisher->configure(error) || !publisher->connect_at_start(error)) return nullptr;
+  if (!publisher->configure(error)) return nullptr;
+  publisher->started_ = settings.retry_at_start;  // before the threads: they read it under the lock
+  publisher->network_ = std::thread(&MqttPublisher::run_network, publisher.get());
   publisher->worker_ = std::thread(&MqttPublisher::run_worker, publisher.get());
+  if (!settings.retry_at_start && !publisher->wait_for_first_connection(error)) return nullptr;
   return publisher;
 }
 
@@ -73,11 +48,13 @@ bool MqttPublisher::configure(std::string* error) {
     return false;
   }
   mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+  // Our network thread drives the connection: libmosquitto must not write from the worker's calls.
+  mosquitto_threaded_set(mosq_, true);
   if (!s.username.empty()) {
     if (const int rc = mosquitto_username_pw_set(mosq_, s.username.c_str(), s.password.empty() ? nullptr
                                                                                              : s.password.c_str());
         rc != MOSQ_ERR_SUCCESS) {
-      *error = "cannot use the MQTT credentials: " + library_error(rc);
+      *error = "cannot use the MQTT credentials: " + library_error(rc, errno);
       return false;
     }
   }
@@ -90,102 +67,138 @@ bool MqttPublisher::configure(std::string* error) {
       *error = "tls-cert and tls-key go together (a client certificate and its private key)";
       return false;
     }
+    // Regular files only: OpenSSL would wait forever on a FIFO without a writer.
     for (const auto& [property, path] : {std::pair{"tls-ca", s.tls_ca}, {"tls-cert", s.tls_cert}, {"tls-key", s.tls_key}})
       if (!path.empty())
-        if (std::string why = unreadable(property, path); !why.empty()) {
-          *error = "cannot read TLS file " + why;
+        if (std::string why = regular_file_problem(path); !why.empty()) {
+          *error = std::string("cannot read TLS file ") + property + " '" + path + "': " + why;
           return false;
         }
     const int rc = mosquitto_tls_set(mosq_, s.tls_ca.c_str(), nullptr, s.tls_cert.empty() ? nullptr : s.tls_cert.c_str(),
                                      s.tls_key.empty() ? nullptr : s.tls_key.c_str(), nullptr);
     if (rc != MOSQ_ERR_SUCCESS) {
       *error = "cannot use the TLS files (tls-ca '" + s.tls_ca + "', tls-cert '" + s.tls_cert + "', tls-key '" +
-               s.tls_key + "'): " + library_error(rc);
+               s.tls_key + "'): " + library_error(rc, errno);
       return false;
     }
   }
-  mosquitto_reconnect_delay_set(mosq_, kReconnectMinSeconds, kReconnectMaxSeconds, true);
   mosquitto_connect_callback_set(mosq_, &MqttPublisher::on_connect);
-  mosquitto_disconnect_callback_set(mosq_, &MqttPublisher::on_disconnect);
   mosquitto_publish_callback_set(mosq_, &MqttPublisher::on_publish);
   mosquitto_log_callback_set(mosq_, &MqttPublisher::on_log);
   return true;
 }
 
-bool MqttPublisher::connect_at_start(std::string* error) {
-  const MqttSettings& s = settings_;
-  const int keepalive = static_cast<int>(s.keepalive_seconds);
-  std::string unreachable_reason;
-  const bool probe_ok = reachable(s.host, s.port, s.connect_timeout_ms, &unreachable_reason);
-  if (s.retry_at_start) {
-    const int rc = probe_ok ? mosquitto_connect(mosq_, s.host.c_str(), s.port, keepalive) : MOSQ_ERR_NO_CONN;
-    if (rc == MOSQ_ERR_SUCCESS) return start_network(error);
-    // libmosquitto's thread only retries connections that once worked: the worker retries this one.
-    {
-      std::lock_guard<std::mutex> guard(lock_);
-      in_outage_ = true;
-      first_connect_pending_ = true;
-    }
-    const std::string reason = probe_ok ? library_error(rc) : unreachable_reason;
-    notify_(Notice::Warning, "MQTT broker " + where() + " unreachable at start (" + reason + "); retrying, holding up to " +
-                                 std::to_string(s.max_pending) + " messages");
+// Without retry_at_start: the first attempt decides. The network thread ends an attempt after
+// connect_timeout_ms; the extra second only covers a host name lookup that takes longer.
+bool MqttPublisher::wait_for_first_connection(std::string* error) {
+  std::unique_lock<std::mutex> lk(lock_);
+  changed_.wait_for(lk, std::chrono::milliseconds(settings_.connect_timeout_ms + 1000),
+                    [&] { return ever_connected_ || failures_ > 0; });
+  if (ever_connected_) {
+    started_ = true;
     return true;
   }
-  if (!probe_ok) {
-    *error = "cannot connect to the MQTT broker " + where() + ": " + unreachable_reason;
-    return false;
-  }
-  // The TCP connection (and TLS handshake) first, so their failure is reported at once.
-  if (const int rc = mosquitto_connect(mosq_, s.host.c_str(), s.port, keepalive); rc != MOSQ_ERR_SUCCESS) {
-    std::lock_guard<std::mutex> guard(lock_);
-    *error = "cannot connect to the MQTT broker " + where() + ": " + library_error(rc) +
-             (last_error_log_.empty() ? "" : " (" + last_error_log_ + ")");
-    return false;
-  }
-  if (!start_network(error)) return false;
-  std::unique_lock<std::mutex> lk(lock_);
-  changed_.wait_for(lk, std::chrono::milliseconds(s.connect_timeout_ms),
-                    [&] { return connack_ != -1 || failed_before_connack_; });
-  if (connack_ == 0) return true;
-  if (connack_ == -1 && failed_before_connack_) {  // e.g. the TLS handshake, finished on the network thread
-    *error = "cannot connect to the MQTT broker " + where() + ": " + last_error_log_;
-  } else if (connack_ > 0) {
-    *error = "the MQTT broker " + where() + " refused the connection: " + mosquitto_connack_string(connack_) +
-             (connack_ == 4 || connack_ == 5 ? " (check the user name and password of the credentials file)" : "");
-  } else {
-    *error = "no answer from the MQTT broker " + where() + " within " + std::to_string(s.connect_timeout_ms) +
-             " ms" + (last_error_log_.empty() ? "" : " (" + last_error_log_ + ")") +
-             (s.tls_ca.empty() ? "; if that port expects TLS, set tls-ca" : "");
-  }
+  *error = "cannot connect to the MQTT broker " + where() + ": " +
+           (failures_ > 0 ? last_failure_ : "no answer within " + std::to_string(settings_.connect_timeout_ms) + " ms");
   return false;
 }
 
-bool MqttPublisher::start_network(std::string* error) {
-  if (const int started = mosquitto_loop_start(mosq_); started != MOSQ_ERR_SUCCESS) {
-    *error = "cannot start the MQTT network thread: " + library_error(started);
-    return false;
+// Connects, runs the connection until it ends, waits, connects again... until the stop.
+void MqttPublisher::run_network() {
+  unsigned delay_s = 0;  // the first attempt at once
+  bool first = true;
+  std::unique_lock<std::mutex> lk(lock_);
+  while (!stopping_) {
+    if (delay_s > 0 && changed_.wait_for(lk, std::chrono::seconds(delay_s), [&] { return stopping_; })) break;
+    connack_ = -1;
+    last_error_log_.clear();
+    lk.unlock();
+    const std::string reason = run_connection(first);
+    first = false;
+    lk.lock();
+    if (stopping_) break;
+    // The backoff restarts after a connection that worked; a refusal counts as a failed attempt.
+    const bool worked = connack_ == 0;
+    delay_s = worked ? kReconnectMinSeconds : std::clamp(2 * delay_s, kReconnectMinSeconds, kReconnectMaxSeconds);
+    ++failures_;
+    last_failure_ = reason;
+    // Refusals and TLS failures are worth a warning each time they change; other failures during
+    // an outage (connection refused while the broker restarts) are the outage itself.
+    const bool refused_or_tls = connack_ > 0 || last_error_log_.find("SSL") != std::string::npos;
+    const std::string notice = connection_ended_locked(reason, refused_or_tls);
+    changed_.notify_all();
+    if (!notice.empty()) {
+      lk.unlock();
+      notify_(Notice::Warning, notice);
+      lk.lock();
+    }
   }
-  loop_started_ = true;
-  return true;
+  lk.unlock();
+  if (mosquitto_socket(mosq_) >= 0) {  // a polite goodbye, without waiting for the network
+    mosquitto_disconnect(mosq_);
+    mosquitto_loop_write(mosq_, 1);
+  }
 }
 
-// Until the first connection works (retry_at_start): connect again after a doubling delay.
-void MqttPublisher::retry_first_connect(std::unique_lock<std::mutex>& lk) {
-  unsigned delay_s = kReconnectMinSeconds;
-  while (first_connect_pending_) {
-    if (changed_.wait_for(lk, std::chrono::seconds(delay_s), [&] { return stopping_; })) return;
-    delay_s = std::min(2 * delay_s, kReconnectMaxSeconds);
-    lk.unlock();
-    std::string reason;
-    const bool connected = reachable(settings_.host, settings_.port, settings_.connect_timeout_ms, &reason) &&
-                           mosquitto_connect(mosq_, settings_.host.c_str(), settings_.port,
-                                             static_cast<int>(settings_.keepalive_seconds)) == MOSQ_ERR_SUCCESS;
-    std::string error;
-    const bool started = connected && start_network(&error);
-    if (connected && !started) notify_(Notice::Warning, error);
-    lk.lock();
-    if (started) first_connect_pending_ = false;  // on_connect follows from the network thread
+// One connection attempt and, when the broker accepts it, the connection until it ends. Returns
+// why it failed or ended ("" when stopping).
+std::string MqttPublisher::run_connection(bool first) {
+  const MqttSettings& s = settings_;
+  // Non-blocking connect (only the host name lookup blocks): a host that drops packets is given
+  // up on by the deadline below, not by the kernel's minutes-long SYN retries.
+  int rc = first ? mosquitto_connect_async(mosq_, s.host.c_str(), s.port, static_cast<int>(s.keepalive_seconds))
+                 : mosquitto_reconnect_async(mosq_);
+  int err = errno;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.connect_timeout_ms);
+  while (rc == MOSQ_ERR_SUCCESS) {
+    rc = mosquitto_loop(mosq_, kLoopWakeMs, 1);
+    err = errno;
+    std::lock_guard<std::mutex> guard(lock_);
+    if (stopping_) return "";
+    if (connack_ > 0) return failure_reason_locked(rc, err);  // refused: whatever libmosquitto does next
+    if (rc == MOSQ_ERR_SUCCESS && connack_ == -1 && std::chrono::steady_clock::now() > deadline)
+      return "no answer within " + std::to_string(s.connect_timeout_ms) + " ms" +
+             (s.tls_ca.empty() ? " (if that port expects TLS, set tls-ca)" : "");
   }
+  std::lock_guard<std::mutex> guard(lock_);
+  return failure_reason_locked(rc, err);
+}
+
+std::string MqttPublisher::failure_reason_locked(int rc, int err) const {
+  if (connack_ > 0)
+    return std::string("the broker refused the connection: ") + mosquitto_connack_string(connack_) +
+           (connack_ == 4 || connack_ == 5 ? " (check the user name and password of the credentials file)" : "");
+  std::string reason = library_error(rc, err);
+  if (!last_error_log_.empty()) reason += " (" + last_error_log_ + ")";  // OpenSSL's words for a TLS failure
+  return reason;
+}
+
+// After an attempt failed or a connection ended (lock held): the accounting, and the warning to
+// post ("" for none).
+std::string MqttPublisher::connection_ended_locked(const std::string& reason, bool repeatable) {
+  const bool was_connected = connected_;
+  if (connected_) {
+    connected_ = false;
+    ++disconnects_;
+    if (settings_.qos == 0) {  // libmosquitto discards unsent QoS 0 messages with the connection
+      counters_->dropped += in_library_;
+      in_library_ = 0;
+    }
+  }
+  if (!started_ && !ever_connected_) return "";  // start() reports it as an error
+  const std::string holding = "holding up to " + std::to_string(settings_.max_pending) + " messages";
+  if (!in_outage_) {
+    in_outage_ = true;
+    dropped_at_outage_ = counters_->dropped;
+    warned_reason_ = reason;
+    if (was_connected)
+      return "lost the connection to the MQTT broker " + where() + " (" + reason + "); reconnecting, " + holding;
+    return "cannot connect to the MQTT broker " + where() + (ever_connected_ ? "" : " at start") + " (" + reason +
+           "); retrying in the background, " + holding;
+  }
+  if (!repeatable || reason == warned_reason_) return "";
+  warned_reason_ = reason;
+  return "cannot connect to the MQTT broker " + where() + " (" + reason + "); still retrying, " + holding;
 }
 
 MqttPublisher::~MqttPublisher() {
@@ -195,13 +208,8 @@ MqttPublisher::~MqttPublisher() {
   }
   changed_.notify_all();
   if (worker_.joinable()) worker_.join();
-  if (mosq_) {
-    if (loop_started_) {
-      mosquitto_disconnect(mosq_);
-      mosquitto_loop_stop(mosq_, false);
-    }
-    mosquitto_destroy(mosq_);
-  }
+  if (network_.joinable()) network_.join();
+  if (mosq_) mosquitto_destroy(mosq_);
   // Everything still pending is lost now.
   counters_->dropped += queue_.size() + in_library_;
 }
@@ -227,7 +235,6 @@ void MqttPublisher::drain(unsigned timeout_ms) {
 
 void MqttPublisher::run_worker() {
   std::unique_lock<std::mutex> lk(lock_);
-  retry_first_connect(lk);
   while (true) {
     changed_.wait(lk, [&] { return stopping_ || (connected_ && !queue_.empty()); });
     if (stopping_) return;
@@ -241,12 +248,12 @@ void MqttPublisher::run_worker() {
     lk.lock();
     if (rc == MOSQ_ERR_SUCCESS) continue;
     if (disconnects_ != connection && settings_.qos == 0) {
-      --counters_->dropped;  // on_disconnect counted this message among the lost ones: it is not
+      --counters_->dropped;  // the lost connection counted this message among the lost ones: it is not
     } else if (in_library_ > 0) {
       --in_library_;
     }
     if (rc == MOSQ_ERR_NO_CONN) {
-      // The connection just went; on_disconnect follows. Keep the message for the next one.
+      // The connection just went; the network thread notices. Keep the message for the next one.
       queue_.push_front(std::move(message));
       changed_.wait_for(lk, std::chrono::milliseconds(20), [&] { return stopping_ || !connected_; });
     } else {
@@ -260,12 +267,13 @@ void MqttPublisher::on_connect(mosquitto* /*mosq*/, void* data, int rc) {
   std::string back;
   {
     std::lock_guard<std::mutex> guard(self->lock_);
-    if (self->connack_ == -1) self->connack_ = rc;
+    self->connack_ = rc;
     if (rc == 0) {
       self->connected_ = true;
       self->ever_connected_ = true;
       if (self->in_outage_) {
         self->in_outage_ = false;
+        self->warned_reason_.clear();
         back = "reconnected to the MQTT broker " + self->where() + "; " +
                std::to_string(self->counters_->dropped - self->dropped_at_outage_) +
                " messages dropped during the outage";
@@ -274,28 +282,6 @@ void MqttPublisher::on_connect(mosquitto* /*mosq*/, void* data, int rc) {
   }
   self->changed_.notify_all();
   if (!back.empty()) self->notify_(Notice::Info, back);
-}
-
-void MqttPublisher::on_disconnect(mosquitto* /*mosq*/, void* data, int rc) {
-  auto* self = static_cast<MqttPublisher*>(data);
-  std::string lost;
-  {
-    std::lock_guard<std::mutex> guard(self->lock_);
-    self->connected_ = false;
-    ++self->disconnects_;
-    if (self->settings_.qos == 0) {  // libmosquitto discards unsent QoS 0 messages with the connection
-      self->counters_->dropped += self->in_library_;
-      self->in_library_ = 0;
-    }
-    if (rc != 0 && !self->stopping_ && !self->in_outage_ && self->ever_connected_) {
-      self->in_outage_ = true;
-      self->dropped_at_outage_ = self->counters_->dropped;
-      lost = "lost the connection to the MQTT broker " + self->where() + " (" + mosquitto_strerror(rc) +
-             "); reconnecting, holding up to " + std::to_string(self->settings_.max_pending) + " messages";
-    }
-  }
-  self->changed_.notify_all();
-  if (!lost.empty()) self->notify_(Notice::Warning, lost);
 }
 
 void MqttPublisher::on_publish(mosquitto* /*mosq*/, void* data, int /*mid*/) {
@@ -309,14 +295,10 @@ void MqttPublisher::on_publish(mosquitto* /*mosq*/, void* data, int /*mid*/) {
 }
 
 void MqttPublisher::on_log(mosquitto* /*mosq*/, void* data, int level, const char* text) {
-  if (!(level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING)) || !text) return;
+  if (!(level & MOSQ_LOG_ERR) || !text) return;
   auto* self = static_cast<MqttPublisher*>(data);
-  {
-    std::lock_guard<std::mutex> guard(self->lock_);
-    self->last_error_log_ = text;
-    if ((level & MOSQ_LOG_ERR) && self->connack_ == -1) self->failed_before_connack_ = true;
-  }
-  self->changed_.notify_all();
+  std::lock_guard<std::mutex> guard(self->lock_);
+  self->last_error_log_ = text;
 }
 
 }  // namespace taconite::gst

@@ -2,10 +2,13 @@
 // the caller.
 //
 // publish() only appends to a bounded queue. A worker thread hands queued messages to
-// libmosquitto while connected; libmosquitto's own network thread sends them and reconnects after
-// a lost connection with a growing delay (kReconnectMinSeconds up to kReconnectMaxSeconds). A
-// first connection that failed (retry_at_start) is retried by the worker, doubling its delay
-// within the same bounds.
+// libmosquitto while connected; a network thread of ours drives libmosquitto (mosquitto_loop with
+// a short timeout, non-blocking connects), so no call waits on the network for long: stopping
+// takes at most about kLoopWakeMs (plus a host name lookup in progress). Every connection attempt
+// that fails, and every connection that ends, is retried by that thread after a growing delay
+// (kReconnectMinSeconds doubling up to kReconnectMaxSeconds): an unreachable broker, one that
+// gives no answer within connect_timeout_ms, refuses the CONNECT (e.g. not authorised) or fails
+// the TLS handshake alike.
 // Messages queued or handed over but not yet sent (QoS 0) or acknowledged (QoS 1) are pending:
 // at most `max_pending` of them exist; a message arriving at the bound evicts the oldest queued
 // one (the newest when all pending ones are with libmosquitto), counted as dropped. QoS 0
@@ -30,6 +33,8 @@ namespace taconite::gst {
 
 inline constexpr unsigned kReconnectMinSeconds = 1;
 inline constexpr unsigned kReconnectMaxSeconds = 16;
+// The network thread's longest wait inside libmosquitto: how long a stop waits for it at most.
+inline constexpr int kLoopWakeMs = 100;
 
 struct MqttSettings {
   std::string host = "localhost";
@@ -39,8 +44,8 @@ struct MqttSettings {
   std::string username, password;  // empty username: anonymous
   std::string tls_ca, tls_cert, tls_key;  // tls_ca (a CA file) enables TLS; cert and key: client certificate
   std::size_t max_pending = 1000;
-  bool retry_at_start = false;  // false: an unreachable broker at start is an error
-  unsigned connect_timeout_ms = 10000;  // start: wait this long for the broker's answer
+  bool retry_at_start = false;  // false: a broker that cannot be connected to at start is an error
+  unsigned connect_timeout_ms = 10000;  // one connection attempt (TCP, TLS, CONNACK) takes at most this long
   unsigned keepalive_seconds = 30;
 };
 
@@ -53,12 +58,15 @@ struct PublishCounters {
 class MqttPublisher {
  public:
   enum class Notice { Warning, Info };
-  // Called from libmosquitto's thread: once when a connection is lost (or at start with
-  // retry_at_start, when the broker is unreachable), once when it is back.
+  // Called from the network thread: a warning when an outage starts (a lost connection, or with
+  // retry_at_start a first attempt that failed) and for each new refusal or TLS failure during
+  // it; an info message when the connection is back.
   using Notify = std::function<void(Notice, const std::string&)>;
 
-  // Connects (unless retry_at_start, which connects in the background). Null with `error` set
-  // naming what failed: the TLS files, the broker's refusal (e.g. "not authorised"), no answer.
+  // Without retry_at_start: connects, waiting at most about connect_timeout_ms (plus the host
+  // name lookup); null with `error` naming what failed (the TLS files or handshake, the broker's
+  // refusal, e.g. "not authorised", no answer). With retry_at_start: returns at once and connects
+  // in the background. Null with `error` also for settings that cannot work (TLS files).
   static std::unique_ptr<MqttPublisher> start(const MqttSettings& settings, std::shared_ptr<PublishCounters> counters,
                                               Notify notify, std::string* error);
   ~MqttPublisher();  // disconnects; pending messages are counted dropped
@@ -79,12 +87,13 @@ class MqttPublisher {
 
   MqttPublisher(const MqttSettings& settings, std::shared_ptr<PublishCounters> counters, Notify notify);
   bool configure(std::string* error);
-  bool connect_at_start(std::string* error);
-  bool start_network(std::string* error);
-  void retry_first_connect(std::unique_lock<std::mutex>& lk);
+  bool wait_for_first_connection(std::string* error);
+  void run_network();
+  std::string run_connection(bool first);
+  std::string failure_reason_locked(int rc, int err) const;
+  std::string connection_ended_locked(const std::string& reason, bool repeatable);
   void run_worker();
   static void on_connect(mosquitto* mosq, void* self, int rc);
-  static void on_disconnect(mosquitto* mosq, void* self, int rc);
   static void on_publish(mosquitto* mosq, void* self, int mid);
   static void on_log(mosquitto* mosq, void* self, int level, const char* text);
   std::string where() const;
@@ -93,23 +102,24 @@ class MqttPublisher {
   std::shared_ptr<PublishCounters> counters_;
   Notify notify_;
   mosquitto* mosq_ = nullptr;
-  bool loop_started_ = false;  // libmosquitto's network thread runs (written before the worker starts, or by it)
-  std::thread worker_;
+  std::thread network_, worker_;
 
   std::mutex lock_;
   std::condition_variable changed_;
   std::deque<Message> queue_;     // not yet handed to libmosquitto
   std::size_t in_library_ = 0;    // handed to libmosquitto, not yet sent (QoS 0) or acknowledged (QoS 1)
-  bool connected_ = false;
-  std::uint64_t disconnects_ = 0;  // connections lost so far
+  bool connected_ = false;        // the broker accepted the current connection
   bool ever_connected_ = false;
-  int connack_ = -1;              // the broker's answer to the first CONNECT (-1: none yet)
-  bool failed_before_connack_ = false;  // libmosquitto logged an error before that answer
+  std::uint64_t disconnects_ = 0;  // connections lost so far
+  int connack_ = -1;              // the broker's answer to the current attempt's CONNECT (-1: none yet)
+  std::string last_error_log_;    // libmosquitto's last error log line of the current attempt (TLS details)
+  std::uint64_t failures_ = 0;    // connection attempts that failed
+  std::string last_failure_;      // why the last one failed
+  bool started_ = false;          // start() returned the publisher: failures are notified from now on
   bool in_outage_ = false;        // a warning was posted for the current outage
+  std::string warned_reason_;     // the reason last warned about in this outage
   std::uint64_t dropped_at_outage_ = 0;
-  std::string last_error_log_;    // libmosquitto's last error log line (TLS details)
   bool stopping_ = false;
-  bool first_connect_pending_ = false;  // retry_at_start and the broker never answered yet
 };
 
 }  // namespace taconite::gst

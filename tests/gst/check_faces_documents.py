@@ -2,7 +2,7 @@
 """Checks taconitepublish's JSON lines from pipelines/publish-video-faces.sh.
 
 Usage: check_faces_documents.py FILE.jsonl STREAMS SCHEMA.json
-Every line must be valid against the schema (docs/faces-message.schema.json, jsonschema), frame
+Every line must be standard JSON (NaN and Infinity refused) valid against the schema (docs/faces-message.schema.json, jsonschema), frame
 numbers must count 0, 1, 2, ... per stream (publish-empty=true: one document per frame), and the
 embedded faces, flattened into the Python writer's per-face lines (faces_to_jsonl.py), must pass
 check_faces_jsonl.py's checks (faces in at least 5 frames, boxes inside and moving, 512 unit
@@ -17,6 +17,10 @@ import jsonschema
 import check_faces_jsonl
 
 
+def refuse_constant(name):
+    raise ValueError(f"{name} is not JSON (a non-finite number must be null)")
+
+
 def main(path, streams, schema_path):
     with open(schema_path, encoding="utf-8") as f:
         validator = jsonschema.Draft202012Validator(json.load(f))
@@ -24,7 +28,7 @@ def main(path, streams, schema_path):
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             where = f"{path}:{number}"
-            doc = json.loads(line)
+            doc = json.loads(line, parse_constant=refuse_constant)  # strict: no NaN / Infinity
             errors = sorted(validator.iter_errors(doc), key=str)
             assert not errors, f"{where}: {errors[0].message} at {list(errors[0].absolute_path)}"
             expected = frames.get(doc["stream"], 0)
@@ -43,6 +47,6 @@ def main(path, streams, schema_path):
 if __name__ == "__main__":
     try:
         main(sys.argv[1], int(sys.argv[2]), sys.argv[3])
-    except AssertionError as error:
+    except (AssertionError, ValueError) as error:
         print(f"FAIL: {error}", file=sys.stderr)
         sys.exit(1)

@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -16,12 +19,19 @@ namespace gsttest {
 
 namespace {
 
-// A port nothing listens on now (the kernel's pick for an ephemeral bind on loopback).
-int free_loopback_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+// 127.0.0.1:port (0: any port).
+sockaddr_in loopback(int port) {
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  return address;
+}
+
+// A port nothing listens on now (the kernel's pick for an ephemeral bind on loopback).
+int free_loopback_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address = loopback(0);
   socklen_t length = sizeof(address);
   int port = 0;
   if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
@@ -33,11 +43,8 @@ int free_loopback_port() {
 
 bool accepts_connections(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  const sockaddr_in address = loopback(port);
+  const bool ok = connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
   close(fd);
   return ok;
 }
@@ -93,7 +100,7 @@ MosquittoBroker::MosquittoBroker(Options options) : options_(std::move(options))
   gchar* dir = g_dir_make_tmp("taconite-mosquitto-XXXXXX", nullptr);
   dir_ = dir ? dir : "";
   g_free(dir);
-  port_ = free_loopback_port();
+  port_ = options_.port ? options_.port : free_loopback_port();
   std::ofstream conf(dir_ + "/mosquitto.conf");
   conf << "listener " << port_ << " 127.0.0.1\n";  // loopback only
   conf << "user " << g_get_user_name() << "\n";     // as root, do not switch to the mosquitto user
@@ -142,6 +149,44 @@ bool MosquittoBroker::start(std::string* error) {
 }
 
 void MosquittoBroker::stop() { stop_process(pid_); }
+
+BlackholeListener::BlackholeListener(int port) {
+  listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int on = 1;
+  setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));  // a stopped broker's port
+  sockaddr_in address = loopback(port);
+  socklen_t length = sizeof(address);
+  if (bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 || listen(listener_, 0) != 0 ||
+      getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    return;
+  port_ = ntohs(address.sin_port);
+  // Backlog 0 holds one connection: this one, never accepted. Later SYNs find the queue full.
+  const int filler = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const sockaddr_in target = loopback(port_);
+  if (connect(filler, reinterpret_cast<const sockaddr*>(&target), sizeof(target)) == 0)
+    filler_ = filler;
+  else
+    close(filler);
+}
+
+BlackholeListener::~BlackholeListener() {
+  if (filler_ >= 0) close(filler_);
+  if (listener_ >= 0) close(listener_);
+}
+
+bool connect_attempt_pending(int port) {
+  std::ifstream tcp("/proc/net/tcp");
+  std::string line;
+  std::getline(tcp, line);  // the header
+  char remote[64] = {}, state[8] = {};
+  while (std::getline(tcp, line)) {
+    // "  sl  local_address rem_address   st ...": rem_address is HEXIP:HEXPORT, st 02 is SYN_SENT.
+    if (std::sscanf(line.c_str(), "%*s %*s %63s %7s", remote, state) != 2) continue;
+    const char* colon = std::strchr(remote, ':');
+    if (colon && std::strtol(colon + 1, nullptr, 16) == port && std::string(state) == "02") return true;
+  }
+  return false;
+}
 
 MqttSubscriber::MqttSubscriber(const MosquittoBroker& broker, const std::string& topic, const std::string& probe_topic,
                                const std::string& client_id)

@@ -16,6 +16,7 @@ class MosquittoBroker {
     bool persistence = false;      // sessions survive a restart (SIGTERM saves them)
     std::string user, password;    // non-empty: anonymous clients are refused
     std::string tls_ca, tls_cert, tls_key;  // non-empty: a TLS listener with this CA, certificate and key
+    int port = 0;                  // 0: a free port; else this one (e.g. another broker's, stopped)
   };
   explicit MosquittoBroker(Options options);
   ~MosquittoBroker();  // stops it and removes its directory
@@ -35,6 +36,25 @@ class MosquittoBroker {
   int port_ = 0;
   GPid pid_ = 0;
 };
+
+// A broker that never answers: a loopback listener that accepts no connection, its one-entry
+// backlog filled at construction, so the kernel drops every further SYN and a client's connect
+// stays pending (SYN_SENT) until the client gives up.
+class BlackholeListener {
+ public:
+  explicit BlackholeListener(int port = 0);  // 0: a free port
+  ~BlackholeListener();
+  BlackholeListener(const BlackholeListener&) = delete;
+  BlackholeListener& operator=(const BlackholeListener&) = delete;
+  bool ready() const { return filler_ >= 0; }
+  int port() const { return port_; }
+
+ private:
+  int listener_ = -1, filler_ = -1, port_ = 0;
+};
+
+// Whether a TCP connection to 127.0.0.1:`port` is being attempted (SYN_SENT, /proc/net/tcp).
+bool connect_attempt_pending(int port);
 
 // Where mosquitto lives (Debian puts it in /usr/sbin); empty when not installed.
 std::string mosquitto_program();

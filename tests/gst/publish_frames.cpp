@@ -4,8 +4,12 @@
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
+#include <glib/gstdio.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <fstream>
+#include <tuple>
 
 #include "gst_test_support.hpp"
 
@@ -140,6 +144,88 @@ JsonNode* parse_document(const std::string& line) {
     expect(face, "norm", is_number, true);
   }
   return root;
+}
+
+std::string strict_json_problem(const std::vector<std::string>& documents) {
+  gchar* path = nullptr;
+  const gint fd = g_file_open_tmp("taconite-strict-json-XXXXXX", &path, nullptr);
+  if (fd < 0) return "cannot create a temporary file";
+  close(fd);
+  {
+    std::ofstream out(path);
+    for (const std::string& line : documents) out << line << '\n';
+  }
+  const std::string script =
+      "import json, sys\n"
+      "def refuse(name):\n"
+      "    raise ValueError('not JSON: ' + name)\n"
+      "for number, line in enumerate(open(sys.argv[1], encoding='utf-8'), 1):\n"
+      "    try:\n"
+      "        json.loads(line, parse_constant=refuse)\n"
+      "    except ValueError as e:\n"
+      "        sys.exit(f'line {number}: {e}: {line.strip()}')\n";
+  const gchar* argv[] = {"/usr/bin/python3", "-c", script.c_str(), path, nullptr};
+  gchar* errors = nullptr;
+  gint status = -1;
+  GError* error = nullptr;
+  std::string problem;
+  if (!g_spawn_sync(nullptr, const_cast<gchar**>(argv), nullptr, G_SPAWN_DEFAULT, nullptr, nullptr, nullptr, &errors,
+                    &status, &error)) {
+    problem = std::string("cannot run python3: ") + error->message;
+    g_error_free(error);
+  } else if (!g_spawn_check_wait_status(status, nullptr)) {
+    problem = errors ? errors : "python3 failed";
+  }
+  g_free(errors);
+  g_remove(path);
+  g_free(path);
+  return problem;
+}
+
+GstBuffer* non_finite_face_frame(int index) {
+  GstBuffer* buffer = face_frame(index, 2);
+  const double nan = std::nan(""), inf = INFINITY;
+  GstVideoRegionOfInterestMeta* roi = nullptr;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+    auto* r = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+    if (r->id == 1) roi = r;
+  }
+  GstStructure* landmarks = gst_video_region_of_interest_meta_get_param(roi, "landmarks");
+  for (const auto& [axis, k, value] : {std::tuple{"x", 0u, nan}, {"y", 1u, inf}, {"y", 2u, -inf}}) {
+    GValue* v = const_cast<GValue*>(gst_value_array_get_value(gst_structure_get_value(landmarks, axis), k));
+    g_value_set_double(v, value);
+  }
+  gst_structure_set(gst_video_region_of_interest_meta_get_param(roi, "identity"), "confidence", G_TYPE_DOUBLE, nan,
+                    nullptr);
+  GstTaconiteEmbeddingMeta* embedding = gst_buffer_get_taconite_embedding_meta_for_roi(buffer, 1);
+  embedding->norm = inf;
+  embedding->embedding[0] = static_cast<float>(nan);
+  embedding->embedding[1] = static_cast<float>(inf);
+  embedding->embedding[2] = static_cast<float>(-inf);
+  return buffer;
+}
+
+void expect_non_finite_values_null(JsonObject* document) {
+  JsonArray* faces = json_object_get_array_member(document, "faces");
+  ASSERT_EQ(json_array_get_length(faces), 2u);
+  JsonObject* face = json_array_get_object_element(faces, 0);
+  JsonArray* landmarks = json_object_get_array_member(face, "landmarks");
+  EXPECT_TRUE(json_array_get_null_element(json_array_get_array_element(landmarks, 0), 0)) << "x NaN";
+  EXPECT_TRUE(json_array_get_null_element(json_array_get_array_element(landmarks, 1), 1)) << "y +Inf";
+  EXPECT_TRUE(json_array_get_null_element(json_array_get_array_element(landmarks, 2), 1)) << "y -Inf";
+  EXPECT_DOUBLE_EQ(json_array_get_double_element(json_array_get_array_element(landmarks, 1), 0), 28.0 + 10.0);
+  EXPECT_TRUE(json_object_get_null_member(face, "confidence"));
+  EXPECT_TRUE(json_object_get_null_member(face, "norm"));
+  EXPECT_STREQ(json_object_get_string_member(face, "label"), "person-0");
+  JsonArray* values = json_object_get_array_member(face, "embedding");
+  ASSERT_EQ(json_array_get_length(values), 512u);
+  for (guint k = 0; k < 3; ++k) EXPECT_TRUE(json_array_get_null_element(values, k)) << "value " << k;
+  EXPECT_FALSE(json_array_get_null_element(values, 3));
+  // The other face is untouched.
+  JsonObject* other = json_array_get_object_element(faces, 1);
+  EXPECT_DOUBLE_EQ(json_object_get_double_member(other, "norm"), 21.0);
+  EXPECT_DOUBLE_EQ(json_object_get_double_member(other, "confidence"), 0.6);
 }
 
 std::vector<std::string> file_lines(const std::string& path) {

@@ -31,6 +31,20 @@ GstHarness* publish_harness(const std::vector<std::pair<std::string, std::string
 // members and types schema taconite-faces/1 requires (docs/faces-message.md). The caller unrefs.
 JsonNode* parse_document(const std::string& line);
 
+// "" when every one of `documents` is standard JSON to a strict parser (Python's json with
+// parse_constant refusing NaN and Infinity; a line like `"norm":nan.0` fails any parser), else
+// the parser's complaint. Needs /usr/bin/python3.
+std::string strict_json_problem(const std::vector<std::string>& documents);
+
+// A frame (as face_frame) whose first face carries NaN and infinite values wherever the document
+// has numbers from metadata: landmarks (x NaN, y +Inf, -Inf), identity confidence (NaN), the
+// embedding meta's norm (+Inf) and embedding values (NaN, +Inf, -Inf at 0..2).
+GstBuffer* non_finite_face_frame(int index);
+
+// Checks what taconitepublish made of non_finite_face_frame with embedding=array: each
+// non-finite number is null, the finite ones are kept.
+void expect_non_finite_values_null(JsonObject* document);
+
 // The lines of a text file (no newlines).
 std::vector<std::string> file_lines(const std::string& path);
 

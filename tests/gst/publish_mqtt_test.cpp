@@ -2,11 +2,15 @@
 // per frame with faces, schema-valid, counted; the broker stopped mid-stream and restarted (frames
 // keep flowing, messages held during the outage up to max-pending arrive afterwards, the rest are
 // counted dropped, one warning per outage); an unreachable broker at start (error, or retried with
-// retry-at-start); wrong credentials and bad TLS files. Each test skips when mosquitto is absent.
+// retry-at-start); wrong credentials and bad TLS files (an error, or with retry-at-start a warning
+// and more attempts); a broker that never answers (no state change waits for it); NaN and
+// infinities in the metadata (standard JSON payloads). Each test skips when mosquitto is absent.
 #include <glib/gstdio.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -41,6 +45,33 @@ guint64 wait_counter(GstElement* element, const char* name, guint64 n, int timeo
   for (int i = 0; i < timeout_s * 50 && (value = counter(element, name)) < n; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   return value;
+}
+
+// Pops warnings (hang guard `timeout_s`) until one holds every one of `parts`; returns it, or ""
+// with every warning seen in `seen`.
+std::string wait_for_warning(GstBus* bus, const std::vector<std::string>& parts, int timeout_s,
+                             std::vector<std::string>* seen) {
+  const gint64 end = g_get_monotonic_time() + timeout_s * G_USEC_PER_SEC;
+  for (gint64 now; (now = g_get_monotonic_time()) < end;) {
+    GstMessage* m = gst_bus_timed_pop_filtered(bus, (end - now) * GST_USECOND, GST_MESSAGE_WARNING);
+    if (!m) break;
+    GError* error = nullptr;
+    gst_message_parse_warning(m, &error, nullptr);
+    const std::string text = error->message;
+    g_error_free(error);
+    gst_message_unref(m);
+    seen->push_back(text);
+    if (std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return text.find(p) != std::string::npos; }))
+      return text;
+  }
+  return "";
+}
+
+// Runs `work` (a state change) with a hang guard of `timeout_s`: true when it returned in time.
+template <typename Work>
+bool returns_within(int timeout_s, Work work) {
+  auto done = std::async(std::launch::async, work);
+  return done.wait_for(std::chrono::seconds(timeout_s)) == std::future_status::ready;
 }
 
 // Pushes frames first..first+count-1 (`faces` faces each) and pulls each: frames out == frames in.
@@ -183,7 +214,10 @@ TEST_F(PublishMqttTest, UnreachableBrokerAtStartIsAnErrorUnlessRetried) {
   EXPECT_EQ(wait_counter(h_->element, "messages-published", 5, 60), 5u);
   const Notices notices = drain_notices(bus_);
   ASSERT_EQ(notices.warnings.size(), 1u);
-  EXPECT_NE(notices.warnings[0].find("unreachable at start"), std::string::npos) << notices.warnings[0];
+  EXPECT_NE(notices.warnings[0].find("cannot connect to the MQTT broker 127.0.0.1:" + std::to_string(broker.port()) +
+                                    " at start (Connection refused); retrying"),
+            std::string::npos)
+      << notices.warnings[0];
 }
 
 TEST_F(PublishMqttTest, WrongCredentialsAreAClearErrorAndRightOnesConnect) {
@@ -206,6 +240,133 @@ TEST_F(PublishMqttTest, WrongCredentialsAreAClearErrorAndRightOnesConnect) {
   start_harness(mqtt(broker, {{"credentials", right}}));
   push_frames(h_, 0, 3, 1);
   EXPECT_EQ(wait_counter(h_->element, "messages-published", 3, 30), 3u);
+}
+
+// Hostile input: NaN and infinities in the metadata still give payloads a strict parser accepts.
+TEST_F(PublishMqttTest, NonFiniteNumbersArriveAsNullInThePayload) {
+  MosquittoBroker broker({});
+  std::string error;
+  ASSERT_TRUE(broker.start(&error)) << error;
+  MqttSubscriber subscriber(broker, "cams/#", "cams/probe", "sub-nonfinite");
+  ASSERT_TRUE(subscriber.ready());
+  start_harness(mqtt(broker, {{"embedding", "array"}}));
+  ASSERT_EQ(gst_harness_push(h_, non_finite_face_frame(0)), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h_));
+  ASSERT_EQ(subscriber.wait_for(1, 30), 1u);
+  const auto [topic, payload] = subscriber.messages()[0];
+  EXPECT_EQ(strict_json_problem({payload}), "");
+  JsonNode* node = parse_document(payload);
+  ASSERT_NE(node, nullptr);
+  expect_non_finite_values_null(json_node_get_object(node));
+  json_node_unref(node);
+}
+
+// retry-at-start=true and a wrong password: a warning naming the refusal (not silence), and the
+// element keeps trying: once the broker accepts that password, the documents go out.
+TEST_F(PublishMqttTest, ARefusalWithRetryAtStartIsAWarningAndRetried) {
+  MosquittoBroker strict(
+      {.persistence = false, .user = "camera", .password = "s3cret", .tls_ca = "", .tls_cert = "", .tls_key = ""});
+  std::string error;
+  ASSERT_TRUE(strict.start(&error)) << error;
+  const std::string guess = write_temp(strict.dir(), "guess", "camera\nguess\n");
+  start_harness(mqtt(strict, {{"credentials", guess}, {"retry-at-start", "true"}}));
+  push_frames(h_, 0, 3, 1);
+  std::vector<std::string> seen;
+  const std::string warning = wait_for_warning(bus_, {"refused the connection", "not authorised"}, 60, &seen);
+  EXPECT_NE(warning, "") << "warnings: " << ::testing::PrintToString(seen);
+  EXPECT_NE(warning.find("credentials file"), std::string::npos) << warning;
+  EXPECT_EQ(counter(h_->element, "messages-published"), 0u);
+
+  strict.stop();  // the same port, now a broker that takes the guess
+  MosquittoBroker lenient({.persistence = false, .user = "camera", .password = "guess", .tls_ca = "", .tls_cert = "",
+                           .tls_key = "", .port = strict.port()});
+  ASSERT_TRUE(lenient.start(&error)) << error;
+  EXPECT_EQ(wait_counter(h_->element, "messages-published", 3, 60), 3u);  // backoff: up to 16 s per try
+}
+
+// retry-at-start=true and a broker certificate tls-ca did not sign: a warning with OpenSSL's
+// reason, and the element keeps trying like in any outage (libmosquitto's own loop gives up on a
+// TLS error): once a broker with a certificate that CA signed listens there, the documents go out.
+TEST_F(PublishMqttTest, AnUntrustedCertificateWithRetryAtStartIsAWarningAndRetried) {
+  gchar* scratch = g_dir_make_tmp("taconite-tls-XXXXXX", nullptr);
+  ASSERT_NE(scratch, nullptr);
+  const std::string dir = scratch;
+  g_free(scratch);
+  if (!write_test_certificates(dir, "site") || !write_test_certificates(dir, "other"))
+    GTEST_SKIP() << "openssl could not write test certificates (apt-get install openssl)";
+  {
+    MosquittoBroker site({.persistence = false, .user = "", .password = "", .tls_ca = dir + "/site-ca.pem",
+                          .tls_cert = dir + "/site-server.pem", .tls_key = dir + "/site-server.key"});
+    std::string error;
+    ASSERT_TRUE(site.start(&error)) << error;
+    start_harness(mqtt(site, {{"tls-ca", dir + "/other-ca.pem"}, {"retry-at-start", "true"}}));
+    push_frames(h_, 0, 3, 1);
+    std::vector<std::string> seen;
+    const std::string warning = wait_for_warning(bus_, {"certificate verify failed"}, 60, &seen);
+    EXPECT_NE(warning, "") << "warnings: " << ::testing::PrintToString(seen);
+
+    site.stop();
+    MosquittoBroker other({.persistence = false, .user = "", .password = "", .tls_ca = dir + "/other-ca.pem",
+                           .tls_cert = dir + "/other-server.pem", .tls_key = dir + "/other-server.key",
+                           .port = site.port()});
+    ASSERT_TRUE(other.start(&error)) << error;
+    EXPECT_EQ(wait_counter(h_->element, "messages-published", 3, 60), 3u);
+    gst_bus_set_flushing(bus_, TRUE);
+    gst_harness_teardown(h_);
+    h_ = nullptr;
+  }
+  if (GDir* d = g_dir_open(dir.c_str(), 0, nullptr)) {
+    while (const gchar* name = g_dir_read_name(d)) g_remove((dir + "/" + name).c_str());
+    g_dir_close(d);
+  }
+  g_rmdir(dir.c_str());
+}
+
+// A broker that never answers (its connects stay pending): with retry-at-start=true the start
+// does not wait for it, and each attempt is given up after connect_timeout (a warning); without,
+// the start fails within that bound. No timing is asserted: the limits are hang guards.
+TEST_F(PublishMqttTest, ABrokerThatNeverAnswersHoldsNoStateChange) {
+  BlackholeListener hole;
+  ASSERT_TRUE(hole.ready());
+  const std::vector<std::pair<std::string, std::string>> properties = {
+      {"method", "mqtt"}, {"host", "127.0.0.1"}, {"port", std::to_string(hole.port())}};
+  GstElement* element = gst_element_factory_make("taconitepublish", nullptr);
+  for (const auto& [name, value] : properties) gst_util_set_object_arg(G_OBJECT(element), name.c_str(), value.c_str());
+  StartFailure failure;
+  ASSERT_TRUE(returns_within(120, [&] { failure = start_paused(element); }));
+  EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(failure.message.find("no answer within 10000 ms"), std::string::npos) << failure.message;
+
+  auto retrying = properties;
+  retrying.emplace_back("retry-at-start", "true");
+  ASSERT_TRUE(returns_within(120, [&] { start_harness(retrying); }));
+  push_frames(h_, 0, 2, 1);
+  std::vector<std::string> seen;
+  EXPECT_NE(wait_for_warning(bus_, {"at start", "no answer within 10000 ms"}, 60, &seen), "")
+      << "warnings: " << ::testing::PrintToString(seen);
+  EXPECT_TRUE(returns_within(120, [&] { gst_element_set_state(h_->element, GST_STATE_NULL); }));
+  EXPECT_EQ(counter(h_->element, "messages-dropped"), 2u);
+}
+
+// Stopping while a reconnection attempt is pending (the broker's host stopped answering) does not
+// wait for that attempt: libmosquitto's own blocking connect would hold it for the kernel's ~2
+// minutes of SYN retries.
+TEST_F(PublishMqttTest, StopDuringAPendingReconnectionDoesNotWaitForIt) {
+  MosquittoBroker broker({});
+  std::string error;
+  ASSERT_TRUE(broker.start(&error)) << error;
+  start_harness(mqtt(broker, {}));
+  push_frames(h_, 0, 1, 1);
+  ASSERT_EQ(wait_counter(h_->element, "messages-published", 1, 30), 1u);
+  broker.stop();
+  BlackholeListener hole(broker.port());
+  ASSERT_TRUE(hole.ready());
+  bool pending = false;
+  for (int i = 0; i < 3000 && !(pending = connect_attempt_pending(broker.port())); ++i)  // hang guard: 60 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(pending) << "the element never tried to reconnect";
+  EXPECT_TRUE(returns_within(60, [&] { gst_element_set_state(h_->element, GST_STATE_NULL); }))
+      << "stop waited for a pending connection attempt";
 }
 
 TEST_F(PublishMqttTest, BadTlsFilesAreAClearError) {

@@ -3,11 +3,18 @@
 // norm, embedding as array or base64), nothing for frames without faces unless publish-empty,
 // buffers passed through untouched, counters equal to the lines; and clear errors for bad property
 // values, unusable files and MQTT settings that cannot work (checked before any connection).
+#include <fcntl.h>
 #include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <fstream>
+#include <mutex>
 #include <set>
+#include <thread>
+#include <utility>
 
 #include "gst_test_support.hpp"
 #include "publish_frames.hpp"
@@ -160,6 +167,121 @@ TEST_F(PublishFileTest, EmbeddingAsBase64HoldsLittleEndianFloats) {
   g_free(bytes);
 }
 
+// Hostile input: NaN and infinities in landmarks, confidence, norm and embedding must still give
+// standard JSON (json-glib alone prints `nan.0`).
+TEST_F(PublishFileTest, NonFiniteNumbersArePublishedAsNull) {
+  h_ = publish_harness({{"location", path_}, {"embedding", "array"}});
+  ASSERT_NE(h_, nullptr);
+  ASSERT_EQ(gst_harness_push(h_, non_finite_face_frame(0)), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h_));
+  const std::vector<std::string> lines = file_lines(path_);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(strict_json_problem(lines), "");
+  const std::vector<JsonObject*> docs = documents();
+  ASSERT_EQ(docs.size(), 1u);
+  expect_non_finite_values_null(docs[0]);
+}
+
+// facedetect leaves every ROI at id 0; an embedding meta names its ROI by id. A face ROI sharing
+// the id of the embedded one must not show its embedding; the ROI carrying taconiteadaface's
+// "taconite-embedding" param is the one it belongs to.
+TEST_F(PublishFileTest, AnEmbeddingGoesOnlyToTheRoiItBelongsToWhenIdsAreShared) {
+  const auto frame = [](bool embedded_first, bool with_param) {
+    GstBuffer* buffer = gst_buffer_new_allocate(nullptr, 320 * 240 * 3, nullptr);
+    GST_BUFFER_PTS(buffer) = 0;
+    GstVideoRegionOfInterestMeta* a = gst_buffer_add_video_region_of_interest_meta(buffer, "face", 10, 20, 80, 80);
+    GstVideoRegionOfInterestMeta* b = gst_buffer_add_video_region_of_interest_meta(buffer, "face", 150, 20, 20, 20);
+    a->id = b->id = 0;
+    const std::vector<float> embedding = face_frame_embedding(0, 0);
+    GstVideoRegionOfInterestMeta* embedded = embedded_first ? a : b;
+    if (with_param)
+      gst_video_region_of_interest_meta_add_param(
+          embedded, gst_taconite_embedding_params_new(embedding.data(), 512, 20.0, "IR-18", "cpu", TRUE));
+    gst_buffer_add_taconite_embedding_meta(buffer, 0, embedding.data(), 512, 20.0, "IR-18", "cpu", TRUE);
+    return buffer;
+  };
+  h_ = publish_harness({{"location", path_}, {"embedding", "base64"}});
+  ASSERT_NE(h_, nullptr);
+  for (GstBuffer* in : {frame(true, true), frame(false, true), frame(true, false)}) {
+    ASSERT_EQ(gst_harness_push(h_, in), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h_));
+  }
+  const std::vector<JsonObject*> docs = documents();
+  ASSERT_EQ(docs.size(), 3u);
+  // Which face (by box width) shows the embedding in each document: 80, 20, none.
+  const std::vector<gint64> expected = {80, 20, 0};
+  for (std::size_t d = 0; d < docs.size(); ++d) {
+    JsonArray* faces = json_object_get_array_member(docs[d], "faces");
+    ASSERT_EQ(json_array_get_length(faces), 2u);
+    for (guint i = 0; i < 2; ++i) {
+      JsonObject* face = json_array_get_object_element(faces, i);
+      const gint64 width = json_array_get_int_element(json_object_get_array_member(face, "box"), 2);
+      const bool has = width == expected[d];
+      EXPECT_EQ(json_object_has_member(face, "embedding"), has) << "document " << d << ", face " << width;
+      EXPECT_EQ(json_object_get_null_member(face, "status"), !has) << "document " << d << ", face " << width;
+    }
+  }
+}
+
+// The whole chain: taconiteadaface embeds the large face only (min-face-size); the small one,
+// which facedetect gave the same id 0, is published without an embedding and with status null.
+TEST_F(PublishFileTest, AFaceTaconiteadafaceDidNotSelectIsPublishedWithoutAnEmbedding) {
+  std::shared_ptr<FakeEngineState> engine = install_fake_engine();
+  struct Uninstall {  // also when an assertion ends the test early: the harness goes first
+    GstHarness*& h;
+    ~Uninstall() {
+      if (h) gst_harness_teardown(std::exchange(h, nullptr));
+      uninstall_fake_engine();
+    }
+  } uninstall{h_};
+  const std::string line = "taconiteadaface bundle=fake input-mode=rois min-face-size=30 ! taconitepublish "
+                           "embedding=base64 location=\"" + path_ + "\"";
+  h_ = gst_harness_new_parse(line.c_str());
+  ASSERT_NE(h_, nullptr);
+  gst_harness_set_src_caps_str(h_, kPublishCaps);
+  for (bool small_first : {false, true}) {
+    GstBuffer* in = gst_buffer_new_allocate(nullptr, 320 * 240 * 3, nullptr);
+    gst_buffer_memset(in, 0, 90, gst_buffer_get_size(in));
+    GST_BUFFER_PTS(in) = 0;
+    const auto add = [&](guint x, guint side) { gst_buffer_add_video_region_of_interest_meta(in, "face", x, 20, side, side)->id = 0; };
+    if (small_first) add(200, 20);
+    add(10, 80);
+    if (!small_first) add(200, 20);
+    ASSERT_EQ(gst_harness_push(h_, in), GST_FLOW_OK);
+    gst_buffer_unref(gst_harness_pull(h_));
+  }
+  EXPECT_EQ(engine->faces_seen(), 2u) << "one face per frame embedded";
+  const std::vector<JsonObject*> docs = documents();
+  ASSERT_EQ(docs.size(), 2u);
+  for (JsonObject* doc : docs) {
+    JsonArray* faces = json_object_get_array_member(doc, "faces");
+    ASSERT_EQ(json_array_get_length(faces), 2u);
+    std::set<gint64> ids;
+    for (guint i = 0; i < 2; ++i) {
+      JsonObject* face = json_array_get_object_element(faces, i);
+      ids.insert(json_object_get_int_member(face, "roi_id"));
+      const bool large = json_array_get_int_element(json_object_get_array_member(face, "box"), 2) == 80;
+      EXPECT_EQ(json_object_has_member(face, "embedding"), large);
+      EXPECT_EQ(json_object_get_null_member(face, "status"), !large);
+      EXPECT_EQ(json_object_get_null_member(face, "norm"), !large);
+    }
+    EXPECT_EQ(ids.size(), 2u) << "taconiteadaface gives every face ROI an id of its own";
+  }
+}
+
+// Properties flagged GST_PARAM_MUTABLE_READY are refused while playing (they take effect at start).
+TEST_F(PublishFileTest, ReadyOnlyPropertiesAreNotChangedWhilePlaying) {
+  run({}, {1});
+  g_object_set(h_->element, "location", "/nonexistent/elsewhere.jsonl", "stream", "other", nullptr);
+  gchar* location = nullptr;
+  gchar* stream = nullptr;
+  g_object_get(h_->element, "location", &location, "stream", &stream, nullptr);
+  EXPECT_EQ(std::string(location), path_);
+  EXPECT_STREQ(stream, "door");
+  g_free(location);
+  g_free(stream);
+}
+
 TEST_F(PublishFileTest, WriteFailureIsAnErrorNamingTheFile) {
   if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "/dev/full not writable here";
   GstElement* element = gst_element_factory_make("taconitepublish", nullptr);
@@ -216,6 +338,120 @@ TEST(PublishErrorsTest, MqttSettingsThatCannotWorkAreRefusedBeforeConnecting) {
   expect_start_error({{"method", "mqtt"}, {"credentials", path}}, "has no user name on its first line");
   g_remove(path);
   g_free(path);
+}
+
+// A FIFO where a file is meant must not hang the state change. Should it hang anyway (the bug),
+// this opens the FIFO's other end after a generous hang guard, so the test fails instead of
+// hanging: held open until the end for a blocked writer (which must not get SIGPIPE), closed at
+// once for a blocked reader (which then reads end-of-file).
+class FifoHangGuard {
+ public:
+  FifoHangGuard(std::string path, bool writer_blocks) : path_(std::move(path)) {
+    thread_ = std::thread([this, writer_blocks] {
+      std::unique_lock<std::mutex> lk(lock_);
+      if (changed_.wait_for(lk, std::chrono::seconds(60), [&] { return done_; })) return;
+      fd_ = open(path_.c_str(), O_RDWR | O_NONBLOCK);  // O_RDWR on a FIFO never blocks (Linux)
+      if (!writer_blocks && fd_ >= 0) close(std::exchange(fd_, -1));
+    });
+  }
+  ~FifoHangGuard() {
+    {
+      std::lock_guard<std::mutex> guard(lock_);
+      done_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+    if (fd_ >= 0) close(fd_);
+  }
+
+ private:
+  std::string path_;
+  std::mutex lock_;
+  std::condition_variable changed_;
+  bool done_ = false;
+  int fd_ = -1;
+  std::thread thread_;
+};
+
+// A temporary directory holding a FIFO named "fifo".
+struct FifoDir {
+  FifoDir() {
+    gchar* d = g_dir_make_tmp("taconite-fifo-XXXXXX", nullptr);
+    dir = d ? d : "";
+    g_free(d);
+    fifo = dir + "/fifo";
+    ok = !dir.empty() && mkfifo(fifo.c_str(), 0600) == 0;
+  }
+  ~FifoDir() {
+    g_remove(fifo.c_str());
+    g_rmdir(dir.c_str());
+  }
+  std::string dir, fifo;
+  bool ok = false;
+};
+
+TEST(PublishErrorsTest, AFifoWithoutAReaderAsLocationIsAnErrorNotAHang) {
+  FifoDir d;
+  ASSERT_TRUE(d.ok);
+  FifoHangGuard guard(d.fifo, true);
+  expect_start_error({{"location", d.fifo}}, "cannot open '" + d.fifo + "' for writing: it is a FIFO (or socket) with no reader");
+}
+
+TEST(PublishErrorsTest, AFifoWithAReaderAsLocationGetsTheDocuments) {
+  FifoDir d;
+  ASSERT_TRUE(d.ok);
+  const int reader = open(d.fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  GstHarness* h = publish_harness({{"location", d.fifo}});
+  ASSERT_NE(h, nullptr);
+  ASSERT_EQ(gst_harness_push(h, face_frame(0, 1)), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h));
+  std::string received(1 << 16, '\0');
+  const ssize_t got = read(reader, received.data(), received.size());
+  ASSERT_GT(got, 0);
+  received.resize(static_cast<std::size_t>(got));
+  ASSERT_EQ(received.back(), '\n');
+  JsonNode* node = parse_document(received.substr(0, received.size() - 1));
+  EXPECT_NE(node, nullptr);
+  if (node) json_node_unref(node);
+  gst_harness_teardown(h);
+  close(reader);
+}
+
+TEST(PublishErrorsTest, FifosAsCredentialsOrTlsFilesAreRefusedNotWaitedOn) {
+  FifoDir d;
+  ASSERT_TRUE(d.ok);
+  const std::string pem = d.dir + "/ca.pem";
+  std::ofstream(pem) << "not read\n";
+  const std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, std::string>> cases = {
+      {{{"method", "mqtt"}, {"credentials", d.fifo}}, "cannot read the credentials file '" + d.fifo + "'"},
+      {{{"method", "mqtt"}, {"tls-ca", d.fifo}}, "cannot read TLS file tls-ca '" + d.fifo + "'"},
+      {{{"method", "mqtt"}, {"tls-ca", pem}, {"tls-cert", pem}, {"tls-key", d.fifo}},
+       "cannot read TLS file tls-key '" + d.fifo + "'"},
+  };
+  for (const auto& [properties, expected] : cases) {
+    FifoHangGuard guard(d.fifo, false);
+    expect_start_error(properties, expected + ": is a FIFO, not a regular file");
+  }
+  g_remove(pem.c_str());
+}
+
+TEST(PublishErrorsTest, AnOversizedCredentialsFileIsRefusedWithoutReadingIt) {
+  gchar* path = nullptr;
+  const gint fd = g_file_open_tmp("taconite-credentials-XXXXXX", &path, nullptr);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 10 * 1024 * 1024), 0);
+  close(fd);
+  expect_start_error({{"method", "mqtt"}, {"credentials", path}}, "is 10485760 bytes, more than 65536");
+  g_remove(path);
+  g_free(path);
+}
+
+// {stream} is one topic level: a name with '/' would add levels, '+' and '#' are wildcards.
+TEST(PublishErrorsTest, AStreamNameThatIsNotOneTopicLevelIsRefusedForMqtt) {
+  for (const char* stream : {"door/1", "door+", "#"})
+    expect_start_error({{"method", "mqtt"}, {"stream", stream}},
+                       std::string("stream name '") + stream + "' cannot go into the MQTT topic 'taconite/{stream}/faces'");
 }
 
 TEST(PublishErrorsTest, UnknownEnumValuesAreRefusedByTheParser) {

@@ -279,6 +279,27 @@ TEST_F(RoisTest, MinFaceSizeAndMaxFacesSelect) {
   gst_buffer_unref(out);
 }
 
+// facedetect gives every ROI id 0. A face left out (min-face-size, max-faces) must not keep the id
+// of an embedded one, or whoever looks embeddings up by id gives it that face's embedding.
+TEST_F(RoisTest, FacesNotSelectedGetIdsOfTheirOwnToo) {
+  GstBuffer* in = scene_buffer();
+  add_roi(in, "face", 100, 60, 80, 80);  // embedded, first with id 0: keeps it
+  add_roi(in, "face", 10, 10, 20, 20);   // too small, id 0 too
+  add_roi(in, "face", 0, 150, 40, 40);   // dropped by max-faces, id 0 too
+  add_roi(in, "car", 0, 0, 50, 50);      // other type: untouched
+  GstBuffer* out = run(in, {{"input-mode", "rois"}, {"min-face-size", "30"}, {"max-faces", "1"}});
+  const auto all = rois(out);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0]->id, 0);
+  EXPECT_EQ(std::set<gint>({all[0]->id, all[1]->id, all[2]->id}).size(), 3u) << "every face ROI has an id of its own";
+  EXPECT_EQ(all[3]->id, 0) << "ROIs of other types keep their id";
+  ASSERT_EQ(embedding_metas(out).size(), 1u);
+  EXPECT_NE(gst_buffer_get_taconite_embedding_meta_for_roi(out, all[0]->id), nullptr);
+  EXPECT_EQ(gst_buffer_get_taconite_embedding_meta_for_roi(out, all[1]->id), nullptr);
+  EXPECT_EQ(gst_buffer_get_taconite_embedding_meta_for_roi(out, all[2]->id), nullptr);
+  gst_buffer_unref(out);
+}
+
 TEST_F(RoisTest, AutoModeUsesRoisWhenPresentElseTheWholeBufferUnaligned) {
   GstBuffer* with = scene_buffer();
   add_roi(with, "face", 100, 60, 80, 80);
