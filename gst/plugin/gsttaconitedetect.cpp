@@ -193,6 +193,10 @@ static bool load_detector(GstTaconiteDetect* self) {
   const std::string path = self->settings->model;
   const YuNetOptions options = self->settings->detector;
   GST_OBJECT_UNLOCK(self);
+  if (const std::string problem = taconite::vision::validate(options); !problem.empty()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Invalid face detector settings."), ("%s", problem.c_str()));
+    return false;
+  }
   if (path.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No face detection model given."),
                       ("Set the 'model' property to OpenCV Zoo's face_detection_yunet_2023mar.onnx "

@@ -1,7 +1,6 @@
 // Files taconitepublish reads (the MQTT credentials and TLS files): opened without blocking, and
 // refused unless they are regular files, so a FIFO without a writer cannot hang the state change.
-// (The runtime's bundle/regular_file.hpp does this for bundles but is internal to the runtime
-// library, not reachable from the plugin.)
+// The runtime's bundle/regular_file.hpp (its own small static library) does the work.
 #pragma once
 
 #include <cstddef>
@@ -9,8 +8,8 @@
 
 namespace taconite::gst {
 
-// "" when `path` is a readable regular file (symlinks followed), else why not: the system's
-// reason ("No such file or directory", "Permission denied") or e.g. "is a FIFO, not a regular file".
+// "" when `path` is a regular file (symlinks followed), else why not: e.g. "does not exist",
+// "permission denied", "is a FIFO, not a regular file".
 std::string regular_file_problem(const std::string& path);
 
 // Reads the regular file `path` of at most `max_bytes` into `contents`; false with `problem` set

@@ -125,7 +125,7 @@ class RunIrTest(unittest.TestCase):
         bundle = make_bundle("ir-tiny")
         for args, env, named in ((["--threads", "100000"], {}, "threads 100000"),
                                  (["--threads", "2147483647"], {}, "threads 2147483647"),
-                                 ([], {"TACONITE_THREADS": "100000"}, "TACONITE_THREADS='100000'")):
+                                 ([], {"TACONITE_THREADS": "100000"}, "the environment variable TACONITE_THREADS='100000'")):
             with self.subTest(args=args, env=env):
                 result = run([RUN_IR18, "--backend", "cpu-reference"] + args + [bundle, "1"], env=env)
                 self.assertEqual(result.returncode, 1, result.stderr)

@@ -7,13 +7,23 @@ frames, each line has a box inside the frame area, a positive norm and 512 finit
 length, frames and running times increase per stream, and the boxes move (the input pans/zooms);
 also that at least 90 % of each stream's faces are aligned with 5 landmarks inside their box, and
 that one track id covers at least 90 % of them once taconitetrack can have confirmed the face (one
-face per synthetic camera; an id is published from the min-hits'th frame on).
+face per synthetic camera; an id is published from the min-hits'th consecutive detection on).
 """
 import json
 import math
 import sys
 
 TRACK_MIN_HITS = 3  # taconitetrack's default min-hits
+
+
+def first_confirmable(frames):
+    """Index of the first face that ends a run of TRACK_MIN_HITS faces in consecutive frames."""
+    run = 0
+    for index, frame in enumerate(frames):
+        run = run + 1 if index and frame == frames[index - 1] + 1 else 1
+        if run >= TRACK_MIN_HITS:
+            return index
+    return len(frames)
 
 
 def main(path, streams):
@@ -49,9 +59,10 @@ def main(path, streams):
         assert aligned >= 0.9 * len(faces), f"{stream}: only {aligned} of {len(faces)} faces aligned"
         ids = [f["track_id"] for f in faces if f["track_id"] is not None]
         longest = max((ids.count(i) for i in set(ids)), default=0)
-        # taconitetrack publishes an id from the min-hits'th frame on (default 3): the first two
-        # faces have none. Of the rest, one id must hold at least 90 %.
-        confirmable = len(faces) - (TRACK_MIN_HITS - 1)
+        # taconitetrack confirms a face (publishes an id) on its min-hits'th consecutive detection
+        # (default 3); Haar misses every third frame of messi's small face, so that can come late.
+        # Of the faces from then on, one id must hold at least 90 %.
+        confirmable = len(faces) - first_confirmable(frames)
         assert longest >= 0.9 * confirmable, f"{stream}: the longest track holds {longest} of {confirmable} faces"
         print(f"{stream}: {len(faces)} faces in {distinct_frames} frames, {len(boxes)} distinct boxes, "
               f"{aligned} aligned, longest track {longest}")

@@ -68,7 +68,19 @@ TEST_F(PluginTest, RegistersTaconitelandmarks) {
   ASSERT_NE(element, nullptr);
   EXPECT_EQ(own_documented_properties(element),
             (std::vector<std::string>{"model", "roi-type", "max-faces", "detect", "detect-interval", "detect-scale",
-                                      "box-samples"}));
+                                      "box-samples", "faces-skipped"}));
+  gst_object_unref(element);
+}
+
+TEST_F(PluginTest, RegistersTaconitedetectWithDocumentedProperties) {
+  ASSERT_NE(plugin, nullptr);
+  GstElement* element = create_element("taconitedetect", "Filter/Analyzer/Video");
+  ASSERT_NE(element, nullptr);
+  EXPECT_EQ(own_documented_properties(element),
+            (std::vector<std::string>{"model", "input-width", "input-height", "score-threshold", "nms-threshold",
+                                      "min-face-size", "max-faces", "interval", "threads"}));
+  GParamSpec* model = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "model");
+  EXPECT_TRUE(model->flags & GST_PARAM_MUTABLE_READY) << "the model loads at READY->PAUSED";
   gst_object_unref(element);
 }
 
