@@ -291,8 +291,9 @@ std::vector<IdentityMatch> GalleryIndex::search(std::span<const float> query, in
       // Enough templates that the best k identities are among them even when one has many
       // templates; more while they hold fewer than k identities.
       const auto& hnsw = static_cast<const faiss::IndexHNSW&>(*d.index);
-      std::size_t candidates = std::min({total, static_cast<std::size_t>(k) * std::max<std::size_t>(1, d.max_templates_per_identity),
-                                         kFirstCandidateTemplates});
+      std::size_t candidates =
+          std::min({total, static_cast<std::size_t>(k) * std::max<std::size_t>(1, d.max_templates_per_identity),
+                    kFirstCandidateTemplates});
       std::vector<float> similarities;
       std::vector<idx_t> positions;
       for (;;) {

@@ -153,14 +153,16 @@ Status write_hnsw_file(const std::filesystem::path& file, const faiss::Index& in
     const std::vector<char> placeholder(kHeaderBytes, '\0');
     HashingWriter writer;
     writer.file = out.get();
-    if (std::fwrite(placeholder.data(), 1, kHeaderBytes, out.get()) != kHeaderBytes) throw std::runtime_error("write failed");
+    if (std::fwrite(placeholder.data(), 1, kHeaderBytes, out.get()) != kHeaderBytes)
+      throw std::runtime_error("write failed");
     faiss::write_index(&index, &writer);
     std::string header = header_text(state, writer.bytes, writer.hash.value());
     if (header.size() >= kHeaderBytes) throw std::runtime_error("header too long (model fingerprint?)");
     header.resize(kHeaderBytes, '\0');
     // The header last, then to disk: a crash before the rename leaves only a temporary file.
-    if (std::fseek(out.get(), 0, SEEK_SET) != 0 || std::fwrite(header.data(), 1, kHeaderBytes, out.get()) != kHeaderBytes ||
-        std::fflush(out.get()) != 0 || ::fsync(fd) != 0)
+    if (std::fseek(out.get(), 0, SEEK_SET) != 0 ||
+        std::fwrite(header.data(), 1, kHeaderBytes, out.get()) != kHeaderBytes || std::fflush(out.get()) != 0 ||
+        ::fsync(fd) != 0)
       throw std::runtime_error(std::string("write failed: ") + std::strerror(errno));
   } catch (const std::exception& e) {
     problem = e.what();
@@ -168,9 +170,10 @@ Status write_hnsw_file(const std::filesystem::path& file, const faiss::Index& in
   out.reset();
   std::error_code ec;
   if (problem.empty()) std::filesystem::rename(tmp, file, ec);
-  if (!problem.empty() || ec) {
+  if (problem.empty() && ec) problem = ec.message();
+  if (!problem.empty()) {
     std::filesystem::remove(tmp, ec);
-    return Error{ErrorKind::Io, file.string() + ": cannot save the index: " + (problem.empty() ? ec.message() : problem)};
+    return Error{ErrorKind::Io, file.string() + ": cannot save the index: " + problem};
   }
   return Ok{};
 }

@@ -86,8 +86,9 @@ Result<bool> GalleryWatcher::refresh(bool force) {
   if (::stat(path_.c_str(), &st) != 0) {
     const int error = errno;
     if (error == ENOENT)
-      return Error{ErrorKind::Io, path_.string() + ": the gallery file is gone (deleted or moved away); still searching "
-                                                   "the gallery as loaded (revision " +
+      return Error{ErrorKind::Io, path_.string() +
+                                      ": the gallery file is gone (deleted or moved away); still searching "
+                                      "the gallery as loaded (revision " +
                                       std::to_string(current()->revision()) + ") until a file is there again"};
     return Error{ErrorKind::Io, path_.string() + ": " + std::strerror(error)};
   }

@@ -29,8 +29,9 @@
  * is built in the background while the gallery is searched exactly. While playing, a background
  * thread polls the file every `poll-interval` ms (or on the `reload` action signal): a new revision
  * or a file replaced by another (`mv new.db people.db`) is loaded and swapped in without stopping
- * video; a deleted file posts one warning and the loaded gallery stays in use. Set `bundle` to check the gallery's model fingerprint against
- * the bundle taconiteadaface runs; without it only the model name and embedding size are checked.
+ * video; a deleted file posts one warning and the loaded gallery stays in use. Set `bundle` to
+ * check the gallery's model fingerprint against the bundle taconiteadaface runs; without it only
+ * the model name and embedding size are checked.
  *
  * ## Example launch line
  * |[
@@ -363,8 +364,9 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
     }
     replace_param(a.roi, taconite_param(a, index->revision()));
     GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": %s best %s %.4f, decided %s", a.roi->id,
-                   a.track.value_or(-1), a.search ? "searched" : "kept", a.matches.empty() ? "-" : a.matches.front().name.c_str(),
-                   a.similarity, a.decision.settled ? a.decision.identity.name.c_str() : "(voting)");
+                   a.track.value_or(-1), a.search ? "searched" : "kept",
+                   a.matches.empty() ? "-" : a.matches.front().name.c_str(), a.similarity,
+                   a.decision.settled ? a.decision.identity.name.c_str() : "(voting)");
     if (s.post_messages && a.track && a.decision.first_for_identity) {
       const IdentityVote& who = a.decision.identity;
       GstStructure* m =

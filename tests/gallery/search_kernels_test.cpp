@@ -151,7 +151,8 @@ TEST(ExactScanTest, GroupsAreRankedByTheirBestRow) {
   std::mt19937 rng(6);
   const std::vector<float> rows = gaussian(3000, rng, true, kDim);
   std::vector<std::uint32_t> groups(3000);
-  for (std::size_t r = 0; r < groups.size(); ++r) groups[r] = r < 2000 ? 0 : std::uint32_t(1 + r % 50);  // one big group
+  for (std::size_t r = 0; r < groups.size(); ++r)
+    groups[r] = r < 2000 ? 0 : std::uint32_t(1 + r % 50);  // one big group
   const ExactScan scan(kDim, rows, groups);
   const std::vector<float> query = gaussian(1, rng, true, kDim);
   std::vector<std::int64_t> expected;
