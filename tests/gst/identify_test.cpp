@@ -11,7 +11,9 @@
 #include <gst/taconite/gsttaconitemeta.h>
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -752,6 +754,44 @@ TEST_F(IdentifyHarnessTest, WatcherThreadSurvivesAReportThatThrows) {
   };
   for (int i = 0; i < 12000 && best() != "bob"; ++i) g_usleep(10000);
   EXPECT_EQ(best(), "bob");
+}
+
+// Issue 20 item 4: a template holding NaN (damaged in the file) never enters the index; the
+// reload that meets it is a warning.
+TEST_F(IdentifyHarnessTest, NonFiniteTemplateIsLeftOutOfAReloadWithAWarning) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}, {"bob", {unit_axis(1)}}});
+  std::vector<std::string> warnings_seen;
+  std::mutex lock;
+  taconite::gst::GalleryWatcher watcher(people, {}, 0, [&](bool warning, const std::string& message) {
+    std::lock_guard guard(lock);
+    if (warning) warnings_seen.push_back(message);
+  });
+  std::string note;
+  ASSERT_TRUE(watcher.start(std::nullopt, &note).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(people.c_str(), &db), SQLITE_OK);
+  std::vector<float> nan(kDim, std::nanf(""));
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE templates SET embedding = ? WHERE id = 2", -1, &st, nullptr), SQLITE_OK);
+  sqlite3_bind_blob(st, 1, nan.data(), int(nan.size() * sizeof(float)), SQLITE_STATIC);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_DONE);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  watcher.reload();
+  const auto warned = [&] {
+    std::lock_guard guard(lock);
+    return !warnings_seen.empty();
+  };
+  for (int i = 0; i < 12000 && !warned(); ++i) g_usleep(10000);  // hang guard (reported after the swap)
+  EXPECT_EQ(watcher.current()->skipped_templates(), 1u);
+  EXPECT_EQ(watcher.current()->templates(), 1u);
+  const auto matches = watcher.current()->search(unit_axis(1), 2);
+  ASSERT_EQ(matches.size(), 1u);
+  EXPECT_EQ(matches[0].name, "alice");
+  EXPECT_TRUE(std::isfinite(matches[0].similarity));
+  std::lock_guard guard(lock);
+  ASSERT_EQ(warnings_seen.size(), 1u);
+  EXPECT_NE(warnings_seen[0].find("left out 1 templates holding NaN or Inf"), std::string::npos) << warnings_seen[0];
 }
 
 }  // namespace
