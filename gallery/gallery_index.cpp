@@ -2,18 +2,18 @@
 
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexHNSW.h>
-#include <faiss/index_io.h>
-#include <unistd.h>
+#include <faiss/impl/AuxIndexStructures.h>
+#include <faiss/impl/DistanceComputer.h>
+#include <faiss/utils/Heap.h>
 
 #include <algorithm>
 #include <cmath>
 #include <exception>
-#include <fstream>
-#include <sstream>
 #include <tuple>
 #include <unordered_map>
 
 #include "exact_scan.hpp"
+#include "hnsw_file.hpp"
 #include "simd_flat_ip.hpp"
 
 namespace taconite::gallery {
@@ -23,47 +23,11 @@ namespace {
 using idx_t = faiss::Index::idx_t;
 
 const std::string kChangedWhileReading = "the gallery kept changing while its index was read; try again";
+const std::string kCancelled = "cancelled";
+constexpr std::size_t kHnswBatch = 8192;  // templates added between two looks at IndexOptions::cancel
 
-// What the persisted HNSW index was built from; a different state means it is stale.
-struct IndexState {
-  std::int64_t revision = -1;
-  std::size_t templates = 0;
-  int dim = 0, m = 0, ef_construction = 0;
-  std::string fingerprint;
-
-  bool operator==(const IndexState&) const = default;
-};
-
-std::string state_text(const IndexState& s) {
-  std::ostringstream out;
-  out << "taconite-gallery-hnsw 1\nrevision " << s.revision << "\ntemplates " << s.templates << "\ndim " << s.dim
-      << "\nm " << s.m << "\nef_construction " << s.ef_construction << "\nfingerprint " << s.fingerprint << "\n";
-  return out.str();
-}
-
-std::string read_small_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  char buffer[1024];
-  in.read(buffer, sizeof buffer);  // a state file is ~150 bytes; a larger one is not ours
-  text.write(buffer, in.gcount());
-  return text.str();
-}
-
-std::filesystem::path index_path(const std::filesystem::path& gallery) { return gallery.string() + ".hnsw"; }
-std::filesystem::path state_path(const std::filesystem::path& gallery) { return gallery.string() + ".hnsw.state"; }
-
-// Writes to a private temporary file, then renames: readers see the old or the new file whole.
-bool replace_file(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.string() + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out.flush()) return false;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  return !ec;
+bool finite(std::span<const float> v) {
+  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
 }
 
 std::vector<float> normalised(std::span<const float> v) {
@@ -75,7 +39,37 @@ std::vector<float> normalised(std::span<const float> v) {
   return out;
 }
 
+// HNSW keeps the smallest distances: an inner product is searched as its negation (as FAISS's
+// IndexHNSW does internally).
+struct NegatedDistance : faiss::DistanceComputer {
+  explicit NegatedDistance(std::unique_ptr<faiss::DistanceComputer> of) : base(std::move(of)) {}
+  void set_query(const float* x) override { base->set_query(x); }
+  float operator()(idx_t i) override { return -(*base)(i); }
+  float symmetric_dis(idx_t i, idx_t j) override { return -base->symmetric_dis(i, j); }
+  std::unique_ptr<faiss::DistanceComputer> base;
+};
+
+// The `count` best templates by the HNSW graph, best first, as (similarity, position); -1 marks
+// none. Searched through FAISS's HNSW directly with a beam of at least `count`: FAISS 1.7.3's
+// IndexHNSW::search returns at most about its efSearch results, whatever k is asked for.
+void hnsw_search(const faiss::IndexHNSW& index, const float* query, std::size_t count, int ef_search,
+                 std::vector<float>& similarities, std::vector<idx_t>& positions) {
+  similarities.assign(count, 0.0f);
+  positions.assign(count, -1);
+  NegatedDistance distance(std::unique_ptr<faiss::DistanceComputer>(index.storage->get_distance_computer()));
+  distance.set_query(query);
+  faiss::VisitedTable visited(index.ntotal);
+  faiss::SearchParametersHNSW params;
+  params.efSearch = std::max(ef_search, static_cast<int>(count));
+  faiss::maxheap_heapify(count, similarities.data(), positions.data());
+  index.hnsw.search(distance, static_cast<int>(count), positions.data(), similarities.data(), visited, &params);
+  faiss::maxheap_reorder(count, similarities.data(), positions.data());
+  for (float& s : similarities) s = -s;
+}
+
 }  // namespace
+
+bool finite_query(std::span<const float> query) { return finite(query); }
 
 struct GalleryIndex::Impl {
   int dim = 0;
@@ -84,23 +78,33 @@ struct GalleryIndex::Impl {
   IndexOptions options;
   std::unique_ptr<faiss::Index> index;
   std::unique_ptr<ExactScan> exact_scan;  // searches `index`'s vectors when not approximate
-  bool approximate = false;
+  bool approximate = false, approximate_pending = false;
+  std::size_t skipped = 0;
   std::vector<std::int64_t> template_ids;       // index position -> template id
   std::vector<std::int64_t> template_identity;  // index position -> identity id
   std::unordered_map<std::int64_t, std::string> names;
   std::size_t identity_count = 0;
   std::size_t max_templates_per_identity = 0;
 
-  void count_identities() {
-    std::unordered_map<std::int64_t, std::size_t> per_identity;
-    for (std::int64_t id : template_identity) ++per_identity[id];
-    identity_count = per_identity.size();
-    max_templates_per_identity = 0;
-    for (const auto& [id, n] : per_identity) max_templates_per_identity = std::max(max_templates_per_identity, n);
+  // Dense identity numbers per position (the exact scan's groups) and the per-identity counts.
+  std::vector<std::uint32_t> count_identities() {
+    std::unordered_map<std::int64_t, std::uint32_t> dense;
+    std::vector<std::size_t> per_identity;
+    std::vector<std::uint32_t> groups;
+    groups.reserve(template_identity.size());
+    for (std::int64_t id : template_identity) {
+      const auto [it, added] = dense.emplace(id, static_cast<std::uint32_t>(dense.size()));
+      if (added) per_identity.push_back(0);
+      ++per_identity[it->second];
+      groups.push_back(it->second);
+    }
+    identity_count = dense.size();
+    max_templates_per_identity = per_identity.empty() ? 0 : *std::max_element(per_identity.begin(), per_identity.end());
+    return groups;
   }
 
-  std::unique_ptr<faiss::Index> make_index(std::size_t count) const {
-    if (count <= options.approximate_above) return std::make_unique<faiss::IndexFlatIP>(dim);
+  std::unique_ptr<faiss::Index> make_index() const {
+    if (!approximate) return std::make_unique<faiss::IndexFlatIP>(dim);
     auto hnsw = std::make_unique<faiss::IndexHNSWFlat>(dim, options.hnsw_m, faiss::METRIC_INNER_PRODUCT);
     delete hnsw->storage;  // owned (own_fields): the same flat storage, with our dot product
     hnsw->storage = new SimdFlatIP(dim);
@@ -108,12 +112,37 @@ struct GalleryIndex::Impl {
     return hnsw;
   }
 
-  // Fills the index with `count` vectors and prepares its search.
-  void add(std::size_t count, const float* vectors) {
-    index->add(static_cast<idx_t>(count), vectors);
-    if (approximate) return;
-    const auto& flat = static_cast<const faiss::IndexFlatIP&>(*index);
-    exact_scan = std::make_unique<ExactScan>(dim, std::span(flat.get_xb(), count * static_cast<std::size_t>(dim)));
+  // Builds the index of `count` vectors and prepares its search; false when cancelled.
+  bool build(std::size_t count, const float* vectors) {
+    index = make_index();
+    if (!approximate) {
+      index->add(static_cast<idx_t>(count), vectors);
+      const auto& flat = static_cast<const faiss::IndexFlatIP&>(*index);
+      exact_scan = std::make_unique<ExactScan>(dim, std::span(flat.get_xb(), count * static_cast<std::size_t>(dim)),
+                                               count_identities());
+      return true;
+    }
+    count_identities();
+    for (std::size_t done = 0; done < count; done += kHnswBatch) {
+      if (options.cancel && options.cancel->load()) return false;
+      const std::size_t n = std::min(kHnswBatch, count - done);
+      index->add(static_cast<idx_t>(n), vectors + done * static_cast<std::size_t>(dim));
+    }
+    return true;
+  }
+
+  // Adopts a read HNSW index when it is ours and holds `count` vectors of `dim`.
+  bool adopt(std::unique_ptr<faiss::Index> loaded, std::size_t count) {
+    auto* hnsw = dynamic_cast<faiss::IndexHNSWFlat*>(loaded.get());
+    auto* flat = hnsw ? dynamic_cast<faiss::IndexFlatIP*>(hnsw->storage) : nullptr;
+    if (!flat || hnsw->ntotal != static_cast<idx_t>(count) || hnsw->d != dim || flat->ntotal != hnsw->ntotal ||
+        hnsw->metric_type != faiss::METRIC_INNER_PRODUCT)
+      return false;
+    hnsw->storage = SimdFlatIP::adopt(std::move(*flat)).release();
+    delete flat;
+    index = std::move(loaded);
+    count_identities();
+    return true;
   }
 };
 
@@ -128,17 +157,16 @@ Result<GalleryIndex> GalleryIndex::build(int dim, std::span<const float> unit_em
       unit_embeddings.size() != identity_ids.size() * static_cast<std::size_t>(dim))
     return Error{ErrorKind::Input, "index build: " + std::to_string(unit_embeddings.size()) + " values for " +
                                        std::to_string(identity_ids.size()) + " templates of " + std::to_string(dim)};
+  if (!finite(unit_embeddings)) return Error{ErrorKind::Input, "index build: the templates hold NaN or Inf"};
   auto impl = std::make_unique<Impl>();
   impl->dim = dim;
   impl->options = options;
   impl->template_identity.assign(identity_ids.begin(), identity_ids.end());
   impl->template_ids.resize(identity_ids.size());
   for (std::size_t i = 0; i < identity_ids.size(); ++i) impl->template_ids[i] = static_cast<std::int64_t>(i);
-  impl->count_identities();
+  impl->approximate = identity_ids.size() > options.approximate_above;
   try {
-    impl->index = impl->make_index(identity_ids.size());
-    impl->approximate = identity_ids.size() > options.approximate_above;
-    impl->add(identity_ids.size(), unit_embeddings.data());
+    if (!impl->build(identity_ids.size(), unit_embeddings.data())) return Error{ErrorKind::Io, kCancelled};
   } catch (const std::exception& e) {
     return Error{ErrorKind::Device, std::string("FAISS index build failed: ") + e.what()};
   }
@@ -151,7 +179,12 @@ Result<GalleryIndex> GalleryIndex::load(const GalleryStore& store, const IndexOp
   // A write between the reads gives a mixed picture: retry a few times, then give up.
   constexpr int kAttempts = 4;
   for (int attempt = 1;; ++attempt) {
-    Result<GalleryIndex> index = load_once(store, options, note);
+    Result<GalleryIndex> index = Error{ErrorKind::Io, ""};
+    try {
+      index = load_once(store, options, note);
+    } catch (const std::exception& e) {  // e.g. bad_alloc for a gallery larger than memory
+      return Error{ErrorKind::Device, store.path().string() + ": cannot load the gallery's index: " + e.what()};
+    }
     if (index.ok() || index.error().kind != ErrorKind::Io || index.error().message != kChangedWhileReading ||
         attempt == kAttempts)
       return index;
@@ -167,7 +200,7 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
   if (!info) return info.error();
   Result<std::vector<IdentityRow>> identities = store.identities();
   if (!identities) return identities.error();
-  Result<std::vector<TemplateRow>> rows = store.templates(false);
+  Result<std::vector<TemplateRow>> rows = store.templates(true);
   if (!rows) return rows.error();
   Result<std::int64_t> revision = store.revision();
   if (!revision) return revision.error();
@@ -180,63 +213,66 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
   impl->fingerprint = info.value().model_fingerprint;
   impl->options = options;
   for (const IdentityRow& r : identities.value()) impl->names.emplace(r.id, r.name);
+  // The index's vectors, in id order; what they are is hashed to tie a saved index to them.
+  const auto dim = static_cast<std::size_t>(impl->dim);
+  std::vector<float> vectors;
+  vectors.reserve(rows.value().size() * dim);
+  ContentHash content;
   for (const TemplateRow& r : rows.value()) {
+    if (r.embedding.size() != dim || !finite(r.embedding)) {
+      ++impl->skipped;
+      continue;
+    }
     impl->template_ids.push_back(r.id);
     impl->template_identity.push_back(r.identity_id);
+    vectors.insert(vectors.end(), r.embedding.begin(), r.embedding.end());
+    content.add(&r.id, sizeof r.id);
+    content.add(&r.identity_id, sizeof r.identity_id);
+    content.add(r.embedding.data(), r.embedding.size() * sizeof(float));
   }
-  impl->count_identities();
-  const std::size_t count = rows.value().size();
+  rows.value().clear();
+  rows.value().shrink_to_fit();
+  const std::size_t count = impl->template_ids.size();
   impl->approximate = count > options.approximate_above;
-  const IndexState wanted{impl->revision,   count, impl->dim, options.hnsw_m, options.hnsw_ef_construction,
-                          impl->fingerprint};
+  const HnswBuildState wanted{impl->revision, count, impl->dim, options.hnsw_m, options.hnsw_ef_construction,
+                              impl->fingerprint, content.value()};
   const std::filesystem::path& gallery = store.path();
+  const std::filesystem::path saved = hnsw_file_path(gallery);
   std::string what;
-  try {
-    // A fresh persisted HNSW index: its positions are the templates in id order at that revision.
-    if (impl->approximate && options.persist && read_small_file(state_path(gallery)) == state_text(wanted)) {
-      std::unique_ptr<faiss::Index> loaded(faiss::read_index(index_path(gallery).c_str()));
-      auto* hnsw = dynamic_cast<faiss::IndexHNSWFlat*>(loaded.get());
-      auto* flat = hnsw ? dynamic_cast<faiss::IndexFlatIP*>(hnsw->storage) : nullptr;
-      if (flat && hnsw->ntotal == static_cast<idx_t>(count) && hnsw->d == impl->dim) {
-        hnsw->storage = SimdFlatIP::adopt(std::move(*flat)).release();
-        delete flat;
-        impl->index = std::move(loaded);
-        what = "loaded the HNSW index " + index_path(gallery).string();
-      }
-    }
-  } catch (const std::exception& e) {
-    what = "rebuilt: " + index_path(gallery).string() + " unreadable (" + e.what() + "); ";
+  if (impl->approximate && options.persist) {
+    std::string why;
+    if (impl->adopt(read_hnsw_file(saved, wanted, &why), count))
+      what = "loaded the HNSW index " + saved.string();
+    else if (why.starts_with("damaged") || why.starts_with("unreadable"))
+      what = saved.string() + " " + why + ", not used; ";
+    else if (why.empty())
+      what = saved.string() + " is not an HNSW index of this gallery, not used; ";
   }
   if (!impl->index) {
-    Result<std::vector<TemplateRow>> full = store.templates(true);
-    if (!full) return full.error();
-    if (full.value().size() != count || (count && full.value().back().id != impl->template_ids.back()))
-      return Error{ErrorKind::Io, kChangedWhileReading};
-    std::vector<float> vectors;
-    vectors.reserve(count * static_cast<std::size_t>(impl->dim));
-    for (const TemplateRow& r : full.value()) vectors.insert(vectors.end(), r.embedding.begin(), r.embedding.end());
+    if (impl->approximate && options.defer_approximate) {
+      impl->approximate = false;
+      impl->approximate_pending = true;
+    }
     try {
-      impl->index = impl->make_index(count);
-      impl->add(count, vectors.data());
+      if (!impl->build(count, vectors.data())) return Error{ErrorKind::Io, kCancelled};
     } catch (const std::exception& e) {
       return Error{ErrorKind::Device, gallery.string() + ": FAISS index build failed: " + e.what()};
     }
     what += std::string("built the ") + (impl->approximate ? "HNSW" : "exact") + " index of " + std::to_string(count) +
             " templates";
+    if (impl->approximate_pending) what += " (the HNSW index is built next)";
     if (impl->approximate && options.persist) {
-      bool saved = false;
-      try {
-        const std::string tmp = index_path(gallery).string() + ".tmp" + std::to_string(getpid());
-        faiss::write_index(impl->index.get(), tmp.c_str());
-        std::error_code ec;
-        std::filesystem::rename(tmp, index_path(gallery), ec);
-        saved = !ec && replace_file(state_path(gallery), state_text(wanted));
-      } catch (const std::exception&) {
-      }
-      what += saved ? ", saved to " + index_path(gallery).string()
-                    : "; could not save it to " + index_path(gallery).string() + " (rebuilt on every load)";
+      std::error_code ec;
+      const auto mode = std::filesystem::status(gallery, ec).permissions();
+      const Status written = write_hnsw_file(saved, *impl->index, wanted, ec ? std::filesystem::perms::owner_read |
+                                                                                   std::filesystem::perms::owner_write
+                                                                             : mode);
+      what += written ? ", saved to " + saved.string() : "; " + written.error().message + " (rebuilt on every load)";
+      if (written) std::filesystem::remove(gallery.string() + ".hnsw.state", ec);  // the old format's second file
     }
   }
+  if (impl->skipped > 0)
+    what += "; left out " + std::to_string(impl->skipped) + " templates holding NaN or Inf (re-enroll them)";
   if (note) *note = what;
   GalleryIndex index(std::move(impl));
   index.set_ef_search(options.hnsw_ef_search);  // also over the value a saved index file carries
@@ -246,35 +282,48 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
 std::vector<IdentityMatch> GalleryIndex::search(std::span<const float> query, int k) const {
   const Impl& d = *impl_;
   const auto total = static_cast<std::size_t>(d.index ? d.index->ntotal : 0);
-  if (total == 0 || static_cast<int>(query.size()) != d.dim || k < 1) return {};
+  if (total == 0 || static_cast<int>(query.size()) != d.dim || k < 1 || !finite(query)) return {};
   k = std::min(k, kMaxTopK);
-  // Enough templates that the best k identities are among them even when one has many templates.
-  const std::size_t wanted = std::max<std::size_t>(k, static_cast<std::size_t>(k) * d.max_templates_per_identity);
-  const auto candidates = static_cast<idx_t>(std::min({total, wanted, kMaxCandidateTemplates}));
   const std::vector<float> unit = normalised(query);
-  std::vector<float> similarities(static_cast<std::size_t>(candidates));
-  std::vector<idx_t> positions(static_cast<std::size_t>(candidates));
+  std::vector<std::pair<float, idx_t>> best;  // (similarity, position), best first
   try {
-    if (d.approximate) {  // FAISS widens the beam to `candidates` when that is larger
-      d.index->search(1, unit.data(), candidates, similarities.data(), positions.data());
+    if (!d.approximate) {
+      for (const auto& [similarity, position] : d.exact_scan->top(unit, static_cast<std::size_t>(k)))
+        best.emplace_back(similarity, position);  // already the best template of each identity
     } else {
-      const auto best = d.exact_scan->top(unit, static_cast<std::size_t>(candidates));
-      for (std::size_t i = 0; i < best.size(); ++i) std::tie(similarities[i], positions[i]) = best[i];
+      // Enough templates that the best k identities are among them even when one has many
+      // templates; more while they hold fewer than k identities.
+      const auto& hnsw = static_cast<const faiss::IndexHNSW&>(*d.index);
+      std::size_t candidates =
+          std::min({total, static_cast<std::size_t>(k) * std::max<std::size_t>(1, d.max_templates_per_identity),
+                    kFirstCandidateTemplates});
+      std::vector<float> similarities;
+      std::vector<idx_t> positions;
+      for (;;) {
+        hnsw_search(hnsw, unit.data(), candidates, d.options.hnsw_ef_search, similarities, positions);
+        best.clear();
+        std::unordered_map<std::int64_t, bool> seen;
+        for (std::size_t i = 0; i < candidates && static_cast<int>(best.size()) < k; ++i) {
+          const idx_t p = positions[i];
+          if (p < 0 || static_cast<std::size_t>(p) >= total) continue;  // HNSW may return fewer
+          // Results come best first: the first template of an identity is its best.
+          if (seen.emplace(d.template_identity[static_cast<std::size_t>(p)], true).second)
+            best.emplace_back(similarities[i], p);
+        }
+        const std::size_t widest = std::min(total, kMaxCandidateTemplates);
+        if (static_cast<int>(best.size()) >= k || best.size() >= d.identity_count || candidates >= widest) break;
+        candidates = std::min(widest, candidates * 2);
+      }
     }
   } catch (const std::exception&) {
     return {};
   }
   std::vector<IdentityMatch> matches;
-  for (idx_t i = 0; i < candidates && static_cast<int>(matches.size()) < k; ++i) {
-    const idx_t p = positions[static_cast<std::size_t>(i)];
-    if (p < 0 || static_cast<std::size_t>(p) >= total) continue;  // HNSW may return fewer
+  for (const auto& [similarity, p] : best) {
     const std::int64_t identity = d.template_identity[static_cast<std::size_t>(p)];
-    // Results come best first: the first template of an identity is its best.
-    if (std::any_of(matches.begin(), matches.end(), [&](const IdentityMatch& m) { return m.identity_id == identity; }))
-      continue;
     const auto name = d.names.find(identity);
-    matches.push_back({identity, name == d.names.end() ? std::string() : name->second,
-                       similarities[static_cast<std::size_t>(i)], d.template_ids[static_cast<std::size_t>(p)]});
+    matches.push_back({identity, name == d.names.end() ? std::string() : name->second, similarity,
+                       d.template_ids[static_cast<std::size_t>(p)]});
   }
   return matches;
 }
@@ -294,6 +343,8 @@ std::int64_t GalleryIndex::revision() const { return impl_->revision; }
 std::size_t GalleryIndex::templates() const { return impl_->template_ids.size(); }
 std::size_t GalleryIndex::identities() const { return impl_->identity_count; }
 bool GalleryIndex::approximate() const { return impl_->approximate; }
+bool GalleryIndex::approximate_pending() const { return impl_->approximate_pending; }
+std::size_t GalleryIndex::skipped_templates() const { return impl_->skipped; }
 const std::string& GalleryIndex::model() const { return impl_->model; }
 const std::string& GalleryIndex::model_fingerprint() const { return impl_->fingerprint; }
 

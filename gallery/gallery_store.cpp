@@ -97,6 +97,12 @@ struct GalleryStore::Impl {
   int dim = 0;
 
   ~Impl() {
+    // A writer leaves an empty WAL behind (best effort: it waits busy_timeout for readers). A
+    // reader keeps the file's WAL alive after we close, and a gallery replaced with `mv new.db
+    // people.db` would otherwise be read through the old file's WAL frames: old pages on the new
+    // file (SQLite pairs a database with its -wal by name only).
+    if (db && sqlite3_db_readonly(db, "main") == 0)
+      sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
     if (db) sqlite3_close_v2(db);
   }
 

@@ -1,14 +1,29 @@
 #include "gallery_watcher.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <exception>
 
 namespace taconite::gst {
 
+namespace {
+
+const std::string kCancelled = "cancelled";
+
+}  // namespace
+
 GalleryWatcher::GalleryWatcher(std::filesystem::path path, gallery::IndexOptions options, unsigned poll_ms,
                                Report report)
-    : path_(std::move(path)), options_(options), poll_ms_(poll_ms), report_(std::move(report)) {}
+    : path_(std::move(path)), options_(options), poll_ms_(poll_ms), report_(std::move(report)) {
+  options_.defer_approximate = true;
+  options_.cancel = &stopping_;
+}
 
 GalleryWatcher::~GalleryWatcher() {
+  stopping_ = true;
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
@@ -17,14 +32,26 @@ GalleryWatcher::~GalleryWatcher() {
   if (thread_.joinable()) thread_.join();
 }
 
-gallery::Status GalleryWatcher::start(const std::optional<gallery::ModelFingerprint>& required, std::string* note) {
+// Stats the path before opening it: if the file is replaced in between, the next poll sees
+// another id than the recorded one and reopens (once more than needed, never once too few).
+gallery::Status GalleryWatcher::open_store() {
+  struct stat st {};
+  const bool known = ::stat(path_.c_str(), &st) == 0;  // else the open below says why
   Result<gallery::GalleryStore> store = gallery::GalleryStore::open(path_, gallery::GalleryStore::Access::ReadOnly);
   if (!store) return store.error();
-  if (required)
-    if (gallery::Status s = store.value().check_model(*required); !s) return s.error();
-  Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(store.value(), options_, note);
-  if (!index) return index.error();
+  store_.reset();
   store_.emplace(std::move(store.value()));
+  opened_.reset();
+  if (known) opened_ = FileId{st.st_dev, st.st_ino};
+  return gallery::Ok{};
+}
+
+gallery::Status GalleryWatcher::start(const std::optional<gallery::ModelFingerprint>& required, std::string* note) {
+  if (gallery::Status opened = open_store(); !opened) return opened.error();
+  if (required)
+    if (gallery::Status s = store_->check_model(*required); !s) return s.error();
+  Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(*store_, options_, note);
+  if (!index) return index.error();
   index_ = std::make_shared<const gallery::GalleryIndex>(std::move(index.value()));
   thread_ = std::thread([this] { run(); });
   return gallery::Ok{};
@@ -43,11 +70,32 @@ std::shared_ptr<const gallery::GalleryIndex> GalleryWatcher::current() const {
   return index_;
 }
 
+void GalleryWatcher::install(gallery::GalleryIndex index, const std::string& note) {
+  const bool skipped = index.skipped_templates() > 0;
+  const std::string message = "gallery revision " + std::to_string(index.revision()) + ": " + note;
+  auto fresh = std::make_shared<const gallery::GalleryIndex>(std::move(index));
+  {
+    std::lock_guard lock(mutex_);
+    index_ = std::move(fresh);
+  }
+  report_(skipped, message);
+}
+
 Result<bool> GalleryWatcher::refresh(bool force) {
-  if (!store_) {  // the connection failed before: reopen (the file may have been replaced)
-    Result<gallery::GalleryStore> store = gallery::GalleryStore::open(path_, gallery::GalleryStore::Access::ReadOnly);
-    if (!store) return store.error();
-    store_.emplace(std::move(store.value()));
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) {
+    const int error = errno;
+    if (error == ENOENT)
+      return Error{ErrorKind::Io, path_.string() +
+                                      ": the gallery file is gone (deleted or moved away); still searching "
+                                      "the gallery as loaded (revision " +
+                                      std::to_string(current()->revision()) + ") until a file is there again"};
+    return Error{ErrorKind::Io, path_.string() + ": " + std::strerror(error)};
+  }
+  if (!store_ || !opened_ || !(FileId{st.st_dev, st.st_ino} == *opened_)) {
+    // Another file under the name (an atomic replace), or the connection failed before: reopen.
+    if (gallery::Status opened = open_store(); !opened) return opened.error();
+    force = true;
   }
   Result<std::int64_t> revision = store_->revision();
   if (!revision) {
@@ -61,24 +109,57 @@ Result<bool> GalleryWatcher::refresh(bool force) {
     store_.reset();
     return index.error();
   }
-  const std::shared_ptr<const gallery::GalleryIndex> old = current();
-  if (index.value().model_fingerprint() != old->model_fingerprint())
+  if (index.value().model_fingerprint() != current()->model_fingerprint())
     return Error{ErrorKind::Input, path_.string() + ": the gallery now belongs to another model (" +
                                        index.value().model() + "); keeping the previous one"};
-  auto fresh = std::make_shared<const gallery::GalleryIndex>(std::move(index.value()));
-  {
-    std::lock_guard lock(mutex_);
-    index_ = std::move(fresh);
-  }
-  report_(false, "gallery revision " + std::to_string(revision.value()) + ": " + note);
+  install(std::move(index.value()), note);
   return true;
 }
 
+void GalleryWatcher::build_approximate() {
+  const std::shared_ptr<const gallery::GalleryIndex> stand_in = current();
+  if (!stand_in->approximate_pending() || stand_in->revision() == failed_build_revision_ || !store_) return;
+  gallery::IndexOptions full = options_;
+  full.defer_approximate = false;
+  std::string note;
+  Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(*store_, full, &note);
+  if (!index) {
+    if (index.error().message == kCancelled) return;
+    failed_build_revision_ = stand_in->revision();  // not retried until the gallery changes
+    throw std::runtime_error(path_.string() + ": the HNSW index could not be built, searching exactly: " +
+                             index.error().message);
+  }
+  // A gallery changed during the build is picked up by the next poll (and built again).
+  if (index.value().revision() == current()->revision()) install(std::move(index.value()), note);
+}
+
+// One poll: a reload when due, then a pending HNSW build; a problem is reported once.
+void GalleryWatcher::step(bool force) {
+  std::string problem;
+  try {
+    Result<bool> refreshed = refresh(force);
+    if (!refreshed) problem = refreshed.error().message;
+    if (problem.empty()) build_approximate();
+  } catch (const std::exception& e) {
+    problem = e.what();
+  } catch (...) {
+    problem = path_.string() + ": unexpected failure while reloading the gallery";
+  }
+  try {
+    if (!problem.empty() && problem != last_problem_) report_(true, problem);
+  } catch (...) {  // a report that cannot be made (out of memory) is dropped, the thread goes on
+  }
+  last_problem_ = problem;
+}
+
 void GalleryWatcher::run() {
-  std::string last_problem;  // a lasting problem is reported once, not on every poll
   std::unique_lock lock(mutex_);
   while (!stop_) {
-    if (poll_ms_ > 0)
+    const bool build_due = index_->approximate_pending() && index_->revision() != failed_build_revision_ &&
+                           last_problem_.empty();
+    if (build_due)
+      ;  // no wait: the exact stand-in should be replaced as soon as possible
+    else if (poll_ms_ > 0)
       wake_.wait_for(lock, std::chrono::milliseconds(poll_ms_), [this] { return stop_ || forced_; });
     else
       wake_.wait(lock, [this] { return stop_ || forced_; });
@@ -86,9 +167,7 @@ void GalleryWatcher::run() {
     const bool force = forced_;
     forced_ = false;
     lock.unlock();
-    Result<bool> refreshed = refresh(force);
-    if (!refreshed && refreshed.error().message != last_problem) report_(true, refreshed.error().message);
-    last_problem = refreshed ? std::string() : refreshed.error().message;
+    step(force);
     lock.lock();
   }
 }

@@ -1,10 +1,16 @@
 // Keeps taconiteidentify's gallery index current while the pipeline plays: a background thread
-// polls the gallery's revision (one small SQLite read) every `poll_ms`, or wakes on reload(), and
-// builds the new index off the streaming thread; the streaming thread only swaps a shared pointer,
-// so a gallery change never stalls video. A reload that fails keeps the previous index and
-// reports a warning.
+// polls the gallery every `poll_ms` (or wakes on reload()) and builds the new index off the
+// streaming thread; the streaming thread only swaps a shared pointer, so a gallery change never
+// stalls video. It notices a new revision, a file replaced by another (`mv new.db people.db`: a
+// new device/inode, reopened and reloaded) and a file that is gone (one warning; the loaded index
+// stays in use). An HNSW index that is not saved yet is built on this thread too: until it is
+// ready the gallery is searched exactly. A reload that fails keeps the previous index and reports
+// one warning until the problem changes. No exception leaves the thread.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
@@ -20,16 +26,18 @@ namespace taconite::gst {
 
 class GalleryWatcher {
  public:
-  // Called from the watcher's thread: a reload failed (warning) or succeeded (note).
+  // Called from the watcher's thread: a reload failed or needs attention (warning), or succeeded (note).
   using Report = std::function<void(bool warning, const std::string& message)>;
 
   GalleryWatcher(std::filesystem::path path, gallery::IndexOptions options, unsigned poll_ms, Report report);
-  ~GalleryWatcher();
+  ~GalleryWatcher();  // cancels an HNSW build in progress, joins the thread
   GalleryWatcher(const GalleryWatcher&) = delete;
   GalleryWatcher& operator=(const GalleryWatcher&) = delete;
 
   // Loads the gallery now (on the caller's thread: a missing, corrupt or foreign gallery fails the
-  // start) and, when it is `required` to be of a model, checks the fingerprint; then starts polling.
+  // start) and, when it is `required` to be of a model, checks the fingerprint; then starts the
+  // thread. Never builds an HNSW index here: a gallery whose saved index is missing or stale is
+  // searched exactly until the thread has built it.
   gallery::Status start(const std::optional<gallery::ModelFingerprint>& required, std::string* note);
   // Asks the thread to re-read the gallery now (even when its revision did not change).
   void reload();
@@ -37,18 +45,32 @@ class GalleryWatcher {
   std::shared_ptr<const gallery::GalleryIndex> current() const;
 
  private:
+  struct FileId {
+    dev_t device = 0;
+    ino_t inode = 0;
+    bool operator==(const FileId&) const = default;
+  };
   void run();
+  void step(bool force);
+  gallery::Status open_store();
   Result<bool> refresh(bool force);  // true when a new index was installed
+  void build_approximate();          // replaces an exact stand-in by its HNSW index
+  void install(gallery::GalleryIndex index, const std::string& note);
 
   const std::filesystem::path path_;
-  const gallery::IndexOptions options_;
+  gallery::IndexOptions options_;  // defer_approximate, cancel = &stopping_
   const unsigned poll_ms_;
   const Report report_;
-  std::optional<gallery::GalleryStore> store_;  // the watcher thread's connection
+  // The watcher thread's connection and the file it opened.
+  std::optional<gallery::GalleryStore> store_;
+  std::optional<FileId> opened_;
+  std::string last_problem_;  // a lasting problem is reported once, not on every poll
+  std::int64_t failed_build_revision_ = -1;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false, forced_ = false;
+  std::atomic<bool> stopping_{false};
   std::shared_ptr<const gallery::GalleryIndex> index_;
   std::thread thread_;
 };

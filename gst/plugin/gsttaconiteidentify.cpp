@@ -17,16 +17,21 @@
  * embedding votes, and the track takes the identity holding a strict majority of its last
  * `vote-window` votes once it has `min-votes`; until then its ROI gets no `identity` param (only
  * `taconite-identity` with settled=false), and one bad frame never flips a decided label.
- * Untracked faces are decided frame by frame. Each time a track is first decided on an identity
+ * Untracked faces are decided frame by frame. Only new embeddings are searched: a reused (cached)
+ * embedding keeps its track's last answer, and `search-budget` bounds the exact search of one
+ * buffer. Each time a track is first decided on an identity
  * (including `unknown`), an element message `taconite-identity` is posted: `stream` (the stream
  * id), `track-id`, `name`, `identity-id`, `similarity` (mean of the winning votes) and
  * `running-time`.
  *
  * The gallery is loaded in the READY to PAUSED transition (missing, corrupt, wrong-schema or
- * foreign-model files fail it with an error naming the file). While playing, a background thread
- * polls its revision every `poll-interval` ms (or on the `reload` action signal) and swaps in the
- * new index without stopping video. Set `bundle` to check the gallery's model fingerprint against
- * the bundle taconiteadaface runs; without it only the model name and embedding size are checked.
+ * foreign-model files fail it with an error naming the file); an HNSW index that is not saved yet
+ * is built in the background while the gallery is searched exactly. While playing, a background
+ * thread polls the file every `poll-interval` ms (or on the `reload` action signal): a new revision
+ * or a file replaced by another (`mv new.db people.db`) is loaded and swapped in without stopping
+ * video; a deleted file posts one warning and the loaded gallery stays in use. Set `bundle` to
+ * check the gallery's model fingerprint against the bundle taconiteadaface runs; without it only
+ * the model name and embedding size are checked.
  *
  * ## Example launch line
  * |[
@@ -42,15 +47,18 @@
 #include <gst/taconite/gsttaconitemeta.h>
 #include <gst/video/video.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "cxx_boundary.hpp"
 #include "gallery_watcher.hpp"
 #include "identity_votes.hpp"
 #include "model_fingerprint.hpp"
+#include "property_state.hpp"
 #include "track_cache.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_identify_debug);
@@ -71,6 +79,9 @@ constexpr guint kDefaultMinVotes = 3;
 constexpr guint kDefaultTrackTimeout = 150;
 constexpr guint kDefaultPollInterval = 1000;
 constexpr guint kMaxVoteWindow = 100;
+// Templates the exact searches of one buffer may scan: ~2 searches of a 1 M gallery, ~130 ms of
+// one AVX2 core (docs/performance.md).
+constexpr guint64 kDefaultSearchBudget = 2000000;
 
 // Property values; guarded by the object lock.
 struct Settings {
@@ -80,6 +91,7 @@ struct Settings {
   guint track_timeout = kDefaultTrackTimeout, poll_interval = kDefaultPollInterval;
   guint64 approximate_above = gallery::IndexOptions{}.approximate_above;
   guint ef_search = gallery::IndexOptions{}.hnsw_ef_search;
+  guint64 search_budget = kDefaultSearchBudget;
   bool post_messages = true;
 };
 
@@ -88,7 +100,7 @@ struct Stream {
   IdentityVotes votes;
   guint64 frame = 0;
   std::string stream_id;
-  bool warned_empty = false;
+  bool warned_empty = false, warned_non_finite = false;
 };
 
 }  // namespace
@@ -116,6 +128,7 @@ enum {
   PROP_APPROXIMATE_ABOVE,
   PROP_EF_SEARCH,
   PROP_POST_MESSAGES,
+  PROP_SEARCH_BUDGET,
 };
 
 enum { SIGNAL_RELOAD, N_SIGNALS };
@@ -160,12 +173,17 @@ void remove_param(GstVideoRegionOfInterestMeta* roi, const char* name) {
   }
 }
 
+// One face of a buffer: its embedding, ROI, track and what the element answers.
 struct FaceAnswer {
   GstVideoRegionOfInterestMeta* roi = nullptr;
-  std::vector<gallery::IdentityMatch> matches;
+  const GstTaconiteEmbeddingMeta* embedding = nullptr;
   std::optional<gint64> track;
+  bool votes = false;   // a new embedding (or a reused one that never voted): its answer counts
+  bool search = false;  // searched this buffer (else it keeps the track's last answer)
+  guint64 waited = G_MAXUINT64;  // buffers since the track's last search (never: the most)
+  std::vector<gallery::IdentityMatch> matches;
   TrackDecision decision;
-  double similarity = 0.0;  // this frame's best
+  double similarity = 0.0;  // the best match's
 };
 
 GstStructure* taconite_param(const FaceAnswer& a, std::int64_t revision) {
@@ -194,10 +212,43 @@ GstStructure* taconite_param(const FaceAnswer& a, std::int64_t revision) {
   return s;
 }
 
+// The one ROI of the buffer with `id`; null when there is none or several (facedetect leaves every
+// id at 0: an embedding keyed by a shared id belongs to no single face).
+GstVideoRegionOfInterestMeta* unique_roi(GstBuffer* buffer, gint id) {
+  GstVideoRegionOfInterestMeta* found = nullptr;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+    auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+    if (roi->id != id) continue;
+    if (found) return nullptr;
+    found = roi;
+  }
+  return found;
+}
+
+// Picks the faces searched this buffer: new embeddings first, then the longest unsearched tracks,
+// while the exact searches' templates fit `budget` (0: no limit); the first search always runs.
+void plan_searches(std::vector<FaceAnswer>& faces, std::size_t cost, guint64 budget) {
+  std::vector<FaceAnswer*> wanted;
+  for (FaceAnswer& a : faces)
+    if (a.search) wanted.push_back(&a);
+  std::stable_sort(wanted.begin(), wanted.end(), [](const FaceAnswer* x, const FaceAnswer* y) {
+    return x->votes != y->votes ? x->votes : x->waited > y->waited;
+  });
+  guint64 spent = 0;
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    if (i > 0 && budget > 0 && spent + cost > budget) {
+      wanted[i]->search = false;
+      continue;
+    }
+    spent += cost;
+  }
+}
+
 }  // namespace
 
-static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
-  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
+static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffer) {
+  GstBaseTransform* trans = GST_BASE_TRANSFORM(self);
   Stream& stream = *self->stream;
   GST_OBJECT_LOCK(self);
   const Settings s = *self->settings;
@@ -223,14 +274,16 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
 
   // The faces: embedding metas of ROIs, each once, with its tracking id when unique in the frame.
   std::vector<FaceAnswer> faces;
-  std::vector<const GstTaconiteEmbeddingMeta*> embeddings;
   std::unordered_map<gint64, int> track_uses;
   gpointer state = nullptr;
   while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE)) {
     auto* e = reinterpret_cast<const GstTaconiteEmbeddingMeta*>(meta);
     if (e->roi_id == GST_TACONITE_WHOLE_BUFFER_ROI_ID || e->dim == 0 || !e->embedding) continue;
-    GstVideoRegionOfInterestMeta* roi = gst_buffer_get_video_region_of_interest_meta_id(buffer, e->roi_id);
-    if (!roi) continue;
+    GstVideoRegionOfInterestMeta* roi = unique_roi(buffer, e->roi_id);
+    if (!roi) {
+      GST_LOG_OBJECT(self, "embedding of ROI id %d: no single ROI has that id, skipped", e->roi_id);
+      continue;
+    }
     if (static_cast<int>(e->dim) != index->dim()) {
       GST_ELEMENT_ERROR(self, STREAM, FORMAT,
                         ("Embeddings of %u values, the gallery %s holds %d.", e->dim, s.gallery.c_str(), index->dim()),
@@ -245,36 +298,61 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
                          "taconiteadaface runs."));
       return GST_FLOW_ERROR;
     }
+    if (!gallery::finite_query({e->embedding, e->dim})) {
+      if (!stream.warned_non_finite)
+        GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("An embedding holds NaN or Inf values: its face is not identified."),
+                            ("ROI id %d; the model's output overflowed. Reported once per stream.", e->roi_id));
+      stream.warned_non_finite = true;
+      continue;
+    }
     FaceAnswer a;
     a.roi = roi;
+    a.embedding = e;
     a.track = roi_track_id(roi, s.track_id_param);
     if (a.track) ++track_uses[*a.track];
     faces.push_back(a);
-    embeddings.push_back(e);
   }
 
-  const GstClockTime running_time =
-      gst_segment_to_running_time(&trans->segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buffer));
-  for (std::size_t i = 0; i < faces.size(); ++i) {
-    FaceAnswer& a = faces[i];
-    const GstTaconiteEmbeddingMeta* e = embeddings[i];
+  // What each face needs: a reused (cached) embedding is the same vector again, no new evidence,
+  // so it keeps its track's last answer unless that answer is of another gallery revision.
+  for (FaceAnswer& a : faces) {
     if (a.track && track_uses[*a.track] > 1) a.track.reset();  // an id on two faces names neither
-    a.matches = index->search({e->embedding, e->dim}, static_cast<int>(s.top_k));
-    IdentityVote vote;
-    vote.name = kUnknownLabel;
-    if (!a.matches.empty()) {
-      a.similarity = a.matches.front().similarity;
-      if (a.similarity >= s.threshold)
-        vote = {a.matches.front().identity_id, a.matches.front().name, a.similarity};
-      else
-        vote.similarity = a.similarity;
+    const bool fresh = a.embedding->status != GST_TACONITE_EMBEDDING_CACHED;
+    const TrackSearch* last = a.track ? stream.votes.last_search(*a.track) : nullptr;
+    a.votes = fresh || !a.track || stream.votes.deferred(*a.track);
+    a.search = a.votes || !last || last->gallery_revision != index->revision();
+    if (last) a.waited = now - last->frame;
+  }
+  plan_searches(faces, index->approximate() ? 0 : index->templates(), s.search_budget);
+
+  const GstClockTime running_time = trans->segment.format == GST_FORMAT_TIME
+                                        ? gst_segment_to_running_time(&trans->segment, GST_FORMAT_TIME,
+                                                                      GST_BUFFER_PTS(buffer))
+                                        : GST_CLOCK_TIME_NONE;
+  for (FaceAnswer& a : faces) {
+    if (!a.search && !a.track) continue;  // untracked and over the budget: no answer this buffer
+    std::optional<IdentityVote> vote;
+    if (a.search) {
+      a.matches = index->search({a.embedding->embedding, a.embedding->dim}, static_cast<int>(s.top_k));
+      if (a.votes) {
+        vote = IdentityVote{kUnknownIdentity, kUnknownLabel, 0.0};
+        if (!a.matches.empty() && a.matches.front().similarity >= s.threshold)
+          vote = IdentityVote{a.matches.front().identity_id, a.matches.front().name, a.matches.front().similarity};
+        else if (!a.matches.empty())
+          vote->similarity = a.matches.front().similarity;
+      }
+    } else if (const TrackSearch* last = stream.votes.last_search(*a.track)) {
+      a.matches = last->matches;
     }
+    if (!a.matches.empty()) a.similarity = a.matches.front().similarity;
     if (a.track) {
-      // A reused (cached) embedding is the same vector again: it is no new evidence.
-      const bool fresh = e->status != GST_TACONITE_EMBEDDING_CACHED;
-      a.decision = stream.votes.add(*a.track, now, fresh ? std::optional(vote) : std::nullopt, policy);
+      a.decision = stream.votes.add(*a.track, now, vote, policy);
+      if (a.search)
+        stream.votes.remember(*a.track, {now, index->revision(), a.matches});
+      else if (a.votes)
+        stream.votes.defer(*a.track);
     } else {
-      a.decision = {true, vote, false, 1};
+      a.decision = {true, *vote, false, 1};
     }
     if (a.decision.settled) {
       const IdentityVote& who = a.decision.identity;
@@ -285,7 +363,8 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
       remove_param(a.roi, kIdentityParam);
     }
     replace_param(a.roi, taconite_param(a, index->revision()));
-    GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": best %s %.4f, decided %s", a.roi->id, a.track.value_or(-1),
+    GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": %s best %s %.4f, decided %s", a.roi->id,
+                   a.track.value_or(-1), a.search ? "searched" : "kept",
                    a.matches.empty() ? "-" : a.matches.front().name.c_str(), a.similarity,
                    a.decision.settled ? a.decision.identity.name.c_str() : "(voting)");
     if (s.post_messages && a.track && a.decision.first_for_identity) {
@@ -301,8 +380,12 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
   return GST_FLOW_OK;
 }
 
-static gboolean start(GstBaseTransform* trans) {
-  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
+static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+  return flow_guarded(GST_ELEMENT(trans), "taconiteidentify could not identify the faces of a buffer.",
+                      [&] { return identify_buffer(GST_TACONITE_IDENTIFY(trans), buffer); });
+}
+
+static bool start_identifying(GstTaconiteIdentify* self) {
   GST_OBJECT_LOCK(self);
   const Settings s = *self->settings;
   GST_OBJECT_UNLOCK(self);
@@ -327,7 +410,7 @@ static gboolean start(GstBaseTransform* trans) {
   auto watcher = std::make_shared<GalleryWatcher>(
       s.gallery, options, s.poll_interval, [self](bool warning, const std::string& message) {
         if (warning)
-          GST_ELEMENT_WARNING(self, RESOURCE, READ, ("Could not reload the gallery."), ("%s", message.c_str()));
+          GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", message.c_str()), (nullptr));
         else
           GST_INFO_OBJECT(self, "%s", message.c_str());
       });
@@ -338,26 +421,36 @@ static gboolean start(GstBaseTransform* trans) {
     return FALSE;
   }
   GST_INFO_OBJECT(self, "gallery %s: %s", s.gallery.c_str(), note.c_str());
+  if (watcher->current()->skipped_templates() > 0)
+    GST_ELEMENT_WARNING(self, RESOURCE, READ, ("The gallery %s: %s", s.gallery.c_str(), note.c_str()), (nullptr));
   GST_OBJECT_LOCK(self);
   *self->watcher = std::move(watcher);
   GST_OBJECT_UNLOCK(self);
-  return TRUE;
+  return true;
+}
+
+static gboolean start(GstBaseTransform* trans) {
+  return bool_guarded(GST_ELEMENT(trans), "taconiteidentify could not start.",
+                      [&] { return start_identifying(GST_TACONITE_IDENTIFY(trans)); });
 }
 
 static gboolean stop(GstBaseTransform* trans) {
   GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
+  // (joining the thread and freeing memory throw nothing the guard would not catch)
+  return bool_guarded(GST_ELEMENT(trans), "taconiteidentify could not stop.", [self] {
   GST_OBJECT_LOCK(self);
   std::shared_ptr<GalleryWatcher> watcher = std::move(*self->watcher);
   self->watcher->reset();
   GST_OBJECT_UNLOCK(self);
   watcher.reset();  // joins its thread (outside the lock: its reports post messages)
+  auto fresh = std::make_unique<Stream>();
   delete self->stream;
-  self->stream = new Stream();
-  return TRUE;
+  self->stream = fresh.release();
+  return true;
+  });
 }
 
-static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
-  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
+static void forget_stream(GstTaconiteIdentify* self, GstEvent* event) {
   switch (GST_EVENT_TYPE(event)) {
     case GST_EVENT_STREAM_START: {
       const gchar* id = nullptr;
@@ -368,6 +461,16 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
     }
     case GST_EVENT_FLUSH_STOP: self->stream->votes.clear(); break;
     default: break;
+  }
+}
+
+static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
+  if (!bool_guarded(GST_ELEMENT(trans), "taconiteidentify could not handle an event.", [&] {
+        forget_stream(GST_TACONITE_IDENTIFY(trans), event);
+        return true;
+      })) {
+    gst_event_unref(event);
+    return FALSE;
   }
   return GST_BASE_TRANSFORM_CLASS(gst_taconite_identify_parent_class)->sink_event(trans, event);
 }
@@ -381,27 +484,39 @@ static void reload(GstTaconiteIdentify* self) {
 /* ------------------------------------------------------------------------------------------ */
 /* GObject                                                                                     */
 
-static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
-  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(object);
+static void set_setting(GstTaconiteIdentify* self, guint prop_id, const GValue* value, GParamSpec* pspec) {
+  GObject* object = G_OBJECT(self);
+  // Copied before locking and moved in (which cannot throw): an allocation failure never leaves
+  // the lock held.
+  std::string text = G_VALUE_HOLDS_STRING(value) && g_value_get_string(value) ? g_value_get_string(value) : "";
   GST_OBJECT_LOCK(self);
   Settings& s = *self->settings;
-  auto text = [value] { return std::string(g_value_get_string(value) ? g_value_get_string(value) : ""); };
   switch (prop_id) {
-    case PROP_GALLERY: s.gallery = text(); break;
-    case PROP_BUNDLE: s.bundle = text(); break;
+    case PROP_GALLERY: s.gallery = std::move(text); break;
+    case PROP_BUNDLE: s.bundle = std::move(text); break;
     case PROP_THRESHOLD: s.threshold = g_value_get_double(value); break;
     case PROP_TOP_K: s.top_k = g_value_get_uint(value); break;
     case PROP_VOTE_WINDOW: s.vote_window = g_value_get_uint(value); break;
     case PROP_MIN_VOTES: s.min_votes = g_value_get_uint(value); break;
-    case PROP_TRACK_ID_PARAM: s.track_id_param = text(); break;
+    case PROP_TRACK_ID_PARAM: s.track_id_param = std::move(text); break;
     case PROP_TRACK_TIMEOUT: s.track_timeout = g_value_get_uint(value); break;
     case PROP_POLL_INTERVAL: s.poll_interval = g_value_get_uint(value); break;
     case PROP_APPROXIMATE_ABOVE: s.approximate_above = g_value_get_uint64(value); break;
     case PROP_EF_SEARCH: s.ef_search = g_value_get_uint(value); break;
     case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
+    case PROP_SEARCH_BUDGET: s.search_budget = g_value_get_uint64(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
   GST_OBJECT_UNLOCK(self);
+}
+
+static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
+  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(object);
+  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
+  bool_guarded(GST_ELEMENT(self), "taconiteidentify could not set a property.", [&] {
+    set_setting(self, prop_id, value, pspec);
+    return true;
+  });
 }
 
 static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
@@ -421,6 +536,7 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
     case PROP_APPROXIMATE_ABOVE: g_value_set_uint64(value, s.approximate_above); break;
     case PROP_EF_SEARCH: g_value_set_uint(value, s.ef_search); break;
     case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
+    case PROP_SEARCH_BUDGET: g_value_set_uint64(value, s.search_budget); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
   GST_OBJECT_UNLOCK(self);
@@ -523,6 +639,14 @@ static void gst_taconite_identify_class_init(GstTaconiteIdentifyClass* klass) {
                            "Post a taconite-identity element message when a track is first decided on an identity. "
                            "Default: true",
                            TRUE, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_SEARCH_BUDGET,
+      g_param_spec_uint64("search-budget", "Search budget",
+                          "Gallery templates the exact searches of one buffer may scan (each new embedding costs "
+                          "the gallery's template count; the first search of a buffer always runs). Faces over it "
+                          "keep their track's last answer and are searched on a later buffer, longest waiting "
+                          "first. 0: no limit. Default: 2000000",
+                          0, G_MAXUINT64, kDefaultSearchBudget, rw_playing));
 
   /**
    * GstTaconiteIdentify::reload:

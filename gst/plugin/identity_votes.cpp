@@ -49,6 +49,27 @@ TrackDecision IdentityVotes::add(gint64 track, guint64 now, const std::optional<
   return decision;
 }
 
+void IdentityVotes::remember(gint64 track, TrackSearch search) {
+  if (const auto it = tracks_.find(track); it != tracks_.end()) {
+    it->second.last_search = std::move(search);
+    it->second.deferred = false;
+  }
+}
+
+void IdentityVotes::defer(gint64 track) {
+  if (const auto it = tracks_.find(track); it != tracks_.end()) it->second.deferred = true;
+}
+
+bool IdentityVotes::deferred(gint64 track) const {
+  const auto it = tracks_.find(track);
+  return it != tracks_.end() && it->second.deferred;
+}
+
+const TrackSearch* IdentityVotes::last_search(gint64 track) const {
+  const auto it = tracks_.find(track);
+  return it != tracks_.end() && it->second.last_search ? &*it->second.last_search : nullptr;
+}
+
 void IdentityVotes::evict(guint64 now, guint timeout) {
   std::erase_if(tracks_, [&](const auto& entry) { return now > entry.second.last_seen + timeout; });
 }

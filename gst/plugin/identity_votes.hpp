@@ -13,6 +13,9 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
+
+#include "gallery_index.hpp"
 
 namespace taconite::gst {
 
@@ -31,6 +34,13 @@ struct IdentityVote {
   double similarity = 0.0;
 };
 
+// A track's last searched embedding's answer: a reused (cached) embedding keeps it, unsearched.
+struct TrackSearch {
+  guint64 frame = 0;  // when it was searched
+  std::int64_t gallery_revision = -1;
+  std::vector<gallery::IdentityMatch> matches;
+};
+
 struct TrackDecision {
   bool settled = false;             // a decision exists (else the track is still voting)
   IdentityVote identity;            // the decided identity; similarity = mean of its votes in the window
@@ -42,6 +52,14 @@ class IdentityVotes {
  public:
   // Adds `vote` (none: a reused embedding, nothing new to count) for `track` at frame `now`.
   TrackDecision add(gint64 track, guint64 now, const std::optional<IdentityVote>& vote, const VotePolicy& policy);
+  // Keeps `search` as the track's last answer (the track must have been added); it is searched.
+  void remember(gint64 track, TrackSearch search);
+  // The track's newest embedding was not searched (over the search budget): the same vector,
+  // reused by the next frames, still has to vote. Cleared by remember().
+  void defer(gint64 track);
+  bool deferred(gint64 track) const;
+  // The track's last answer; null when it has none.
+  const TrackSearch* last_search(gint64 track) const;
   // Forgets tracks not seen for more than `timeout` frames up to `now`.
   void evict(guint64 now, guint timeout);
   void clear() { tracks_.clear(); }
@@ -53,6 +71,8 @@ class IdentityVotes {
     std::optional<IdentityVote> decided;
     std::unordered_set<std::int64_t> announced;  // identities already reported for this track
     guint64 last_seen = 0;
+    std::optional<TrackSearch> last_search;
+    bool deferred = false;
   };
   std::unordered_map<gint64, Track> tracks_;
 };

@@ -132,6 +132,42 @@ TEST(ExactScanTest, OddSizesNonUnitRowsAndSmallGalleries) {
   EXPECT_TRUE(ExactScan(8, none).top(std::vector<float>(8, 1.0f), 3).empty());
 }
 
+// Issue 20 item 4: NaN bounds select no row; the scan refuses such a query instead of sorting nothing.
+TEST(ExactScanTest, NonFiniteQueriesAreRefused) {
+  std::mt19937 rng(4);
+  const std::vector<float> rows = gaussian(100, rng, true, 8);
+  const ExactScan scan(8, rows);
+  for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    std::vector<float> query = gaussian(1, rng, true, 8);
+    query[5] = bad;
+    for (std::size_t k : {1u, 3u, 100u}) EXPECT_TRUE(scan.top(query, k).empty()) << bad << " k " << k;
+  }
+}
+
+// With groups the scan ranks groups by their best row: the same as the best row of each group in
+// a full double-precision ranking.
+TEST(ExactScanTest, GroupsAreRankedByTheirBestRow) {
+  constexpr int kDim = 32;
+  std::mt19937 rng(6);
+  const std::vector<float> rows = gaussian(3000, rng, true, kDim);
+  std::vector<std::uint32_t> groups(3000);
+  for (std::size_t r = 0; r < groups.size(); ++r)
+    groups[r] = r < 2000 ? 0 : std::uint32_t(1 + r % 50);  // one big group
+  const ExactScan scan(kDim, rows, groups);
+  const std::vector<float> query = gaussian(1, rng, true, kDim);
+  std::vector<std::int64_t> expected;
+  std::vector<bool> seen(51);
+  for (std::int64_t row : reference_top(rows, kDim, query.data(), 3000))
+    if (!seen[groups[std::size_t(row)]]) {
+      seen[groups[std::size_t(row)]] = true;
+      expected.push_back(row);
+    }
+  for (std::size_t k : {1u, 5u, 51u, 60u}) {
+    std::vector<std::int64_t> want(expected.begin(), expected.begin() + std::ptrdiff_t(std::min(k, expected.size())));
+    EXPECT_EQ(rows_of(scan.top(query, k)), want) << "k " << k;
+  }
+}
+
 TEST(SimdHnsw, FindsTheSourceOfNearbyProbesWithExactSimilarities) {
   constexpr int kDim = 128;
   constexpr std::size_t kRows = 3000;

@@ -11,18 +11,22 @@
 #include <gst/taconite/gsttaconitemeta.h>
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gallery_store.hpp"
+#include "gallery_watcher.hpp"
 #include "gst_test_support.hpp"
 
 namespace {
@@ -404,6 +408,390 @@ TEST_F(IdentifyTest, EmbeddingsOfAnotherModelNameAreAnError) {
   gst_buffer_add_taconite_embedding_meta(buffer, roi->id, unit.data(), 512, 20.0, "IR-tiny", "cpu", TRUE);
   EXPECT_EQ(gst_harness_push(h, buffer), GST_FLOW_ERROR);
   gst_harness_teardown(h);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// taconiteidentify in a GstHarness with synthetic embeddings on galleries written with
+// GalleryStore: the hostile-input and gallery-replacement cases of issue 20 (no bundle needed).
+
+namespace {
+
+namespace gallery = taconite::gallery;
+constexpr int kDim = 8;
+const gallery::ModelFingerprint kModel{std::string(64, 'e'), "IR-tiny"};
+
+std::vector<float> unit_axis(int i) {
+  std::vector<float> v(kDim, 0.0f);
+  v[std::size_t(i)] = 1.0f;
+  return v;
+}
+
+struct Face {
+  Face(std::optional<int> track_id, std::vector<float> values, bool reused = false, std::optional<gint> id = {})
+      : track(track_id), embedding(std::move(values)), cached(reused), roi_id(id) {}
+  std::optional<int> track;
+  std::vector<float> embedding;
+  bool cached;
+  std::optional<gint> roi_id;  // overrides the ROI's id (facedetect leaves them all at 0)
+};
+
+GstBuffer* faces_frame(int index, const std::vector<Face>& faces) {
+  GstBuffer* buffer = gsttest::stream_frame(index);
+  for (std::size_t i = 0; i < faces.size(); ++i) {
+    const Face& f = faces[i];
+    GstVideoRegionOfInterestMeta* roi =
+        gst_buffer_add_video_region_of_interest_meta(buffer, "face", guint(10 + 30 * i), 10, 20, 20);
+    if (f.track)
+      gst_video_region_of_interest_meta_add_param(roi,
+                                                  gst_structure_new("object_id", "id", G_TYPE_INT, *f.track, nullptr));
+    roi->id = f.roi_id.value_or(gint(i) + 1);  // (as taconiteadaface numbers the faces it embeds)
+    GstTaconiteEmbeddingMeta* e = gst_buffer_add_taconite_embedding_meta(
+        buffer, roi->id, f.embedding.data(), guint(f.embedding.size()), 10.0, "IR-tiny", "cpu", TRUE);
+    if (f.cached) e->status = GST_TACONITE_EMBEDDING_CACHED;
+  }
+  return buffer;
+}
+
+// What taconiteidentify wrote on one ROI.
+struct Answer {
+  std::string label;  // the identity param's label, "" when none
+  std::string best;   // the first candidate, "" when none
+  guint votes = 0;
+  bool has_taconite_param = false;
+};
+
+std::vector<Answer> answers(GstBuffer* buffer) {
+  std::vector<Answer> out;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+    auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+    Answer a;
+    if (GstStructure* identity = gst_video_region_of_interest_meta_get_param(roi, "identity"))
+      a.label = gst_structure_get_string(identity, "label");
+    if (GstStructure* t = gst_video_region_of_interest_meta_get_param(roi, "taconite-identity")) {
+      a.has_taconite_param = true;
+      gst_structure_get_uint(t, "votes", &a.votes);
+      const GValue* candidates = gst_structure_get_value(t, "candidates");
+      if (candidates && gst_value_array_get_size(candidates) > 0)
+        a.best = g_value_get_string(gst_value_array_get_value(candidates, 0));
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+class IdentifyHarnessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("taconite-identify-harness-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (bus_) gst_bus_set_flushing(bus_, TRUE);  // its messages hold the element, which holds the bus
+    if (identify_) gst_object_unref(identify_);
+    if (h_) gst_harness_teardown(h_);
+    if (bus_) gst_object_unref(bus_);
+    fs::remove_all(dir_);
+  }
+
+  // A gallery file `name` holding `people` (name -> templates).
+  using People = std::vector<std::pair<std::string, std::vector<std::vector<float>>>>;  // name -> templates
+  fs::path make_gallery(const std::string& name, const People& people) {
+    const fs::path path = dir_ / name;
+    auto store = GalleryStore::create(path, kModel, kDim);
+    EXPECT_TRUE(store.ok()) << (store.ok() ? "" : store.error().message);
+    for (const auto& [who, templates] : people) {
+      std::vector<gallery::NewTemplate> t;
+      for (const auto& v : templates) t.push_back({v, 0.0, "test", 0});
+      EXPECT_TRUE(store.value().enroll(who, "", t).ok());
+    }
+    return path;
+  }
+
+  void start(const std::string& properties) {
+    h_ = gst_harness_new_parse(("taconiteidentify name=identify " + properties).c_str());
+    identify_ = gst_bin_get_by_name(GST_BIN(h_->element), "identify");
+    bus_ = gst_bus_new();
+    gst_element_set_bus(h_->element, bus_);
+    gst_harness_set_src_caps_str(h_, gsttest::kRgbCaps);
+  }
+
+  std::vector<Answer> push(int index, const std::vector<Face>& faces) {
+    EXPECT_EQ(gst_harness_push(h_, faces_frame(index, faces)), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h_);
+    std::vector<Answer> result = answers(out);
+    gst_buffer_unref(out);
+    return result;
+  }
+
+  std::vector<std::string> warnings() {
+    std::vector<std::string> texts;
+    while (GstMessage* m = gst_bus_pop_filtered(bus_, GST_MESSAGE_WARNING)) {
+      GError* e = nullptr;
+      gchar* debug = nullptr;
+      gst_message_parse_warning(m, &e, &debug);
+      texts.push_back(std::string(e->message) + " | " + (debug ? debug : ""));
+      g_error_free(e);
+      g_free(debug);
+      gst_message_unref(m);
+    }
+    return texts;
+  }
+
+  fs::path dir_;
+  GstHarness* h_ = nullptr;
+  GstElement* identify_ = nullptr;
+  GstBus* bus_ = nullptr;
+};
+
+// Issue 20 item 10: `mv new.db people.db` while playing is picked up (the watcher reopens the new file).
+TEST_F(IdentifyHarnessTest, GalleryReplacedByMvWhilePlayingIsPickedUp) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" poll-interval=20");
+  ASSERT_EQ(push(0, {{{}, unit_axis(0)}}).at(0).label, "alice");
+  {  // an enrollment while playing: the old file's WAL has seen writes
+    auto writer = GalleryStore::open(people, GalleryStore::Access::ReadWrite);
+    std::vector<gallery::NewTemplate> t = {{unit_axis(1), 0.0, "test", 0}};
+    ASSERT_TRUE(writer.value().enroll("dave", "", t).ok());
+  }
+  const fs::path replacement = make_gallery("new.db", {{"carol", {unit_axis(0)}}, {"erin", {unit_axis(2)}}});
+  fs::rename(replacement, people);
+  std::string label;
+  for (int frame = 1; frame < 6000 && label != "carol"; ++frame) {  // hang guard: ~2 min
+    label = push(frame, {{{}, unit_axis(0)}}).at(0).label;
+    if (label != "carol") g_usleep(20000);
+  }
+  EXPECT_EQ(label, "carol");
+  EXPECT_EQ(push(9000, {{{}, unit_axis(2)}}).at(0).label, "erin");
+  EXPECT_EQ(warnings(), std::vector<std::string>{});
+}
+
+// Issue 20 item 10: a deleted gallery posts one warning (not one per poll) and the loaded one stays in use.
+TEST_F(IdentifyHarnessTest, DeletedGalleryWarnsOnceAndKeepsTheLoadedOne) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" poll-interval=20");
+  fs::remove(people);
+  std::vector<std::string> seen;
+  for (int i = 0; i < 6000 && seen.empty(); ++i) {  // hang guard: ~2 min
+    seen = warnings();
+    if (seen.empty()) g_usleep(20000);
+  }
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_NE(seen[0].find("people.db: the gallery file is gone"), std::string::npos) << seen[0];
+  for (int i = 0; i < 5; ++i) {  // more polls (forced ones too) report nothing new
+    g_signal_emit_by_name(identify_, "reload");
+    g_usleep(40000);
+  }
+  EXPECT_EQ(warnings(), std::vector<std::string>{});
+  EXPECT_EQ(push(0, {{{}, unit_axis(0)}}).at(0).label, "alice");
+}
+
+// Issue 20 item 16: a reused (cached) embedding is not searched again: it keeps its track's answer.
+TEST_F(IdentifyHarnessTest, CachedEmbeddingKeepsItsTracksLastAnswer) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}, {"bob", {unit_axis(1)}}});
+  start("gallery=\"" + people.string() + "\" min-votes=1");
+  Answer first = push(0, {{5, unit_axis(0)}}).at(0);
+  EXPECT_EQ(first.label, "alice");
+  EXPECT_EQ(first.best, "alice");
+  // (a cached meta is the same vector again; a different one here shows whether it was searched)
+  Answer reused = push(1, {{5, unit_axis(1), true}}).at(0);
+  EXPECT_EQ(reused.best, "alice") << "the cached embedding was searched";
+  EXPECT_EQ(reused.label, "alice");
+  EXPECT_EQ(reused.votes, 1u);
+  Answer fresh = push(2, {{5, unit_axis(1)}}).at(0);
+  EXPECT_EQ(fresh.best, "bob");
+  EXPECT_EQ(fresh.votes, 2u);
+}
+
+// Issue 20 item 16: over the search budget, new embeddings wait their turn (longest waiting
+// first) and keep their track's answer meanwhile; a deferred one votes when it is searched.
+TEST_F(IdentifyHarnessTest, SearchBudgetSpreadsSearchesOverTheTracks) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}, {"bob", {unit_axis(1)}}});
+  start("gallery=\"" + people.string() + "\" min-votes=1 search-budget=2");  // one search of 2 templates
+  std::vector<Answer> last;
+  for (int frame = 0; frame < 4; ++frame) last = push(frame, {{1, unit_axis(0)}, {2, unit_axis(1)}});
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_EQ(last[0].votes, 2u);  // 4 frames, one search each, shared by the two tracks
+  EXPECT_EQ(last[1].votes, 2u);
+  EXPECT_EQ(last[0].label, "alice");
+  EXPECT_EQ(last[1].label, "bob");
+  // A deferred new embedding that is then reused (cached) still votes once when searched.
+  g_object_set(identify_, "search-budget", G_GUINT64_CONSTANT(0), nullptr);
+  last = push(4, {{1, unit_axis(0), true}, {2, unit_axis(1), true}});
+  EXPECT_EQ(last[0].votes + last[1].votes, 5u);  // only the one deferred at frame 3 votes
+}
+
+// Issue 20 item 4: a NaN or Inf embedding is refused with one warning, never searched.
+TEST_F(IdentifyHarnessTest, NonFiniteEmbeddingsAreSkippedWithOneWarning) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" min-votes=1");
+  for (int frame = 0; frame < 3; ++frame) {
+    std::vector<float> bad = unit_axis(0);
+    bad[1] = frame == 1 ? INFINITY : std::nanf("");
+    const std::vector<Answer> a = push(frame, {{1, bad}, {2, unit_axis(0)}});
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_FALSE(a[0].has_taconite_param);
+    EXPECT_EQ(a[1].label, "alice");
+  }
+  const std::vector<std::string> seen = warnings();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_NE(seen[0].find("NaN or Inf"), std::string::npos) << seen[0];
+}
+
+// Item 7's assumption here: an embedding keyed by a ROI id several ROIs share labels none of them.
+TEST_F(IdentifyHarnessTest, EmbeddingOfAnIdSeveralRoisShareLabelsNone) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\"");
+  GstBuffer* buffer = faces_frame(0, {{{}, unit_axis(0), false, 0}});
+  GstVideoRegionOfInterestMeta* other = gst_buffer_add_video_region_of_interest_meta(buffer, "face", 60, 60, 20, 20);
+  other->id = 0;  // facedetect: every ROI has id 0
+  ASSERT_EQ(gst_harness_push(h_, buffer), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(h_);
+  for (const Answer& a : answers(out)) EXPECT_FALSE(a.has_taconite_param);
+  gst_buffer_unref(out);
+}
+
+void count_critical(const gchar*, GLogLevelFlags, const gchar* message, gpointer data) {
+  static_cast<std::vector<std::string>*>(data)->push_back(message);
+}
+
+// A segment in another format than TIME has no running time: the message says none, no g_critical.
+TEST_F(IdentifyHarnessTest, NonTimeSegmentGivesNoRunningTimeAndNoCritical) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" min-votes=1");
+  GstSegment bytes;
+  gst_segment_init(&bytes, GST_FORMAT_BYTES);
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_segment(&bytes)));
+  std::vector<std::string> criticals;
+  const guint handler = g_log_set_handler("GStreamer", G_LOG_LEVEL_CRITICAL, count_critical, &criticals);
+  EXPECT_EQ(push(0, {{3, unit_axis(0)}}).at(0).label, "alice");
+  g_log_remove_handler("GStreamer", handler);
+  EXPECT_EQ(criticals, std::vector<std::string>{});
+  guint64 running_time = 0;
+  bool found = false;
+  while (GstMessage* m = gst_bus_pop_filtered(bus_, GST_MESSAGE_ELEMENT)) {
+    if (gst_message_has_name(m, "taconite-identity")) {
+      found = gst_structure_get_uint64(gst_message_get_structure(m), "running-time", &running_time);
+    }
+    gst_message_unref(m);
+  }
+  ASSERT_TRUE(found);
+  EXPECT_EQ(running_time, GST_CLOCK_TIME_NONE);
+}
+
+// GST_PARAM_MUTABLE_READY properties are refused while playing; the others change.
+TEST_F(IdentifyHarnessTest, ReadyOnlyPropertiesAreNotChangedWhilePlaying) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\"");
+  g_object_set(identify_, "gallery", "/elsewhere.db", "poll-interval", 7u, "threshold", 0.9, nullptr);
+  gchar* path = nullptr;
+  guint poll = 0;
+  double threshold = 0;
+  g_object_get(identify_, "gallery", &path, "poll-interval", &poll, "threshold", &threshold, nullptr);
+  EXPECT_STREQ(path, people.c_str());
+  EXPECT_EQ(poll, 1000u);
+  EXPECT_DOUBLE_EQ(threshold, 0.9);
+  g_free(path);
+}
+
+// Issue 20 item 17: the first HNSW build does not hold the start: exact search serves until the
+// watcher's thread has built (and saved) the index.
+TEST_F(IdentifyHarnessTest, FirstHnswBuildRunsInTheBackgroundWhileExactSearchServes) {
+  std::vector<std::vector<float>> many;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  for (int i = 0; i < 300; ++i) {
+    std::vector<float> v(kDim);
+    for (float& x : v) x = normal(rng);
+    many.push_back(v);
+  }
+  const fs::path people = make_gallery("people.db", {{"crowd", many}, {"alice", {unit_axis(0)}}});
+  gallery::IndexOptions options;
+  options.approximate_above = 100;
+  std::vector<std::string> notes;
+  std::mutex lock;
+  taconite::gst::GalleryWatcher watcher(people, options, 0, [&](bool, const std::string& message) {
+    std::lock_guard guard(lock);
+    notes.push_back(message);
+  });
+  std::string note;
+  ASSERT_TRUE(watcher.start(std::nullopt, &note).ok());
+  const auto first = watcher.current();
+  EXPECT_FALSE(first->approximate()) << note;
+  EXPECT_TRUE(first->approximate_pending()) << note;
+  EXPECT_EQ(first->search(unit_axis(0), 1).at(0).name, "alice");
+  for (int i = 0; i < 12000 && !watcher.current()->approximate(); ++i) g_usleep(10000);  // hang guard: 2 min
+  ASSERT_TRUE(watcher.current()->approximate());
+  EXPECT_EQ(watcher.current()->search(unit_axis(0), 1).at(0).name, "alice");
+  EXPECT_TRUE(fs::exists(people.string() + ".hnsw"));
+  std::lock_guard guard(lock);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes.back().find("saved to"), std::string::npos) << notes.back();
+}
+
+// The watcher's thread is a C++/C boundary too: a report that throws must not end the process,
+// and the thread goes on watching.
+TEST_F(IdentifyHarnessTest, WatcherThreadSurvivesAReportThatThrows) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  std::atomic<int> reports{0};
+  taconite::gst::GalleryWatcher watcher(people, {}, 10, [&](bool, const std::string&) {
+    ++reports;
+    throw std::bad_alloc();
+  });
+  std::string note;
+  ASSERT_TRUE(watcher.start(std::nullopt, &note).ok());
+  fs::remove(people);  // a warning: the report throws
+  for (int i = 0; i < 12000 && reports == 0; ++i) g_usleep(10000);
+  ASSERT_GT(reports.load(), 0);
+  make_gallery("people.db", {{"bob", {unit_axis(0)}}});  // a new file: reloaded, reported (throws again)
+  const auto best = [&] {  // (the new file may be seen before its enrollment)
+    const auto matches = watcher.current()->search(unit_axis(0), 1);
+    return matches.empty() ? std::string() : matches[0].name;
+  };
+  for (int i = 0; i < 12000 && best() != "bob"; ++i) g_usleep(10000);
+  EXPECT_EQ(best(), "bob");
+}
+
+// Issue 20 item 4: a template holding NaN (damaged in the file) never enters the index; the
+// reload that meets it is a warning.
+TEST_F(IdentifyHarnessTest, NonFiniteTemplateIsLeftOutOfAReloadWithAWarning) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}, {"bob", {unit_axis(1)}}});
+  std::vector<std::string> warnings_seen;
+  std::mutex lock;
+  taconite::gst::GalleryWatcher watcher(people, {}, 0, [&](bool warning, const std::string& message) {
+    std::lock_guard guard(lock);
+    if (warning) warnings_seen.push_back(message);
+  });
+  std::string note;
+  ASSERT_TRUE(watcher.start(std::nullopt, &note).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(people.c_str(), &db), SQLITE_OK);
+  std::vector<float> nan(kDim, std::nanf(""));
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE templates SET embedding = ? WHERE id = 2", -1, &st, nullptr), SQLITE_OK);
+  sqlite3_bind_blob(st, 1, nan.data(), int(nan.size() * sizeof(float)), SQLITE_STATIC);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_DONE);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  watcher.reload();
+  const auto warned = [&] {
+    std::lock_guard guard(lock);
+    return !warnings_seen.empty();
+  };
+  for (int i = 0; i < 12000 && !warned(); ++i) g_usleep(10000);  // hang guard (reported after the swap)
+  EXPECT_EQ(watcher.current()->skipped_templates(), 1u);
+  EXPECT_EQ(watcher.current()->templates(), 1u);
+  const auto matches = watcher.current()->search(unit_axis(1), 2);
+  ASSERT_EQ(matches.size(), 1u);
+  EXPECT_EQ(matches[0].name, "alice");
+  EXPECT_TRUE(std::isfinite(matches[0].similarity));
+  std::lock_guard guard(lock);
+  ASSERT_EQ(warnings_seen.size(), 1u);
+  EXPECT_NE(warnings_seen[0].find("left out 1 templates holding NaN or Inf"), std::string::npos) << warnings_seen[0];
 }
 
 }  // namespace
