@@ -22,7 +22,6 @@ namespace {
 
 using idx_t = faiss::Index::idx_t;
 
-const std::string kChangedWhileReading = "the gallery kept changing while its index was read; try again";
 const std::string kCancelled = "cancelled";
 constexpr std::size_t kHnswBatch = 8192;  // templates added between two looks at IndexOptions::cancel
 
@@ -175,50 +174,58 @@ Result<GalleryIndex> GalleryIndex::build(int dim, std::span<const float> unit_em
   return index;
 }
 
-Result<GalleryIndex> GalleryIndex::load(const GalleryStore& store, const IndexOptions& options, std::string* note) {
-  // A write between the reads gives a mixed picture: retry a few times, then give up.
-  constexpr int kAttempts = 4;
-  for (int attempt = 1;; ++attempt) {
-    Result<GalleryIndex> index = Error{ErrorKind::Io, ""};
-    try {
-      index = load_once(store, options, note);
-    } catch (const std::exception& e) {  // e.g. bad_alloc for a gallery larger than memory
-      return Error{ErrorKind::Device, store.path().string() + ": cannot load the gallery's index: " + e.what()};
-    }
-    if (index.ok() || index.error().kind != ErrorKind::Io || index.error().message != kChangedWhileReading ||
-        attempt == kAttempts)
-      return index;
-  }
-}
+namespace {
 
-Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const IndexOptions& options,
-                                             std::string* note) {
-  // One read transaction: the identities, templates and embeddings below are of one revision.
+struct GalleryContents {
+  GalleryInfo info;
+  std::vector<IdentityRow> identities;
+  std::vector<TemplateRow> templates;  // with embeddings
+};
+
+// The gallery as of one revision: one read transaction, ended before any index is built (a long
+// HNSW build must not keep SQLite from checkpointing its WAL).
+Result<GalleryContents> read_contents(const GalleryStore& store) {
   Result<GalleryStore::ReadSnapshot> snapshot = store.read_snapshot();
   if (!snapshot) return snapshot.error();
   Result<GalleryInfo> info = store.info();
   if (!info) return info.error();
   Result<std::vector<IdentityRow>> identities = store.identities();
   if (!identities) return identities.error();
-  Result<std::vector<TemplateRow>> rows = store.templates(true);
-  if (!rows) return rows.error();
-  Result<std::int64_t> revision = store.revision();
-  if (!revision) return revision.error();
-  if (revision.value() != info.value().revision) return Error{ErrorKind::Io, kChangedWhileReading};
+  Result<std::vector<TemplateRow>> templates = store.templates(true);
+  if (!templates) return templates.error();
+  return GalleryContents{std::move(info.value()), std::move(identities.value()), std::move(templates.value())};
+}
+
+}  // namespace
+
+Result<GalleryIndex> GalleryIndex::load(const GalleryStore& store, const IndexOptions& options, std::string* note) {
+  try {
+    return load_unguarded(store, options, note);
+  } catch (const std::exception& e) {  // e.g. bad_alloc for a gallery larger than memory
+    return Error{ErrorKind::Device, store.path().string() + ": cannot load the gallery's index: " + e.what()};
+  }
+}
+
+Result<GalleryIndex> GalleryIndex::load_unguarded(const GalleryStore& store, const IndexOptions& options,
+                                             std::string* note) {
+  Result<GalleryContents> contents = read_contents(store);
+  if (!contents) return contents.error();
+  const GalleryInfo& info = contents.value().info;
+  std::vector<TemplateRow>& rows = contents.value().templates;
 
   auto impl = std::make_unique<Impl>();
-  impl->dim = info.value().embedding_dim;
-  impl->revision = info.value().revision;
-  impl->model = info.value().model;
-  impl->fingerprint = info.value().model_fingerprint;
+  impl->dim = info.embedding_dim;
+  impl->revision = info.revision;
+  impl->model = info.model;
+  impl->fingerprint = info.model_fingerprint;
   impl->options = options;
-  for (const IdentityRow& r : identities.value()) impl->names.emplace(r.id, r.name);
+  for (const IdentityRow& r : contents.value().identities) impl->names.emplace(r.id, r.name);
   // The index's vectors, in id order; what they are is hashed to tie a saved index to them.
   const auto dim = static_cast<std::size_t>(impl->dim);
   std::vector<float> vectors;
-  vectors.reserve(rows.value().size() * dim);
+  vectors.reserve(rows.size() * dim);
   ContentHash content;
-  for (const TemplateRow& r : rows.value()) {
+  for (const TemplateRow& r : rows) {
     if (r.embedding.size() != dim || !finite(r.embedding)) {
       ++impl->skipped;
       continue;
@@ -230,8 +237,8 @@ Result<GalleryIndex> GalleryIndex::load_once(const GalleryStore& store, const In
     content.add(&r.identity_id, sizeof r.identity_id);
     content.add(r.embedding.data(), r.embedding.size() * sizeof(float));
   }
-  rows.value().clear();
-  rows.value().shrink_to_fit();
+  rows.clear();
+  rows.shrink_to_fit();
   const std::size_t count = impl->template_ids.size();
   impl->approximate = count > options.approximate_above;
   const HnswBuildState wanted{impl->revision, count, impl->dim, options.hnsw_m, options.hnsw_ef_construction,

@@ -100,7 +100,7 @@ class GalleryIndex {
  private:
   struct Impl;
   explicit GalleryIndex(std::unique_ptr<Impl> impl);
-  static Result<GalleryIndex> load_once(const GalleryStore& store, const IndexOptions& options, std::string* note);
+  static Result<GalleryIndex> load_unguarded(const GalleryStore& store, const IndexOptions& options, std::string* note);
   std::unique_ptr<Impl> impl_;
 };
 

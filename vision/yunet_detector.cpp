@@ -32,6 +32,10 @@ std::string shape_text(const cv::Mat& m) {
 struct YuNetDetector::Network {
   cv::dnn::Net net;
   std::vector<std::string> output_names;  // cls, obj, bbox, kps for strides 8, 16, 32
+  // Reused from frame to frame: allocating these megabytes anew for every frame made glibc map and
+  // unmap them each time (page faults: half of detect()'s time in a pipeline of its own).
+  cv::Mat input, blob;
+  std::vector<cv::Mat> outputs;
 };
 
 std::string validate(const YuNetOptions& o) {
@@ -133,20 +137,36 @@ std::vector<DetectedFace> suppress_overlaps(std::vector<DetectedFace> faces, flo
   return kept;
 }
 
+cv::Size YuNetDetector::fitted_size(cv::Size image_size) const {
+  const int in_w = options_.input_width, in_h = options_.input_height;
+  const double scale = std::min(static_cast<double>(in_w) / std::max(1, image_size.width),
+                                static_cast<double>(in_h) / std::max(1, image_size.height));
+  return {std::clamp(static_cast<int>(std::lround(image_size.width * scale)), 1, in_w),
+          std::clamp(static_cast<int>(std::lround(image_size.height * scale)), 1, in_h)};
+}
+
 std::vector<DetectedFace> YuNetDetector::detect(const cv::Mat& image, bool rgb_order) {
   if (image.empty() || image.type() != CV_8UC3) return {};
+  const cv::Size fit = fitted_size(image.size());
+  cv::Mat fitted;
+  cv::resize(image, fitted, fit, 0, 0, fit.width < image.cols ? cv::INTER_AREA : cv::INTER_LINEAR);
+  return detect_fitted(fitted, image.size(), rgb_order);
+}
+
+std::vector<DetectedFace> YuNetDetector::detect_fitted(const cv::Mat& fitted, cv::Size original_size,
+                                                       bool rgb_order) {
+  if (fitted.empty() || fitted.type() != CV_8UC3 || fitted.size() != fitted_size(original_size)) return {};
   const int in_w = options_.input_width, in_h = options_.input_height;
-  const double scale = std::min(static_cast<double>(in_w) / image.cols, static_cast<double>(in_h) / image.rows);
-  const int fit_w = std::clamp(static_cast<int>(std::lround(image.cols * scale)), 1, in_w);
-  const int fit_h = std::clamp(static_cast<int>(std::lround(image.rows * scale)), 1, in_h);
-  cv::Mat input(in_h, in_w, CV_8UC3, cv::Scalar::all(0));
-  cv::resize(image, input(cv::Rect(0, 0, fit_w, fit_h)), cv::Size(fit_w, fit_h), 0, 0,
-             scale < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
+  Network& n = *network_;
+  n.input.create(in_h, in_w, CV_8UC3);
+  n.input.setTo(cv::Scalar::all(0));
+  fitted.copyTo(n.input(cv::Rect(0, 0, fitted.cols, fitted.rows)));
 
   // The network takes BGR, float 0..255, NCHW; swapping R and B here costs nothing extra.
-  network_->net.setInput(cv::dnn::blobFromImage(input, 1.0, cv::Size(), cv::Scalar(), rgb_order));
-  std::vector<cv::Mat> out;
-  network_->net.forward(out, network_->output_names);
+  cv::dnn::blobFromImage(n.input, n.blob, 1.0, cv::Size(), cv::Scalar(), rgb_order);
+  n.net.setInput(n.blob);
+  n.net.forward(n.outputs, n.output_names);
+  const std::vector<cv::Mat>& out = n.outputs;
 
   std::vector<DetectedFace> faces;
   for (std::size_t i = 0; i < kStrides.size(); ++i) {
@@ -171,10 +191,11 @@ std::vector<DetectedFace> YuNetDetector::detect(const cv::Mat& image, bool rgb_o
     faces.insert(faces.end(), found.begin(), found.end());
   }
   faces = suppress_overlaps(std::move(faces), options_.nms_threshold, options_.max_faces);
-  const float back = static_cast<float>(1.0 / scale);
+  const float back_x = static_cast<float>(original_size.width) / fitted.cols;
+  const float back_y = static_cast<float>(original_size.height) / fitted.rows;
   for (DetectedFace& f : faces) {
-    f.box = cv::Rect2f(f.box.x * back, f.box.y * back, f.box.width * back, f.box.height * back);
-    for (cv::Point2f& p : f.landmarks) p *= back;
+    f.box = cv::Rect2f(f.box.x * back_x, f.box.y * back_y, f.box.width * back_x, f.box.height * back_y);
+    for (cv::Point2f& p : f.landmarks) p = cv::Point2f(p.x * back_x, p.y * back_y);
   }
   return faces;
 }

@@ -54,6 +54,12 @@ class YuNetDetector {
   // into an error).
   std::vector<DetectedFace> detect(const cv::Mat& image, bool rgb_order = false);
 
+  // The size detect() scales an image of `image_size` to (aspect kept, within the network input).
+  cv::Size fitted_size(cv::Size image_size) const;
+  // detect() for an image already scaled to fitted_size(original_size) by the caller (who can do it
+  // more cheaply, e.g. on a video frame's planes); faces come back in the original's pixels.
+  std::vector<DetectedFace> detect_fitted(const cv::Mat& fitted, cv::Size original_size, bool rgb_order = false);
+
   const YuNetOptions& options() const { return options_; }
 
   ~YuNetDetector();

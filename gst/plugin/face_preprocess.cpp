@@ -17,29 +17,40 @@ cv::Mat plane_view(const GstVideoFrame& frame, int plane, int type, const cv::Re
                  static_cast<std::size_t>(stride));
 }
 
-// Packed RGB-family formats: convert just the rectangle.
-cv::Mat packed_to_rgb(const GstVideoFrame& frame, const cv::Rect& rect) {
+// Packed RGB-family pixels (3 or 4 bytes each, as `format` lays them out) to RGB.
+cv::Mat packed_pixels_to_rgb(const cv::Mat& packed, GstVideoFormat format) {
   cv::Mat rgb;
-  switch (GST_VIDEO_FRAME_FORMAT(&frame)) {
-    case GST_VIDEO_FORMAT_RGB: plane_view(frame, 0, CV_8UC3, rect, 3).copyTo(rgb); break;
-    case GST_VIDEO_FORMAT_BGR: cv::cvtColor(plane_view(frame, 0, CV_8UC3, rect, 3), rgb, cv::COLOR_BGR2RGB); break;
+  switch (format) {
+    case GST_VIDEO_FORMAT_RGB: packed.copyTo(rgb); break;
+    case GST_VIDEO_FORMAT_BGR: cv::cvtColor(packed, rgb, cv::COLOR_BGR2RGB); break;
     case GST_VIDEO_FORMAT_RGBx:
-    case GST_VIDEO_FORMAT_RGBA: cv::cvtColor(plane_view(frame, 0, CV_8UC4, rect, 4), rgb, cv::COLOR_RGBA2RGB); break;
+    case GST_VIDEO_FORMAT_RGBA: cv::cvtColor(packed, rgb, cv::COLOR_RGBA2RGB); break;
     case GST_VIDEO_FORMAT_BGRx:
-    case GST_VIDEO_FORMAT_BGRA: cv::cvtColor(plane_view(frame, 0, CV_8UC4, rect, 4), rgb, cv::COLOR_BGRA2RGB); break;
+    case GST_VIDEO_FORMAT_BGRA: cv::cvtColor(packed, rgb, cv::COLOR_BGRA2RGB); break;
     case GST_VIDEO_FORMAT_xRGB:
     case GST_VIDEO_FORMAT_xBGR: {
       // No cvtColor code for a leading padding byte: pick the three colour bytes directly.
-      const bool xrgb = GST_VIDEO_FRAME_FORMAT(&frame) == GST_VIDEO_FORMAT_xRGB;
+      const bool xrgb = format == GST_VIDEO_FORMAT_xRGB;
       const int from_to[] = {xrgb ? 1 : 3, 0, 2, 1, xrgb ? 3 : 1, 2};
-      rgb.create(rect.height, rect.width, CV_8UC3);
-      cv::Mat src = plane_view(frame, 0, CV_8UC4, rect, 4);
-      cv::mixChannels(&src, 1, &rgb, 1, from_to, 3);
+      rgb.create(packed.rows, packed.cols, CV_8UC3);
+      cv::mixChannels(&packed, 1, &rgb, 1, from_to, 3);
       break;
     }
     default: break;
   }
   return rgb;
+}
+
+// Bytes per pixel of a packed RGB-family format.
+int packed_bytes(GstVideoFormat format) {
+  return format == GST_VIDEO_FORMAT_RGB || format == GST_VIDEO_FORMAT_BGR ? 3 : 4;
+}
+
+// Packed RGB-family formats: convert just the rectangle.
+cv::Mat packed_to_rgb(const GstVideoFrame& frame, const cv::Rect& rect) {
+  const GstVideoFormat format = GST_VIDEO_FRAME_FORMAT(&frame);
+  const int bytes = packed_bytes(format);
+  return packed_pixels_to_rgb(plane_view(frame, 0, CV_8UC(bytes), rect, bytes), format);
 }
 
 // Y'CbCr -> R'G'B' as the caps' colorimetry says, as a 3x4 matrix on (Y, U, V, 1): the matrix's
@@ -172,6 +183,35 @@ cv::Mat extract_rgb(const GstVideoFrame& frame, const cv::Rect& region) {
   cv::Mat padded(region.height, region.width, CV_8UC3, cv::Scalar::all(0));
   if (!pixels.empty()) pixels.copyTo(padded(cv::Rect(inside.x - region.x, inside.y - region.y, inside.width, inside.height)));
   return padded;
+}
+
+cv::Mat scaled_frame_rgb(const GstVideoFrame& frame, cv::Size size) {
+  const int width = GST_VIDEO_FRAME_WIDTH(&frame), height = GST_VIDEO_FRAME_HEIGHT(&frame);
+  const int interpolation = size.width <= width && size.height <= height ? cv::INTER_AREA : cv::INTER_LINEAR;
+  auto scaled = [&](const cv::Mat& pixels) {
+    cv::Mat out;
+    cv::resize(pixels, out, size, 0, 0, interpolation);
+    return out;
+  };
+  const GstVideoFormat format = GST_VIDEO_FRAME_FORMAT(&frame);
+  const cv::Rect all(0, 0, width, height);
+  if (format != GST_VIDEO_FORMAT_I420 && format != GST_VIDEO_FORMAT_NV12) {
+    const int bytes = packed_bytes(format);
+    return packed_pixels_to_rgb(scaled(plane_view(frame, 0, CV_8UC(bytes), all, bytes)), format);
+  }
+  // 4:2:0: each plane scaled to `size` on its own, then converted as the caps' colorimetry says.
+  const cv::Rect chroma(0, 0, (width + 1) / 2, (height + 1) / 2);
+  std::vector<cv::Mat> planes{scaled(plane_view(frame, 0, CV_8UC1, all, 1))};
+  if (format == GST_VIDEO_FORMAT_NV12) {
+    planes.push_back(scaled(plane_view(frame, 1, CV_8UC2, chroma, 2)));  // interleaved U, V
+  } else {
+    planes.push_back(scaled(plane_view(frame, 1, CV_8UC1, chroma, 1)));
+    planes.push_back(scaled(plane_view(frame, 2, CV_8UC1, chroma, 1)));
+  }
+  cv::Mat yuv, rgb;
+  cv::merge(planes, yuv);
+  cv::transform(yuv, rgb, yuv_to_rgb_matrix(GST_VIDEO_INFO_COLORIMETRY(&frame.info)));
+  return rgb;
 }
 
 Region square_with_margin(const PixelBox& box, double margin) {

@@ -40,6 +40,12 @@ class ReadableFrame {
 // an 8-bit RGB image. Honours the mapped frame's plane strides and offsets.
 cv::Mat extract_rgb(const GstVideoFrame& frame, const cv::Rect& region);
 
+// The whole frame as an 8-bit RGB image of `size` (INTER_AREA when shrinking, INTER_LINEAR when
+// growing). The work is bounded by `size`, not by the frame: packed pixels are scaled before their
+// channels are picked, 4:2:0 planes each scaled before conversion (what a detector with a fixed
+// network input needs).
+cv::Mat scaled_frame_rgb(const GstVideoFrame& frame, cv::Size size);
+
 // A frame region in pixels; 64-bit because a ROI box may reach far outside the frame.
 struct Region {
   gint64 x = 0, y = 0, width = 0, height = 0;

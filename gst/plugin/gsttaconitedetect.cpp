@@ -178,8 +178,11 @@ static void write_faces(GstTaconiteDetect* self, GstBuffer* buffer, const std::v
 
 // The frame's faces, best first, with min-face-size applied.
 static std::vector<DetectedFace> detect_faces(GstTaconiteDetect* self, const GstVideoFrame& frame, guint min_face_size) {
-  const cv::Mat rgb = extract_rgb(frame, cv::Rect(0, 0, GST_VIDEO_FRAME_WIDTH(&frame), GST_VIDEO_FRAME_HEIGHT(&frame)));
-  std::vector<DetectedFace> faces = self->stream->detector->detect(rgb, /*rgb_order=*/true);
+  YuNetDetector& detector = *self->stream->detector;
+  const cv::Size size(GST_VIDEO_FRAME_WIDTH(&frame), GST_VIDEO_FRAME_HEIGHT(&frame));
+  // Scaled to the network input on the frame's own planes: the cost does not grow with the frame.
+  const cv::Mat fitted = scaled_frame_rgb(frame, detector.fitted_size(size));
+  std::vector<DetectedFace> faces = detector.detect_fitted(fitted, size, /*rgb_order=*/true);
   std::erase_if(faces, [&](const DetectedFace& f) { return std::min(f.box.width, f.box.height) < min_face_size; });
   GST_LOG_OBJECT(self, "detected %zu faces", faces.size());
   return faces;
