@@ -69,9 +69,13 @@ int main(int argc, char** argv) {
   for (int s : {8, 16, 32})
     for (const char* head : {"cls", "obj", "bbox", "kps"}) names.push_back(std::string(head) + "_" + std::to_string(s));
   const cv::Mat input = frame_of(photo, options.input_width, options.input_height);
+  // Blob and outputs reused, as the detector does: fresh megabyte buffers per call cost glibc page
+  // faults that would make the peer look twice as slow as it is.
+  cv::Mat blob;
+  std::vector<cv::Mat> out;
   const double bare = median_ms(runs, [&] {
-    net.setInput(cv::dnn::blobFromImage(input));
-    std::vector<cv::Mat> out;
+    cv::dnn::blobFromImage(input, blob);
+    net.setInput(blob);
     net.forward(out, names);
   });
   std::printf("YuNet %dx%d, %d OpenCV thread(s), median of %d runs\n", options.input_width, options.input_height,
