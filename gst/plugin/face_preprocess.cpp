@@ -71,6 +71,24 @@ cv::Matx34f yuv_to_rgb_matrix(const GstVideoColorimetry& colorimetry) {
           f(y_scale), f(b_u), 0.0f,   f(y0 - 128.0 * b_u)};
 }
 
+// A 4:2:0 frame's (I420, NV12) luma `rect` and chroma `chroma`, brought to one size by `to_size_luma`
+// and `to_size_chroma`, converted to RGB as the caps' colorimetry says.
+template <typename LumaFn, typename ChromaFn>
+cv::Mat yuv420_planes_to_rgb(const GstVideoFrame& frame, const cv::Rect& rect, const cv::Rect& chroma, LumaFn to_size_luma,
+                             ChromaFn to_size_chroma) {
+  std::vector<cv::Mat> planes{to_size_luma(plane_view(frame, 0, CV_8UC1, rect, 1))};
+  if (GST_VIDEO_FRAME_FORMAT(&frame) == GST_VIDEO_FORMAT_NV12) {
+    planes.push_back(to_size_chroma(plane_view(frame, 1, CV_8UC2, chroma, 2)));  // interleaved U, V
+  } else {
+    planes.push_back(to_size_chroma(plane_view(frame, 1, CV_8UC1, chroma, 1)));
+    planes.push_back(to_size_chroma(plane_view(frame, 2, CV_8UC1, chroma, 1)));
+  }
+  cv::Mat yuv, rgb;
+  cv::merge(planes, yuv);
+  cv::transform(yuv, rgb, yuv_to_rgb_matrix(GST_VIDEO_INFO_COLORIMETRY(&frame.info)));
+  return rgb;
+}
+
 // 4:2:0 formats (I420, NV12): each pixel takes the chroma of its 2x2 block (the chroma covering
 // the rectangle, doubled with INTER_NEAREST), converted by the caps' colorimetry.
 cv::Mat yuv420_to_rgb(const GstVideoFrame& frame, const cv::Rect& rect) {
@@ -82,17 +100,7 @@ cv::Mat yuv420_to_rgb(const GstVideoFrame& frame, const cv::Rect& rect) {
     cv::resize(plane, up, cv::Size(), 2.0, 2.0, cv::INTER_NEAREST);
     return up(in_doubled);
   };
-  std::vector<cv::Mat> planes{plane_view(frame, 0, CV_8UC1, rect, 1)};
-  if (GST_VIDEO_FRAME_FORMAT(&frame) == GST_VIDEO_FORMAT_NV12) {
-    planes.push_back(doubled(plane_view(frame, 1, CV_8UC2, chroma, 2)));  // interleaved U, V
-  } else {
-    planes.push_back(doubled(plane_view(frame, 1, CV_8UC1, chroma, 1)));
-    planes.push_back(doubled(plane_view(frame, 2, CV_8UC1, chroma, 1)));
-  }
-  cv::Mat yuv, rgb;
-  cv::merge(planes, yuv);
-  cv::transform(yuv, rgb, yuv_to_rgb_matrix(GST_VIDEO_INFO_COLORIMETRY(&frame.info)));
-  return rgb;
+  return yuv420_planes_to_rgb(frame, rect, chroma, [](const cv::Mat& luma) { return luma; }, doubled);
 }
 
 std::string format_text(const char* format, ...) G_GNUC_PRINTF(1, 2);
@@ -200,18 +208,7 @@ cv::Mat scaled_frame_rgb(const GstVideoFrame& frame, cv::Size size) {
     return packed_pixels_to_rgb(scaled(plane_view(frame, 0, CV_8UC(bytes), all, bytes)), format);
   }
   // 4:2:0: each plane scaled to `size` on its own, then converted as the caps' colorimetry says.
-  const cv::Rect chroma(0, 0, (width + 1) / 2, (height + 1) / 2);
-  std::vector<cv::Mat> planes{scaled(plane_view(frame, 0, CV_8UC1, all, 1))};
-  if (format == GST_VIDEO_FORMAT_NV12) {
-    planes.push_back(scaled(plane_view(frame, 1, CV_8UC2, chroma, 2)));  // interleaved U, V
-  } else {
-    planes.push_back(scaled(plane_view(frame, 1, CV_8UC1, chroma, 1)));
-    planes.push_back(scaled(plane_view(frame, 2, CV_8UC1, chroma, 1)));
-  }
-  cv::Mat yuv, rgb;
-  cv::merge(planes, yuv);
-  cv::transform(yuv, rgb, yuv_to_rgb_matrix(GST_VIDEO_INFO_COLORIMETRY(&frame.info)));
-  return rgb;
+  return yuv420_planes_to_rgb(frame, all, cv::Rect(0, 0, (width + 1) / 2, (height + 1) / 2), scaled, scaled);
 }
 
 Region square_with_margin(const PixelBox& box, double margin) {
