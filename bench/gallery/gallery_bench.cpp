@@ -192,7 +192,7 @@ void search_bench(std::size_t n, std::size_t queries, const IndexOptions& hnsw_o
 // A real gallery file of n templates (batches of 10 000 per transaction), then open + index load.
 void load_bench(std::size_t n, const std::filesystem::path& dir, const IndexOptions& hnsw_options) {
   const std::filesystem::path file = dir / ("bench-" + std::to_string(n) + ".db");
-  for (const char* suffix : {"", "-wal", "-shm", ".hnsw", ".hnsw.state"})
+  for (const char* suffix : {"", "-wal", "-shm", ".hnsw"})
     std::filesystem::remove(file.string() + suffix);
   std::mt19937 rng(7);
   auto store = GalleryStore::create(file, {std::string(64, '0'), "bench"}, kDim);
@@ -226,7 +226,7 @@ void load_bench(std::size_t n, const std::filesystem::path& dir, const IndexOpti
       std::fflush(stdout);
     }
   }
-  for (const char* suffix : {"", "-wal", "-shm", ".hnsw", ".hnsw.state"})
+  for (const char* suffix : {"", "-wal", "-shm", ".hnsw"})
     std::filesystem::remove(file.string() + suffix);
 }
 
