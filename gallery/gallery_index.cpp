@@ -22,7 +22,6 @@ namespace {
 
 using idx_t = faiss::Index::idx_t;
 
-const std::string kCancelled = "cancelled";
 constexpr std::size_t kHnswBatch = 8192;  // templates added between two looks at IndexOptions::cancel
 
 bool finite(std::span<const float> v) {
@@ -165,7 +164,7 @@ Result<GalleryIndex> GalleryIndex::build(int dim, std::span<const float> unit_em
   for (std::size_t i = 0; i < identity_ids.size(); ++i) impl->template_ids[i] = static_cast<std::int64_t>(i);
   impl->approximate = identity_ids.size() > options.approximate_above;
   try {
-    if (!impl->build(identity_ids.size(), unit_embeddings.data())) return Error{ErrorKind::Io, kCancelled};
+    if (!impl->build(identity_ids.size(), unit_embeddings.data())) return Error{ErrorKind::Io, kIndexBuildCancelled};
   } catch (const std::exception& e) {
     return Error{ErrorKind::Device, std::string("FAISS index build failed: ") + e.what()};
   }
@@ -261,7 +260,7 @@ Result<GalleryIndex> GalleryIndex::load_unguarded(const GalleryStore& store, con
       impl->approximate_pending = true;
     }
     try {
-      if (!impl->build(count, vectors.data())) return Error{ErrorKind::Io, kCancelled};
+      if (!impl->build(count, vectors.data())) return Error{ErrorKind::Io, kIndexBuildCancelled};
     } catch (const std::exception& e) {
       return Error{ErrorKind::Device, gallery.string() + ": FAISS index build failed: " + e.what()};
     }
@@ -275,7 +274,6 @@ Result<GalleryIndex> GalleryIndex::load_unguarded(const GalleryStore& store, con
                                                                                    std::filesystem::perms::owner_write
                                                                              : mode);
       what += written ? ", saved to " + saved.string() : "; " + written.error().message + " (rebuilt on every load)";
-      if (written) std::filesystem::remove(gallery.string() + ".hnsw.state", ec);  // the old format's second file
     }
   }
   if (impl->skipped > 0)

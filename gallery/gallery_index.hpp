@@ -50,6 +50,8 @@ struct IdentityMatch {
 inline constexpr std::size_t kFirstCandidateTemplates = 4096;
 inline constexpr std::size_t kMaxCandidateTemplates = 65536;
 inline constexpr int kMaxTopK = 100;
+// The error message of a load or build stopped through IndexOptions::cancel.
+inline constexpr const char* kIndexBuildCancelled = "cancelled";
 inline constexpr int kMaxEfSearch = 65536;  // bounds a query's HNSW beam
 
 // False when `query` holds NaN or Inf (search() refuses such a query).
@@ -63,7 +65,7 @@ class GalleryIndex {
   static Result<GalleryIndex> load(const GalleryStore& store, const IndexOptions& options, std::string* note = nullptr);
 
   // An index over given unit embeddings (benchmarks, tests): templates[i] belongs to identity
-  // identity_ids[i]; `names` may be empty.
+  // identity_ids[i].
   static Result<GalleryIndex> build(int dim, std::span<const float> unit_embeddings,
                                     std::span<const std::int64_t> identity_ids, const IndexOptions& options);
 

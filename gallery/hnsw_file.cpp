@@ -91,8 +91,17 @@ std::filesystem::path hnsw_file_path(const std::filesystem::path& gallery) { ret
 std::unique_ptr<faiss::Index> read_hnsw_file(const std::filesystem::path& file, const HnswBuildState& wanted,
                                              std::string* why) {
   try {
-    File in(std::fopen(file.c_str(), "rb"));
+    // Not blocking: a FIFO put where the index belongs must not hang the gallery's load.
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      if (fd >= 0) ::close(fd);
+      *why = "none saved";
+      return nullptr;
+    }
+    File in(::fdopen(fd, "rb"));
     if (!in) {
+      ::close(fd);
       *why = "none saved";
       return nullptr;
     }
@@ -144,9 +153,11 @@ Status write_hnsw_file(const std::filesystem::path& file, const faiss::Index& in
   ::fchmod(fd, static_cast<mode_t>(mode & std::filesystem::perms::all));  // mkstemp made it 0600
   File out(::fdopen(fd, "w+b"));
   if (!out) {
+    const std::string reason = std::strerror(errno);
     ::close(fd);
-    std::filesystem::remove(tmp);
-    return Error{ErrorKind::Io, tmp + ": cannot open: " + std::strerror(errno)};
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    return Error{ErrorKind::Io, tmp + ": cannot open: " + reason};
   }
   std::string problem;
   try {

@@ -15,6 +15,7 @@ namespace taconite::vision {
 namespace {
 
 constexpr std::array<int, 3> kStrides = {8, 16, 32};
+constexpr int kMaxCandidates = 5000;  // best-scoring cells that enter the overlap suppression
 
 // exp() of a predicted log-size, bounded so a hostile or broken model cannot make boxes infinite.
 float bounded_exp(float log_size) { return std::exp(std::clamp(log_size, -10.0f, 10.0f)); }
@@ -129,8 +130,11 @@ std::vector<DetectedFace> suppress_overlaps(std::vector<DetectedFace> faces, flo
     scores.push_back(f.score);
   }
   std::vector<int> keep;
-  // score threshold 0: the decoder already applied it; NMSBoxes sorts by score, best first.
-  cv::dnn::NMSBoxes(boxes, scores, 0.0f, nms_threshold, keep, 1.0f, max_faces);
+  // score threshold 0: the decoder already applied it; NMSBoxes sorts by score, best first. Its
+  // top_k caps the candidates *before* suppression (bounding its quadratic work), so the faces kept
+  // are capped after it: a crowd's overlapping duplicates must not use up max_faces.
+  cv::dnn::NMSBoxes(boxes, scores, 0.0f, nms_threshold, keep, 1.0f, kMaxCandidates);
+  if (keep.size() > static_cast<std::size_t>(std::max(0, max_faces))) keep.resize(static_cast<std::size_t>(max_faces));
   std::vector<DetectedFace> kept;
   kept.reserve(keep.size());
   for (int i : keep) kept.push_back(faces[static_cast<std::size_t>(i)]);

@@ -60,8 +60,6 @@ class YuNetDetector {
   // more cheaply, e.g. on a video frame's planes); faces come back in the original's pixels.
   std::vector<DetectedFace> detect_fitted(const cv::Mat& fitted, cv::Size original_size, bool rgb_order = false);
 
-  const YuNetOptions& options() const { return options_; }
-
   ~YuNetDetector();
   YuNetDetector(const YuNetDetector&) = delete;
   YuNetDetector& operator=(const YuNetDetector&) = delete;

@@ -134,10 +134,7 @@ std::vector<std::optional<std::int64_t>> BoxTracker::update(const std::vector<Bo
     confirm(track, policy);
   }
   for (std::size_t t = 0; t < tracks_.size(); ++t)
-    if (!matched[t]) {
-      ++tracks_[t].missed;
-      tracks_[t].hits = 0;  // the streak towards min_hits starts over (as SORT's hit_streak)
-    }
+    if (!matched[t]) ++tracks_[t].missed;
 
   std::vector<std::optional<std::int64_t>> ids(boxes.size());
   for (std::size_t b = 0; b < boxes.size(); ++b)

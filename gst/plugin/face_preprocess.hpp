@@ -41,9 +41,9 @@ class ReadableFrame {
 cv::Mat extract_rgb(const GstVideoFrame& frame, const cv::Rect& region);
 
 // The whole frame as an 8-bit RGB image of `size` (INTER_AREA when shrinking, INTER_LINEAR when
-// growing). The work is bounded by `size`, not by the frame: packed pixels are scaled before their
-// channels are picked, 4:2:0 planes each scaled before conversion (what a detector with a fixed
-// network input needs).
+// growing). Only the scaling reads the whole frame: packed pixels are scaled before their channels
+// are picked, 4:2:0 planes each scaled before conversion, so every other step is bounded by `size`
+// (what a detector with a fixed network input needs).
 cv::Mat scaled_frame_rgb(const GstVideoFrame& frame, cv::Size size);
 
 // A frame region in pixels; 64-bit because a ROI box may reach far outside the frame.

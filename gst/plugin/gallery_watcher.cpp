@@ -9,11 +9,6 @@
 
 namespace taconite::gst {
 
-namespace {
-
-const std::string kCancelled = "cancelled";
-
-}  // namespace
 
 GalleryWatcher::GalleryWatcher(std::filesystem::path path, gallery::IndexOptions options, unsigned poll_ms,
                                Report report)
@@ -124,7 +119,7 @@ void GalleryWatcher::build_approximate() {
   std::string note;
   Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(*store_, full, &note);
   if (!index) {
-    if (index.error().message == kCancelled) return;
+    if (index.error().message == gallery::kIndexBuildCancelled) return;
     failed_build_revision_ = stand_in->revision();  // not retried until the gallery changes
     throw std::runtime_error(path_.string() + ": the HNSW index could not be built, searching exactly: " +
                              index.error().message);

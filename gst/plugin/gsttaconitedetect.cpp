@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "box_tracker.hpp"
 #include "cxx_boundary.hpp"
 #include "face_preprocess.hpp"
 #include "face_selection.hpp"
@@ -122,18 +123,6 @@ static bool clip_to_frame(cv::Rect2f box, int width, int height, cv::Rect* clipp
   return true;
 }
 
-static double iou(const cv::Rect& a, const cv::Rect& b) {
-  const double inter = (a & b).area();
-  const double uni = static_cast<double>(a.area()) + b.area() - inter;
-  return uni > 0 ? inter / uni : 0.0;
-}
-
-static bool has_param(const GstVideoRegionOfInterestMeta* roi, const char* name) {
-  for (GList* l = roi->params; l; l = l->next)
-    if (gst_structure_has_name(static_cast<GstStructure*>(l->data), name)) return true;
-  return false;
-}
-
 static void write_landmarks(GstVideoRegionOfInterestMeta* roi, const DetectedFace& face) {
   std::array<Point2, 5> points;
   for (std::size_t i = 0; i < points.size(); ++i) points[i] = {face.landmarks[i].x, face.landmarks[i].y};
@@ -152,15 +141,15 @@ static void write_faces(GstTaconiteDetect* self, GstBuffer* buffer, const std::v
   for (const DetectedFace& face : faces) {
     cv::Rect box;
     if (!clip_to_frame(face.box, width, height, &box)) continue;
+    const Box ours{static_cast<double>(box.x), static_cast<double>(box.y), static_cast<double>(box.width),
+                   static_cast<double>(box.height)};
     auto same = std::find_if(upstream.begin(), upstream.end(), [&](const GstVideoRegionOfInterestMeta* roi) {
-      return iou(box, cv::Rect(static_cast<int>(std::min<guint>(roi->x, G_MAXINT)),
-                               static_cast<int>(std::min<guint>(roi->y, G_MAXINT)),
-                               static_cast<int>(std::min<guint>(roi->w, G_MAXINT)),
-                               static_cast<int>(std::min<guint>(roi->h, G_MAXINT)))) >= kDuplicateIou;
+      return iou(ours, Box{static_cast<double>(roi->x), static_cast<double>(roi->y), static_cast<double>(roi->w),
+                           static_cast<double>(roi->h)}) >= kDuplicateIou;  // doubles: any upstream box is safe
     });
     if (same == upstream.end()) {
       added.emplace_back(&face, box);
-    } else if (!has_param(*same, "landmarks")) {
+    } else if (!gst_video_region_of_interest_meta_get_param(*same, "landmarks")) {
       write_landmarks(*same, face);
     }
   }
@@ -180,7 +169,7 @@ static void write_faces(GstTaconiteDetect* self, GstBuffer* buffer, const std::v
 static std::vector<DetectedFace> detect_faces(GstTaconiteDetect* self, const GstVideoFrame& frame, guint min_face_size) {
   YuNetDetector& detector = *self->stream->detector;
   const cv::Size size(GST_VIDEO_FRAME_WIDTH(&frame), GST_VIDEO_FRAME_HEIGHT(&frame));
-  // Scaled to the network input on the frame's own planes: the cost does not grow with the frame.
+  // Scaled to the network input on the frame's own planes: only the scaling reads the whole frame.
   const cv::Mat fitted = scaled_frame_rgb(frame, detector.fitted_size(size));
   std::vector<DetectedFace> faces = detector.detect_fitted(fitted, size, /*rgb_order=*/true);
   std::erase_if(faces, [&](const DetectedFace& f) { return std::min(f.box.width, f.box.height) < min_face_size; });

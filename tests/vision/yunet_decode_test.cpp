@@ -82,6 +82,17 @@ TEST(YuNetDecode, OverlapsKeepTheBestFaceAndTheCountIsCapped) {
   EXPECT_EQ(taconite::vision::suppress_overlaps(faces, 0.3f, 2).size(), 2u);
 }
 
+TEST(YuNetDecode, MaxFacesCountsFacesNotTheDuplicatesSuppressedForThem) {
+  // 10 overlapping candidates of one face outscore a second face: max_faces=2 keeps both faces.
+  std::vector<DetectedFace> faces;
+  for (int i = 0; i < 10; ++i) faces.push_back(face_at(static_cast<float>(i), 0, 100, 0.95f - 0.001f * i));
+  faces.push_back(face_at(400, 0, 100, 0.7f));
+  const std::vector<DetectedFace> kept = taconite::vision::suppress_overlaps(faces, 0.3f, 2);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_FLOAT_EQ(kept[0].score, 0.95f);
+  EXPECT_FLOAT_EQ(kept[1].score, 0.7f);
+}
+
 TEST(YuNetOptions, OutOfRangeValuesAreNamed) {
   taconite::vision::YuNetOptions o;
   EXPECT_EQ(taconite::vision::validate(o), "");

@@ -214,8 +214,6 @@ Result<ImportSummary> import_lines(const std::filesystem::path& path, const std:
 
     Result<std::string> name = line.text("name", std::nullopt);
     if (!name) return name.error();
-    if (gallery::Status s = gallery::check_identity_name(name.value()); !s)
-      return Error{ErrorKind::Input, where + s.error().message};
     std::string metadata;
     if (JsonNode* meta = line.find("metadata")) {
       if (!JSON_NODE_HOLDS_OBJECT(meta)) return line.wrong("metadata", "an object", meta);
