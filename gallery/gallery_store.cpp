@@ -389,12 +389,23 @@ Result<Enrolled> GalleryStore::WriteBatch::enroll(const std::string& name, const
     if (!unit) return unit.error();
     units.push_back(std::move(unit.value()));
   }
+  Result<Enrolled> written = write_identity(name, meta.value(), templates, units);
+  if (!written) {
+    // Some rows may be in: a batch that failed half-way keeps nothing, so a caller cannot commit it.
+    sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+    impl_ = nullptr;
+  }
+  return written;
+}
 
+Result<Enrolled> GalleryStore::WriteBatch::write_identity(const std::string& name, const std::string& metadata,
+                                                          std::span<const NewTemplate> templates,
+                                                          const std::vector<std::vector<float>>& units) {
   Result<Statement> add = impl_->prepare(
       "INSERT INTO identities(name, metadata, created_unix) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING");
   if (!add) return add.error();
   sqlite3_bind_text(add.value().get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(add.value().get(), 2, meta.value().c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(add.value().get(), 2, metadata.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(add.value().get(), 3, now_unix());
   if (const int rc = sqlite3_step(add.value().get()); rc != SQLITE_DONE)
     return impl_->error("cannot add the identity", rc);

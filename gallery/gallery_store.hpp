@@ -136,7 +136,8 @@ class GalleryStore {
 
     // Adds templates to the identity `name`, creating it (with `metadata`, a JSON object text, or
     // "{}" when empty) if it is new; an existing identity keeps its metadata. Input error for a
-    // bad name, metadata or embedding (identity_fields.hpp, NewTemplate).
+    // bad name, metadata or embedding (identity_fields.hpp, NewTemplate), the batch unchanged. A
+    // failure while writing rolls the whole batch back and ends it (commit() then refuses).
     Result<Enrolled> enroll(const std::string& name, const std::string& metadata,
                             std::span<const NewTemplate> templates);
     // Keeps the writes and bumps `revision` (when something changed). The batch ends either way.
@@ -144,6 +145,9 @@ class GalleryStore {
 
    private:
     friend class GalleryStore;
+    Result<Enrolled> write_identity(const std::string& name, const std::string& metadata,
+                                    std::span<const NewTemplate> templates,
+                                    const std::vector<std::vector<float>>& units);
     WriteBatch(Impl* impl, int changes_at_begin) : impl_(impl), changes_at_begin_(changes_at_begin) {}
     Impl* impl_ = nullptr;      // null once committed or rolled back
     int changes_at_begin_ = 0;  // SQLite's row change count at BEGIN: no change, no new revision

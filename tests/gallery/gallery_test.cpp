@@ -319,6 +319,28 @@ TEST_F(GalleryTest, WriteBatchIsAllOrNothing) {
   EXPECT_FALSE(batch.value().commit().ok()) << "a batch ends at its commit";
 }
 
+TEST_F(GalleryTest, AWriteFailingHalfWayThroughAnEnrolmentEndsTheBatchWithNothingKept) {
+  GalleryStore store = make();
+  {  // a trigger makes SQLite refuse the second template, after the identity and first template went in
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "g.db").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "CREATE TRIGGER poison BEFORE INSERT ON templates WHEN NEW.source = 'poison' "
+                           "BEGIN SELECT RAISE(ABORT, 'poisoned'); END",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  std::vector<NewTemplate> two = {{axis(0), 0.0, "fine", 0}, {axis(1), 0.0, "poison", 0}};
+  auto batch = store.begin_write();
+  ASSERT_TRUE(batch.ok());
+  ASSERT_TRUE(batch.value().enroll("bob", "", std::vector<NewTemplate>{{axis(2), 0.0, "x", 0}}).ok());
+  EXPECT_FALSE(batch.value().enroll("alice", "", two).ok());
+  EXPECT_FALSE(batch.value().commit().ok()) << "a batch that failed while writing cannot be committed";
+  EXPECT_TRUE(store.identities().value().empty()) << "neither alice's half nor bob is kept";
+  EXPECT_EQ(store.revision().value(), 1);
+}
+
 TEST_F(GalleryTest, SourcesAreMendedNotRefused) {
   GalleryStore store = make();
   std::vector<NewTemplate> one = {{axis(0), 0.0, "dir/caf\xE9\n.png", 0}};
