@@ -22,6 +22,35 @@ namespace {
 
 using namespace gsttest;
 
+// A temporary directory holding two CAs with a server certificate each ("site", "other"),
+// removed with everything in it when the test ends.
+class CertificateDir {
+ public:
+  CertificateDir() {
+    gchar* scratch = g_dir_make_tmp("taconite-tls-XXXXXX", nullptr);
+    if (!scratch) return;
+    path_ = scratch;
+    g_free(scratch);
+    ok_ = write_test_certificates(path_, "site") && write_test_certificates(path_, "other");
+  }
+  ~CertificateDir() {
+    if (path_.empty()) return;
+    if (GDir* d = g_dir_open(path_.c_str(), 0, nullptr)) {
+      while (const gchar* name = g_dir_read_name(d)) g_remove((path_ + "/" + name).c_str());
+      g_dir_close(d);
+    }
+    g_rmdir(path_.c_str());
+  }
+  CertificateDir(const CertificateDir&) = delete;
+  CertificateDir& operator=(const CertificateDir&) = delete;
+  bool ok() const { return ok_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  bool ok_ = false;
+};
+
 // The texts of the warning and info messages on `bus` (popping discards every other message).
 struct Notices {
   std::vector<std::string> warnings, infos;
@@ -288,12 +317,9 @@ TEST_F(PublishMqttTest, ARefusalWithRetryAtStartIsAWarningAndRetried) {
 // reason, and the element keeps trying like in any outage (libmosquitto's own loop gives up on a
 // TLS error): once a broker with a certificate that CA signed listens there, the documents go out.
 TEST_F(PublishMqttTest, AnUntrustedCertificateWithRetryAtStartIsAWarningAndRetried) {
-  gchar* scratch = g_dir_make_tmp("taconite-tls-XXXXXX", nullptr);
-  ASSERT_NE(scratch, nullptr);
-  const std::string dir = scratch;
-  g_free(scratch);
-  if (!write_test_certificates(dir, "site") || !write_test_certificates(dir, "other"))
-    GTEST_SKIP() << "openssl could not write test certificates (apt-get install openssl)";
+  const CertificateDir certificates;
+  if (!certificates.ok()) GTEST_SKIP() << "openssl could not write test certificates (apt-get install openssl)";
+  const std::string& dir = certificates.path();
   {
     MosquittoBroker site({.persistence = false, .user = "", .password = "", .tls_ca = dir + "/site-ca.pem",
                           .tls_cert = dir + "/site-server.pem", .tls_key = dir + "/site-server.key"});
@@ -315,11 +341,6 @@ TEST_F(PublishMqttTest, AnUntrustedCertificateWithRetryAtStartIsAWarningAndRetri
     gst_harness_teardown(h_);
     h_ = nullptr;
   }
-  if (GDir* d = g_dir_open(dir.c_str(), 0, nullptr)) {
-    while (const gchar* name = g_dir_read_name(d)) g_remove((dir + "/" + name).c_str());
-    g_dir_close(d);
-  }
-  g_rmdir(dir.c_str());
 }
 
 // A broker that never answers (its connects stay pending): with retry-at-start=true the start
@@ -386,13 +407,9 @@ TEST_F(PublishMqttTest, BadTlsFilesAreAClearError) {
 // A TLS listener: the CA that signed the broker's certificate connects; another CA, or a client
 // key that does not belong to the client certificate, fails the start with OpenSSL's reason.
 TEST_F(PublishMqttTest, TlsConnectsWithTheRightCaAndNamesWhatIsWrongOtherwise) {
-  gchar* scratch = g_dir_make_tmp("taconite-tls-XXXXXX", nullptr);
-  ASSERT_NE(scratch, nullptr);
-  const std::string dir = scratch;
-  g_free(scratch);
-  if (!write_test_certificates(dir, "site") || !write_test_certificates(dir, "other")) {
-    GTEST_SKIP() << "openssl could not write test certificates (apt-get install openssl)";
-  }
+  const CertificateDir certificates;
+  if (!certificates.ok()) GTEST_SKIP() << "openssl could not write test certificates (apt-get install openssl)";
+  const std::string& dir = certificates.path();
   {
     MosquittoBroker broker({.persistence = false, .user = "", .password = "", .tls_ca = dir + "/site-ca.pem",
                             .tls_cert = dir + "/site-server.pem", .tls_key = dir + "/site-server.key"});
@@ -420,11 +437,6 @@ TEST_F(PublishMqttTest, TlsConnectsWithTheRightCaAndNamesWhatIsWrongOtherwise) {
     gst_harness_teardown(h_);
     h_ = nullptr;
   }
-  if (GDir* d = g_dir_open(dir.c_str(), 0, nullptr)) {
-    while (const gchar* name = g_dir_read_name(d)) g_remove((dir + "/" + name).c_str());
-    g_dir_close(d);
-  }
-  g_rmdir(dir.c_str());
 }
 
 }  // namespace
