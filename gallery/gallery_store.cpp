@@ -208,8 +208,15 @@ Status check_schema(const GalleryStore::Impl& impl, const GalleryInfo& info) {
   return Ok{};
 }
 
+// A template as stored: its embedding at unit length, and the norm to keep (the given one, or the
+// embedding's length when none was given).
+struct StoredEmbedding {
+  std::vector<float> unit;
+  double norm = 0.0;
+};
+
 // The embedding as stored: finite, not zero, of unit length.
-Result<std::vector<float>> unit_embedding(const NewTemplate& t, int dim, const std::string& file) {
+Result<StoredEmbedding> unit_embedding(const NewTemplate& t, int dim, const std::string& file) {
   const std::string from = "embedding from " + (t.source.empty() ? std::string("(no source)") : printable_source(t.source));
   if (static_cast<int>(t.embedding.size()) != dim)
     return Error{ErrorKind::Input, file + ": " + from + " has " + std::to_string(t.embedding.size()) +
@@ -224,17 +231,11 @@ Result<std::vector<float>> unit_embedding(const NewTemplate& t, int dim, const s
   if (sum <= 0.0) return Error{ErrorKind::Input, from + " is all zeros"};
   if (t.norm < 0.0 || !std::isfinite(t.norm))
     return Error{ErrorKind::Input, from + ": norm " + std::to_string(t.norm) + " is not a finite positive number"};
-  if (std::abs(sum - 1.0) <= kUnitTolerance) return t.embedding;
-  const double norm = std::sqrt(sum);
-  std::vector<float> unit(t.embedding.size());
-  for (std::size_t i = 0; i < unit.size(); ++i) unit[i] = static_cast<float>(t.embedding[i] / norm);
-  return unit;
-}
-
-double l2_norm(std::span<const float> v) {
-  double sum = 0.0;
-  for (float x : v) sum += static_cast<double>(x) * x;
-  return std::sqrt(sum);
+  const double length = std::sqrt(sum);
+  StoredEmbedding stored{t.embedding, t.norm > 0.0 ? t.norm : length};
+  if (std::abs(sum - 1.0) > kUnitTolerance)
+    for (std::size_t i = 0; i < stored.unit.size(); ++i) stored.unit[i] = static_cast<float>(t.embedding[i] / length);
+  return stored;
 }
 
 }  // namespace
@@ -384,12 +385,14 @@ Result<Enrolled> GalleryStore::WriteBatch::enroll(const std::string& name, const
   Result<std::string> meta = canonical_metadata(metadata);
   if (!meta) return meta.error();
   std::vector<std::vector<float>> units;
+  std::vector<double> norms;
   for (const NewTemplate& t : templates) {
-    Result<std::vector<float>> unit = unit_embedding(t, impl_->dim, file);
-    if (!unit) return unit.error();
-    units.push_back(std::move(unit.value()));
+    Result<StoredEmbedding> stored = unit_embedding(t, impl_->dim, file);
+    if (!stored) return stored.error();
+    units.push_back(std::move(stored.value().unit));
+    norms.push_back(stored.value().norm);
   }
-  Result<Enrolled> written = write_identity(name, meta.value(), templates, units);
+  Result<Enrolled> written = write_identity(name, meta.value(), templates, units, norms);
   if (!written) {
     // Some rows may be in: a batch that failed half-way keeps nothing, so a caller cannot commit it.
     sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -400,7 +403,8 @@ Result<Enrolled> GalleryStore::WriteBatch::enroll(const std::string& name, const
 
 Result<Enrolled> GalleryStore::WriteBatch::write_identity(const std::string& name, const std::string& metadata,
                                                           std::span<const NewTemplate> templates,
-                                                          const std::vector<std::vector<float>>& units) {
+                                                          const std::vector<std::vector<float>>& units,
+                                                          std::span<const double> norms) {
   Result<Statement> add = impl_->prepare(
       "INSERT INTO identities(name, metadata, created_unix) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING");
   if (!add) return add.error();
@@ -440,7 +444,7 @@ Result<Enrolled> GalleryStore::WriteBatch::write_identity(const std::string& nam
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, result.identity);
     sqlite3_bind_blob(st, 2, units[i].data(), blob_bytes, SQLITE_STATIC);
-    sqlite3_bind_double(st, 3, t.norm > 0.0 ? t.norm : l2_norm(t.embedding));
+    sqlite3_bind_double(st, 3, norms[i]);
     sqlite3_bind_text(st, 4, printable_source(t.source).c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 5, t.created_unix > 0 ? t.created_unix : now_unix());
     if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return impl_->error("cannot add a template", rc);

@@ -147,7 +147,7 @@ class GalleryStore {
     friend class GalleryStore;
     Result<Enrolled> write_identity(const std::string& name, const std::string& metadata,
                                     std::span<const NewTemplate> templates,
-                                    const std::vector<std::vector<float>>& units);
+                                    const std::vector<std::vector<float>>& units, std::span<const double> norms);
     WriteBatch(Impl* impl, int changes_at_begin) : impl_(impl), changes_at_begin_(changes_at_begin) {}
     Impl* impl_ = nullptr;      // null once committed or rolled back
     int changes_at_begin_ = 0;  // SQLite's row change count at BEGIN: no change, no new revision
