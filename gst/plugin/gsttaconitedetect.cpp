@@ -42,7 +42,7 @@
 #include "cxx_boundary.hpp"
 #include "face_preprocess.hpp"
 #include "face_selection.hpp"
-#include "property_state.hpp"
+#include "property_table.hpp"
 #include "roi_params.hpp"
 #include "yunet_detector.hpp"
 
@@ -61,12 +61,28 @@ constexpr guint kDefaultMinFaceSize = 0;
 constexpr guint kMaxMinFaceSize = 4096;
 constexpr double kDuplicateIou = 0.5;  // a detection this close to an upstream face ROI is that face
 
-// Property values; guarded by the object lock.
+// Property values and their defaults (see properties()); guarded by the object lock.
 struct Settings {
   std::string model;
-  YuNetOptions detector;
+  guint input_width = static_cast<guint>(YuNetOptions{}.input_width);
+  guint input_height = static_cast<guint>(YuNetOptions{}.input_height);
+  double score_threshold = YuNetOptions{}.score_threshold;
+  double nms_threshold = YuNetOptions{}.nms_threshold;
+  guint max_faces = static_cast<guint>(YuNetOptions{}.max_faces);
+  guint threads = static_cast<guint>(YuNetOptions{}.threads);
   guint min_face_size = kDefaultMinFaceSize;
   guint interval = kDefaultInterval;
+
+  YuNetOptions detector() const {
+    YuNetOptions options;
+    options.input_width = static_cast<int>(input_width);
+    options.input_height = static_cast<int>(input_height);
+    options.score_threshold = static_cast<float>(score_threshold);
+    options.nms_threshold = static_cast<float>(nms_threshold);
+    options.max_faces = static_cast<int>(max_faces);
+    options.threads = static_cast<int>(threads);
+    return options;
+  }
 };
 
 // Streaming state: touched by the streaming thread, and by start/stop/events that it serializes with.
@@ -86,18 +102,6 @@ struct _GstTaconiteDetect {
   Stream* stream;
 };
 
-enum {
-  PROP_0,
-  PROP_MODEL,
-  PROP_INPUT_WIDTH,
-  PROP_INPUT_HEIGHT,
-  PROP_SCORE_THRESHOLD,
-  PROP_NMS_THRESHOLD,
-  PROP_MIN_FACE_SIZE,
-  PROP_MAX_FACES,
-  PROP_INTERVAL,
-  PROP_THREADS,
-};
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
     "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(TACONITE_ADAFACE_VIDEO_FORMATS)));
@@ -183,7 +187,7 @@ static std::vector<DetectedFace> detect_faces(GstTaconiteDetect* self, const Gst
 static bool load_detector(GstTaconiteDetect* self) {
   GST_OBJECT_LOCK(self);
   const std::string path = self->settings->model;
-  const YuNetOptions options = self->settings->detector;
+  const YuNetOptions options = self->settings->detector();
   GST_OBJECT_UNLOCK(self);
   if (const std::string problem = taconite::vision::validate(options); !problem.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Invalid face detector settings."), ("%s", problem.c_str()));
@@ -281,45 +285,6 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
 /* ------------------------------------------------------------------------------------------ */
 /* GObject                                                                                     */
 
-static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
-  auto* self = GST_TACONITE_DETECT(object);
-  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
-  GST_OBJECT_LOCK(self);
-  Settings& s = *self->settings;
-  switch (prop_id) {
-    case PROP_MODEL: s.model = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
-    case PROP_INPUT_WIDTH: s.detector.input_width = static_cast<int>(g_value_get_uint(value)); break;
-    case PROP_INPUT_HEIGHT: s.detector.input_height = static_cast<int>(g_value_get_uint(value)); break;
-    case PROP_SCORE_THRESHOLD: s.detector.score_threshold = static_cast<float>(g_value_get_double(value)); break;
-    case PROP_NMS_THRESHOLD: s.detector.nms_threshold = static_cast<float>(g_value_get_double(value)); break;
-    case PROP_MIN_FACE_SIZE: s.min_face_size = g_value_get_uint(value); break;
-    case PROP_MAX_FACES: s.detector.max_faces = static_cast<int>(g_value_get_uint(value)); break;
-    case PROP_INTERVAL: s.interval = g_value_get_uint(value); break;
-    case PROP_THREADS: s.detector.threads = static_cast<int>(g_value_get_uint(value)); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
-}
-
-static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
-  auto* self = GST_TACONITE_DETECT(object);
-  GST_OBJECT_LOCK(self);
-  const Settings& s = *self->settings;
-  switch (prop_id) {
-    case PROP_MODEL: g_value_set_string(value, s.model.c_str()); break;
-    case PROP_INPUT_WIDTH: g_value_set_uint(value, static_cast<guint>(s.detector.input_width)); break;
-    case PROP_INPUT_HEIGHT: g_value_set_uint(value, static_cast<guint>(s.detector.input_height)); break;
-    case PROP_SCORE_THRESHOLD: g_value_set_double(value, s.detector.score_threshold); break;
-    case PROP_NMS_THRESHOLD: g_value_set_double(value, s.detector.nms_threshold); break;
-    case PROP_MIN_FACE_SIZE: g_value_set_uint(value, s.min_face_size); break;
-    case PROP_MAX_FACES: g_value_set_uint(value, static_cast<guint>(s.detector.max_faces)); break;
-    case PROP_INTERVAL: g_value_set_uint(value, s.interval); break;
-    case PROP_THREADS: g_value_set_uint(value, static_cast<guint>(s.detector.threads)); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
-}
-
 static void finalize(GObject* object) {
   auto* self = GST_TACONITE_DETECT(object);
   delete self->stream;
@@ -335,79 +300,56 @@ static void gst_taconite_detect_init(GstTaconiteDetect* self) {
   gst_base_transform_set_passthrough(GST_BASE_TRANSFORM(self), FALSE);
 }
 
-static void install_properties(GObjectClass* gobject_class) {
-  const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
-  const auto rw_ready = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY);
-  const auto rw_playing = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING);
-  const YuNetOptions defaults;
-
-  g_object_class_install_property(
-      gobject_class, PROP_MODEL,
-      g_param_spec_string("model", "Model",
-                          "Path of OpenCV Zoo's YuNet face detector, face_detection_yunet_2023mar.onnx (MIT; "
-                          "docs/models.md); required, loaded and checked when going from READY to PAUSED. "
-                          "Default: none",
-                          nullptr, rw_ready));
-  g_object_class_install_property(
-      gobject_class, PROP_INPUT_WIDTH,
-      g_param_spec_uint("input-width", "Network input width",
-                        "Width in pixels the frame is scaled to fit (aspect kept, padded) for the network; a "
-                        "multiple of 32. Larger finds smaller faces for more CPU. Default: 640",
-                        32, taconite::vision::kMaxInputSide, static_cast<guint>(defaults.input_width), rw_ready));
-  g_object_class_install_property(
-      gobject_class, PROP_INPUT_HEIGHT,
-      g_param_spec_uint("input-height", "Network input height",
-                        "Height in pixels of the network input; a multiple of 32. Default: 384",
-                        32, taconite::vision::kMaxInputSide, static_cast<guint>(defaults.input_height), rw_ready));
-  g_object_class_install_property(
-      gobject_class, PROP_SCORE_THRESHOLD,
-      g_param_spec_double("score-threshold", "Score threshold",
-                          "Lowest detection confidence (0..1) kept as a face. Default: 0.6", 0.0, 1.0,
-                          defaults.score_threshold, rw_ready));
-  g_object_class_install_property(
-      gobject_class, PROP_NMS_THRESHOLD,
-      g_param_spec_double("nms-threshold", "NMS threshold",
-                          "Overlap (IoU, 0..1) above which the weaker of two detections is dropped. Default: 0.3",
-                          0.0, 1.0, defaults.nms_threshold, rw_ready));
-  g_object_class_install_property(
-      gobject_class, PROP_MIN_FACE_SIZE,
-      g_param_spec_uint("min-face-size", "Minimum face size",
-                        "Faces whose box is smaller than this many frame pixels on its shorter side are not "
-                        "added. Default: 0 (no minimum)",
-                        0, kMaxMinFaceSize, kDefaultMinFaceSize, rw_playing));
-  g_object_class_install_property(
-      gobject_class, PROP_MAX_FACES,
-      g_param_spec_uint("max-faces", "Maximum faces",
-                        "Add at most this many faces per frame, the most confident. Default: 64", 1,
-                        taconite::vision::kMaxFaces, static_cast<guint>(defaults.max_faces), rw_ready));
-  g_object_class_install_property(
-      gobject_class, PROP_INTERVAL,
-      g_param_spec_uint("interval", "Detection interval",
-                        "Run the detector on one frame in this many; the frames in between carry the last "
-                        "detection's faces (detection param fresh=false). Reset on flush, stream start and caps "
-                        "change. Default: 1 (every frame)",
-                        1, 1000, kDefaultInterval, rw_playing));
-  g_object_class_install_property(
-      gobject_class, PROP_THREADS,
-      g_param_spec_uint("threads", "Threads",
-                        "OpenCV's thread count for the network, set when the model loads; OpenCV's pool is "
-                        "process-wide, so the last element to load sets it for all. Default: 1",
-                        1, 64, static_cast<guint>(defaults.threads), rw_ready));
+// Every property, declared once; defaults are Settings{}'s.
+static const PropertyTable<GstTaconiteDetect, Settings>& properties() {
+  static const auto table = [] {
+    PropertyTable<GstTaconiteDetect, Settings> t(&GstTaconiteDetect::settings);
+    t.string("model", "Model",
+             "Path of OpenCV Zoo's YuNet face detector, face_detection_yunet_2023mar.onnx (MIT; "
+             "docs/models.md); required, loaded and checked when going from READY to PAUSED. Default: none",
+             &Settings::model, Mutable::ReadyOnly);
+    t.uint("input-width", "Network input width",
+           "Width in pixels the frame is scaled to fit (aspect kept, padded) for the network; a "
+           "multiple of 32. Larger finds smaller faces for more CPU. Default: 640",
+           32, taconite::vision::kMaxInputSide, &Settings::input_width, Mutable::ReadyOnly);
+    t.uint("input-height", "Network input height", "Height in pixels of the network input; a multiple of 32. Default: 384",
+           32, taconite::vision::kMaxInputSide, &Settings::input_height, Mutable::ReadyOnly);
+    t.real("score-threshold", "Score threshold", "Lowest detection confidence (0..1) kept as a face. Default: 0.6",
+           0.0, 1.0, &Settings::score_threshold, Mutable::ReadyOnly);
+    t.real("nms-threshold", "NMS threshold",
+           "Overlap (IoU, 0..1) above which the weaker of two detections is dropped. Default: 0.3", 0.0, 1.0,
+           &Settings::nms_threshold, Mutable::ReadyOnly);
+    t.uint("min-face-size", "Minimum face size",
+           "Faces whose box is smaller than this many frame pixels on its shorter side are not "
+           "added. Default: 0 (no minimum)",
+           0, kMaxMinFaceSize, &Settings::min_face_size, Mutable::AnyTime);
+    t.uint("max-faces", "Maximum faces", "Add at most this many faces per frame, the most confident. Default: 64", 1,
+           taconite::vision::kMaxFaces, &Settings::max_faces, Mutable::ReadyOnly);
+    t.uint("interval", "Detection interval",
+           "Run the detector on one frame in this many; the frames in between carry the last "
+           "detection's faces (detection param fresh=false). Reset on flush, stream start and caps "
+           "change. Default: 1 (every frame)",
+           1, 1000, &Settings::interval, Mutable::AnyTime);
+    t.uint("threads", "Threads",
+           "OpenCV's thread count for the network, set when the model loads; OpenCV's pool is "
+           "process-wide, so the last element to load sets it for all. Default: 1",
+           1, 64, &Settings::threads, Mutable::ReadyOnly);
+    return t;
+  }();
+  return table;
 }
 
 static void gst_taconite_detect_class_init(GstTaconiteDetectClass* klass) {
   GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass* transform_class = GST_BASE_TRANSFORM_CLASS(klass);
-  gobject_class->set_property = set_property;
-  gobject_class->get_property = get_property;
   gobject_class->finalize = finalize;
   transform_class->start = GST_DEBUG_FUNCPTR(start);
   transform_class->stop = GST_DEBUG_FUNCPTR(stop);
   transform_class->set_caps = GST_DEBUG_FUNCPTR(set_caps);
   transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
   transform_class->transform_ip = GST_DEBUG_FUNCPTR(transform_ip);
-  install_properties(gobject_class);
+  PropertyTable<GstTaconiteDetect, Settings>::install(gobject_class, properties());
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

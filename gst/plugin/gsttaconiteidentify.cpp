@@ -58,7 +58,7 @@
 #include "gallery_watcher.hpp"
 #include "identity_votes.hpp"
 #include "model_fingerprint.hpp"
-#include "property_state.hpp"
+#include "property_table.hpp"
 #include "track_cache.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_identify_debug);
@@ -114,22 +114,6 @@ struct _GstTaconiteIdentify {
   std::shared_ptr<GalleryWatcher>* watcher;
 };
 
-enum {
-  PROP_0,
-  PROP_GALLERY,
-  PROP_BUNDLE,
-  PROP_THRESHOLD,
-  PROP_TOP_K,
-  PROP_VOTE_WINDOW,
-  PROP_MIN_VOTES,
-  PROP_TRACK_ID_PARAM,
-  PROP_TRACK_TIMEOUT,
-  PROP_POLL_INTERVAL,
-  PROP_APPROXIMATE_ABOVE,
-  PROP_EF_SEARCH,
-  PROP_POST_MESSAGES,
-  PROP_SEARCH_BUDGET,
-};
 
 enum { SIGNAL_RELOAD, N_SIGNALS };
 static guint signals[N_SIGNALS];
@@ -484,62 +468,59 @@ static void reload(GstTaconiteIdentify* self) {
 /* ------------------------------------------------------------------------------------------ */
 /* GObject                                                                                     */
 
-static void set_setting(GstTaconiteIdentify* self, guint prop_id, const GValue* value, GParamSpec* pspec) {
-  GObject* object = G_OBJECT(self);
-  // Copied before locking and moved in (which cannot throw): an allocation failure never leaves
-  // the lock held.
-  std::string text = G_VALUE_HOLDS_STRING(value) && g_value_get_string(value) ? g_value_get_string(value) : "";
-  GST_OBJECT_LOCK(self);
-  Settings& s = *self->settings;
-  switch (prop_id) {
-    case PROP_GALLERY: s.gallery = std::move(text); break;
-    case PROP_BUNDLE: s.bundle = std::move(text); break;
-    case PROP_THRESHOLD: s.threshold = g_value_get_double(value); break;
-    case PROP_TOP_K: s.top_k = g_value_get_uint(value); break;
-    case PROP_VOTE_WINDOW: s.vote_window = g_value_get_uint(value); break;
-    case PROP_MIN_VOTES: s.min_votes = g_value_get_uint(value); break;
-    case PROP_TRACK_ID_PARAM: s.track_id_param = std::move(text); break;
-    case PROP_TRACK_TIMEOUT: s.track_timeout = g_value_get_uint(value); break;
-    case PROP_POLL_INTERVAL: s.poll_interval = g_value_get_uint(value); break;
-    case PROP_APPROXIMATE_ABOVE: s.approximate_above = g_value_get_uint64(value); break;
-    case PROP_EF_SEARCH: s.ef_search = g_value_get_uint(value); break;
-    case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
-    case PROP_SEARCH_BUDGET: s.search_budget = g_value_get_uint64(value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
-}
-
-static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
-  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(object);
-  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
-  bool_guarded(GST_ELEMENT(self), "taconiteidentify could not set a property.", [&] {
-    set_setting(self, prop_id, value, pspec);
-    return true;
-  });
-}
-
-static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
-  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(object);
-  GST_OBJECT_LOCK(self);
-  const Settings& s = *self->settings;
-  switch (prop_id) {
-    case PROP_GALLERY: g_value_set_string(value, s.gallery.c_str()); break;
-    case PROP_BUNDLE: g_value_set_string(value, s.bundle.c_str()); break;
-    case PROP_THRESHOLD: g_value_set_double(value, s.threshold); break;
-    case PROP_TOP_K: g_value_set_uint(value, s.top_k); break;
-    case PROP_VOTE_WINDOW: g_value_set_uint(value, s.vote_window); break;
-    case PROP_MIN_VOTES: g_value_set_uint(value, s.min_votes); break;
-    case PROP_TRACK_ID_PARAM: g_value_set_string(value, s.track_id_param.c_str()); break;
-    case PROP_TRACK_TIMEOUT: g_value_set_uint(value, s.track_timeout); break;
-    case PROP_POLL_INTERVAL: g_value_set_uint(value, s.poll_interval); break;
-    case PROP_APPROXIMATE_ABOVE: g_value_set_uint64(value, s.approximate_above); break;
-    case PROP_EF_SEARCH: g_value_set_uint(value, s.ef_search); break;
-    case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
-    case PROP_SEARCH_BUDGET: g_value_set_uint64(value, s.search_budget); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
+// Every property, declared once; defaults are Settings{}'s.
+static const PropertyTable<GstTaconiteIdentify, Settings>& properties() {
+  static const auto table = [] {
+    PropertyTable<GstTaconiteIdentify, Settings> t(&GstTaconiteIdentify::settings);
+    t.string("gallery", "Gallery",
+             "Face gallery file made with taconite-gallery create (SQLite); required. Default: unset",
+             &Settings::gallery, Mutable::ReadyOnly);
+    t.string("bundle", "Bundle",
+             "The bundle taconiteadaface runs: when set, the gallery's model fingerprint must be this "
+             "bundle's (else only the model name and embedding size are checked). Default: unset",
+             &Settings::bundle, Mutable::ReadyOnly);
+    t.real("threshold", "Threshold",
+           "Least cosine similarity for a face to be named; below it the face is unknown. Depends on "
+           "the model: calibrate it on your own enrolled faces. Default: 0.4",
+           -1.0, 1.0, &Settings::threshold, Mutable::AnyTime);
+    t.uint("top-k", "Top k", "Candidate identities listed per face in taconite-identity. Default: 3", 1,
+           gallery::kMaxTopK, &Settings::top_k, Mutable::AnyTime);
+    t.uint("vote-window", "Vote window", "Recent votes (newly computed embeddings) a track decides on. Default: 5",
+           1, kMaxVoteWindow, &Settings::vote_window, Mutable::AnyTime);
+    t.uint("min-votes", "Minimum votes",
+           "Votes a track needs, and the winner must hold a strict majority of the window, before it is "
+           "named; 1 decides on the first. Default: 3",
+           1, kMaxVoteWindow, &Settings::min_votes, Mutable::AnyTime);
+    t.string("track-id-param", "Track id param",
+             "ROI param structure (field \"id\") or field holding the tracking id. Default: object_id",
+             &Settings::track_id_param, Mutable::AnyTime);
+    t.uint("track-timeout", "Track timeout", "Frames a track's votes are kept while it is not seen. Default: 150", 0,
+           G_MAXUINT, &Settings::track_timeout, Mutable::AnyTime);
+    t.uint("poll-interval", "Poll interval",
+           "Milliseconds between two checks whether the gallery changed (a new index is built in the "
+           "background); 0: only on the reload signal. Default: 1000",
+           0, 3600000, &Settings::poll_interval, Mutable::ReadyOnly);
+    t.uint64("approximate-above", "Approximate above",
+             "Templates beyond which an HNSW index (persisted as <gallery>.hnsw) replaces exact search. "
+             "Default: 1000000",
+             0, G_MAXUINT64, &Settings::approximate_above, Mutable::ReadyOnly);
+    t.uint("ef-search", "HNSW efSearch",
+           "Query beam of the HNSW index (galleries above approximate-above): larger finds more of the "
+           "exact matches and takes longer. Default: 128",
+           1, gallery::kMaxEfSearch, &Settings::ef_search, Mutable::ReadyOnly);
+    t.boolean("post-messages", "Post messages",
+              "Post a taconite-identity element message when a track is first decided on an identity. "
+              "Default: true",
+              &Settings::post_messages, Mutable::AnyTime);
+    t.uint64("search-budget", "Search budget",
+             "Gallery templates the exact searches of one buffer may scan (each new embedding costs "
+             "the gallery's template count; the first search of a buffer always runs). Faces over it "
+             "keep their track's last answer and are searched on a later buffer, longest waiting "
+             "first. 0: no limit. Default: 2000000",
+             0, G_MAXUINT64, &Settings::search_budget, Mutable::AnyTime);
+    return t;
+  }();
+  return table;
 }
 
 static void finalize(GObject* object) {
@@ -561,92 +542,13 @@ static void gst_taconite_identify_class_init(GstTaconiteIdentifyClass* klass) {
   GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass* transform_class = GST_BASE_TRANSFORM_CLASS(klass);
-  gobject_class->set_property = set_property;
-  gobject_class->get_property = get_property;
   gobject_class->finalize = finalize;
   transform_class->transform_ip = GST_DEBUG_FUNCPTR(transform_ip);
   transform_class->start = GST_DEBUG_FUNCPTR(start);
   transform_class->stop = GST_DEBUG_FUNCPTR(stop);
   transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
 
-  const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
-  const auto rw_playing =
-      static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
-
-  g_object_class_install_property(
-      gobject_class, PROP_GALLERY,
-      g_param_spec_string("gallery", "Gallery",
-                          "Face gallery file made with taconite-gallery create (SQLite); required. Default: unset", "",
-                          rw));
-  g_object_class_install_property(
-      gobject_class, PROP_BUNDLE,
-      g_param_spec_string("bundle", "Bundle",
-                          "The bundle taconiteadaface runs: when set, the gallery's model fingerprint must be this "
-                          "bundle's (else only the model name and embedding size are checked). Default: unset",
-                          "", rw));
-  g_object_class_install_property(
-      gobject_class, PROP_THRESHOLD,
-      g_param_spec_double("threshold", "Threshold",
-                          "Least cosine similarity for a face to be named; below it the face is unknown. Depends on "
-                          "the model: calibrate it on your own enrolled faces. Default: 0.4",
-                          -1.0, 1.0, kDefaultThreshold, rw_playing));
-  g_object_class_install_property(
-      gobject_class, PROP_TOP_K,
-      g_param_spec_uint("top-k", "Top k", "Candidate identities listed per face in taconite-identity. Default: 3", 1,
-                        gallery::kMaxTopK, kDefaultTopK, rw_playing));
-  g_object_class_install_property(
-      gobject_class, PROP_VOTE_WINDOW,
-      g_param_spec_uint("vote-window", "Vote window",
-                        "Recent votes (newly computed embeddings) a track decides on. Default: 5", 1, kMaxVoteWindow,
-                        kDefaultVoteWindow, rw_playing));
-  g_object_class_install_property(
-      gobject_class, PROP_MIN_VOTES,
-      g_param_spec_uint("min-votes", "Minimum votes",
-                        "Votes a track needs, and the winner must hold a strict majority of the window, before it is "
-                        "named; 1 decides on the first. Default: 3",
-                        1, kMaxVoteWindow, kDefaultMinVotes, rw_playing));
-  g_object_class_install_property(
-      gobject_class, PROP_TRACK_ID_PARAM,
-      g_param_spec_string("track-id-param", "Track id param",
-                          "ROI param structure (field \"id\") or field holding the tracking id. Default: object_id",
-                          "object_id", rw_playing));
-  g_object_class_install_property(
-      gobject_class, PROP_TRACK_TIMEOUT,
-      g_param_spec_uint("track-timeout", "Track timeout",
-                        "Frames a track's votes are kept while it is not seen. Default: 150", 0, G_MAXUINT,
-                        kDefaultTrackTimeout, rw_playing));
-  g_object_class_install_property(
-      gobject_class, PROP_POLL_INTERVAL,
-      g_param_spec_uint("poll-interval", "Poll interval",
-                        "Milliseconds between two checks whether the gallery changed (a new index is built in the "
-                        "background); 0: only on the reload signal. Default: 1000",
-                        0, 3600000, kDefaultPollInterval, rw));
-  g_object_class_install_property(
-      gobject_class, PROP_APPROXIMATE_ABOVE,
-      g_param_spec_uint64("approximate-above", "Approximate above",
-                          "Templates beyond which an HNSW index (persisted as <gallery>.hnsw) replaces exact search. "
-                          "Default: 1000000",
-                          0, G_MAXUINT64, gallery::IndexOptions{}.approximate_above, rw));
-  g_object_class_install_property(
-      gobject_class, PROP_EF_SEARCH,
-      g_param_spec_uint("ef-search", "HNSW efSearch",
-                        "Query beam of the HNSW index (galleries above approximate-above): larger finds more of the "
-                        "exact matches and takes longer. Default: 128",
-                        1, gallery::kMaxEfSearch, static_cast<guint>(gallery::IndexOptions{}.hnsw_ef_search), rw));
-  g_object_class_install_property(
-      gobject_class, PROP_POST_MESSAGES,
-      g_param_spec_boolean("post-messages", "Post messages",
-                           "Post a taconite-identity element message when a track is first decided on an identity. "
-                           "Default: true",
-                           TRUE, rw_playing));
-  g_object_class_install_property(
-      gobject_class, PROP_SEARCH_BUDGET,
-      g_param_spec_uint64("search-budget", "Search budget",
-                          "Gallery templates the exact searches of one buffer may scan (each new embedding costs "
-                          "the gallery's template count; the first search of a buffer always runs). Faces over it "
-                          "keep their track's last answer and are searched on a later buffer, longest waiting "
-                          "first. 0: no limit. Default: 2000000",
-                          0, G_MAXUINT64, kDefaultSearchBudget, rw_playing));
+  PropertyTable<GstTaconiteIdentify, Settings>::install(gobject_class, properties());
 
   /**
    * GstTaconiteIdentify::reload:

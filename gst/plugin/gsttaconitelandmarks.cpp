@@ -53,7 +53,7 @@
 #include "face_landmarks.hpp"
 #include "face_preprocess.hpp"
 #include "face_selection.hpp"
-#include "property_state.hpp"
+#include "property_table.hpp"
 #include "roi_params.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_landmarks_debug);
@@ -126,17 +126,6 @@ struct _GstTaconiteLandmarks {
   std::atomic<guint64>* faces_skipped;  // faces left without landmarks by the per-frame bounds
 };
 
-enum {
-  PROP_0,
-  PROP_MODEL,
-  PROP_ROI_TYPE,
-  PROP_MAX_FACES,
-  PROP_DETECT,
-  PROP_DETECT_INTERVAL,
-  PROP_DETECT_SCALE,
-  PROP_BOX_SAMPLES,
-  PROP_FACES_SKIPPED,
-};
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
     "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(TACONITE_LANDMARKS_VIDEO_FORMATS)));
@@ -395,40 +384,53 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
 /* ------------------------------------------------------------------------------------------ */
 /* GObject                                                                                     */
 
-static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
-  auto* self = GST_TACONITE_LANDMARKS(object);
-  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
-  GST_OBJECT_LOCK(self);
-  Settings& s = *self->settings;
-  switch (prop_id) {
-    case PROP_MODEL: s.model = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
-    case PROP_ROI_TYPE: s.roi_type = g_value_get_string(value) ? g_value_get_string(value) : kDefaultRoiType; break;
-    case PROP_MAX_FACES: s.max_faces = g_value_get_uint(value); break;
-    case PROP_DETECT: s.detect = static_cast<DetectMode>(g_value_get_enum(value)); break;
-    case PROP_DETECT_INTERVAL: s.detect_interval = g_value_get_uint(value); break;
-    case PROP_DETECT_SCALE: s.detect_scale = g_value_get_double(value); break;
-    case PROP_BOX_SAMPLES: s.box_samples = g_value_get_uint(value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
-}
-
-static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
-  auto* self = GST_TACONITE_LANDMARKS(object);
-  GST_OBJECT_LOCK(self);
-  const Settings& s = *self->settings;
-  switch (prop_id) {
-    case PROP_MODEL: g_value_set_string(value, s.model.c_str()); break;
-    case PROP_ROI_TYPE: g_value_set_string(value, s.roi_type.c_str()); break;
-    case PROP_MAX_FACES: g_value_set_uint(value, s.max_faces); break;
-    case PROP_DETECT: g_value_set_enum(value, static_cast<gint>(s.detect)); break;
-    case PROP_DETECT_INTERVAL: g_value_set_uint(value, s.detect_interval); break;
-    case PROP_DETECT_SCALE: g_value_set_double(value, s.detect_scale); break;
-    case PROP_BOX_SAMPLES: g_value_set_uint(value, s.box_samples); break;
-    case PROP_FACES_SKIPPED: g_value_set_uint64(value, *self->faces_skipped); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
+// Every property, declared once; defaults are Settings{}'s.
+static const PropertyTable<GstTaconiteLandmarks, Settings>& properties() {
+  static const auto table = [] {
+    PropertyTable<GstTaconiteLandmarks, Settings> t(&GstTaconiteLandmarks::settings);
+    t.string("model", "Model",
+             "Path of dlib's 68-point shape predictor file; loaded when going from READY to PAUSED. "
+             "Default: \"/usr/share/dlib/shape_predictor_68_face_landmarks.dat\" (Debian libdlib-data)",
+             &Settings::model, Mutable::ReadyOnly);
+    t.string("roi-type", "ROI type",
+             "roi_type of the GstVideoRegionOfInterestMeta that get landmarks (facedetect emits "
+             "\"face\"); detected faces are always added as \"face\". Default: \"face\"",
+             &Settings::roi_type, Mutable::AnyTime);
+    t.uint("max-faces", "Maximum faces",
+           "Give landmarks to at most this many ROIs per frame, the largest ones (a few ms of CPU each); "
+           "ROIs outside the frame do not count. Default: 32",
+           1, kMaxMaxFaces, &Settings::max_faces, Mutable::AnyTime);
+    t.enumeration("detect", "Detect",
+                  "When to run dlib's HOG frontal-face detector and add \"face\" ROIs: on frames without a "
+                  "face ROI (auto), on every frame (always) or never. Default: auto",
+                  detect_mode_get_type, &Settings::detect, Mutable::AnyTime);
+    t.uint("detect-interval", "Detection interval",
+           "Run the detector on one in this many frames that want a detection; the frames in between "
+           "get the boxes of the last detection. Reset on flush, stream start and caps change. "
+           "Default: 1 (every frame)",
+           1, 1000, &Settings::detect_interval, Mutable::AnyTime);
+    t.real("detect-scale", "Detection scale",
+           "Run the detector on a gray copy of the frame scaled by this factor (faster; the smallest "
+           "face found, about 80 pixels at 1, grows to 80/scale pixels). Default: 1",
+           0.1, 1.0, &Settings::detect_scale, Mutable::AnyTime);
+    t.uint("box-samples", "Box samples",
+           "Predictions averaged per face: 1 runs the predictor once on the face box; up to 5 adds runs "
+           "on the box shifted by 6 % left, right, up and down and averages the points (steadier "
+           "landmarks on small or tilted faces for that many times the work). Default: 1",
+           1, kMaxBoxSamples, &Settings::box_samples, Mutable::AnyTime);
+    t.read_only(
+        [](GParamFlags flags) {
+          return g_param_spec_uint64("faces-skipped", "Faces skipped",
+                                     "Faces (ROIs inside the frame and detections) left without landmarks since the "
+                                     "element started, by max-faces or by the 256 predictions per frame (each face "
+                                     "reserves 2 x box-samples)",
+                                     0, G_MAXUINT64, 0, flags);
+        },
+        [](GstTaconiteLandmarks& self, const Settings&, GValue* v) { g_value_set_uint64(v, *self.faces_skipped); },
+        Lock::Own);
+    return t;
+  }();
+  return table;
 }
 
 static void finalize(GObject* object) {
@@ -452,8 +454,6 @@ static void gst_taconite_landmarks_class_init(GstTaconiteLandmarksClass* klass) 
   GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass* transform_class = GST_BASE_TRANSFORM_CLASS(klass);
-  gobject_class->set_property = set_property;
-  gobject_class->get_property = get_property;
   gobject_class->finalize = finalize;
   transform_class->start = GST_DEBUG_FUNCPTR(start);
   transform_class->stop = GST_DEBUG_FUNCPTR(stop);
@@ -462,102 +462,7 @@ static void gst_taconite_landmarks_class_init(GstTaconiteLandmarksClass* klass) 
   transform_class->prepare_output_buffer = GST_DEBUG_FUNCPTR(prepare_output_buffer);
   transform_class->transform_ip = GST_DEBUG_FUNCPTR(transform_ip);
 
-  const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
-  const auto rw_ready = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY);
-  const auto rw_playing = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING);
-  const auto ro = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * GstTaconiteLandmarks:model:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_MODEL,
-      g_param_spec_string("model", "Model",
-                          "Path of dlib's 68-point shape predictor file; loaded when going from READY to PAUSED. "
-                          "Default: \"/usr/share/dlib/shape_predictor_68_face_landmarks.dat\" (Debian libdlib-data)",
-                          kDefaultModel, rw_ready));
-  /**
-   * GstTaconiteLandmarks:roi-type:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_ROI_TYPE,
-      g_param_spec_string("roi-type", "ROI type",
-                          "roi_type of the GstVideoRegionOfInterestMeta that get landmarks (facedetect emits "
-                          "\"face\"); detected faces are always added as \"face\". Default: \"face\"",
-                          kDefaultRoiType, rw_playing));
-  /**
-   * GstTaconiteLandmarks:max-faces:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_MAX_FACES,
-      g_param_spec_uint("max-faces", "Maximum faces",
-                        "Give landmarks to at most this many ROIs per frame, the largest ones (a few ms of CPU each); "
-                        "ROIs outside the frame do not count. Default: 32",
-                        1, kMaxMaxFaces, kDefaultMaxFaces, rw_playing));
-  /**
-   * GstTaconiteLandmarks:detect:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_DETECT,
-      g_param_spec_enum("detect", "Detect",
-                        "When to run dlib's HOG frontal-face detector and add \"face\" ROIs: on frames without a "
-                        "face ROI (auto), on every frame (always) or never. Default: auto",
-                        detect_mode_get_type(), static_cast<gint>(kDefaultDetect), rw_playing));
-  /**
-   * GstTaconiteLandmarks:detect-interval:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_DETECT_INTERVAL,
-      g_param_spec_uint("detect-interval", "Detection interval",
-                        "Run the detector on one in this many frames that want a detection; the frames in between "
-                        "get the boxes of the last detection. Reset on flush, stream start and caps change. "
-                        "Default: 1 (every frame)",
-                        1, 1000, kDefaultDetectInterval, rw_playing));
-  /**
-   * GstTaconiteLandmarks:detect-scale:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_DETECT_SCALE,
-      g_param_spec_double("detect-scale", "Detection scale",
-                          "Run the detector on a gray copy of the frame scaled by this factor (faster; the smallest "
-                          "face found, about 80 pixels at 1, grows to 80/scale pixels). Default: 1",
-                          0.1, 1.0, kDefaultDetectScale, rw_playing));
-  /**
-   * GstTaconiteLandmarks:box-samples:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_BOX_SAMPLES,
-      g_param_spec_uint("box-samples", "Box samples",
-                        "Predictions averaged per face: 1 runs the predictor once on the face box; up to 5 adds runs "
-                        "on the box shifted by 6 % left, right, up and down and averages the points (steadier "
-                        "landmarks on small or tilted faces for that many times the work). Default: 1",
-                        1, kMaxBoxSamples, kDefaultBoxSamples, rw_playing));
-  /**
-   * GstTaconiteLandmarks:faces-skipped:
-   *
-   * Since: 0.4
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_FACES_SKIPPED,
-      g_param_spec_uint64("faces-skipped", "Faces skipped",
-                          "Faces (ROIs inside the frame and detections) left without landmarks since the element "
-                          "started, by max-faces or by the 256 predictions per frame (each face reserves 2 x "
-                          "box-samples)",
-                          0, G_MAXUINT64, 0, ro));
+  PropertyTable<GstTaconiteLandmarks, Settings>::install(gobject_class, properties());
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

@@ -50,7 +50,7 @@
 #include "input_file.hpp"
 #include "jsonl_file.hpp"
 #include "mqtt_publisher.hpp"
-#include "property_state.hpp"
+#include "property_table.hpp"
 #include "publish_enums.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_publish_debug);
@@ -146,28 +146,6 @@ struct _GstTaconitePublish {
   std::shared_ptr<PublishCounters>* counters;
 };
 
-enum {
-  PROP_0,
-  PROP_METHOD,
-  PROP_LOCATION,
-  PROP_STREAM,
-  PROP_ROI_TYPE,
-  PROP_EMBEDDING,
-  PROP_PUBLISH_EMPTY,
-  PROP_HOST,
-  PROP_PORT,
-  PROP_TOPIC,
-  PROP_CLIENT_ID,
-  PROP_QOS,
-  PROP_CREDENTIALS,
-  PROP_TLS_CA,
-  PROP_TLS_CERT,
-  PROP_TLS_KEY,
-  PROP_MAX_PENDING,
-  PROP_RETRY_AT_START,
-  PROP_MESSAGES_PUBLISHED,
-  PROP_MESSAGES_DROPPED,
-};
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw(ANY)"));
@@ -351,70 +329,89 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
 /* ------------------------------------------------------------------------------------------ */
 /* GObject                                                                                     */
 
-static std::string string_value(const GValue* value) {
-  const gchar* s = g_value_get_string(value);
-  return s ? s : "";
-}
-
-static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
-  GstTaconitePublish* self = GST_TACONITE_PUBLISH(object);
-  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
-  bool_guarded(GST_ELEMENT(self), "taconitepublish could not set a property", [&] {
-    std::string text = G_VALUE_HOLDS_STRING(value) ? string_value(value) : std::string();
-    ObjectLock lock(self);
-    Settings& s = *self->settings;
-    switch (prop_id) {
-      case PROP_METHOD: s.method = static_cast<PublishMethod>(g_value_get_enum(value)); break;
-      case PROP_LOCATION: s.location = std::move(text); break;
-      case PROP_STREAM: s.stream = std::move(text); break;
-      case PROP_ROI_TYPE: s.roi_type = std::move(text); break;
-      case PROP_EMBEDDING: s.embedding = static_cast<EmbeddingFormat>(g_value_get_enum(value)); break;
-      case PROP_PUBLISH_EMPTY: s.publish_empty = g_value_get_boolean(value); break;
-      case PROP_HOST: s.host = std::move(text); break;
-      case PROP_PORT: s.port = g_value_get_int(value); break;
-      case PROP_TOPIC: s.topic = std::move(text); break;
-      case PROP_CLIENT_ID: s.client_id = std::move(text); break;
-      case PROP_QOS: s.qos = g_value_get_int(value); break;
-      case PROP_CREDENTIALS: s.credentials = std::move(text); break;
-      case PROP_TLS_CA: s.tls_ca = std::move(text); break;
-      case PROP_TLS_CERT: s.tls_cert = std::move(text); break;
-      case PROP_TLS_KEY: s.tls_key = std::move(text); break;
-      case PROP_MAX_PENDING: s.max_pending = g_value_get_uint(value); break;
-      case PROP_RETRY_AT_START: s.retry_at_start = g_value_get_boolean(value); break;
-      default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-    }
-    return true;
-  });
-}
-
-static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
-  GstTaconitePublish* self = GST_TACONITE_PUBLISH(object);
-  GST_OBJECT_LOCK(self);
-  const Settings& s = *self->settings;
-  const PublishCounters& counters = **self->counters;
-  switch (prop_id) {
-    case PROP_METHOD: g_value_set_enum(value, static_cast<gint>(s.method)); break;
-    case PROP_LOCATION: g_value_set_string(value, s.location.c_str()); break;
-    case PROP_STREAM: g_value_set_string(value, s.stream.c_str()); break;
-    case PROP_ROI_TYPE: g_value_set_string(value, s.roi_type.c_str()); break;
-    case PROP_EMBEDDING: g_value_set_enum(value, static_cast<gint>(s.embedding)); break;
-    case PROP_PUBLISH_EMPTY: g_value_set_boolean(value, s.publish_empty); break;
-    case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
-    case PROP_PORT: g_value_set_int(value, s.port); break;
-    case PROP_TOPIC: g_value_set_string(value, s.topic.c_str()); break;
-    case PROP_CLIENT_ID: g_value_set_string(value, s.client_id.c_str()); break;
-    case PROP_QOS: g_value_set_int(value, s.qos); break;
-    case PROP_CREDENTIALS: g_value_set_string(value, s.credentials.c_str()); break;
-    case PROP_TLS_CA: g_value_set_string(value, s.tls_ca.c_str()); break;
-    case PROP_TLS_CERT: g_value_set_string(value, s.tls_cert.c_str()); break;
-    case PROP_TLS_KEY: g_value_set_string(value, s.tls_key.c_str()); break;
-    case PROP_MAX_PENDING: g_value_set_uint(value, s.max_pending); break;
-    case PROP_RETRY_AT_START: g_value_set_boolean(value, s.retry_at_start); break;
-    case PROP_MESSAGES_PUBLISHED: g_value_set_uint64(value, counters.published); break;
-    case PROP_MESSAGES_DROPPED: g_value_set_uint64(value, counters.dropped); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
+// Every property, declared once; defaults are Settings{}'s. All but the counters are read at start.
+static const PropertyTable<GstTaconitePublish, Settings>& properties() {
+  static const auto table = [] {
+    PropertyTable<GstTaconitePublish, Settings> t(&GstTaconitePublish::settings);
+    constexpr Mutable ready = Mutable::ReadyOnly;
+    t.enumeration("method", "Method", "Where the documents go: JSON lines to a file, or MQTT. Default: file",
+                  taconite_publish_method_get_type, &Settings::method, ready);
+    t.string("location", "Location",
+             "method=file: the JSON-lines file (created or truncated at start; a FIFO needs its reader "
+             "running, else the start fails); '-' writes to stdout. Default: \"-\"",
+             &Settings::location, ready);
+    t.string("stream", "Stream",
+             "The document's \"stream\" (camera name) and the {stream} of the topic (one topic level: no "
+             "/, + or # with method=mqtt); empty: the element's name. Default: \"\"",
+             &Settings::stream, ready);
+    t.string("roi-type", "ROI type",
+             "roi_type of the GstVideoRegionOfInterestMeta that are faces (facedetect emits \"face\"); empty: "
+             "every ROI. Default: \"face\"",
+             &Settings::roi_type, ready);
+    t.enumeration("embedding", "Embedding",
+                  "Whether each face's embedding goes into the document, and how. Default: none",
+                  taconite_embedding_format_get_type, &Settings::embedding, ready);
+    t.boolean("publish-empty", "Publish empty frames",
+              "Also publish a document (with no faces) for frames without faces. Default: false",
+              &Settings::publish_empty, ready);
+    t.string("host", "Host", "method=mqtt: the broker's host name or address. Default: \"localhost\"",
+             &Settings::host, ready);
+    t.integer("port", "Port", "method=mqtt: the broker's port (8883 is usual with TLS). Default: 1883", 1, 65535,
+              &Settings::port, ready);
+    t.string("topic", "Topic",
+             "method=mqtt: the topic of every message; {stream} is replaced by the stream name. Default: "
+             "\"taconite/{stream}/faces\"",
+             &Settings::topic, ready);
+    t.string("client-id", "Client id",
+             "method=mqtt: the MQTT client id; empty: one generated by the library. Default: \"\"",
+             &Settings::client_id, ready);
+    t.integer("qos", "QoS",
+              "method=mqtt: 0 (at most once) or 1 (at least once: counted published when the broker "
+              "acknowledged, resent after a reconnection). Default: 1",
+              0, 1, &Settings::qos, ready);
+    t.string("credentials", "Credentials file",
+             "method=mqtt: a file holding the user name on its first line and the password on its second "
+             "(keeps them off the command line); empty: anonymous. Default: \"\"",
+             &Settings::credentials, ready);
+    t.string("tls-ca", "TLS CA file",
+             "method=mqtt: PEM CA certificate that signed the broker's certificate; set: TLS is used. "
+             "Default: \"\"",
+             &Settings::tls_ca, ready);
+    t.string("tls-cert", "TLS client certificate",
+             "method=mqtt: PEM client certificate (with tls-key) for brokers that require one. Default: \"\"",
+             &Settings::tls_cert, ready);
+    t.string("tls-key", "TLS client key", "method=mqtt: PEM private key of tls-cert. Default: \"\"",
+             &Settings::tls_key, ready);
+    t.uint("max-pending", "Maximum pending messages",
+           "method=mqtt: messages waiting to be sent or acknowledged at most, also while the broker "
+           "is away; beyond, the oldest waiting one is dropped (messages-dropped). Default: 1000",
+           1, kMaxMaxPending, &Settings::max_pending, ready);
+    t.boolean("retry-at-start", "Retry at start",
+              "method=mqtt: start without waiting for the broker and connect in the background (a "
+              "warning is posted for each kind of failure) instead of failing the start with an error "
+              "when no connection works within 10 s. Default: false",
+              &Settings::retry_at_start, ready);
+    t.read_only(
+        [](GParamFlags flags) {
+          return g_param_spec_uint64("messages-published", "Messages published",
+                                     "Documents written to the file, or sent (QoS 0) / acknowledged by the broker "
+                                     "(QoS 1), since the element started",
+                                     0, G_MAXUINT64, 0, flags);
+        },
+        [](GstTaconitePublish& self, const Settings&, GValue* v) {
+          g_value_set_uint64(v, (*self.counters)->published);
+        });
+    t.read_only(
+        [](GParamFlags flags) {
+          return g_param_spec_uint64("messages-dropped", "Messages dropped",
+                                     "method=mqtt: documents dropped since the element started (max-pending "
+                                     "exceeded, lost with a QoS 0 connection, or still pending at stop)",
+                                     0, G_MAXUINT64, 0, flags);
+        },
+        [](GstTaconitePublish& self, const Settings&, GValue* v) { g_value_set_uint64(v, (*self.counters)->dropped); });
+    return t;
+  }();
+  return table;
 }
 
 static void finalize(GObject* object) {
@@ -433,21 +430,10 @@ static void gst_taconite_publish_init(GstTaconitePublish* self) {
   gst_base_transform_set_passthrough(GST_BASE_TRANSFORM(self), TRUE);
 }
 
-static void install_string(GObjectClass* klass, guint id, const char* name, const char* nick, const char* blurb,
-                           const char* default_value) {
-  g_object_class_install_property(
-      klass, id,
-      g_param_spec_string(name, nick, blurb, default_value,
-                          static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-                                                   GST_PARAM_MUTABLE_READY)));
-}
-
 static void gst_taconite_publish_class_init(GstTaconitePublishClass* klass) {
   GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass* transform_class = GST_BASE_TRANSFORM_CLASS(klass);
-  gobject_class->set_property = set_property;
-  gobject_class->get_property = get_property;
   gobject_class->finalize = finalize;
   transform_class->start = GST_DEBUG_FUNCPTR(start);
   transform_class->stop = GST_DEBUG_FUNCPTR(stop);
@@ -455,90 +441,7 @@ static void gst_taconite_publish_class_init(GstTaconitePublishClass* klass) {
   transform_class->set_caps = GST_DEBUG_FUNCPTR(set_caps);
   transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
 
-  const auto rw_ready = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
-  const auto read_only = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-
-  g_object_class_install_property(
-      gobject_class, PROP_METHOD,
-      g_param_spec_enum("method", "Method", "Where the documents go: JSON lines to a file, or MQTT. Default: file",
-                        taconite_publish_method_get_type(), static_cast<gint>(PublishMethod::File), rw_ready));
-  install_string(gobject_class, PROP_LOCATION, "location", "Location",
-                 "method=file: the JSON-lines file (created or truncated at start; a FIFO needs its reader "
-                 "running, else the start fails); '-' writes to stdout. Default: \"-\"",
-                 "-");
-  install_string(gobject_class, PROP_STREAM, "stream", "Stream",
-                 "The document's \"stream\" (camera name) and the {stream} of the topic (one topic level: no "
-                 "/, + or # with method=mqtt); empty: the element's name. Default: \"\"",
-                 "");
-  install_string(gobject_class, PROP_ROI_TYPE, "roi-type", "ROI type",
-                 "roi_type of the GstVideoRegionOfInterestMeta that are faces (facedetect emits \"face\"); empty: "
-                 "every ROI. Default: \"face\"",
-                 "face");
-  g_object_class_install_property(
-      gobject_class, PROP_EMBEDDING,
-      g_param_spec_enum("embedding", "Embedding",
-                        "Whether each face's embedding goes into the document, and how. Default: none",
-                        taconite_embedding_format_get_type(), static_cast<gint>(EmbeddingFormat::None), rw_ready));
-  g_object_class_install_property(
-      gobject_class, PROP_PUBLISH_EMPTY,
-      g_param_spec_boolean("publish-empty", "Publish empty frames",
-                           "Also publish a document (with no faces) for frames without faces. Default: false", FALSE,
-                           rw_ready));
-  install_string(gobject_class, PROP_HOST, "host", "Host", "method=mqtt: the broker's host name or address. "
-                 "Default: \"localhost\"", "localhost");
-  g_object_class_install_property(
-      gobject_class, PROP_PORT,
-      g_param_spec_int("port", "Port", "method=mqtt: the broker's port (8883 is usual with TLS). Default: 1883", 1,
-                       65535, 1883, rw_ready));
-  install_string(gobject_class, PROP_TOPIC, "topic", "Topic",
-                 "method=mqtt: the topic of every message; {stream} is replaced by the stream name. Default: "
-                 "\"taconite/{stream}/faces\"",
-                 kDefaultTopic);
-  install_string(gobject_class, PROP_CLIENT_ID, "client-id", "Client id",
-                 "method=mqtt: the MQTT client id; empty: one generated by the library. Default: \"\"", "");
-  g_object_class_install_property(
-      gobject_class, PROP_QOS,
-      g_param_spec_int("qos", "QoS",
-                       "method=mqtt: 0 (at most once) or 1 (at least once: counted published when the broker "
-                       "acknowledged, resent after a reconnection). Default: 1",
-                       0, 1, 1, rw_ready));
-  install_string(gobject_class, PROP_CREDENTIALS, "credentials", "Credentials file",
-                 "method=mqtt: a file holding the user name on its first line and the password on its second "
-                 "(keeps them off the command line); empty: anonymous. Default: \"\"",
-                 "");
-  install_string(gobject_class, PROP_TLS_CA, "tls-ca", "TLS CA file",
-                 "method=mqtt: PEM CA certificate that signed the broker's certificate; set: TLS is used. "
-                 "Default: \"\"",
-                 "");
-  install_string(gobject_class, PROP_TLS_CERT, "tls-cert", "TLS client certificate",
-                 "method=mqtt: PEM client certificate (with tls-key) for brokers that require one. Default: \"\"", "");
-  install_string(gobject_class, PROP_TLS_KEY, "tls-key", "TLS client key",
-                 "method=mqtt: PEM private key of tls-cert. Default: \"\"", "");
-  g_object_class_install_property(
-      gobject_class, PROP_MAX_PENDING,
-      g_param_spec_uint("max-pending", "Maximum pending messages",
-                        "method=mqtt: messages waiting to be sent or acknowledged at most, also while the broker "
-                        "is away; beyond, the oldest waiting one is dropped (messages-dropped). Default: 1000",
-                        1, kMaxMaxPending, kDefaultMaxPending, rw_ready));
-  g_object_class_install_property(
-      gobject_class, PROP_RETRY_AT_START,
-      g_param_spec_boolean("retry-at-start", "Retry at start",
-                           "method=mqtt: start without waiting for the broker and connect in the background (a "
-                           "warning is posted for each kind of failure) instead of failing the start with an error "
-                           "when no connection works within 10 s. Default: false",
-                           FALSE, rw_ready));
-  g_object_class_install_property(
-      gobject_class, PROP_MESSAGES_PUBLISHED,
-      g_param_spec_uint64("messages-published", "Messages published",
-                          "Documents written to the file, or sent (QoS 0) / acknowledged by the broker (QoS 1), since "
-                          "the element started",
-                          0, G_MAXUINT64, 0, read_only));
-  g_object_class_install_property(
-      gobject_class, PROP_MESSAGES_DROPPED,
-      g_param_spec_uint64("messages-dropped", "Messages dropped",
-                          "method=mqtt: documents dropped since the element started (max-pending exceeded, lost "
-                          "with a QoS 0 connection, or still pending at stop)",
-                          0, G_MAXUINT64, 0, read_only));
+  PropertyTable<GstTaconitePublish, Settings>::install(gobject_class, properties());
 
   gst_type_mark_as_plugin_api(taconite_publish_method_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(taconite_embedding_format_get_type(), static_cast<GstPluginAPIFlags>(0));
