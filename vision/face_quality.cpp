@@ -34,6 +34,7 @@ constexpr double kSizeWeight = 0.3, kPoseWeight = 0.4, kSharpnessWeight = 0.3;
 constexpr double kPartFloor = 0.01;  // a part at 0 still lets the others order faces
 constexpr double kNormDecay = 0.05;  // weight of a new norm in the running statistics
 constexpr double kNormSpread = 3.0;  // deviations mapped to the full factor range (AdaFace's h = 0.33)
+constexpr unsigned kNormWarmup = 10;  // norms seen before the statistics are trusted
 
 bool finite(const cv::Point2d& p) { return std::isfinite(p.x) && std::isfinite(p.y); }
 cv::Point2d middle(const cv::Point2d& a, const cv::Point2d& b) { return (a + b) * 0.5; }
@@ -138,11 +139,11 @@ void NormStatistics::add(double norm) {
     mean_ += kNormDecay * delta;
     variance_ = (1.0 - kNormDecay) * (variance_ + kNormDecay * delta * delta);
   }
-  if (count_ < 2) ++count_;
+  if (count_ < kNormWarmup) ++count_;
 }
 
 double NormStatistics::factor(double norm) const {
-  if (count_ < 2 || !(variance_ > 0.0) || !std::isfinite(norm)) return 0.75;
+  if (count_ < kNormWarmup || !(variance_ > 0.0) || !std::isfinite(norm)) return 0.75;
   const double z = (norm - mean_) / (kNormSpread * std::sqrt(variance_));
   return 0.75 + 0.25 * std::clamp(z, -1.0, 1.0);
 }

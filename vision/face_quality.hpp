@@ -62,7 +62,7 @@ FaceQuality assess_face(double box_width, std::span<const cv::Point2d> landmarks
 class NormStatistics {
  public:
   void add(double norm);
-  // 0.75 (neutral) until two norms were seen or while they are all equal; else
+  // 0.75 (neutral) until ten norms were seen or while they are all equal; else
   // 0.75 + 0.25 * clip((norm - mean) / deviation, -1, 1).
   double factor(double norm) const;
   void clear() { *this = NormStatistics(); }
