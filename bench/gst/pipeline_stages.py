@@ -2,7 +2,7 @@
 """CPU per frame of each front-end stage and of whole recognition pipelines (not a test).
 
 Usage: bench/gst/pipeline_stages.py [--build DIR] [--bundle DIR] [--model YUNET.onnx] [--rounds N]
-                                    [--sizes 480,720] [--json FILE]
+                                    [--sizes 480,720] [--only TEXT,...] [--json FILE]
 
 The video is the demo's synthetic camera (python3-skimage's astronaut panned and zoomed, one face
 per frame, 10 fps MJPEG, pipelines/make_demo_video.py) at 480x480 and letterboxed to 1280x720. Each
@@ -10,7 +10,10 @@ pipeline `filesrc ! decodebin ! videoconvert ! STAGES ! fakesink` runs as its ow
 process on a short and a long video; CPU ms per frame = (user+sys CPU of the long run - of the short
 run) / (frames between them), so start-up (plugin scan, model and bundle loads) cancels out. Median
 of --rounds. The stock Haar/HOG + dlib pipelines are the peers, run in the same script on the same
-frames. Prints a markdown table and, with --json, one JSON line per pipeline and size.
+frames. Pipelines ending in taconitepublish also report faces and embeddings computed per frame
+(from the documents' `status`), which is what `reinfer-mode=best` saves. Prints a markdown table
+and, with --json, one JSON line per pipeline and size. --only runs the pipelines whose name
+contains one of the texts (a quick check; the ratios need the stock chain).
 """
 import argparse
 import json
@@ -47,6 +50,8 @@ def pipelines(bundle, model, publish_to):
          f"{detect} ! taconitetrack ! {adaface} reinfer-interval=5 ! {publish}"),
         ("YuNet chain, detect interval=3",
          f"{detect} interval=3 ! taconitetrack ! {adaface} reinfer-interval=5 ! {publish}"),
+        ("YuNet chain, detect interval=3, adaface best-shot",
+         f"{detect} interval=3 ! taconitetrack ! {adaface} reinfer-mode=best ! {publish}"),
     ]
 
 
@@ -87,12 +92,15 @@ def cpu_seconds(video, stages, env):
 
 
 def faces_per_frame(path):
-    frames = faces = 0
+    """Faces and embeddings computed (not cached) per document of a taconitepublish file."""
+    frames = faces = computed = 0
     with open(path, encoding="utf-8") as f:
         for line in f:
             frames += 1
-            faces += len(json.loads(line).get("faces", []))
-    return faces / frames if frames else 0.0
+            doc_faces = json.loads(line).get("faces", [])
+            faces += len(doc_faces)
+            computed += sum(face.get("status") == "computed" for face in doc_faces)
+    return (faces / frames, computed / frames) if frames else (0.0, 0.0)
 
 
 def main():
@@ -103,6 +111,7 @@ def main():
                                                         "face_detection_yunet_2023mar.onnx"))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sizes", default="480,720")
+    parser.add_argument("--only", help="run only the pipelines whose name contains one of these comma-separated texts")
     parser.add_argument("--json", help="append one JSON line per pipeline and size")
     args = parser.parse_args()
     workdir = os.path.join(tempfile.gettempdir(), "taconite-pipeline-stages")
@@ -125,28 +134,31 @@ def main():
     for height in sizes:
         videos = make_videos(args.build, workdir, height)
         for name, stages in pipelines(bundle, model, publish_to):
+            if args.only and not any(text in name for text in args.only.split(",")):
+                continue
             per_frame = []
             for _ in range(args.rounds):
                 short = cpu_seconds(videos[SHORT_S], stages, env)
                 long = cpu_seconds(videos[LONG_S], stages, env)
                 per_frame.append(1000 * (long - short) / ((LONG_S - SHORT_S) * FPS))
-            faces = faces_per_frame(publish_to) if "taconitepublish" in stages else None
-            rows.setdefault(name, {})[height] = (statistics.median(per_frame), faces)
+            faces, computed = faces_per_frame(publish_to) if "taconitepublish" in stages else (None, None)
+            rows.setdefault(name, {})[height] = (statistics.median(per_frame), faces, computed)
             if args.json:
                 with open(args.json, "a", encoding="utf-8") as f:
                     f.write(json.dumps({"pipeline": name, "height": height, "cpu_ms_per_frame": per_frame,
                                         "median": statistics.median(per_frame), "faces_per_frame": faces,
-                                        "isa": isa}) + "\n")
+                                        "embeddings_per_frame": computed, "isa": isa}) + "\n")
     print("| pipeline | " + " | ".join(f"{h}p CPU ms/frame" for h in sizes) + " |")
     print("|---|" + "---|" * len(sizes))
     for name, by_size in rows.items():
         cells = []
         for h in sizes:
-            ms, faces = by_size[h]
-            cells.append(f"{ms:.1f}" + (f" ({faces:.2f} faces/frame)" if faces is not None else ""))
+            ms, faces, computed = by_size[h]
+            cells.append(f"{ms:.1f}" + (f" ({faces:.2f} faces, {computed:.2f} embedded /frame)"
+                                        if faces is not None else ""))
         print(f"| {name} | " + " | ".join(cells) + " |")
-    stock = next(n for n in rows if n.startswith("stock chain"))
-    for name in rows:
+    stock = next((n for n in rows if n.startswith("stock chain")), None)
+    for name in rows if stock else []:
         if name.startswith("YuNet chain"):
             print(f"{name} / stock chain: " + ", ".join(
                 f"{h}p {rows[name][h][0] / rows[stock][h][0]:.3f}x" for h in sizes))

@@ -6,8 +6,29 @@
 #include <cmath>
 
 #include "face_alignment.hpp"
+#include "roi_params.hpp"
 
 namespace taconite::gst {
+
+namespace {
+
+// The "quality" ROI param: this frame's pre-embedding score and its parts (angles with 5
+// landmarks only), and the quality of the embedding attached, when known.
+GstStructure* quality_structure(const FaceEmbedding& face) {
+  GstStructure* s = gst_structure_new_empty("quality");
+  if (const auto& q = face.quality) {
+    gst_structure_set(s, "score", G_TYPE_DOUBLE, q->score, "size", G_TYPE_DOUBLE, q->size, "pose", G_TYPE_DOUBLE,
+                      q->pose, "sharpness", G_TYPE_DOUBLE, q->sharpness, nullptr);
+    if (q->angles)
+      gst_structure_set(s, "yaw", G_TYPE_DOUBLE, q->angles->yaw, "pitch", G_TYPE_DOUBLE, q->angles->pitch, "roll",
+                        G_TYPE_DOUBLE, q->angles->roll, nullptr);
+  }
+  if (face.embedding_quality >= 0.0)
+    gst_structure_set(s, "embedding-score", G_TYPE_DOUBLE, face.embedding_quality, nullptr);
+  return s;
+}
+
+}  // namespace
 
 std::optional<double> l2_normalise(const std::vector<float>& raw, std::vector<float>& unit) {
   unit.clear();
@@ -50,6 +71,7 @@ void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbeddi
       gst_structure_set(params, "precision", G_TYPE_STRING, engine.precision.c_str(), "status", G_TYPE_STRING,
                         status_name(face.status), "cache-age", G_TYPE_UINT, face.cache_age, nullptr);
       gst_video_region_of_interest_meta_add_param(face.face.roi, params);
+      if (face.quality || face.embedding_quality >= 0.0) replace_roi_param(face.face.roi, quality_structure(face));
     }
   }
 }
@@ -66,6 +88,9 @@ GstStructure* face_structure(const FaceEmbedding& face) {
                                       "aligned", G_TYPE_BOOLEAN, face.aligned, "status", G_TYPE_STRING,
                                       status_name(face.status), "cache-age", G_TYPE_UINT, face.cache_age, nullptr);
   if (face.track_id) gst_structure_set(s, "track-id", G_TYPE_INT64, *face.track_id, nullptr);
+  if (face.quality) gst_structure_set(s, "quality", G_TYPE_DOUBLE, face.quality->score, nullptr);
+  if (face.embedding_quality >= 0.0)
+    gst_structure_set(s, "embedding-quality", G_TYPE_DOUBLE, face.embedding_quality, nullptr);
   // The landmarks the ROI carried (frame pixels, x0 y0 x1 y1 ...), for applications and logs.
   if (const std::vector<Point2> points = face.face.roi ? roi_landmarks(face.face.roi) : std::vector<Point2>{};
       !points.empty()) {

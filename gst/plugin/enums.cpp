@@ -35,6 +35,21 @@ GType taconite_leaky_get_type() {
   return static_cast<GType>(type);
 }
 
+GType taconite_reinfer_mode_get_type() {
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(ReinferMode::Interval),
+       "Re-embed a track every reinfer-interval frames, or sooner when its box grew by reinfer-growth", "interval"},
+      {static_cast<gint>(ReinferMode::Best),
+       "Re-embed a track only when its face quality beats the best so far by best-margin, at most once every "
+       "best-min-gap frames, never on a predicted box; cache the best face's embedding",
+       "best"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconiteAdafaceReinferMode", values));
+  return static_cast<GType>(type);
+}
+
 GType taconite_channel_order_get_type() {
   static gsize type = 0;
   static const GEnumValue values[] = {

@@ -28,7 +28,13 @@ enum class LeakyMode : int {
   Skip = 1,  // when the engine falls behind, pass frames through without embeddings
 };
 
+enum class ReinferMode : int {
+  Interval = 0,  // a track is re-embedded every reinfer-interval frames (or when its box grew)
+  Best = 1,      // a track is re-embedded only when a clearly better face arrives (best-margin, best-min-gap)
+};
+
 GType taconite_input_mode_get_type();
+GType taconite_reinfer_mode_get_type();
 GType taconite_leaky_get_type();
 GType taconite_channel_order_get_type();
 GType taconite_backend_get_type();

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <utility>
 #include <vector>
 
 #include "embedding_output.hpp"
@@ -30,7 +31,8 @@ void add_number(JsonBuilder* b, double value) {
 
 // ROI param structures that are not an identity even when they carry a `label`.
 bool is_identity_candidate(const GstStructure* s) {
-  for (const char* other : {"detection", "object_id", "landmarks", "landmarks-68", GST_TACONITE_EMBEDDING_PARAMS_NAME})
+  for (const char* other :
+       {"detection", "object_id", "landmarks", "landmarks-68", "quality", GST_TACONITE_EMBEDDING_PARAMS_NAME})
     if (gst_structure_has_name(s, other)) return false;
   return gst_structure_get_string(s, "label") != nullptr;
 }
@@ -83,6 +85,31 @@ void add_embedding(JsonBuilder* b, const GstTaconiteEmbeddingMeta* meta, Embeddi
   g_free(text);
 }
 
+// taconiteadaface's "quality" ROI param: this frame's pre-embedding score and its parts, and the
+// attached embedding's score; a field the param lacks (or that is not a finite number) is null.
+void add_quality(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
+  json_builder_set_member_name(b, "quality");
+  const GstStructure* s =
+      roi ? gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "quality")
+          : nullptr;
+  if (!s) {
+    json_builder_add_null_value(b);
+    return;
+  }
+  json_builder_begin_object(b);
+  for (const auto& [field, member] : {std::pair{"score", "score"}, {"size", "size"}, {"pose", "pose"},
+                                      {"sharpness", "sharpness"}, {"yaw", "yaw"}, {"pitch", "pitch"},
+                                      {"roll", "roll"}, {"embedding-score", "embedding_score"}}) {
+    json_builder_set_member_name(b, member);
+    double value = 0.0;
+    if (gst_structure_get_double(s, field, &value))
+      add_number(b, value);
+    else
+      json_builder_add_null_value(b);
+  }
+  json_builder_end_object(b);
+}
+
 void add_nullable_time(JsonBuilder* b, const char* name, GstClockTime t) {
   json_builder_set_member_name(b, name);
   if (GST_CLOCK_TIME_IS_VALID(t))
@@ -103,7 +130,7 @@ std::string utc_text(gint64 utc_us) {
   return text;
 }
 
-// One face: its box, tracking id, landmarks, identity and embedding. `roi` is null for a
+// One face: its box, tracking id, landmarks, quality, identity and embedding. `roi` is null for a
 // whole-buffer face (input-mode=crops), whose box is the frame.
 void add_face(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi, const GstTaconiteEmbeddingMeta* meta,
               const FrameContext& context) {
@@ -150,6 +177,7 @@ void add_face(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi, const Gst
     add_number(b, meta->norm);
   else
     json_builder_add_null_value(b);
+  add_quality(b, roi);
   if (roi) add_identity(b, roi);
   add_embedding(b, meta, context.embedding);
   json_builder_end_object(b);

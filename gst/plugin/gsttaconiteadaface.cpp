@@ -57,6 +57,7 @@
 #include "face_selection.hpp"
 #include "item_queue.hpp"
 #include "property_state.hpp"
+#include "roi_params.hpp"
 #include "track_cache.hpp"
 
 #define GST_CAT_DEFAULT taconite_adaface_debug
@@ -100,6 +101,9 @@ constexpr guint kDefaultReinferInterval = 1;
 constexpr double kDefaultReinferGrowth = 0.2;
 constexpr gboolean kDefaultTrackBest = FALSE;
 constexpr guint kDefaultTrackTimeout = 30;
+constexpr ReinferMode kDefaultReinferMode = ReinferMode::Interval;
+constexpr double kDefaultBestMargin = 0.1;
+constexpr guint kDefaultBestMinGap = 10;
 constexpr guint64 kDefaultLatency = 0;  // automatic
 constexpr guint64 kMaxLatency = 3600 * GST_SECOND;
 // latency=0: the reported processing latency is the slowest of this many warm-up frames that ran
@@ -122,7 +126,7 @@ struct Settings {
   guint batch_size = kDefaultBatchSize;
   guint batch_timeout_us = kDefaultBatchTimeoutUs;
   guint interval = kDefaultInterval;
-  TrackPolicy tracks;  // track-id-param, reinfer-interval, reinfer-growth, track-best, track-timeout
+  TrackPolicy tracks;  // track-id-param, reinfer-*, track-best, track-timeout, best-*
 };
 
 // The engine handle: set at READY->PAUSED and dropped at PAUSED->READY on the state-change thread,
@@ -151,6 +155,7 @@ struct Stream {
   std::vector<float> scratch;
   guint64 frame_index = 0;  // buffers since STREAM_START/flush, for `interval` and tracks
   TrackCache tracks;        // cached embeddings per tracking id
+  taconite::vision::NormStatistics norms;  // the model's embedding norms, for the quality (kept across flushes)
   bool warned_non_finite = false;  // the engine's first NaN/Inf embedding of the stream was reported
 };
 
@@ -207,6 +212,9 @@ enum {
   PROP_REINFER_GROWTH,
   PROP_TRACK_BEST,
   PROP_TRACK_TIMEOUT,
+  PROP_REINFER_MODE,
+  PROP_BEST_MARGIN,
+  PROP_BEST_MIN_GAP,
   PROP_FRAMES_IN,
   PROP_FRAMES_OUT,
   PROP_FACES_EMBEDDED,
@@ -404,28 +412,42 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
                        static_cast<gpointer>(buffer));
     post_skip_qos(self, buffer);
   } else if (!jobs.empty()) {
-    // Tracked ROIs whose cached embedding is still fresh reuse it; the rest go to the engine.
+    // Tracked ROIs whose cached embedding is still fresh reuse it; the rest have their network
+    // input prepared and their quality assessed. In best mode a tracked face then goes to the
+    // engine only when it beats its track's best (TrackCache::reuse_best).
     faces.resize(jobs.size());
     // Track ids are read for every frame (messages report them); reuse needs an active policy.
     const std::vector<std::optional<gint64>> ids = frame_track_ids(jobs, track_policy.id_param);
-    std::vector<std::size_t> todo;
+    const auto attach_cached = [&](std::size_t i, const CachedEmbedding& cached) {
+      faces[i].unit = cached.unit;
+      faces[i].norm = cached.norm;
+      faces[i].aligned = cached.aligned;
+      faces[i].status = GST_TACONITE_EMBEDDING_CACHED;
+      faces[i].cache_age = static_cast<guint>(now - cached.embedded_at);
+      faces[i].embedding_quality = cached.quality;
+    };
+    std::vector<bool> predicted(jobs.size(), false);
+    std::vector<std::size_t> prepared;  // faces whose network input is prepared, in scratch order
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       faces[i].face = jobs[i];
       faces[i].track_id = ids[i];
-      if (ids[i] && track_policy.active())
-        if (const CachedEmbedding* cached = st->tracks.reuse(*ids[i], now, jobs[i].box, track_policy)) {
-          faces[i].unit = cached->unit;
-          faces[i].norm = cached->norm;
-          faces[i].aligned = cached->aligned;
-          faces[i].status = GST_TACONITE_EMBEDDING_CACHED;
-          faces[i].cache_age = static_cast<guint>(now - cached->embedded_at);
+      if (ids[i] && track_policy.active()) {
+        const CachedEmbedding* cached = nullptr;
+        if (!track_policy.best)
+          cached = st->tracks.reuse(*ids[i], now, jobs[i].box, track_policy);
+        else if ((predicted[i] = roi_predicted(jobs[i].roi)))  // nothing to assess in a guessed box
+          cached = st->tracks.reuse_best(*ids[i], now, std::nullopt, track_policy);
+        if (cached) {
+          attach_cached(i, *cached);
           continue;
         }
-      todo.push_back(i);
+      }
+      prepared.push_back(i);
     }
 
-    std::size_t non_finite = 0;  // faces whose raw embedding was not finite: skipped
-    if (!todo.empty()) {
+    std::vector<std::size_t> todo;  // positions in `prepared` of the faces the engine embeds
+    std::size_t non_finite = 0;     // faces whose raw embedding was not finite: skipped
+    if (!prepared.empty()) {
       ReadableFrame frame;
       std::string problem;
       if (!frame.map(st->info, buffer, &problem)) {
@@ -437,11 +459,10 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
         return nullptr;
       }
       const std::size_t face_size = static_cast<std::size_t>(3) * engine.input_width * engine.input_height;
-      st->scratch.resize(face_size * todo.size());
-      std::vector<taconite::FaceChw> inputs;
+      st->scratch.resize(face_size * prepared.size());
       std::vector<float> one;
-      for (std::size_t k = 0; k < todo.size(); ++k) {
-        const FaceJob& job = jobs[todo[k]];
+      for (std::size_t k = 0; k < prepared.size(); ++k) {
+        const FaceJob& job = jobs[prepared[k]];
         // A ROI whose params carry plausible landmarks is warped to the template; else its box is
         // cropped (aligned only for a crops-mode buffer, by contract).
         std::string rejected;
@@ -453,21 +474,42 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
         if (!rejected.empty())
           GST_WARNING_OBJECT(self, "ROI %d: ignoring its landmarks (%s); cropping its box unaligned", job.roi_id,
                              rejected.c_str());
+        std::vector<cv::Point2d> landmarks;  // the plausible ones only, for the quality
         if (to_template) {
           aligned_face_to_chw(frame.get(), *to_template, engine.input_width, engine.input_height, order, one);
-          faces[todo[k]].aligned = true;
+          faces[prepared[k]].aligned = true;
+          for (const Point2& p : roi_landmarks(job.roi)) landmarks.emplace_back(p.x, p.y);
         } else {
           face_to_chw(frame.get(), job, margin, engine.input_width, engine.input_height, order, one);
-          faces[todo[k]].aligned = job.aligned_crop;
+          faces[prepared[k]].aligned = job.aligned_crop;
         }
         std::copy(one.begin(), one.end(), st->scratch.begin() + static_cast<std::ptrdiff_t>(k * face_size));
-        inputs.push_back({std::span<const float>(st->scratch.data() + k * face_size, face_size), 3,
-                          engine.input_height, engine.input_width});
+        faces[prepared[k]].quality =
+            taconite::vision::assess_face(job.box.width, landmarks, one, engine.input_width, engine.input_height);
       }
       frame.unmap();
 
-      *used_engine = true;
-      taconite::Result<std::vector<taconite::Embedding>> result = client.embed(inputs);
+      std::vector<taconite::FaceChw> inputs;
+      for (std::size_t k = 0; k < prepared.size(); ++k) {
+        const std::size_t i = prepared[k];
+        if (ids[i] && track_policy.best) {
+          const std::optional<double> measured =
+              predicted[i] ? std::nullopt : std::optional<double>(faces[i].quality->score);
+          if (const CachedEmbedding* cached = st->tracks.reuse_best(*ids[i], now, measured, track_policy)) {
+            attach_cached(i, *cached);
+            continue;
+          }
+        }
+        todo.push_back(k);
+        inputs.push_back({std::span<const float>(st->scratch.data() + k * face_size, face_size), 3,
+                          engine.input_height, engine.input_width});
+      }
+
+      taconite::Result<std::vector<taconite::Embedding>> result = std::vector<taconite::Embedding>{};
+      if (!inputs.empty()) {
+        *used_engine = true;
+        result = client.embed(inputs);
+      }
       if (!result && self->queue->flushing()) {
         // The shared engine dropped our request because a flush started: not an error.
         GST_DEBUG_OBJECT(self, "flushing: dropping %" GST_PTR_FORMAT, static_cast<gpointer>(buffer));
@@ -481,9 +523,10 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
         gst_buffer_unref(buffer);
         return nullptr;
       }
-      for (std::size_t k = 0; k < todo.size(); ++k) {
-        FaceEmbedding& face = faces[todo[k]];
-        const std::optional<double> norm = l2_normalise(result.value()[k], face.unit);
+      for (std::size_t t = 0; t < todo.size(); ++t) {
+        const std::size_t i = prepared[todo[t]];
+        FaceEmbedding& face = faces[i];
+        const std::optional<double> norm = l2_normalise(result.value()[t], face.unit);
         if (!norm) {
           // No direction to publish (NaN would reach galleries and JSON): the face is skipped.
           face.status = GST_TACONITE_EMBEDDING_SKIPPED;
@@ -499,8 +542,11 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
           continue;
         }
         face.norm = *norm;
-        if (ids[todo[k]] && track_policy.active())
-          st->tracks.store(*ids[todo[k]], now, face.face.box, face.unit, face.norm, face.aligned, track_policy);
+        st->norms.add(face.norm);
+        face.embedding_quality = face.quality->score * st->norms.factor(face.norm);
+        if (ids[i] && track_policy.active())
+          st->tracks.store(*ids[i], now, face.face.box, face.unit, face.norm, face.aligned, face.quality->score,
+                           face.embedding_quality, track_policy);
       }
     }
     attach_embeddings(buffer, faces, engine);
@@ -738,6 +784,7 @@ static gboolean src_activate_mode_unguarded(GstPad* pad, GstObject* parent, GstP
     GST_OBJECT_UNLOCK(self);
     self->stream->frame_index = 0;
     self->stream->tracks.clear();
+    self->stream->norms.clear();  // the next bundle may be another model
     self->stream->warned_non_finite = false;
     gst_segment_init(&self->stream->segment, GST_FORMAT_TIME);
     if (client) client->resume();
@@ -921,6 +968,9 @@ static void set_property(GObject* object, guint prop_id, const GValue* value, GP
     case PROP_REINFER_GROWTH: s.tracks.growth = g_value_get_double(value); break;
     case PROP_TRACK_BEST: s.tracks.keep_best = g_value_get_boolean(value); break;
     case PROP_TRACK_TIMEOUT: s.tracks.timeout = g_value_get_uint(value); break;
+    case PROP_REINFER_MODE: s.tracks.best = static_cast<ReinferMode>(g_value_get_enum(value)) == ReinferMode::Best; break;
+    case PROP_BEST_MARGIN: s.tracks.best_margin = g_value_get_double(value); break;
+    case PROP_BEST_MIN_GAP: s.tracks.best_min_gap = g_value_get_uint(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
   GST_OBJECT_UNLOCK(self);
@@ -958,6 +1008,11 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
     case PROP_REINFER_GROWTH: g_value_set_double(value, s.tracks.growth); break;
     case PROP_TRACK_BEST: g_value_set_boolean(value, s.tracks.keep_best); break;
     case PROP_TRACK_TIMEOUT: g_value_set_uint(value, s.tracks.timeout); break;
+    case PROP_REINFER_MODE:
+      g_value_set_enum(value, static_cast<gint>(s.tracks.best ? ReinferMode::Best : ReinferMode::Interval));
+      break;
+    case PROP_BEST_MARGIN: g_value_set_double(value, s.tracks.best_margin); break;
+    case PROP_BEST_MIN_GAP: g_value_set_uint(value, s.tracks.best_min_gap); break;
     case PROP_FACES_CACHED: g_value_set_uint64(value, c.faces_cached.load()); break;
     case PROP_FACES_SKIPPED: g_value_set_uint64(value, c.faces_skipped.load()); break;
     case PROP_LATENCY: g_value_set_uint64(value, c.latency.load()); break;
@@ -1263,6 +1318,41 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
                         "frames (it survives a gap of exactly this many). Default: 30",
                         0, G_MAXUINT, kDefaultTrackTimeout, rw_playing));
   /**
+   * GstTaconiteAdaface:reinfer-mode:
+   *
+   * Since: 0.3
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_REINFER_MODE,
+      g_param_spec_enum("reinfer-mode", "Re-inference mode",
+                        "When a tracked face is embedded again: interval (every reinfer-interval frames, or when its "
+                        "box grew) or best (only when its quality beats the track's best so far by best-margin, at "
+                        "most once every best-min-gap frames, never on a box the tracker predicted; the cache keeps "
+                        "the best face's embedding). Default: interval",
+                        taconite_reinfer_mode_get_type(), static_cast<gint>(kDefaultReinferMode), rw_playing));
+  /**
+   * GstTaconiteAdaface:best-margin:
+   *
+   * Since: 0.3
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_BEST_MARGIN,
+      g_param_spec_double("best-margin", "Best-shot margin",
+                          "reinfer-mode=best: re-embed a track when its face's quality exceeds the best embedded so "
+                          "far by more than this fraction (0.1: 10 %). Default: 0.1",
+                          0.0, 10.0, kDefaultBestMargin, rw_playing));
+  /**
+   * GstTaconiteAdaface:best-min-gap:
+   *
+   * Since: 0.3
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_BEST_MIN_GAP,
+      g_param_spec_uint("best-min-gap", "Best-shot minimum gap",
+                        "reinfer-mode=best: the embedding budget, frames at least between two embeddings of one "
+                        "track (a track of F frames gets at most 1 + F / best-min-gap). Default: 10",
+                        1, G_MAXUINT, kDefaultBestMinGap, rw_playing));
+  /**
    * GstTaconiteAdaface:frames-in:
    *
    * Since: 0.1
@@ -1346,4 +1436,5 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   gst_type_mark_as_plugin_api(taconite_channel_order_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(taconite_backend_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(taconite_leaky_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(taconite_reinfer_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
 }

@@ -49,6 +49,13 @@ GstStructure* add_detection_param(GstVideoRegionOfInterestMeta* roi, double conf
   return s;
 }
 
+bool roi_predicted(const GstVideoRegionOfInterestMeta* roi) {
+  const GstStructure* s =
+      gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "detection");
+  gboolean predicted = FALSE;
+  return s && gst_structure_get_boolean(s, "predicted", &predicted) && predicted;
+}
+
 std::vector<gint> unused_roi_ids(GstBuffer* buffer, std::size_t count) {
   std::set<gint> used;
   for (const GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer))

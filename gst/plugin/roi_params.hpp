@@ -22,6 +22,10 @@ void replace_roi_param(GstVideoRegionOfInterestMeta* roi, GstStructure* s);
 // by the ROI) for more fields.
 GstStructure* add_detection_param(GstVideoRegionOfInterestMeta* roi, double confidence);
 
+// True when the ROI's `detection` param says its box was predicted by a tracker, not measured by a
+// detector on this frame (`predicted`=TRUE; absent means measured).
+bool roi_predicted(const GstVideoRegionOfInterestMeta* roi);
+
 // The `count` lowest positive ROI ids that no ROI meta of `buffer` has (whatever ids, G_MAXINT
 // included, its ROIs carry), ascending. There are fewer ROIs than positive ints, so there are enough.
 std::vector<gint> unused_roi_ids(GstBuffer* buffer, std::size_t count);

@@ -1,5 +1,7 @@
 #include "track_cache.hpp"
 
+#include <algorithm>
+
 namespace taconite::gst {
 
 namespace {
@@ -48,18 +50,32 @@ const CachedEmbedding* TrackCache::reuse(gint64 id, guint64 now, const PixelBox&
   return &track;
 }
 
+const CachedEmbedding* TrackCache::reuse_best(gint64 id, guint64 now, std::optional<double> quality,
+                                              const TrackPolicy& policy) {
+  auto it = tracks_.find(id);
+  if (it == tracks_.end()) return nullptr;
+  CachedEmbedding& track = it->second;
+  track.last_seen = now;
+  if (!quality) return &track;                                     // a predicted box: keep what we have
+  if (now - track.computed_at < policy.best_min_gap) return &track;  // the budget
+  return *quality > track.best_tried * (1.0 + policy.best_margin) ? nullptr : &track;
+}
+
 void TrackCache::store(gint64 id, guint64 now, const PixelBox& box, const std::vector<float>& unit, double norm,
-                       bool aligned, const TrackPolicy& policy) {
+                       bool aligned, double tried, double quality, const TrackPolicy& policy) {
   CachedEmbedding& track = tracks_[id];
   const bool fresh = track.unit.empty();
   track.computed_at = now;
   track.area = area(box);
   track.last_seen = now;
-  if (fresh || !policy.keep_best || norm >= track.norm) {
+  track.best_tried = std::max(track.best_tried, tried);
+  const bool better = policy.best ? quality >= track.quality : !policy.keep_best || norm >= track.norm;
+  if (fresh || better) {
     track.unit = unit;
     track.norm = norm;
     track.aligned = aligned;
     track.embedded_at = now;
+    track.quality = quality;
   }
 }
 

@@ -6,7 +6,8 @@ Every line must be standard JSON (NaN and Infinity refused) valid against the sc
 numbers must count 0, 1, 2, ... per stream (publish-empty=true: one document per frame), and the
 embedded faces, flattened into the Python writer's per-face lines (faces_to_jsonl.py), must pass
 check_faces_jsonl.py's checks (faces in at least 5 frames, boxes inside and moving, 512 unit
-floats, aligned, one track holding most of them).
+floats, aligned, one track holding most of them). Every face embedded on its frame carries
+taconiteadaface's quality: its score and its embedding's score, numbers in 0..1.
 """
 import json
 import sys
@@ -35,6 +36,12 @@ def main(path, streams, schema_path):
             assert doc["frame"] == expected, f"{where}: frame {doc['frame']}, expected {expected}"
             frames[doc["stream"]] = expected + 1
             for face in doc["faces"]:
+                if face["status"] == "computed":
+                    quality = face.get("quality") or {}
+                    for member in ("score", "embedding_score"):
+                        value = quality.get(member)
+                        assert isinstance(value, (int, float)) and 0 <= value <= 1, \
+                            f"{where}: a computed face's quality {member} is {value!r}"
                 if face["status"] in ("computed", "cached"):
                     faces.append(dict(face, stream=doc["stream"], frame=doc["frame"],
                                       running_time_ns=doc["running_time_ns"]))

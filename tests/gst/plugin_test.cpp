@@ -92,7 +92,8 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
   const std::vector<const char*> expected = {
       "bundle", "backend", "threads", "sessions", "input-mode", "roi-type", "min-face-size", "max-faces", "margin",
       "channel-order", "max-queued", "post-messages", "batch-size", "batch-timeout", "leaky", "interval", "track-id-param",
-      "reinfer-interval", "reinfer-growth", "track-best", "track-timeout", "frames-in", "frames-out",
+      "reinfer-interval", "reinfer-growth", "track-best", "track-timeout", "reinfer-mode", "best-margin",
+      "best-min-gap", "frames-in", "frames-out",
       "faces-embedded", "faces-skipped", "faces-cached", "mean-latency-ms", "latency"};
   EXPECT_EQ(ours, static_cast<int>(expected.size())) << "a new property must be added to this list";
   for (const char* name : expected)
