@@ -56,7 +56,7 @@
 #include "cxx_boundary.hpp"
 #include "face_selection.hpp"
 #include "item_queue.hpp"
-#include "property_state.hpp"
+#include "property_table.hpp"
 #include "roi_params.hpp"
 #include "track_cache.hpp"
 
@@ -81,51 +81,30 @@ namespace {
 
 using namespace taconite::gst;
 
-constexpr InputMode kDefaultInputMode = InputMode::Rois;
-constexpr const char* kDefaultRoiType = "face";
-constexpr guint kDefaultMinFaceSize = 0;
-constexpr guint kDefaultMaxFaces = 0;
-constexpr double kDefaultMargin = 0.0;
-constexpr ChannelOrder kDefaultChannelOrder = ChannelOrder::Auto;
-constexpr BackendChoice kDefaultBackend = BackendChoice::Auto;
 constexpr guint kDefaultMaxQueued = 8;
-constexpr gint kDefaultThreads = 0;
-constexpr gint kDefaultSessions = 1;
-constexpr gboolean kDefaultPostMessages = FALSE;
-constexpr guint kDefaultBatchSize = 1;
-constexpr guint kDefaultBatchTimeoutUs = 0;
 constexpr LeakyMode kDefaultLeaky = LeakyMode::No;
-constexpr guint kDefaultInterval = 1;
-constexpr const char* kDefaultTrackIdParam = "object_id";
-constexpr guint kDefaultReinferInterval = 1;
-constexpr double kDefaultReinferGrowth = 0.2;
-constexpr gboolean kDefaultTrackBest = FALSE;
-constexpr guint kDefaultTrackTimeout = 30;
-constexpr ReinferMode kDefaultReinferMode = ReinferMode::Interval;
-constexpr double kDefaultBestMargin = 0.1;
-constexpr guint kDefaultBestMinGap = 10;
 constexpr guint64 kDefaultLatency = 0;  // automatic
 constexpr guint64 kMaxLatency = 3600 * GST_SECOND;
 // latency=0: the reported processing latency is the slowest of this many warm-up frames that ran
 // the engine (the first one, which pays one-time set-up, left out).
 constexpr guint kLatencyWarmupFrames = 30;
 
-// Property values; guarded by the object lock.
+// Property values and their defaults (see properties()); guarded by the object lock.
 struct Settings {
   std::string bundle;
-  BackendChoice backend = kDefaultBackend;
-  gint threads = kDefaultThreads;
-  gint sessions = kDefaultSessions;
-  InputMode input_mode = kDefaultInputMode;
-  std::string roi_type = kDefaultRoiType;
-  guint min_face_size = kDefaultMinFaceSize;
-  guint max_faces = kDefaultMaxFaces;
-  double margin = kDefaultMargin;
-  ChannelOrder channel_order = kDefaultChannelOrder;
-  gboolean post_messages = kDefaultPostMessages;
-  guint batch_size = kDefaultBatchSize;
-  guint batch_timeout_us = kDefaultBatchTimeoutUs;
-  guint interval = kDefaultInterval;
+  BackendChoice backend = BackendChoice::Auto;
+  gint threads = 0;
+  gint sessions = 1;
+  InputMode input_mode = InputMode::Rois;
+  std::string roi_type = "face";
+  guint min_face_size = 0;
+  guint max_faces = 0;
+  double margin = 0.0;
+  ChannelOrder channel_order = ChannelOrder::Auto;
+  gboolean post_messages = FALSE;
+  guint batch_size = 1;
+  guint batch_timeout_us = 0;
+  guint interval = 1;
   TrackPolicy tracks;  // track-id-param, reinfer-*, track-best, track-timeout, best-*
 };
 
@@ -189,40 +168,6 @@ struct _GstTaconiteAdaface {
   Counters* counters;
 };
 
-enum {
-  PROP_0,
-  PROP_BUNDLE,
-  PROP_BACKEND,
-  PROP_THREADS,
-  PROP_SESSIONS,
-  PROP_INPUT_MODE,
-  PROP_ROI_TYPE,
-  PROP_MIN_FACE_SIZE,
-  PROP_MAX_FACES,
-  PROP_MARGIN,
-  PROP_CHANNEL_ORDER,
-  PROP_MAX_QUEUED,
-  PROP_POST_MESSAGES,
-  PROP_BATCH_SIZE,
-  PROP_BATCH_TIMEOUT,
-  PROP_LEAKY,
-  PROP_INTERVAL,
-  PROP_TRACK_ID_PARAM,
-  PROP_REINFER_INTERVAL,
-  PROP_REINFER_GROWTH,
-  PROP_TRACK_BEST,
-  PROP_TRACK_TIMEOUT,
-  PROP_REINFER_MODE,
-  PROP_BEST_MARGIN,
-  PROP_BEST_MIN_GAP,
-  PROP_FRAMES_IN,
-  PROP_FRAMES_OUT,
-  PROP_FACES_EMBEDDED,
-  PROP_FACES_SKIPPED,
-  PROP_FACES_CACHED,
-  PROP_MEAN_LATENCY_MS,
-  PROP_LATENCY,
-};
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
     "sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(TACONITE_ADAFACE_VIDEO_FORMATS)));
@@ -929,104 +874,189 @@ static void src_loop(gpointer user_data) {
   if (ret != GST_FLOW_OK) gst_pad_pause_task(self->srcpad);
 }
 
-static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
-  auto* self = GST_TACONITE_ADAFACE(object);
-  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
-  switch (prop_id) {  // not under the object lock: the queue and the counters have their own
-    case PROP_MAX_QUEUED: self->queue->set_max_queued(g_value_get_uint(value)); return;
-    case PROP_LEAKY:
-      self->queue->set_leaky_skip(static_cast<LeakyMode>(g_value_get_enum(value)) == LeakyMode::Skip);
-      return;
-    case PROP_LATENCY:
-      // A new value is a new answer to LATENCY queries: ask the pipeline to query again.
-      if (self->counters->latency.exchange(g_value_get_uint64(value)) != g_value_get_uint64(value))
-        gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
-      return;
-    default: break;
-  }
-  GST_OBJECT_LOCK(self);
-  Settings& s = *self->settings;
-  switch (prop_id) {
-    case PROP_BUNDLE: s.bundle = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
-    case PROP_BACKEND: s.backend = static_cast<BackendChoice>(g_value_get_enum(value)); break;
-    case PROP_THREADS: s.threads = g_value_get_int(value); break;
-    case PROP_SESSIONS: s.sessions = g_value_get_int(value); break;
-    case PROP_INPUT_MODE: s.input_mode = static_cast<InputMode>(g_value_get_enum(value)); break;
-    case PROP_ROI_TYPE: s.roi_type = g_value_get_string(value) ? g_value_get_string(value) : kDefaultRoiType; break;
-    case PROP_MIN_FACE_SIZE: s.min_face_size = g_value_get_uint(value); break;
-    case PROP_MAX_FACES: s.max_faces = g_value_get_uint(value); break;
-    case PROP_MARGIN: s.margin = g_value_get_double(value); break;
-    case PROP_CHANNEL_ORDER: s.channel_order = static_cast<ChannelOrder>(g_value_get_enum(value)); break;
-    case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
-    case PROP_BATCH_SIZE: s.batch_size = g_value_get_uint(value); break;
-    case PROP_BATCH_TIMEOUT: s.batch_timeout_us = g_value_get_uint(value); break;
-    case PROP_INTERVAL: s.interval = g_value_get_uint(value); break;
-    case PROP_TRACK_ID_PARAM:
-      s.tracks.id_param = g_value_get_string(value) ? g_value_get_string(value) : kDefaultTrackIdParam;
-      break;
-    case PROP_REINFER_INTERVAL: s.tracks.reinfer_interval = g_value_get_uint(value); break;
-    case PROP_REINFER_GROWTH: s.tracks.growth = g_value_get_double(value); break;
-    case PROP_TRACK_BEST: s.tracks.keep_best = g_value_get_boolean(value); break;
-    case PROP_TRACK_TIMEOUT: s.tracks.timeout = g_value_get_uint(value); break;
-    case PROP_REINFER_MODE: s.tracks.best = static_cast<ReinferMode>(g_value_get_enum(value)) == ReinferMode::Best; break;
-    case PROP_BEST_MARGIN: s.tracks.best_margin = g_value_get_double(value); break;
-    case PROP_BEST_MIN_GAP: s.tracks.best_min_gap = g_value_get_uint(value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
-}
-
-static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
-  auto* self = GST_TACONITE_ADAFACE(object);
-  const Counters& c = *self->counters;
-  switch (prop_id) {  // not under the object lock: the queue has its own
-    case PROP_MAX_QUEUED: g_value_set_uint(value, self->queue->max_queued()); return;
-    case PROP_LEAKY:
-      g_value_set_enum(value, static_cast<gint>(self->queue->leaky_skip() ? LeakyMode::Skip : LeakyMode::No));
-      return;
-    default: break;
-  }
-  GST_OBJECT_LOCK(self);
-  const Settings& s = *self->settings;
-  switch (prop_id) {
-    case PROP_BUNDLE: g_value_set_string(value, s.bundle.empty() ? nullptr : s.bundle.c_str()); break;
-    case PROP_BACKEND: g_value_set_enum(value, static_cast<gint>(s.backend)); break;
-    case PROP_THREADS: g_value_set_int(value, s.threads); break;
-    case PROP_SESSIONS: g_value_set_int(value, s.sessions); break;
-    case PROP_INPUT_MODE: g_value_set_enum(value, static_cast<gint>(s.input_mode)); break;
-    case PROP_ROI_TYPE: g_value_set_string(value, s.roi_type.c_str()); break;
-    case PROP_MIN_FACE_SIZE: g_value_set_uint(value, s.min_face_size); break;
-    case PROP_MAX_FACES: g_value_set_uint(value, s.max_faces); break;
-    case PROP_MARGIN: g_value_set_double(value, s.margin); break;
-    case PROP_CHANNEL_ORDER: g_value_set_enum(value, static_cast<gint>(s.channel_order)); break;
-    case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
-    case PROP_BATCH_SIZE: g_value_set_uint(value, s.batch_size); break;
-    case PROP_BATCH_TIMEOUT: g_value_set_uint(value, s.batch_timeout_us); break;
-    case PROP_INTERVAL: g_value_set_uint(value, s.interval); break;
-    case PROP_TRACK_ID_PARAM: g_value_set_string(value, s.tracks.id_param.c_str()); break;
-    case PROP_REINFER_INTERVAL: g_value_set_uint(value, s.tracks.reinfer_interval); break;
-    case PROP_REINFER_GROWTH: g_value_set_double(value, s.tracks.growth); break;
-    case PROP_TRACK_BEST: g_value_set_boolean(value, s.tracks.keep_best); break;
-    case PROP_TRACK_TIMEOUT: g_value_set_uint(value, s.tracks.timeout); break;
-    case PROP_REINFER_MODE:
-      g_value_set_enum(value, static_cast<gint>(s.tracks.best ? ReinferMode::Best : ReinferMode::Interval));
-      break;
-    case PROP_BEST_MARGIN: g_value_set_double(value, s.tracks.best_margin); break;
-    case PROP_BEST_MIN_GAP: g_value_set_uint(value, s.tracks.best_min_gap); break;
-    case PROP_FACES_CACHED: g_value_set_uint64(value, c.faces_cached.load()); break;
-    case PROP_FACES_SKIPPED: g_value_set_uint64(value, c.faces_skipped.load()); break;
-    case PROP_LATENCY: g_value_set_uint64(value, c.latency.load()); break;
-    case PROP_FRAMES_IN: g_value_set_uint64(value, c.frames_in.load()); break;
-    case PROP_FRAMES_OUT: g_value_set_uint64(value, c.frames_out.load()); break;
-    case PROP_FACES_EMBEDDED: g_value_set_uint64(value, c.faces_embedded.load()); break;
-    case PROP_MEAN_LATENCY_MS: {
-      const guint64 n = c.processed.load();
-      g_value_set_double(value, n ? static_cast<double>(c.processing_ns.load()) / static_cast<double>(n) / 1e6 : 0.0);
-      break;
-    }
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
+// Every property, declared once; defaults are Settings{}'s (the queue's and the latency's, which
+// live outside the settings with their own locks, are set in init).
+static const PropertyTable<GstTaconiteAdaface, Settings>& properties() {
+  using Self = GstTaconiteAdaface;
+  static const auto table = [] {
+    PropertyTable<Self, Settings> t(&Self::settings);
+    constexpr Mutable ready = Mutable::ReadyOnly, any_time = Mutable::AnyTime;
+    t.optional_string("bundle", "Bundle",
+                      "Path of the AdaFace IR bundle directory (manifest.txt, tensors.txt, tensors.bin); loaded "
+                      "when going from READY to PAUSED. Default: none (required)",
+                      &Settings::bundle, ready);
+    t.enumeration("backend", "Backend",
+                  "Inference backend; 'auto' picks an NPU when one opens, else the fast CPU backend, else "
+                  "cpu-reference. Default: auto",
+                  taconite_backend_get_type, &Settings::backend, ready);
+    t.integer("threads", "Threads",
+              "CPU worker threads of the engine; 0 uses TACONITE_THREADS when set, else all cores. Default: 0", 0,
+              taconite::kMaxThreads, &Settings::threads, ready);
+    t.integer("sessions", "Sessions",
+              "Sessions of the model the shared engine runs concurrently, one worker thread each (each "
+              "call uses 'threads' threads); the first element to load the engine decides. More sessions "
+              "add no throughput on NPU backends (one device queue). Default: 1",
+              1, kMaxEngineSessions, &Settings::sessions, ready);
+    t.enumeration("input-mode", "Input mode",
+                  "What a face is: the face ROIs of the frame (rois; a frame without any gets no embedding), "
+                  "the whole buffer as an aligned face crop (crops), or the ROIs when present else the whole "
+                  "buffer as an unaligned face (auto). Default: rois",
+                  taconite_input_mode_get_type, &Settings::input_mode, any_time);
+    t.string("roi-type", "ROI type",
+             "roi_type of the GstVideoRegionOfInterestMeta to embed (facedetect emits \"face\"). Default: \"face\"",
+             &Settings::roi_type, any_time);
+    t.uint("min-face-size", "Minimum face size",
+           "ROIs whose smaller side is below this many pixels are not embedded; 0 embeds every ROI. Default: 0", 0,
+           G_MAXUINT, &Settings::min_face_size, any_time);
+    t.uint("max-faces", "Maximum faces",
+           "Embed at most this many ROIs per frame, the largest ones; 0 means no limit. Default: 0", 0, G_MAXUINT,
+           &Settings::max_faces, any_time);
+    t.real("margin", "Margin",
+           "Extra border around a ROI box on every side, as a fraction of the box's longer side, "
+           "before the square crop is resized to the model input (rois mode). Default: 0",
+           0.0, 1.0, &Settings::margin, any_time);
+    t.enumeration("channel-order", "Channel order",
+                  "Colour plane order fed to the network: auto (the bundle's param input_channel_order, rgb "
+                  "when it has none), rgb, or bgr (for BGR-trained checkpoints). Default: auto",
+                  taconite_channel_order_get_type, &Settings::channel_order, any_time);
+    t.custom(
+        [](GParamFlags flags) {
+          return g_param_spec_uint("max-queued", "Maximum queued buffers",
+                                   "Buffers waiting for the engine before upstream blocks (backpressure). Default: 8",
+                                   1, G_MAXUINT, kDefaultMaxQueued, flags);
+        },
+        any_time, [](Self& self, Settings&, const GValue* v) { self.queue->set_max_queued(g_value_get_uint(v)); },
+        [](Self& self, const Settings&, GValue* v) { g_value_set_uint(v, self.queue->max_queued()); }, Lock::Own);
+    t.boolean("post-messages", "Post messages",
+              "Post a 'taconiteadaface' element message per frame with running-time and each face's "
+              "box, norm and embedding (GBytes of little-endian float32). Default: false",
+              &Settings::post_messages, any_time);
+    t.uint("batch-size", "Batch size",
+           "Most faces per engine call, gathered across every element sharing the engine (same bundle "
+           "and backend in this process); the oldest waiting request's value applies. Default: 1",
+           1, 256, &Settings::batch_size, ready);
+    t.uint("batch-timeout", "Batch timeout",
+           "Microseconds the shared engine waits for other streams' faces before running a batch that "
+           "is not full; it never waits when every stream sharing it already waits. Default: 0",
+           0, 10000000, &Settings::batch_timeout_us, ready);
+    t.custom(
+        [](GParamFlags flags) {
+          return g_param_spec_enum(
+              "leaky", "Leaky",
+              "What to do when the engine falls behind: 'no' blocks upstream; 'skip' passes frames beyond "
+              "max-queued (and frames downstream QoS says are late) on without embeddings, flagged skipped, "
+              "counted in faces-skipped, with a QoS message; video is never dropped. Default: no",
+              taconite_leaky_get_type(), static_cast<gint>(kDefaultLeaky), flags);
+        },
+        any_time,
+        [](Self& self, Settings&, const GValue* v) {
+          self.queue->set_leaky_skip(static_cast<LeakyMode>(g_value_get_enum(v)) == LeakyMode::Skip);
+        },
+        [](Self& self, const Settings&, GValue* v) {
+          g_value_set_enum(v, static_cast<gint>(self.queue->leaky_skip() ? LeakyMode::Skip : LeakyMode::No));
+        },
+        Lock::Own);
+    t.uint("interval", "Interval",
+           "Embed every Nth frame (counted from the stream start); the others pass on without embeddings. Default: 1",
+           1, G_MAXUINT, &Settings::interval, any_time);
+    t.string("track-id-param", "Track id param",
+             "Where a ROI's tracking id is read: a ROI param structure of this name with an integer "
+             "field \"id\" (DL Streamer), or an integer field of this name in any ROI param. Default: "
+             "\"object_id\"",
+             [](auto& s) -> auto& { return s.tracks.id_param; }, any_time);
+    t.uint("reinfer-interval", "Re-inference interval",
+           "Frames between two embeddings of the same track; in between the cached embedding is "
+           "attached (status cached, with its age). 1 embeds every frame (no reuse). Default: 1",
+           1, G_MAXUINT, [](auto& s) -> auto& { return s.tracks.reinfer_interval; }, any_time);
+    t.real("reinfer-growth", "Re-inference growth",
+           "Re-embed a track before reinfer-interval when its box area grew by more than this "
+           "fraction since its last embedding (a closer, better view). Default: 0.2",
+           0.0, 100.0, [](auto& s) -> auto& { return s.tracks.growth; }, any_time);
+    t.boolean("track-best", "Keep the best embedding per track",
+              "Cache the highest-norm (best quality) embedding of each track rather than the latest; "
+              "enables track reuse even with reinfer-interval=1. Default: false",
+              [](auto& s) -> auto& { return s.tracks.keep_best; }, any_time);
+    t.uint("track-timeout", "Track timeout",
+           "Forget a track's cached embedding when it was missing from more than this many consecutive "
+           "frames (it survives a gap of exactly this many). Default: 30",
+           0, G_MAXUINT, [](auto& s) -> auto& { return s.tracks.timeout; }, any_time);
+    t.custom(
+        [](GParamFlags flags) {
+          return g_param_spec_enum(
+              "reinfer-mode", "Re-inference mode",
+              "When a tracked face is embedded again: interval (every reinfer-interval frames, or when its "
+              "box grew) or best (only when its quality beats the track's best so far by best-margin, at "
+              "most once every best-min-gap frames, never on a box the tracker predicted; the cache keeps "
+              "the best face's embedding). Default: interval",
+              taconite_reinfer_mode_get_type(), static_cast<gint>(ReinferMode::Interval), flags);
+        },
+        any_time,
+        [](Self&, Settings& s, const GValue* v) {
+          s.tracks.best = static_cast<ReinferMode>(g_value_get_enum(v)) == ReinferMode::Best;
+        },
+        [](Self&, const Settings& s, GValue* v) {
+          g_value_set_enum(v, static_cast<gint>(s.tracks.best ? ReinferMode::Best : ReinferMode::Interval));
+        });
+    t.real("best-margin", "Best-shot margin",
+           "reinfer-mode=best: re-embed a track when its face's quality exceeds the best embedded so "
+           "far by more than this fraction (0.1: 10 %). Default: 0.1",
+           0.0, 10.0, [](auto& s) -> auto& { return s.tracks.best_margin; }, any_time);
+    t.uint("best-min-gap", "Best-shot minimum gap",
+           "reinfer-mode=best: the embedding budget, frames at least between two embeddings of one "
+           "track (a track of F frames gets at most 1 + F / best-min-gap). Default: 10",
+           1, G_MAXUINT, [](auto& s) -> auto& { return s.tracks.best_min_gap; }, any_time);
+    // The counters: atomics, read without the object lock.
+    const auto counter = [&t](const char* name, const char* nick, const char* blurb,
+                              std::atomic<guint64> Counters::*value) {
+      t.read_only(
+          [=](GParamFlags flags) { return g_param_spec_uint64(name, nick, blurb, 0, G_MAXUINT64, 0, flags); },
+          [=](Self& self, const Settings&, GValue* v) { g_value_set_uint64(v, (self.counters->*value).load()); },
+          Lock::Own);
+    };
+    counter("frames-in", "Frames in", "Buffers received on the sink pad since creation", &Counters::frames_in);
+    counter("frames-out", "Frames out", "Buffers pushed on the src pad and accepted downstream since creation",
+            &Counters::frames_out);
+    counter("faces-embedded", "Faces embedded", "Faces embedded since creation", &Counters::faces_embedded);
+    counter("faces-skipped", "Faces skipped",
+            "Faces passed on without an embedding since creation: because the engine fell behind "
+            "(leaky=skip), or because its output for the face held NaN or an infinity",
+            &Counters::faces_skipped);
+    counter("faces-cached", "Faces cached",
+            "Faces given a tracked face's cached embedding instead of a new one since creation",
+            &Counters::faces_cached);
+    t.read_only(
+        [](GParamFlags flags) {
+          return g_param_spec_double("mean-latency-ms", "Mean latency",
+                                     "Mean processing time per buffer in milliseconds (selection, preprocessing, "
+                                     "engine, metadata) since the last READY to PAUSED",
+                                     0.0, G_MAXDOUBLE, 0.0, flags);
+        },
+        [](Self& self, const Settings&, GValue* v) {
+          const guint64 n = self.counters->processed.load();
+          g_value_set_double(
+              v, n ? static_cast<double>(self.counters->processing_ns.load()) / static_cast<double>(n) / 1e6 : 0.0);
+        },
+        Lock::Own);
+    t.custom(
+        [](GParamFlags flags) {
+          return g_param_spec_uint64(
+              "latency", "Latency",
+              "Processing latency in nanoseconds added to LATENCY queries (how late a buffer may leave); "
+              "0 = automatic: the slowest of the first 30 frames that ran the engine (the very first "
+              "left out), reported once known with one LATENCY message. Default: 0",
+              0, kMaxLatency, kDefaultLatency, flags);
+        },
+        any_time,
+        [](Self& self, Settings&, const GValue* v) {
+          // A new value is a new answer to LATENCY queries: ask the pipeline to query again.
+          if (self.counters->latency.exchange(g_value_get_uint64(v)) != g_value_get_uint64(v))
+            gst_element_post_message(GST_ELEMENT(&self), gst_message_new_latency(GST_OBJECT(&self)));
+        },
+        [](Self& self, const Settings&, GValue* v) { g_value_set_uint64(v, self.counters->latency.load()); },
+        Lock::Own);
+    return t;
+  }();
+  return table;
 }
 
 static void finalize(GObject* object) {
@@ -1074,355 +1104,10 @@ static void gst_taconite_adaface_init(GstTaconiteAdaface* self) {
 static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
-  gobject_class->set_property = set_property;
-  gobject_class->get_property = get_property;
   gobject_class->finalize = finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR(change_state);
 
-  const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
-  const auto rw_ready = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY);
-  const auto rw_playing = static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING);
-  const auto ro = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-
-  /**
-   * GstTaconiteAdaface:bundle:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_BUNDLE,
-      g_param_spec_string("bundle", "Bundle",
-                          "Path of the AdaFace IR bundle directory (manifest.txt, tensors.txt, tensors.bin); loaded "
-                          "when going from READY to PAUSED. Default: none (required)",
-                          nullptr, rw_ready));
-  /**
-   * GstTaconiteAdaface:backend:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_BACKEND,
-      g_param_spec_enum("backend", "Backend",
-                        "Inference backend; 'auto' picks an NPU when one opens, else the fast CPU backend, else "
-                        "cpu-reference. Default: auto",
-                        taconite_backend_get_type(), static_cast<gint>(kDefaultBackend), rw_ready));
-  /**
-   * GstTaconiteAdaface:threads:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_THREADS,
-      g_param_spec_int("threads", "Threads",
-                       "CPU worker threads of the engine; 0 uses TACONITE_THREADS when set, else all cores. "
-                       "Default: 0",
-                       0, taconite::kMaxThreads, kDefaultThreads, rw_ready));
-  /**
-   * GstTaconiteAdaface:sessions:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_SESSIONS,
-      g_param_spec_int("sessions", "Sessions",
-                       "Sessions of the model the shared engine runs concurrently, one worker thread each (each "
-                       "call uses 'threads' threads); the first element to load the engine decides. More sessions "
-                       "add no throughput on NPU backends (one device queue). Default: 1",
-                       1, taconite::gst::kMaxEngineSessions, kDefaultSessions, rw_ready));
-  /**
-   * GstTaconiteAdaface:input-mode:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_INPUT_MODE,
-      g_param_spec_enum("input-mode", "Input mode",
-                        "What a face is: the face ROIs of the frame (rois; a frame without any gets no embedding), "
-                        "the whole buffer as an aligned face crop (crops), or the ROIs when present else the whole "
-                        "buffer as an unaligned face (auto). Default: rois",
-                        taconite_input_mode_get_type(), static_cast<gint>(kDefaultInputMode), rw_playing));
-  /**
-   * GstTaconiteAdaface:roi-type:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_ROI_TYPE,
-      g_param_spec_string("roi-type", "ROI type",
-                          "roi_type of the GstVideoRegionOfInterestMeta to embed (facedetect emits \"face\"). "
-                          "Default: \"face\"",
-                          kDefaultRoiType, rw_playing));
-  /**
-   * GstTaconiteAdaface:min-face-size:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_MIN_FACE_SIZE,
-      g_param_spec_uint("min-face-size", "Minimum face size",
-                        "ROIs whose smaller side is below this many pixels are not embedded; 0 embeds every ROI. "
-                        "Default: 0",
-                        0, G_MAXUINT, kDefaultMinFaceSize, rw_playing));
-  /**
-   * GstTaconiteAdaface:max-faces:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_MAX_FACES,
-      g_param_spec_uint("max-faces", "Maximum faces",
-                        "Embed at most this many ROIs per frame, the largest ones; 0 means no limit. Default: 0", 0,
-                        G_MAXUINT, kDefaultMaxFaces, rw_playing));
-  /**
-   * GstTaconiteAdaface:margin:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_MARGIN,
-      g_param_spec_double("margin", "Margin",
-                          "Extra border around a ROI box on every side, as a fraction of the box's longer side, "
-                          "before the square crop is resized to the model input (rois mode). Default: 0",
-                          0.0, 1.0, kDefaultMargin, rw_playing));
-  /**
-   * GstTaconiteAdaface:channel-order:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_CHANNEL_ORDER,
-      g_param_spec_enum("channel-order", "Channel order",
-                        "Colour plane order fed to the network: auto (the bundle's param input_channel_order, rgb "
-                        "when it has none), rgb, or bgr (for BGR-trained checkpoints). Default: auto",
-                        taconite_channel_order_get_type(), static_cast<gint>(kDefaultChannelOrder), rw_playing));
-  /**
-   * GstTaconiteAdaface:max-queued:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_MAX_QUEUED,
-      g_param_spec_uint("max-queued", "Maximum queued buffers",
-                        "Buffers waiting for the engine before upstream blocks (backpressure). Default: 8", 1,
-                        G_MAXUINT, kDefaultMaxQueued, rw_playing));
-  /**
-   * GstTaconiteAdaface:post-messages:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_POST_MESSAGES,
-      g_param_spec_boolean("post-messages", "Post messages",
-                           "Post a 'taconiteadaface' element message per frame with running-time and each face's "
-                           "box, norm and embedding (GBytes of little-endian float32). Default: false",
-                           kDefaultPostMessages, rw_playing));
-  /**
-   * GstTaconiteAdaface:batch-size:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_BATCH_SIZE,
-      g_param_spec_uint("batch-size", "Batch size",
-                        "Most faces per engine call, gathered across every element sharing the engine (same bundle "
-                        "and backend in this process); the oldest waiting request's value applies. Default: 1",
-                        1, 256, kDefaultBatchSize, rw_ready));
-  /**
-   * GstTaconiteAdaface:batch-timeout:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_BATCH_TIMEOUT,
-      g_param_spec_uint("batch-timeout", "Batch timeout",
-                        "Microseconds the shared engine waits for other streams' faces before running a batch that "
-                        "is not full; it never waits when every stream sharing it already waits. Default: 0",
-                        0, 10000000, kDefaultBatchTimeoutUs, rw_ready));
-  /**
-   * GstTaconiteAdaface:leaky:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_LEAKY,
-      g_param_spec_enum("leaky", "Leaky",
-                        "What to do when the engine falls behind: 'no' blocks upstream; 'skip' passes frames beyond "
-                        "max-queued (and frames downstream QoS says are late) on without embeddings, flagged skipped, "
-                        "counted in faces-skipped, with a QoS message; video is never dropped. Default: no",
-                        taconite_leaky_get_type(), static_cast<gint>(kDefaultLeaky), rw_playing));
-  /**
-   * GstTaconiteAdaface:interval:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_INTERVAL,
-      g_param_spec_uint("interval", "Interval",
-                        "Embed every Nth frame (counted from the stream start); the others pass on without "
-                        "embeddings. Default: 1",
-                        1, G_MAXUINT, kDefaultInterval, rw_playing));
-  /**
-   * GstTaconiteAdaface:track-id-param:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_TRACK_ID_PARAM,
-      g_param_spec_string("track-id-param", "Track id param",
-                          "Where a ROI's tracking id is read: a ROI param structure of this name with an integer "
-                          "field \"id\" (DL Streamer), or an integer field of this name in any ROI param. Default: "
-                          "\"object_id\"",
-                          kDefaultTrackIdParam, rw_playing));
-  /**
-   * GstTaconiteAdaface:reinfer-interval:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_REINFER_INTERVAL,
-      g_param_spec_uint("reinfer-interval", "Re-inference interval",
-                        "Frames between two embeddings of the same track; in between the cached embedding is "
-                        "attached (status cached, with its age). 1 embeds every frame (no reuse). Default: 1",
-                        1, G_MAXUINT, kDefaultReinferInterval, rw_playing));
-  /**
-   * GstTaconiteAdaface:reinfer-growth:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_REINFER_GROWTH,
-      g_param_spec_double("reinfer-growth", "Re-inference growth",
-                          "Re-embed a track before reinfer-interval when its box area grew by more than this "
-                          "fraction since its last embedding (a closer, better view). Default: 0.2",
-                          0.0, 100.0, kDefaultReinferGrowth, rw_playing));
-  /**
-   * GstTaconiteAdaface:track-best:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_TRACK_BEST,
-      g_param_spec_boolean("track-best", "Keep the best embedding per track",
-                           "Cache the highest-norm (best quality) embedding of each track rather than the latest; "
-                           "enables track reuse even with reinfer-interval=1. Default: false",
-                           kDefaultTrackBest, rw_playing));
-  /**
-   * GstTaconiteAdaface:track-timeout:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_TRACK_TIMEOUT,
-      g_param_spec_uint("track-timeout", "Track timeout",
-                        "Forget a track's cached embedding when it was missing from more than this many consecutive "
-                        "frames (it survives a gap of exactly this many). Default: 30",
-                        0, G_MAXUINT, kDefaultTrackTimeout, rw_playing));
-  /**
-   * GstTaconiteAdaface:reinfer-mode:
-   *
-   * Since: 0.3
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_REINFER_MODE,
-      g_param_spec_enum("reinfer-mode", "Re-inference mode",
-                        "When a tracked face is embedded again: interval (every reinfer-interval frames, or when its "
-                        "box grew) or best (only when its quality beats the track's best so far by best-margin, at "
-                        "most once every best-min-gap frames, never on a box the tracker predicted; the cache keeps "
-                        "the best face's embedding). Default: interval",
-                        taconite_reinfer_mode_get_type(), static_cast<gint>(kDefaultReinferMode), rw_playing));
-  /**
-   * GstTaconiteAdaface:best-margin:
-   *
-   * Since: 0.3
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_BEST_MARGIN,
-      g_param_spec_double("best-margin", "Best-shot margin",
-                          "reinfer-mode=best: re-embed a track when its face's quality exceeds the best embedded so "
-                          "far by more than this fraction (0.1: 10 %). Default: 0.1",
-                          0.0, 10.0, kDefaultBestMargin, rw_playing));
-  /**
-   * GstTaconiteAdaface:best-min-gap:
-   *
-   * Since: 0.3
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_BEST_MIN_GAP,
-      g_param_spec_uint("best-min-gap", "Best-shot minimum gap",
-                        "reinfer-mode=best: the embedding budget, frames at least between two embeddings of one "
-                        "track (a track of F frames gets at most 1 + F / best-min-gap). Default: 10",
-                        1, G_MAXUINT, kDefaultBestMinGap, rw_playing));
-  /**
-   * GstTaconiteAdaface:frames-in:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_FRAMES_IN,
-      g_param_spec_uint64("frames-in", "Frames in", "Buffers received on the sink pad since creation", 0,
-                          G_MAXUINT64, 0, ro));
-  /**
-   * GstTaconiteAdaface:frames-out:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_FRAMES_OUT,
-      g_param_spec_uint64("frames-out", "Frames out", "Buffers pushed on the src pad and accepted downstream since creation", 0, G_MAXUINT64,
-                          0, ro));
-  /**
-   * GstTaconiteAdaface:faces-embedded:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_FACES_EMBEDDED,
-      g_param_spec_uint64("faces-embedded", "Faces embedded", "Faces embedded since creation", 0, G_MAXUINT64, 0,
-                          ro));
-  /**
-   * GstTaconiteAdaface:faces-skipped:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_FACES_SKIPPED,
-      g_param_spec_uint64("faces-skipped", "Faces skipped",
-                          "Faces passed on without an embedding since creation: because the engine fell behind "
-                          "(leaky=skip), or because its output for the face held NaN or an infinity",
-                          0, G_MAXUINT64, 0, ro));
-  /**
-   * GstTaconiteAdaface:faces-cached:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_FACES_CACHED,
-      g_param_spec_uint64("faces-cached", "Faces cached",
-                          "Faces given a tracked face's cached embedding instead of a new one since creation", 0,
-                          G_MAXUINT64, 0, ro));
-  /**
-   * GstTaconiteAdaface:mean-latency-ms:
-   *
-   * Since: 0.1
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_MEAN_LATENCY_MS,
-      g_param_spec_double("mean-latency-ms", "Mean latency",
-                          "Mean processing time per buffer in milliseconds (selection, preprocessing, engine, "
-                          "metadata) since the last READY to PAUSED",
-                          0.0, G_MAXDOUBLE, 0.0, ro));
-  /**
-   * GstTaconiteAdaface:latency:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_LATENCY,
-      g_param_spec_uint64("latency", "Latency",
-                          "Processing latency in nanoseconds added to LATENCY queries (how late a buffer may leave); "
-                          "0 = automatic: the slowest of the first 30 frames that ran the engine (the very first "
-                          "left out), reported once known with one LATENCY message. Default: 0",
-                          0, kMaxLatency, kDefaultLatency, rw_playing));
+  PropertyTable<GstTaconiteAdaface, Settings>::install(gobject_class, properties());
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

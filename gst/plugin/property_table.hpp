@@ -15,6 +15,7 @@
 #include <gst/gst.h>
 
 #include <functional>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,77 +69,87 @@ class PropertyTable {
     return *this;
   }
 
-  PropertyTable& string(const char* name, const char* nick, const char* blurb, std::string Settings::*field,
-                        Mutable when) {
-    const std::string initial = Settings{}.*field;
+  // The typed declarations below take `field`: a pointer to a Settings member, or a generic lambda
+  // `[](auto& s) -> auto& { return s.nested.member; }` for a member of a member.
+  template <typename Field>
+  PropertyTable& string(const char* name, const char* nick, const char* blurb, Field field, Mutable when) {
+    const std::string initial = default_of(field);
     return custom(
         [=](GParamFlags flags) { return g_param_spec_string(name, nick, blurb, initial.c_str(), flags); }, when,
         [=](Element&, Settings& s, const GValue* v) {
           const gchar* text = g_value_get_string(v);
-          s.*field = text ? text : initial;
+          std::invoke(field, s) = text ? text : initial;
         },
-        [=](Element&, const Settings& s, GValue* v) { g_value_set_string(v, (s.*field).c_str()); });
+        [=](Element&, const Settings& s, GValue* v) { g_value_set_string(v, std::invoke(field, s).c_str()); });
   }
   // A string that may be unset: NULL in GObject (its default), empty in Settings.
-  PropertyTable& optional_string(const char* name, const char* nick, const char* blurb, std::string Settings::*field,
-                                 Mutable when) {
+  template <typename Field>
+  PropertyTable& optional_string(const char* name, const char* nick, const char* blurb, Field field, Mutable when) {
     return custom([=](GParamFlags flags) { return g_param_spec_string(name, nick, blurb, nullptr, flags); }, when,
                   [=](Element&, Settings& s, const GValue* v) {
                     const gchar* text = g_value_get_string(v);
-                    s.*field = text ? text : "";
+                    std::invoke(field, s) = text ? text : "";
                   },
                   [=](Element&, const Settings& s, GValue* v) {
-                    g_value_set_string(v, (s.*field).empty() ? nullptr : (s.*field).c_str());
+                    const std::string& text = std::invoke(field, s);
+                    g_value_set_string(v, text.empty() ? nullptr : text.c_str());
                   });
   }
-  PropertyTable& boolean(const char* name, const char* nick, const char* blurb, bool Settings::*field, Mutable when) {
-    const gboolean initial = Settings{}.*field;
+  template <typename Field>
+  PropertyTable& boolean(const char* name, const char* nick, const char* blurb, Field field, Mutable when) {
+    const gboolean initial = default_of(field);
     return custom([=](GParamFlags flags) { return g_param_spec_boolean(name, nick, blurb, initial, flags); }, when,
-                  [=](Element&, Settings& s, const GValue* v) { s.*field = g_value_get_boolean(v); },
-                  [=](Element&, const Settings& s, GValue* v) { g_value_set_boolean(v, s.*field); });
+                  [=](Element&, Settings& s, const GValue* v) { std::invoke(field, s) = g_value_get_boolean(v); },
+                  [=](Element&, const Settings& s, GValue* v) { g_value_set_boolean(v, std::invoke(field, s)); });
   }
-  PropertyTable& uint(const char* name, const char* nick, const char* blurb, guint min, guint max,
-                      guint Settings::*field, Mutable when) {
-    const guint initial = Settings{}.*field;
+  template <typename Field>
+  PropertyTable& uint(const char* name, const char* nick, const char* blurb, guint min, guint max, Field field,
+                      Mutable when) {
+    const guint initial = default_of(field);
     return custom([=](GParamFlags flags) { return g_param_spec_uint(name, nick, blurb, min, max, initial, flags); },
-                  when, [=](Element&, Settings& s, const GValue* v) { s.*field = g_value_get_uint(v); },
-                  [=](Element&, const Settings& s, GValue* v) { g_value_set_uint(v, s.*field); });
+                  when, [=](Element&, Settings& s, const GValue* v) { std::invoke(field, s) = g_value_get_uint(v); },
+                  [=](Element&, const Settings& s, GValue* v) { g_value_set_uint(v, std::invoke(field, s)); });
   }
-  PropertyTable& integer(const char* name, const char* nick, const char* blurb, gint min, gint max,
-                         gint Settings::*field, Mutable when) {
-    const gint initial = Settings{}.*field;
+  template <typename Field>
+  PropertyTable& integer(const char* name, const char* nick, const char* blurb, gint min, gint max, Field field,
+                         Mutable when) {
+    const gint initial = default_of(field);
     return custom([=](GParamFlags flags) { return g_param_spec_int(name, nick, blurb, min, max, initial, flags); },
-                  when, [=](Element&, Settings& s, const GValue* v) { s.*field = g_value_get_int(v); },
-                  [=](Element&, const Settings& s, GValue* v) { g_value_set_int(v, s.*field); });
+                  when, [=](Element&, Settings& s, const GValue* v) { std::invoke(field, s) = g_value_get_int(v); },
+                  [=](Element&, const Settings& s, GValue* v) { g_value_set_int(v, std::invoke(field, s)); });
   }
-  PropertyTable& uint64(const char* name, const char* nick, const char* blurb, guint64 min, guint64 max,
-                        guint64 Settings::*field, Mutable when) {
-    const guint64 initial = Settings{}.*field;
+  template <typename Field>
+  PropertyTable& uint64(const char* name, const char* nick, const char* blurb, guint64 min, guint64 max, Field field,
+                        Mutable when) {
+    const guint64 initial = default_of(field);
     return custom(
         [=](GParamFlags flags) { return g_param_spec_uint64(name, nick, blurb, min, max, initial, flags); }, when,
-        [=](Element&, Settings& s, const GValue* v) { s.*field = g_value_get_uint64(v); },
-        [=](Element&, const Settings& s, GValue* v) { g_value_set_uint64(v, s.*field); });
+        [=](Element&, Settings& s, const GValue* v) { std::invoke(field, s) = g_value_get_uint64(v); },
+        [=](Element&, const Settings& s, GValue* v) { g_value_set_uint64(v, std::invoke(field, s)); });
   }
-  PropertyTable& real(const char* name, const char* nick, const char* blurb, double min, double max,
-                      double Settings::*field, Mutable when) {
-    const double initial = Settings{}.*field;
+  template <typename Field>
+  PropertyTable& real(const char* name, const char* nick, const char* blurb, double min, double max, Field field,
+                      Mutable when) {
+    const double initial = default_of(field);
     return custom(
         [=](GParamFlags flags) { return g_param_spec_double(name, nick, blurb, min, max, initial, flags); }, when,
-        [=](Element&, Settings& s, const GValue* v) { s.*field = g_value_get_double(v); },
-        [=](Element&, const Settings& s, GValue* v) { g_value_set_double(v, s.*field); });
+        [=](Element&, Settings& s, const GValue* v) { std::invoke(field, s) = g_value_get_double(v); },
+        [=](Element&, const Settings& s, GValue* v) { g_value_set_double(v, std::invoke(field, s)); });
   }
-  // A field of enum type `Enum` shown to GObject as the registered enum `type` (a function, since
-  // the GType is registered lazily).
-  template <typename Enum>
-  PropertyTable& enumeration(const char* name, const char* nick, const char* blurb, GType (*type)(),
-                             Enum Settings::*field, Mutable when) {
-    const Enum initial = Settings{}.*field;
+  // A field of an enum type shown to GObject as the registered enum `type` (a function, since the
+  // GType is registered lazily).
+  template <typename Field>
+  PropertyTable& enumeration(const char* name, const char* nick, const char* blurb, GType (*type)(), Field field,
+                             Mutable when) {
+    using Enum = std::remove_cvref_t<std::invoke_result_t<Field, Settings&>>;
+    const Enum initial = default_of(field);
     return custom(
         [=](GParamFlags flags) {
           return g_param_spec_enum(name, nick, blurb, type(), static_cast<gint>(initial), flags);
         },
-        when, [=](Element&, Settings& s, const GValue* v) { s.*field = static_cast<Enum>(g_value_get_enum(v)); },
-        [=](Element&, const Settings& s, GValue* v) { g_value_set_enum(v, static_cast<gint>(s.*field)); });
+        when,
+        [=](Element&, Settings& s, const GValue* v) { std::invoke(field, s) = static_cast<Enum>(g_value_get_enum(v)); },
+        [=](Element&, const Settings& s, GValue* v) { g_value_set_enum(v, static_cast<gint>(std::invoke(field, s))); });
   }
 
   // Installs every property (ids in table order) and makes this table the class's set_property and
@@ -167,6 +178,13 @@ class PropertyTable {
     Lock lock;
     bool read_only;
   };
+
+  // The field's value in a default-constructed Settings: the property's default.
+  template <typename Field>
+  static auto default_of(Field field) {
+    const Settings defaults{};
+    return std::remove_cvref_t<std::invoke_result_t<Field, const Settings&>>(std::invoke(field, defaults));
+  }
 
   const Entry* entry(guint id) const { return id >= 1 && id <= entries_.size() ? &entries_[id - 1] : nullptr; }
 
