@@ -160,15 +160,15 @@ TEST(BoxTrackerTest, HitsMustBeConsecutiveAndUnconfirmedTracksEndAtTheirFirstMis
   taconite::gst::TrackerPolicy policy;  // min_hits 3, max_age 30
   taconite::gst::BoxTracker tracker;
   const Box box{100, 100, 40, 40};
-  EXPECT_EQ(tracker.update({box}, policy)[0], std::nullopt);
-  EXPECT_EQ(tracker.update({box}, policy)[0], std::nullopt);
-  tracker.update({}, policy);
+  EXPECT_EQ(tracker.update_boxes({box}, policy)[0], std::nullopt);
+  EXPECT_EQ(tracker.update_boxes({box}, policy)[0], std::nullopt);
+  tracker.update_boxes({}, policy);
   EXPECT_EQ(tracker.size(), 0u) << "an unconfirmed track missed once ends";
-  for (int i = 0; i < 2; ++i) tracker.update({box}, policy);
-  EXPECT_EQ(tracker.update({box}, policy)[0], 1) << "three in a row confirm it";
-  for (int i = 0; i < 30; ++i) tracker.update({}, policy);
+  for (int i = 0; i < 2; ++i) tracker.update_boxes({box}, policy);
+  EXPECT_EQ(tracker.update_boxes({box}, policy)[0], 1) << "three in a row confirm it";
+  for (int i = 0; i < 30; ++i) tracker.update_boxes({}, policy);
   EXPECT_EQ(tracker.size(), 1u) << "a confirmed track survives max-age misses";
-  EXPECT_EQ(tracker.update({box}, policy)[0], 1);
+  EXPECT_EQ(tracker.update_boxes({box}, policy)[0], 1);
 }
 
 class MaxAgeTest : public TaconiteTrackTest, public ::testing::WithParamInterface<int> {};
@@ -410,11 +410,11 @@ TEST(BoxTrackerTest, IdsCountPastG_MAXINTAndStopBeforeWrapping) {
   taconite::gst::TrackerPolicy policy;
   policy.min_hits = 1;
   taconite::gst::BoxTracker tracker(G_MAXINT);
-  auto ids = tracker.update({{0, 0, 10, 10}, {50, 50, 10, 10}}, policy);
+  auto ids = tracker.update_boxes({{0, 0, 10, 10}, {50, 50, 10, 10}}, policy);
   EXPECT_EQ(ids, (std::vector<std::optional<std::int64_t>>{G_MAXINT, gint64{G_MAXINT} + 1}));
 
   tracker.restart(INT64_MAX - 1);
-  ids = tracker.update({{0, 0, 10, 10}, {50, 50, 10, 10}}, policy);
+  ids = tracker.update_boxes({{0, 0, 10, 10}, {50, 50, 10, 10}}, policy);
   EXPECT_EQ(ids, (std::vector<std::optional<std::int64_t>>{INT64_MAX - 1, std::nullopt}))
       << "the last id is given, then none: never a wrapped, reused one";
   EXPECT_TRUE(tracker.ids_exhausted());
