@@ -9,13 +9,29 @@
  * reuse embeddings per face).
  *
  * Each track's box is predicted by a constant-velocity Kalman filter (OpenCV) on its centre and
- * size; the predictions are matched to the frame's boxes by overlap (IoU) with an optimal
- * assignment (dlib), and a pair overlapping less than `iou-threshold` is never matched. An
- * unmatched box starts a track; its id is published once the track was matched in `min-hits`
- * consecutive frames (before that its ROI gets no `object_id`, and a missed frame ends it, so
- * flickering false detections are never confirmed). A confirmed track missing from more than
- * `max-age` consecutive frames ends, so a face that comes back sooner gets its id back. Ids count up from 1
- * and are never reused within a stream (beyond G_MAXINT they are written as 64-bit integers).
+ * size and matched to the frame's boxes with an optimal assignment (dlib) in two passes, as
+ * ByteTrack does: boxes whose `detection` param's `confidence` (1 when absent) is at least
+ * `track-threshold` against every track, then boxes down to `low-threshold` against the tracks
+ * still unmatched that were matched in the previous frame (such weak boxes never start tracks).
+ * A motion gate from the filter's covariance (squared Mahalanobis distance under H P H^T + R at
+ * most 9.4877, the chi-square 95 % quantile for 4 dof) rules pairs out; inside it a pair needs an
+ * overlap (IoU) of `iou-threshold`, except for a lost track, whose growing covariance lets a face
+ * that comes back near its predicted place take its id back. An unmatched strong box starts a
+ * track; its id is published once the track was matched in `min-hits` consecutive frames (before
+ * that its ROI gets no `object_id`, and a missed frame ends it, so flickering false detections are
+ * never confirmed). A confirmed track missing from more than `max-age` consecutive frames ends, so
+ * a face that comes back sooner gets its id back.
+ *
+ * Between detections (taconitedetect `interval` > 1; like DL Streamer's gvatrack
+ * `tracking-type=short-term-imageless`): a ROI whose `detection` param has `fresh` FALSE is the
+ * detector's carried box, not a measurement. It is given to the track it was last measured as,
+ * and rewritten with that track's prediction for this frame: the predicted box (clipped to the
+ * frame), its landmarks moved with the box, `predicted` TRUE in its `detection` param, and the
+ * track's id. No track counts a miss on such a frame. Downstream, taconiteadaface aligns the
+ * face at the moved landmarks and reuses embeddings per id; taconiteidentify votes per id.
+ *
+ * Ids count up from 1 and are never reused within a stream (beyond G_MAXINT they are written as
+ * 64-bit integers).
  * At most `max-rois` ROIs of a frame are tracked (the largest), and at most as many tracks kept.
  * An `object_id` param already on a ROI of that type is replaced or, without an id, removed.
  *
