@@ -455,6 +455,6 @@ static void gst_taconite_track_class_init(GstTaconiteTrackClass* klass) {
   gst_element_class_set_static_metadata(
       element_class, "ROI tracker", "Filter/Analyzer/Video",
       "Gives the regions of interest of a video stream stable tracking ids (ROI param object_id) by Kalman-predicted "
-      "IoU matching with an optimal assignment",
+      "matching (two passes by detection confidence, a motion gate), predicting boxes between detections",
       "taconite-adaface maintainers");
 }

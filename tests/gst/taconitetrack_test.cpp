@@ -8,8 +8,8 @@
 #include <set>
 
 #include "box_tracker.hpp"
-#include "gst_test_support.hpp"
 #include "face_alignment.hpp"
+#include "gst_test_support.hpp"
 #include "roi_params.hpp"
 #include "roi_track_param.hpp"
 #include "track_cache.hpp"
