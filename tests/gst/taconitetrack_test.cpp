@@ -4,6 +4,7 @@
 // and out-of-frame ROIs are bounded; buffers are written in place; and taconiteadaface downstream
 // reuses embeddings per tracked id.
 #include <climits>
+#include <cmath>
 #include <optional>
 #include <set>
 
@@ -168,6 +169,66 @@ TEST(BoxTrackerTest, StaleFramesNeitherMissNorHitTracksAndKeepVelocitiesPerFrame
   }
   EXPECT_EQ(tracker.update({Detection{{300, 10, 40, 40}, 0.9, false}}, policy)[0].predicted, std::nullopt)
       << "a stale box no track was measured at passes unchanged";
+}
+
+TEST_F(TaconiteTrackTest, WeakOrMeaninglessConfidencesNeverStartTracks) {
+  // Below low-threshold, between the thresholds (no track to continue) and NaN: never an id.
+  start();
+  for (const double confidence : {0.05, 0.3, std::nan("")}) {
+    for (int i = 0; i < 6; ++i) {
+      const auto ids = push(detector_frame(i, 100, 80, 50, true, confidence));
+      ASSERT_EQ(ids.size(), 1u);
+      EXPECT_FALSE(ids[0]) << "confidence " << confidence << ", frame " << i;
+    }
+  }
+  for (int i = 0; i < 3; ++i) push(detector_frame(i, 100, 80, 50, true, 0.9));
+  EXPECT_EQ(push(detector_frame(3, 101, 80, 50, true, 0.3))[0], 1) << "a weak box continues a confirmed track";
+}
+
+TEST_F(TaconiteTrackTest, AStalePredictionLeavingTheFrameLeavesTheBoxAsItCame) {
+  // A face leaving on the right at 12 px per frame, then carried: the prediction moves the box to
+  // the frame's edge, never past it, and once nothing of it is left inside the box stays as it came.
+  start();
+  for (int i = 0; i < 10; ++i) push(detector_frame(i, 152 + 12 * i, 80, 50, true));
+  bool left = false;
+  for (int i = 10; i < 30; ++i) {
+    GstBuffer* out = gst_harness_push_and_pull(h, detector_frame(i, 260, 80, 50, false));
+    const auto rois = rois_of(out);
+    ASSERT_EQ(rois.size(), 1u);
+    gboolean predicted = FALSE;
+    gst_structure_get_boolean(gst_video_region_of_interest_meta_get_param(rois[0], "detection"), "predicted",
+                              &predicted);
+    if (predicted) {
+      EXPECT_FALSE(left) << "frame " << i;
+      EXPECT_LE(rois[0]->x + rois[0]->w, 320u) << "frame " << i << ": clipped to the frame";
+      EXPECT_GE(rois[0]->w, 1u);
+    } else {
+      left = true;
+      EXPECT_EQ(rois[0]->x, 260u) << "frame " << i;
+      EXPECT_EQ(rois[0]->w, 50u) << "frame " << i;
+    }
+    gst_buffer_unref(out);
+  }
+  EXPECT_TRUE(left) << "the prediction left the frame";
+}
+
+TEST(BoxTrackerTest, OnAFrameMixingFreshAndStaleBoxesTheFreshAreMeasuredTheStalePredicted) {
+  using taconite::gst::Box;
+  using taconite::gst::BoxTracker;
+  using taconite::gst::Detection;
+  BoxTracker tracker;
+  const taconite::gst::TrackerPolicy policy;
+  const Box a{10, 10, 40, 40}, b{200, 10, 40, 40};
+  for (int i = 0; i < 3; ++i) tracker.update({Detection{a}, Detection{b}}, policy);
+  // One detector saw a (moved), the other carries b.
+  const auto results = tracker.update({Detection{{14, 10, 40, 40}}, Detection{b, 0.9, false}}, policy);
+  EXPECT_EQ(results[0].id, 1);
+  EXPECT_FALSE(results[0].predicted) << "a fresh box is a measurement";
+  EXPECT_EQ(results[1].id, 2);
+  EXPECT_TRUE(results[1].predicted);
+  // Only fresh boxes on the next frame: b's track was held, not missed, so it is still tracked.
+  EXPECT_EQ(tracker.update({Detection{{18, 10, 40, 40}}, Detection{b}}, policy)[1].id, 2);
+  EXPECT_EQ(tracker.size(), 2u);
 }
 
 TEST_F(TaconiteTrackTest, ASteadilyMovingFaceKeepsItsId) {
