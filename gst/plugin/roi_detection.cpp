@@ -34,10 +34,12 @@ bool move_roi_to_prediction(GstVideoRegionOfInterestMeta* roi, const Box& measur
   for (Point2& p : landmarks) p = {predicted.x + (p.x - measured.x) * sx, predicted.y + (p.y - measured.y) * sy};
   if (!landmarks.empty()) replace_roi_param(roi, points_structure("landmarks", landmarks));
 
-  roi->x = static_cast<guint>(std::lround(left));
-  roi->y = static_cast<guint>(std::lround(top));
-  roi->w = static_cast<guint>(std::max(1L, std::lround(right - left)));
-  roi->h = static_cast<guint>(std::max(1L, std::lround(bottom - top)));
+  // Rounded edges, so the box never reaches past the frame.
+  const long x = std::lround(left), y = std::lround(top);
+  roi->x = static_cast<guint>(x);
+  roi->y = static_cast<guint>(y);
+  roi->w = static_cast<guint>(std::max(1L, std::lround(right) - x));
+  roi->h = static_cast<guint>(std::max(1L, std::lround(bottom) - y));
   if (GstStructure* s = gst_video_region_of_interest_meta_get_param(roi, "detection"))
     gst_structure_set(s, "predicted", G_TYPE_BOOLEAN, TRUE, nullptr);
   return true;
