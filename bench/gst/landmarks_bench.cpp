@@ -2,7 +2,7 @@
 //   landmarks  dlib 68-point prediction per face (the element's LandmarkModel::predict), one thread,
 //              on a photo's face upright and tilted by 20 degrees (the tilted one is refined);
 //   hog        dlib HOG face detection per 640x480 frame at detect-scale 1 and 0.5 (I420 luma);
-//   tracker    BoxTracker::update per frame with 50 boxes moving a few pixels per frame.
+//   tracker    BoxTracker::update_boxes per frame with 50 boxes moving a few pixels per frame.
 // Medians of warm repetitions, wall and thread-CPU time; prints one JSON object. Pipeline frames/s:
 // bench/gst/pipeline_fps.sh.
 //
@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
   const taconite::gst::TrackerPolicy policy;
   std::size_t frame = 0;
   const Timing tracker_50 = time_median(static_cast<int>(sequence.size()) - 1, [&] {
-    (void)tracker.update(sequence[frame++ % sequence.size()], policy);
+    (void)tracker.update_boxes(sequence[frame++ % sequence.size()], policy);
   });
 
   auto field = [](const char* name, const Timing& t, double unit) {

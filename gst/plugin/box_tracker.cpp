@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace taconite::gst {
 
@@ -17,6 +18,45 @@ constexpr float kPositionNoise = 1.0f / 20;  // per pixel of box height
 constexpr float kVelocityNoise = 1.0f / 160;
 // IoU as an integer profit for the assignment.
 constexpr double kIouScale = 10000.0;
+
+// The optimal assignment of `rows` (tracks) to `cols` (boxes) by profit[row][col] (0: never paired),
+// as (row, col) pairs. Rows and columns without any profitable pair stay out of the square matrix,
+// so it is at most max(tracks, boxes) wide.
+std::vector<std::pair<std::size_t, std::size_t>> assign(const std::vector<std::vector<long>>& profit,
+                                                        const std::vector<std::size_t>& candidate_rows,
+                                                        const std::vector<std::size_t>& candidate_cols) {
+  std::vector<std::size_t> rows, cols;
+  std::vector<bool> col_used(candidate_cols.size(), false);
+  for (std::size_t r : candidate_rows) {
+    bool any = false;
+    for (std::size_t c = 0; c < candidate_cols.size(); ++c) {
+      if (profit[r][candidate_cols[c]] == 0) continue;
+      any = true;
+      col_used[c] = true;
+    }
+    if (any) rows.push_back(r);
+  }
+  for (std::size_t c = 0; c < candidate_cols.size(); ++c)
+    if (col_used[c]) cols.push_back(candidate_cols[c]);
+
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  if (rows.empty()) return pairs;
+  const long n = static_cast<long>(std::max(rows.size(), cols.size()));
+  dlib::matrix<long> cost = dlib::zeros_matrix<long>(n, n);
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (std::size_t c = 0; c < cols.size(); ++c)
+      cost(static_cast<long>(r), static_cast<long>(c)) = profit[rows[r]][cols[c]];
+  const std::vector<long> assignment = dlib::max_cost_assignment(cost);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const auto c = static_cast<std::size_t>(assignment[r]);
+    if (c < cols.size() && profit[rows[r]][cols[c]] != 0) pairs.emplace_back(rows[r], cols[c]);
+  }
+  return pairs;
+}
+
+cv::Vec4d measurement_vector(const Box& box) {
+  return {box.x + box.width / 2, box.y + box.height / 2, box.width, box.height};
+}
 
 float box_height(const cv::Mat& state) { return std::max(state.at<float>(3), 1.0f); }
 
@@ -61,8 +101,38 @@ BoxTracker::Track BoxTracker::start_track(const Box& box) const {
   // Unknown velocity at first: a wide prior, so the first matches set it.
   set_noise(f.errorCovPost, static_cast<float>(box.height), 2 * kPositionNoise, 10 * kVelocityNoise);
   track.predicted = box;
+  track.measured = box;
   track.hits = 1;
   return track;
+}
+
+void BoxTracker::predict(Track& track, const TrackerPolicy& policy) const {
+  cv::KalmanFilter& f = track.filter;
+  set_noise(f.processNoiseCov, box_height(f.statePost), kPositionNoise, kVelocityNoise);
+  track.predicted = box_of(f.predict());  // OpenCV keeps the predicted covariance as the posterior too,
+                                          // so it grows over frames without a measurement
+  if (!policy.motion_gate) return;
+  // Innovation covariance S = H P H^T + R: H takes the first four state entries; R is the
+  // measurement noise the next correction uses (for the predicted height).
+  cv::Matx44d s;
+  const double sigma = policy.measurement_noise * box_height(f.statePre);
+  for (int i = 0; i < kMeasured; ++i)
+    for (int j = 0; j < kMeasured; ++j)
+      s(i, j) = f.errorCovPre.at<float>(i, j) + (i == j ? sigma * sigma : 0.0);
+  track.gate_inverse = s.inv(cv::DECOMP_CHOLESKY);
+}
+
+long BoxTracker::profit(const Track& track, const Box& box, const TrackerPolicy& policy) const {
+  const double overlap = iou(track.predicted, box);
+  const bool overlapping = overlap > 0.0 && overlap >= policy.iou_threshold;
+  if (!policy.motion_gate) return overlapping ? std::max(1L, std::lround(overlap * kIouScale)) : 0;
+  const cv::Vec4d innovation = measurement_vector(box) - measurement_vector(track.predicted);
+  const double distance = innovation.dot(track.gate_inverse * innovation);  // squared Mahalanobis
+  if (!(distance <= kMotionGate)) return 0;                                  // NaN included
+  if (overlapping) return std::max(1L, std::lround(overlap * kIouScale));
+  if (track.missed == 0) return 0;
+  // A lost track back near its prediction: worth less than any overlapping pair.
+  return std::max(1L, std::lround(policy.iou_threshold * (1.0 - distance / kMotionGate) * kIouScale));
 }
 
 void BoxTracker::confirm(Track& track, const TrackerPolicy& policy) {
@@ -78,73 +148,97 @@ void BoxTracker::drop_longest_lost(std::size_t keep) {
   }
 }
 
-std::vector<std::optional<std::int64_t>> BoxTracker::update(const std::vector<Box>& boxes,
-                                                            const TrackerPolicy& policy) {
+std::vector<std::optional<std::int64_t>> BoxTracker::update_boxes(const std::vector<Box>& boxes,
+                                                                  const TrackerPolicy& policy) {
+  std::vector<Detection> detections(boxes.size());
+  std::transform(boxes.begin(), boxes.end(), detections.begin(), [](const Box& b) { return Detection{b}; });
+  const std::vector<TrackResult> results = update(detections, policy);
+  std::vector<std::optional<std::int64_t>> ids(results.size());
+  std::transform(results.begin(), results.end(), ids.begin(), [](const TrackResult& r) { return r.id; });
+  return ids;
+}
+
+std::vector<TrackResult> BoxTracker::update(const std::vector<Detection>& detections, const TrackerPolicy& policy) {
   drop_longest_lost(policy.max_tracks);  // the cap may have been lowered
 
-  for (Track& track : tracks_) {
-    cv::KalmanFilter& f = track.filter;
-    set_noise(f.processNoiseCov, box_height(f.statePost), kPositionNoise, kVelocityNoise);
-    track.predicted = box_of(f.predict());
-  }
-
-  // Gated IoU profits: pairs below the threshold are worth nothing, so they never displace a
-  // valid pair; tracks and boxes without any valid pair stay out of the (square) matrix.
-  std::vector<std::vector<long>> profit(tracks_.size(), std::vector<long>(boxes.size(), 0));
-  std::vector<std::size_t> rows, cols;
-  std::vector<bool> col_used(boxes.size(), false);
+  std::vector<std::size_t> all_tracks, tracked;  // tracked: matched in the previous frame
   for (std::size_t t = 0; t < tracks_.size(); ++t) {
-    bool any = false;
-    for (std::size_t b = 0; b < boxes.size(); ++b) {
-      const double overlap = iou(tracks_[t].predicted, boxes[b]);
-      if (overlap <= 0.0 || overlap < policy.iou_threshold) continue;
-      profit[t][b] = std::max(1L, std::lround(overlap * kIouScale));
-      any = true;
-      col_used[b] = true;
-    }
-    if (any) rows.push_back(t);
-  }
-  for (std::size_t b = 0; b < boxes.size(); ++b)
-    if (col_used[b]) cols.push_back(b);
-
-  std::vector<std::optional<std::size_t>> track_of_box(boxes.size());
-  std::vector<bool> matched(tracks_.size(), false);
-  if (!rows.empty()) {
-    const long n = static_cast<long>(std::max(rows.size(), cols.size()));
-    dlib::matrix<long> cost = dlib::zeros_matrix<long>(n, n);
-    for (std::size_t r = 0; r < rows.size(); ++r)
-      for (std::size_t c = 0; c < cols.size(); ++c)
-        cost(static_cast<long>(r), static_cast<long>(c)) = profit[rows[r]][cols[c]];
-    const std::vector<long> assignment = dlib::max_cost_assignment(cost);
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      const auto c = static_cast<std::size_t>(assignment[r]);
-      if (c >= cols.size() || profit[rows[r]][cols[c]] == 0) continue;
-      track_of_box[cols[c]] = rows[r];
-      matched[rows[r]] = true;
-    }
+    if (tracks_[t].missed == 0) tracked.push_back(t);
+    all_tracks.push_back(t);
+    predict(tracks_[t], policy);
   }
 
-  for (std::size_t b = 0; b < boxes.size(); ++b) {
-    if (!track_of_box[b]) continue;
-    Track& track = tracks_[*track_of_box[b]];
-    set_noise(track.filter.measurementNoiseCov, static_cast<float>(boxes[b].height), kPositionNoise, 0.0f);
-    track.filter.correct(measurement_of(boxes[b]));
-    track.hits = std::min(track.hits + 1, std::max<std::uint64_t>(policy.min_hits, 1));
-    track.missed = 0;
-    confirm(track, policy);
+  std::vector<std::size_t> high, low, stale;
+  for (std::size_t d = 0; d < detections.size(); ++d) {
+    const Detection& detection = detections[d];
+    if (!detection.fresh)
+      stale.push_back(d);
+    else if (detection.confidence >= policy.track_threshold)
+      high.push_back(d);
+    else if (detection.confidence >= policy.low_threshold)
+      low.push_back(d);
   }
+  const bool measured = stale.empty() || stale.size() < detections.size();  // a detector ran on this frame
+
+  std::vector<std::vector<long>> profits(tracks_.size(), std::vector<long>(detections.size(), 0));
   for (std::size_t t = 0; t < tracks_.size(); ++t)
-    if (!matched[t]) ++tracks_[t].missed;
+    for (std::size_t d = 0; d < detections.size(); ++d)
+      if (detections[d].fresh) profits[t][d] = profit(tracks_[t], detections[d].box, policy);
 
-  std::vector<std::optional<std::int64_t>> ids(boxes.size());
-  for (std::size_t b = 0; b < boxes.size(); ++b)
-    if (track_of_box[b]) ids[b] = tracks_[*track_of_box[b]].id;  // before the vector changes below
+  std::vector<std::optional<std::size_t>> track_of(detections.size());
+  std::vector<bool> matched(tracks_.size(), false);
+  const auto take = [&](const std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
+    for (const auto& [t, d] : pairs) {
+      track_of[d] = t;
+      matched[t] = true;
+    }
+  };
+  take(assign(profits, all_tracks, high));
+  std::erase_if(tracked, [&](std::size_t t) { return matched[t]; });
+  take(assign(profits, tracked, low));
+
+  // Stale boxes: the box each track was last measured at, carried by the detector.
+  if (!stale.empty()) {
+    std::vector<std::size_t> free_tracks;
+    for (std::size_t t = 0; t < tracks_.size(); ++t) {
+      if (matched[t]) continue;
+      free_tracks.push_back(t);
+      for (std::size_t d : stale) {
+        const double overlap = iou(tracks_[t].measured, detections[d].box);
+        if (overlap > 0.0 && overlap >= policy.iou_threshold)
+          profits[t][d] = std::max(1L, std::lround(overlap * kIouScale));
+      }
+    }
+    take(assign(profits, free_tracks, stale));
+  }
+
+  std::vector<TrackResult> results(detections.size());
+  for (std::size_t d = 0; d < detections.size(); ++d) {
+    if (!track_of[d]) continue;
+    Track& track = tracks_[*track_of[d]];
+    if (detections[d].fresh) {
+      const Box& box = detections[d].box;
+      set_noise(track.filter.measurementNoiseCov, static_cast<float>(box.height),
+                static_cast<float>(policy.measurement_noise), 0.0f);
+      track.filter.correct(measurement_of(box));
+      track.measured = box;
+      track.hits = std::min(track.hits + 1, std::max<std::uint64_t>(policy.min_hits, 1));
+      track.missed = 0;
+      confirm(track, policy);
+    } else {
+      results[d].predicted = track.predicted;  // held: neither a hit nor a miss
+    }
+    results[d].id = track.id;  // before the vector changes below
+  }
+  if (measured)
+    for (std::size_t t = 0; t < tracks_.size(); ++t)
+      if (!matched[t]) ++tracks_[t].missed;
 
   // A confirmed track survives max_age missed frames; an unconfirmed one ends at its first miss, so
   // a flickering false detection never builds up to min_hits.
   std::erase_if(tracks_, [&](const Track& t) { return t.missed > (t.id ? policy.max_age : 0); });
-  for (std::size_t b = 0; b < boxes.size(); ++b) {
-    if (track_of_box[b]) continue;
+  for (std::size_t d : high) {
+    if (track_of[d]) continue;
     // A new track; when full, it replaces the longest-lost one (never one matched in this frame).
     Track* slot = nullptr;
     if (tracks_.size() < policy.max_tracks) {
@@ -155,11 +249,11 @@ std::vector<std::optional<std::int64_t>> BoxTracker::update(const std::vector<Bo
       if (lost == tracks_.end() || lost->missed == 0) continue;  // no room: this box gets no id
       slot = &*lost;
     }
-    *slot = start_track(boxes[b]);
+    *slot = start_track(detections[d].box);
     confirm(*slot, policy);
-    ids[b] = slot->id;
+    results[d].id = slot->id;
   }
-  return ids;
+  return results;
 }
 
 }  // namespace taconite::gst

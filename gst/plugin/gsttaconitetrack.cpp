@@ -9,13 +9,29 @@
  * reuse embeddings per face).
  *
  * Each track's box is predicted by a constant-velocity Kalman filter (OpenCV) on its centre and
- * size; the predictions are matched to the frame's boxes by overlap (IoU) with an optimal
- * assignment (dlib), and a pair overlapping less than `iou-threshold` is never matched. An
- * unmatched box starts a track; its id is published once the track was matched in `min-hits`
- * consecutive frames (before that its ROI gets no `object_id`, and a missed frame ends it, so
- * flickering false detections are never confirmed). A confirmed track missing from more than
- * `max-age` consecutive frames ends, so a face that comes back sooner gets its id back. Ids count up from 1
- * and are never reused within a stream (beyond G_MAXINT they are written as 64-bit integers).
+ * size and matched to the frame's boxes with an optimal assignment (dlib) in two passes, as
+ * ByteTrack does: boxes whose `detection` param's `confidence` (1 when absent) is at least
+ * `track-threshold` against every track, then boxes down to `low-threshold` against the tracks
+ * still unmatched that were matched in the previous frame (such weak boxes never start tracks).
+ * A motion gate from the filter's covariance (squared Mahalanobis distance under H P H^T + R at
+ * most 9.4877, the chi-square 95 % quantile for 4 dof) rules pairs out; inside it a pair needs an
+ * overlap (IoU) of `iou-threshold`, except for a lost track, whose growing covariance lets a face
+ * that comes back near its predicted place take its id back. An unmatched strong box starts a
+ * track; its id is published once the track was matched in `min-hits` consecutive frames (before
+ * that its ROI gets no `object_id`, and a missed frame ends it, so flickering false detections are
+ * never confirmed). A confirmed track missing from more than `max-age` consecutive frames ends, so
+ * a face that comes back sooner gets its id back.
+ *
+ * Between detections (taconitedetect `interval` > 1; like DL Streamer's gvatrack
+ * `tracking-type=short-term-imageless`): a ROI whose `detection` param has `fresh` FALSE is the
+ * detector's carried box, not a measurement. It is given to the track it was last measured as,
+ * and rewritten with that track's prediction for this frame: the predicted box (clipped to the
+ * frame), its landmarks moved with the box, `predicted` TRUE in its `detection` param, and the
+ * track's id. No track counts a miss on such a frame. Downstream, taconiteadaface aligns the
+ * face at the moved landmarks and reuses embeddings per id; taconiteidentify votes per id.
+ *
+ * Ids count up from 1 and are never reused within a stream (beyond G_MAXINT they are written as
+ * 64-bit integers).
  * At most `max-rois` ROIs of a frame are tracked (the largest), and at most as many tracks kept.
  * An `object_id` param already on a ROI of that type is replaced or, without an id, removed.
  *
@@ -47,6 +63,7 @@
 #include "cxx_boundary.hpp"
 #include "face_selection.hpp"
 #include "property_state.hpp"
+#include "roi_detection.hpp"
 #include "roi_track_param.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_track_debug);
@@ -61,6 +78,8 @@ constexpr double kDefaultIouThreshold = 0.3;
 constexpr guint kDefaultMaxAge = 30;
 constexpr guint kDefaultMinHits = 3;
 constexpr guint kDefaultMaxRois = 256;
+constexpr double kDefaultTrackThreshold = 0.5;
+constexpr double kDefaultLowThreshold = 0.1;
 // Bounds the assignment matrix (max-rois squared) and its cubic solve.
 constexpr guint kMaxMaxRois = 1024;
 
@@ -71,12 +90,17 @@ struct Settings {
   guint max_age = kDefaultMaxAge;
   guint min_hits = kDefaultMinHits;
   guint max_rois = kDefaultMaxRois;
+  double track_threshold = kDefaultTrackThreshold;
+  double low_threshold = kDefaultLowThreshold;
 };
 
 // What a ROI of the buffer gets: its id param set to `id`, or removed when `id` is empty.
+// A stale ROI claimed by a track also moves from `measured` (its box as the tracker saw it) to
+// the track's `predicted` box.
 struct RoiChange {
   bool write = false;
   std::optional<gint64> id;
+  std::optional<Box> measured, predicted;
 };
 
 // What only the streaming thread touches (buffers, serialized events, caps).
@@ -110,6 +134,8 @@ enum {
   PROP_MAX_AGE,
   PROP_MIN_HITS,
   PROP_MAX_ROIS,
+  PROP_TRACK_THRESHOLD,
+  PROP_LOW_THRESHOLD,
 };
 
 static GstStaticPadTemplate sink_template =
@@ -136,13 +162,15 @@ static GstFlowReturn prepare_output_buffer_unguarded(GstTaconiteTrack* self, Gst
   policy.max_age = s.max_age;
   policy.min_hits = s.min_hits;
   policy.max_tracks = s.max_rois;
+  policy.track_threshold = s.track_threshold;
+  policy.low_threshold = s.low_threshold;
   GST_OBJECT_UNLOCK(self);
 
   const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(input);
   stream.changes.assign(rois.size(), RoiChange{});
   struct Candidate {
     std::size_t index;
-    Box box;
+    Detection detection;
   };
   std::vector<Candidate> candidates;
   bool write = false;
@@ -153,7 +181,7 @@ static GstFlowReturn prepare_output_buffer_unguarded(GstTaconiteTrack* self, Gst
     write = write || stream.changes[i].write;
     const Box box = clipped_box(rois[i], stream.info);
     if (box.width > 0 && box.height > 0)
-      candidates.push_back({i, box});
+      candidates.push_back({i, roi_detection(rois[i], box)});
     else
       GST_LOG_OBJECT(self, "ROI %u,%u %ux%u has nothing inside the frame: no id", rois[i]->x, rois[i]->y, rois[i]->w,
                      rois[i]->h);
@@ -162,18 +190,23 @@ static GstFlowReturn prepare_output_buffer_unguarded(GstTaconiteTrack* self, Gst
     GST_DEBUG_OBJECT(self, "%zu ROIs, max-rois=%zu: the %zu smallest pass without an id", candidates.size(),
                      policy.max_tracks, candidates.size() - policy.max_tracks);
     std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-      return a.box.width * a.box.height > b.box.width * b.box.height;
+      return a.detection.box.width * a.detection.box.height > b.detection.box.width * b.detection.box.height;
     });
     candidates.resize(policy.max_tracks);
   }
 
-  std::vector<Box> boxes(candidates.size());
-  std::transform(candidates.begin(), candidates.end(), boxes.begin(), [](const Candidate& c) { return c.box; });
-  const std::vector<std::optional<std::int64_t>> ids = stream.tracker.update(boxes, policy);
+  std::vector<Detection> detections(candidates.size());
+  std::transform(candidates.begin(), candidates.end(), detections.begin(),
+                 [](const Candidate& c) { return c.detection; });
+  const std::vector<TrackResult> results = stream.tracker.update(detections, policy);
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     RoiChange& change = stream.changes[candidates[k].index];
-    change.id = ids[k];
-    change.write = change.write || change.id.has_value();
+    change.id = results[k].id;
+    if (results[k].predicted) {
+      change.measured = detections[k].box;
+      change.predicted = results[k].predicted;
+    }
+    change.write = change.write || change.id.has_value() || change.predicted.has_value();
     write = write || change.write;
   }
   if (stream.tracker.ids_exhausted() && !stream.warned_exhausted) {
@@ -203,8 +236,14 @@ static GstFlowReturn transform_ip_unguarded(GstTaconiteTrack* self, GstBuffer* b
   if (rois.size() != changes.size()) {  // a copy keeps the metas and their order: never expected
     GST_WARNING_OBJECT(self, "buffer has %zu ROIs, %zu were tracked: ids not written", rois.size(), changes.size());
   } else {
-    for (std::size_t i = 0; i < rois.size(); ++i)
-      if (changes[i].write) set_roi_track_id(rois[i], changes[i].id);
+    for (std::size_t i = 0; i < rois.size(); ++i) {
+      if (!changes[i].write) continue;
+      set_roi_track_id(rois[i], changes[i].id);
+      if (changes[i].predicted &&
+          !move_roi_to_prediction(rois[i], *changes[i].measured, *changes[i].predicted, self->stream->info))
+        GST_LOG_OBJECT(self, "the prediction for ROI %u,%u %ux%u leaves the frame: its box stays", rois[i]->x,
+                       rois[i]->y, rois[i]->w, rois[i]->h);
+    }
   }
   changes.clear();
   return GST_FLOW_OK;
@@ -275,6 +314,8 @@ static void set_property(GObject* object, guint prop_id, const GValue* value, GP
     case PROP_MAX_AGE: s.max_age = g_value_get_uint(value); break;
     case PROP_MIN_HITS: s.min_hits = g_value_get_uint(value); break;
     case PROP_MAX_ROIS: s.max_rois = g_value_get_uint(value); break;
+    case PROP_TRACK_THRESHOLD: s.track_threshold = g_value_get_double(value); break;
+    case PROP_LOW_THRESHOLD: s.low_threshold = g_value_get_double(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
   GST_OBJECT_UNLOCK(self);
@@ -290,6 +331,8 @@ static void get_property(GObject* object, guint prop_id, GValue* value, GParamSp
     case PROP_MAX_AGE: g_value_set_uint(value, s.max_age); break;
     case PROP_MIN_HITS: g_value_set_uint(value, s.min_hits); break;
     case PROP_MAX_ROIS: g_value_set_uint(value, s.max_rois); break;
+    case PROP_TRACK_THRESHOLD: g_value_set_double(value, s.track_threshold); break;
+    case PROP_LOW_THRESHOLD: g_value_set_double(value, s.low_threshold); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
   GST_OBJECT_UNLOCK(self);
@@ -382,11 +425,36 @@ static void gst_taconite_track_class_init(GstTaconiteTrackClass* klass) {
                         "tracks kept at most (a new one replaces the longest-lost). Default: 256",
                         1, kMaxMaxRois, kDefaultMaxRois, rw_playing));
 
+  /**
+   * GstTaconiteTrack:track-threshold:
+   *
+   * Since: 0.3
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_TRACK_THRESHOLD,
+      g_param_spec_double("track-threshold", "Track threshold",
+                          "Least detection confidence (the detection param's confidence; ROIs without one count as "
+                          "1) for a ROI to be matched in the first pass and to start a track. 0 treats every ROI "
+                          "so. Default: 0.5",
+                          0.0, 1.0, kDefaultTrackThreshold, rw_playing));
+  /**
+   * GstTaconiteTrack:low-threshold:
+   *
+   * Since: 0.3
+   */
+  g_object_class_install_property(
+      gobject_class, PROP_LOW_THRESHOLD,
+      g_param_spec_double("low-threshold", "Low threshold",
+                          "Least detection confidence for a ROI below track-threshold to continue a track matched "
+                          "in the previous frame (second pass; it never starts one); less confident ROIs get no "
+                          "id. Default: 0.1",
+                          0.0, 1.0, kDefaultLowThreshold, rw_playing));
+
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_set_static_metadata(
       element_class, "ROI tracker", "Filter/Analyzer/Video",
       "Gives the regions of interest of a video stream stable tracking ids (ROI param object_id) by Kalman-predicted "
-      "IoU matching with an optimal assignment",
+      "matching (two passes by detection confidence, a motion gate), predicting boxes between detections",
       "taconite-adaface maintainers");
 }

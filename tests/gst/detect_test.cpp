@@ -8,10 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "face_frames.hpp"
 #include "gst_test_support.hpp"
+#include "track_cache.hpp"
 
 namespace {
 
@@ -205,3 +207,68 @@ TEST(DetectModel, AnInputSizeThatIsNoMultipleOf32IsRefusedAtStart) {
 }
 
 }  // namespace
+
+namespace {
+
+// The astronaut on a wider black canvas, `offset` pixels to the right.
+GstBuffer* shifted_astronaut(GstBuffer* rgb, int width, int height, int canvas_width, int offset) {
+  GstMapInfo map;
+  if (!gst_buffer_map(rgb, &map, GST_MAP_READ)) return nullptr;
+  GstBuffer* out = gsttest::rgb_buffer(canvas_width, height, [&](int x, int y) {
+    std::array<std::uint8_t, 3> pixel{};
+    const int source = x - offset;
+    if (source >= 0 && source < width)
+      for (int c = 0; c < 3; ++c) pixel[c] = map.data[(static_cast<std::size_t>(y) * width + source) * 3 + c];
+    return pixel;
+  });
+  gst_buffer_unmap(rgb, &map);
+  return out;
+}
+
+double centre_distance(const GstVideoRegionOfInterestMeta& a, const GstVideoRegionOfInterestMeta& b) {
+  return std::hypot((a.x + a.w / 2.0) - (b.x + b.w / 2.0), (a.y + a.h / 2.0) - (b.y + b.h / 2.0));
+}
+
+}  // namespace
+
+// taconitedetect interval=3 ! taconitetrack on a face moving 4 pixels a frame: the frames between
+// detections carry the tracker's predicted box (marked predicted), the id never changes, and the
+// prediction just before a detection is closer to it than the carried box was.
+TEST_F(DetectAstronaut, WithTaconitetrackTheFramesBetweenDetectionsCarryThePredictionAndTheId) {
+  constexpr int kSpeed = 4, kFrames = 36, kCanvas = 512 + kSpeed * kFrames;
+  GstHarness* h = gst_harness_new_parse(
+      ("taconitedetect model=\"" + yunet_model() + "\" interval=3 ! taconitetrack").c_str());
+  gst_harness_set_src_caps_str(h, video_caps("RGB", kCanvas, height).c_str());
+  std::optional<gint64> id;
+  GstVideoRegionOfInterestMeta carried{}, last_predicted{};
+  for (int i = 0; i < kFrames; ++i) {
+    GstBuffer* out = gst_harness_push_and_pull(h, shifted_astronaut(rgb, width, height, kCanvas, kSpeed * i));
+    ASSERT_NE(out, nullptr);
+    const auto rois = rois_of(out);
+    ASSERT_EQ(rois.size(), 1u) << "frame " << i;
+    const GstVideoRegionOfInterestMeta roi = *rois[0];
+    gboolean fresh = TRUE, predicted = FALSE;
+    confidence_of(rois[0], &fresh);
+    gst_structure_get_boolean(gst_video_region_of_interest_meta_get_param(rois[0], "detection"), "predicted",
+                              &predicted);
+    EXPECT_EQ(fresh, i % 3 == 0) << "frame " << i;
+    EXPECT_EQ(predicted, i % 3 != 0) << "frame " << i << ": every frame between detections";
+    const auto roi_id = taconite::gst::roi_track_id(rois[0], "object_id");
+    if (i >= 6) {  // detections on 0, 3 and 6 confirm the track (min-hits=3)
+      ASSERT_TRUE(roi_id) << "frame " << i;
+      EXPECT_EQ(*roi_id, id.value_or(*roi_id)) << "frame " << i;
+      id = roi_id;
+    }
+    if (fresh && i >= 12) {
+      // The prediction made for the frame before was within a few pixels of this detection, much
+      // closer than the box the detector carried (three frames, 12 pixels, behind).
+      const double predicted_off = centre_distance(last_predicted, roi), carried_off = centre_distance(carried, roi);
+      EXPECT_LT(predicted_off, 0.6 * carried_off) << "frame " << i;
+      EXPECT_LT(predicted_off, 4.0 + kSpeed) << "frame " << i;
+    }
+    if (fresh) carried = roi;
+    if (predicted) last_predicted = roi;
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(h);
+}

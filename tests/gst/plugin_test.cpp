@@ -116,7 +116,8 @@ TEST_F(PluginTest, RegistersTaconitetrackWithDocumentedProperties) {
   GstElement* element = create_element("taconitetrack", "Filter/Analyzer/Video");
   ASSERT_NE(element, nullptr);
   const std::vector<std::string> ours = own_documented_properties(element);
-  EXPECT_EQ(ours, (std::vector<std::string>{"roi-type", "iou-threshold", "max-age", "min-hits", "max-rois"}));
+  EXPECT_EQ(ours, (std::vector<std::string>{"roi-type", "iou-threshold", "max-age", "min-hits", "max-rois", "track-threshold",
+                                                 "low-threshold"}));
   gst_object_unref(element);
 }
 

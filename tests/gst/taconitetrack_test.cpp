@@ -4,11 +4,14 @@
 // and out-of-frame ROIs are bounded; buffers are written in place; and taconiteadaface downstream
 // reuses embeddings per tracked id.
 #include <climits>
+#include <cmath>
 #include <optional>
 #include <set>
 
 #include "box_tracker.hpp"
+#include "face_alignment.hpp"
 #include "gst_test_support.hpp"
+#include "roi_params.hpp"
 #include "roi_track_param.hpp"
 #include "track_cache.hpp"
 
@@ -85,6 +88,149 @@ class TaconiteTrackTest : public ::testing::Test {
   GstHarness* h = nullptr;
 };
 
+// A taconitedetect-style face ROI: a `detection` param (confidence, fresh) and 5 landmarks at
+// fixed places inside the box.
+GstBuffer* detector_frame(int index, double x, double y, double size, bool fresh, double confidence = 0.9) {
+  GstBuffer* buffer = frame(index, {});
+  GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(
+      buffer, "face", static_cast<guint>(x), static_cast<guint>(y), static_cast<guint>(size), static_cast<guint>(size));
+  gst_structure_set(taconite::gst::add_detection_param(roi, confidence), "fresh", G_TYPE_BOOLEAN, fresh, nullptr);
+  const std::vector<taconite::gst::Point2> points = {{x + 0.3 * size, y + 0.4 * size}, {x + 0.7 * size, y + 0.4 * size},
+                                                     {x + 0.5 * size, y + 0.6 * size}, {x + 0.35 * size, y + 0.8 * size},
+                                                     {x + 0.65 * size, y + 0.8 * size}};
+  taconite::gst::replace_roi_param(roi, taconite::gst::points_structure("landmarks", points));
+  return buffer;
+}
+
+TEST_F(TaconiteTrackTest, StaleDetectorRoisCarryThePredictedBoxMovedLandmarksAndTheTracksId) {
+  // Detected every 3rd frame (taconitedetect interval=3): fresh at 4 px per frame, then the
+  // detector carries the last box twice; the tracker moves it on along the track.
+  start();
+  constexpr double kSpeed = 4.0, kSize = 60.0;
+  std::optional<gint64> id;
+  for (int i = 0; i < 30; ++i) {
+    const bool fresh = i % 3 == 0;
+    const int detected_at = i - i % 3;
+    GstBuffer* out = gst_harness_push_and_pull(h, detector_frame(i, 20 + kSpeed * detected_at, 50, kSize, fresh));
+    ASSERT_NE(out, nullptr);
+    const auto rois = rois_of(out);
+    ASSERT_EQ(rois.size(), 1u);
+    GstVideoRegionOfInterestMeta* roi = rois[0];
+    const GstStructure* detection = gst_video_region_of_interest_meta_get_param(roi, "detection");
+    gboolean predicted = FALSE;
+    const bool marked = gst_structure_get_boolean(detection, "predicted", &predicted) && predicted;
+    const double truth_x = 20 + kSpeed * i;
+    if (fresh) {
+      EXPECT_FALSE(marked) << "frame " << i;
+      EXPECT_EQ(roi->x, static_cast<guint>(truth_x)) << "frame " << i << ": a fresh box is never moved";
+    } else if (i >= 3) {  // a track to predict from
+      EXPECT_TRUE(marked) << "frame " << i;
+      // Once the filter has its velocity (a few detections), the box is moved on with the face,
+      // within 3 pixels, not left where it was detected.
+      if (i >= 15) {
+        EXPECT_NEAR(roi->x, truth_x, 3.0) << "frame " << i;
+        EXPECT_GT(roi->x, static_cast<guint>(20 + kSpeed * detected_at)) << "frame " << i;
+      }
+      EXPECT_NEAR(roi->y, 50, 2.0);
+      EXPECT_NEAR(roi->w, kSize, 3.0);
+      const auto landmarks = taconite::gst::roi_landmarks(roi);
+      ASSERT_EQ(landmarks.size(), 5u);
+      EXPECT_NEAR(landmarks[0].x, roi->x + 0.3 * roi->w, 1.5) << "landmarks move with the box";
+      EXPECT_NEAR(landmarks[4].y, roi->y + 0.8 * roi->h, 1.5);
+    }
+    const auto roi_id = roi_track_id(roi, "object_id");
+    if (i >= 6) {  // fresh at 0, 3, 6: three detections confirm the track (min-hits=3)
+      ASSERT_TRUE(roi_id) << "frame " << i;
+      if (id) {
+        EXPECT_EQ(*roi_id, *id) << "frame " << i;
+      }
+      id = roi_id;
+    }
+    gst_buffer_unref(out);
+  }
+}
+
+TEST(BoxTrackerTest, StaleFramesNeitherMissNorHitTracksAndKeepVelocitiesPerFrame) {
+  using taconite::gst::Box;
+  using taconite::gst::BoxTracker;
+  using taconite::gst::Detection;
+  BoxTracker tracker;
+  const taconite::gst::TrackerPolicy policy;
+  constexpr int kFresh = 20;
+  for (int i = 0; i < kFresh; ++i) tracker.update({Detection{{10.0 + 5 * i, 10, 40, 40}}}, policy);
+  // 40 stale frames (more than max-age) neither miss nor end the track; it moves on at the
+  // velocity the filter learnt (5 pixels per frame, up to its estimation error).
+  const Box carried{10.0 + 5 * (kFresh - 1), 10, 40, 40};
+  for (int i = kFresh; i < kFresh + 40; ++i) {
+    const auto result = tracker.update({Detection{carried, 0.9, false}}, policy);
+    ASSERT_TRUE(result[0].predicted) << "frame " << i;
+    EXPECT_NEAR(result[0].predicted->x, 10.0 + 5 * i, 1.0 + 0.1 * (i - kFresh)) << "frame " << i;
+    EXPECT_EQ(result[0].id, 1);
+  }
+  EXPECT_EQ(tracker.update({Detection{{300, 10, 40, 40}, 0.9, false}}, policy)[0].predicted, std::nullopt)
+      << "a stale box no track was measured at passes unchanged";
+}
+
+TEST_F(TaconiteTrackTest, WeakOrMeaninglessConfidencesNeverStartTracks) {
+  // Below low-threshold, between the thresholds (no track to continue) and NaN: never an id.
+  start();
+  for (const double confidence : {0.05, 0.3, std::nan("")}) {
+    for (int i = 0; i < 6; ++i) {
+      const auto ids = push(detector_frame(i, 100, 80, 50, true, confidence));
+      ASSERT_EQ(ids.size(), 1u);
+      EXPECT_FALSE(ids[0]) << "confidence " << confidence << ", frame " << i;
+    }
+  }
+  for (int i = 0; i < 3; ++i) push(detector_frame(i, 100, 80, 50, true, 0.9));
+  EXPECT_EQ(push(detector_frame(3, 101, 80, 50, true, 0.3))[0], 1) << "a weak box continues a confirmed track";
+}
+
+TEST_F(TaconiteTrackTest, AStalePredictionLeavingTheFrameLeavesTheBoxAsItCame) {
+  // A face leaving on the right at 12 px per frame, then carried: the prediction moves the box to
+  // the frame's edge, never past it, and once nothing of it is left inside the box stays as it came.
+  start();
+  for (int i = 0; i < 10; ++i) push(detector_frame(i, 152 + 12 * i, 80, 50, true));
+  bool left = false;
+  for (int i = 10; i < 30; ++i) {
+    GstBuffer* out = gst_harness_push_and_pull(h, detector_frame(i, 260, 80, 50, false));
+    const auto rois = rois_of(out);
+    ASSERT_EQ(rois.size(), 1u);
+    gboolean predicted = FALSE;
+    gst_structure_get_boolean(gst_video_region_of_interest_meta_get_param(rois[0], "detection"), "predicted",
+                              &predicted);
+    if (predicted) {
+      EXPECT_FALSE(left) << "frame " << i;
+      EXPECT_LE(rois[0]->x + rois[0]->w, 320u) << "frame " << i << ": clipped to the frame";
+      EXPECT_GE(rois[0]->w, 1u);
+    } else {
+      left = true;
+      EXPECT_EQ(rois[0]->x, 260u) << "frame " << i;
+      EXPECT_EQ(rois[0]->w, 50u) << "frame " << i;
+    }
+    gst_buffer_unref(out);
+  }
+  EXPECT_TRUE(left) << "the prediction left the frame";
+}
+
+TEST(BoxTrackerTest, OnAFrameMixingFreshAndStaleBoxesTheFreshAreMeasuredTheStalePredicted) {
+  using taconite::gst::Box;
+  using taconite::gst::BoxTracker;
+  using taconite::gst::Detection;
+  BoxTracker tracker;
+  const taconite::gst::TrackerPolicy policy;
+  const Box a{10, 10, 40, 40}, b{200, 10, 40, 40};
+  for (int i = 0; i < 3; ++i) tracker.update({Detection{a}, Detection{b}}, policy);
+  // One detector saw a (moved), the other carries b.
+  const auto results = tracker.update({Detection{{14, 10, 40, 40}}, Detection{b, 0.9, false}}, policy);
+  EXPECT_EQ(results[0].id, 1);
+  EXPECT_FALSE(results[0].predicted) << "a fresh box is a measurement";
+  EXPECT_EQ(results[1].id, 2);
+  EXPECT_TRUE(results[1].predicted);
+  // Only fresh boxes on the next frame: b's track was held, not missed, so it is still tracked.
+  EXPECT_EQ(tracker.update({Detection{{18, 10, 40, 40}}, Detection{b}}, policy)[1].id, 2);
+  EXPECT_EQ(tracker.size(), 2u);
+}
+
 TEST_F(TaconiteTrackTest, ASteadilyMovingFaceKeepsItsId) {
   start();
   std::set<gint64> seen;
@@ -160,15 +306,15 @@ TEST(BoxTrackerTest, HitsMustBeConsecutiveAndUnconfirmedTracksEndAtTheirFirstMis
   taconite::gst::TrackerPolicy policy;  // min_hits 3, max_age 30
   taconite::gst::BoxTracker tracker;
   const Box box{100, 100, 40, 40};
-  EXPECT_EQ(tracker.update({box}, policy)[0], std::nullopt);
-  EXPECT_EQ(tracker.update({box}, policy)[0], std::nullopt);
-  tracker.update({}, policy);
+  EXPECT_EQ(tracker.update_boxes({box}, policy)[0], std::nullopt);
+  EXPECT_EQ(tracker.update_boxes({box}, policy)[0], std::nullopt);
+  tracker.update_boxes({}, policy);
   EXPECT_EQ(tracker.size(), 0u) << "an unconfirmed track missed once ends";
-  for (int i = 0; i < 2; ++i) tracker.update({box}, policy);
-  EXPECT_EQ(tracker.update({box}, policy)[0], 1) << "three in a row confirm it";
-  for (int i = 0; i < 30; ++i) tracker.update({}, policy);
+  for (int i = 0; i < 2; ++i) tracker.update_boxes({box}, policy);
+  EXPECT_EQ(tracker.update_boxes({box}, policy)[0], 1) << "three in a row confirm it";
+  for (int i = 0; i < 30; ++i) tracker.update_boxes({}, policy);
   EXPECT_EQ(tracker.size(), 1u) << "a confirmed track survives max-age misses";
-  EXPECT_EQ(tracker.update({box}, policy)[0], 1);
+  EXPECT_EQ(tracker.update_boxes({box}, policy)[0], 1);
 }
 
 class MaxAgeTest : public TaconiteTrackTest, public ::testing::WithParamInterface<int> {};
@@ -410,11 +556,11 @@ TEST(BoxTrackerTest, IdsCountPastG_MAXINTAndStopBeforeWrapping) {
   taconite::gst::TrackerPolicy policy;
   policy.min_hits = 1;
   taconite::gst::BoxTracker tracker(G_MAXINT);
-  auto ids = tracker.update({{0, 0, 10, 10}, {50, 50, 10, 10}}, policy);
+  auto ids = tracker.update_boxes({{0, 0, 10, 10}, {50, 50, 10, 10}}, policy);
   EXPECT_EQ(ids, (std::vector<std::optional<std::int64_t>>{G_MAXINT, gint64{G_MAXINT} + 1}));
 
   tracker.restart(INT64_MAX - 1);
-  ids = tracker.update({{0, 0, 10, 10}, {50, 50, 10, 10}}, policy);
+  ids = tracker.update_boxes({{0, 0, 10, 10}, {50, 50, 10, 10}}, policy);
   EXPECT_EQ(ids, (std::vector<std::optional<std::int64_t>>{INT64_MAX - 1, std::nullopt}))
       << "the last id is given, then none: never a wrapped, reused one";
   EXPECT_TRUE(tracker.ids_exhausted());
