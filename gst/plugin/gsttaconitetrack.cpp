@@ -62,7 +62,7 @@
 #include "box_tracker.hpp"
 #include "cxx_boundary.hpp"
 #include "face_selection.hpp"
-#include "property_state.hpp"
+#include "property_table.hpp"
 #include "roi_detection.hpp"
 #include "roi_track_param.hpp"
 
@@ -73,25 +73,18 @@ namespace {
 
 using namespace taconite::gst;
 
-constexpr const char* kDefaultRoiType = "face";
-constexpr double kDefaultIouThreshold = 0.3;
-constexpr guint kDefaultMaxAge = 30;
-constexpr guint kDefaultMinHits = 3;
-constexpr guint kDefaultMaxRois = 256;
-constexpr double kDefaultTrackThreshold = 0.5;
-constexpr double kDefaultLowThreshold = 0.1;
 // Bounds the assignment matrix (max-rois squared) and its cubic solve.
 constexpr guint kMaxMaxRois = 1024;
 
-// Property values; guarded by the object lock.
+// Property values and their defaults (see properties()); guarded by the object lock.
 struct Settings {
-  std::string roi_type = kDefaultRoiType;
-  double iou_threshold = kDefaultIouThreshold;
-  guint max_age = kDefaultMaxAge;
-  guint min_hits = kDefaultMinHits;
-  guint max_rois = kDefaultMaxRois;
-  double track_threshold = kDefaultTrackThreshold;
-  double low_threshold = kDefaultLowThreshold;
+  std::string roi_type = "face";
+  double iou_threshold = 0.3;
+  guint max_age = 30;
+  guint min_hits = 3;
+  guint max_rois = 256;
+  double track_threshold = 0.5;
+  double low_threshold = 0.1;
 };
 
 // What a ROI of the buffer gets: its id param set to `id`, or removed when `id` is empty.
@@ -127,16 +120,6 @@ struct _GstTaconiteTrack {
   Stream* stream;
 };
 
-enum {
-  PROP_0,
-  PROP_ROI_TYPE,
-  PROP_IOU_THRESHOLD,
-  PROP_MAX_AGE,
-  PROP_MIN_HITS,
-  PROP_MAX_ROIS,
-  PROP_TRACK_THRESHOLD,
-  PROP_LOW_THRESHOLD,
-};
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw(ANY)"));
@@ -303,39 +286,45 @@ static gboolean stop(GstBaseTransform* trans) {
 /* ------------------------------------------------------------------------------------------ */
 /* GObject                                                                                     */
 
-static void set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
-  GstTaconiteTrack* self = GST_TACONITE_TRACK(object);
-  if (!property_mutable_now(GST_ELEMENT(self), pspec)) return;
-  GST_OBJECT_LOCK(self);
-  Settings& s = *self->settings;
-  switch (prop_id) {
-    case PROP_ROI_TYPE: s.roi_type = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
-    case PROP_IOU_THRESHOLD: s.iou_threshold = g_value_get_double(value); break;
-    case PROP_MAX_AGE: s.max_age = g_value_get_uint(value); break;
-    case PROP_MIN_HITS: s.min_hits = g_value_get_uint(value); break;
-    case PROP_MAX_ROIS: s.max_rois = g_value_get_uint(value); break;
-    case PROP_TRACK_THRESHOLD: s.track_threshold = g_value_get_double(value); break;
-    case PROP_LOW_THRESHOLD: s.low_threshold = g_value_get_double(value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
-}
-
-static void get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
-  GstTaconiteTrack* self = GST_TACONITE_TRACK(object);
-  GST_OBJECT_LOCK(self);
-  const Settings& s = *self->settings;
-  switch (prop_id) {
-    case PROP_ROI_TYPE: g_value_set_string(value, s.roi_type.c_str()); break;
-    case PROP_IOU_THRESHOLD: g_value_set_double(value, s.iou_threshold); break;
-    case PROP_MAX_AGE: g_value_set_uint(value, s.max_age); break;
-    case PROP_MIN_HITS: g_value_set_uint(value, s.min_hits); break;
-    case PROP_MAX_ROIS: g_value_set_uint(value, s.max_rois); break;
-    case PROP_TRACK_THRESHOLD: g_value_set_double(value, s.track_threshold); break;
-    case PROP_LOW_THRESHOLD: g_value_set_double(value, s.low_threshold); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-  }
-  GST_OBJECT_UNLOCK(self);
+// Every property, declared once; defaults are Settings{}'s. All apply from the next buffer.
+static const PropertyTable<GstTaconiteTrack, Settings>& properties() {
+  static const auto table = [] {
+    PropertyTable<GstTaconiteTrack, Settings> t(&GstTaconiteTrack::settings);
+    constexpr Mutable any_time = Mutable::AnyTime;
+    t.string("roi-type", "ROI type",
+             "roi_type of the GstVideoRegionOfInterestMeta to track (facedetect emits \"face\"); an "
+             "empty string tracks every ROI, all types together. Default: \"face\"",
+             &Settings::roi_type, any_time);
+    t.real("iou-threshold", "IoU threshold",
+           "Least overlap (intersection over union, 0 to 1) between a track's predicted box and a "
+           "ROI for the ROI to continue the track; lower pairs start a new track. Default: 0.3",
+           0.0, 1.0, &Settings::iou_threshold, any_time);
+    t.uint("max-age", "Maximum age",
+           "Frames a lost confirmed track survives: a face missing from at most this many consecutive "
+           "frames gets its id back, one missing longer a new id (a track not yet confirmed ends at "
+           "its first missed frame). Default: 30",
+           0, G_MAXUINT, &Settings::max_age, any_time);
+    t.uint("min-hits", "Minimum hits",
+           "Consecutive frames a track must be matched in before its id is published (ROIs of a newer "
+           "track get no id); 1 publishes from the first frame. Default: 3",
+           1, G_MAXUINT, &Settings::min_hits, any_time);
+    t.uint("max-rois", "Maximum ROIs",
+           "ROIs of a frame tracked at most, the largest ones (the rest pass without an id), and "
+           "tracks kept at most (a new one replaces the longest-lost). Default: 256",
+           1, kMaxMaxRois, &Settings::max_rois, any_time);
+    t.real("track-threshold", "Track threshold",
+           "Least detection confidence (the detection param's confidence; ROIs without one count as "
+           "1) for a ROI to be matched in the first pass and to start a track. 0 treats every ROI "
+           "so. Default: 0.5",
+           0.0, 1.0, &Settings::track_threshold, any_time);
+    t.real("low-threshold", "Low threshold",
+           "Least detection confidence for a ROI below track-threshold to continue a track matched "
+           "in the previous frame (second pass; it never starts one); less confident ROIs get no "
+           "id. Default: 0.1",
+           0.0, 1.0, &Settings::low_threshold, any_time);
+    return t;
+  }();
+  return table;
 }
 
 static void finalize(GObject* object) {
@@ -356,8 +345,6 @@ static void gst_taconite_track_class_init(GstTaconiteTrackClass* klass) {
   GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
   GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass* transform_class = GST_BASE_TRANSFORM_CLASS(klass);
-  gobject_class->set_property = set_property;
-  gobject_class->get_property = get_property;
   gobject_class->finalize = finalize;
   transform_class->prepare_output_buffer = GST_DEBUG_FUNCPTR(prepare_output_buffer);
   transform_class->transform_ip = GST_DEBUG_FUNCPTR(transform_ip);
@@ -365,90 +352,7 @@ static void gst_taconite_track_class_init(GstTaconiteTrackClass* klass) {
   transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
   transform_class->stop = GST_DEBUG_FUNCPTR(stop);
 
-  const auto rw_playing =
-      static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
-
-  /**
-   * GstTaconiteTrack:roi-type:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_ROI_TYPE,
-      g_param_spec_string("roi-type", "ROI type",
-                          "roi_type of the GstVideoRegionOfInterestMeta to track (facedetect emits \"face\"); an "
-                          "empty string tracks every ROI, all types together. Default: \"face\"",
-                          kDefaultRoiType, rw_playing));
-  /**
-   * GstTaconiteTrack:iou-threshold:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_IOU_THRESHOLD,
-      g_param_spec_double("iou-threshold", "IoU threshold",
-                          "Least overlap (intersection over union, 0 to 1) between a track's predicted box and a "
-                          "ROI for the ROI to continue the track; lower pairs start a new track. Default: 0.3",
-                          0.0, 1.0, kDefaultIouThreshold, rw_playing));
-  /**
-   * GstTaconiteTrack:max-age:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_MAX_AGE,
-      g_param_spec_uint("max-age", "Maximum age",
-                        "Frames a lost confirmed track survives: a face missing from at most this many consecutive "
-                        "frames gets its id back, one missing longer a new id (a track not yet confirmed ends at "
-                        "its first missed frame). Default: 30",
-                        0, G_MAXUINT, kDefaultMaxAge, rw_playing));
-  /**
-   * GstTaconiteTrack:min-hits:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_MIN_HITS,
-      g_param_spec_uint("min-hits", "Minimum hits",
-                        "Consecutive frames a track must be matched in before its id is published (ROIs of a newer "
-                        "track get no id); 1 publishes from the first frame. Default: 3",
-                        1, G_MAXUINT, kDefaultMinHits, rw_playing));
-  /**
-   * GstTaconiteTrack:max-rois:
-   *
-   * Since: 0.2
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_MAX_ROIS,
-      g_param_spec_uint("max-rois", "Maximum ROIs",
-                        "ROIs of a frame tracked at most, the largest ones (the rest pass without an id), and "
-                        "tracks kept at most (a new one replaces the longest-lost). Default: 256",
-                        1, kMaxMaxRois, kDefaultMaxRois, rw_playing));
-
-  /**
-   * GstTaconiteTrack:track-threshold:
-   *
-   * Since: 0.3
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_TRACK_THRESHOLD,
-      g_param_spec_double("track-threshold", "Track threshold",
-                          "Least detection confidence (the detection param's confidence; ROIs without one count as "
-                          "1) for a ROI to be matched in the first pass and to start a track. 0 treats every ROI "
-                          "so. Default: 0.5",
-                          0.0, 1.0, kDefaultTrackThreshold, rw_playing));
-  /**
-   * GstTaconiteTrack:low-threshold:
-   *
-   * Since: 0.3
-   */
-  g_object_class_install_property(
-      gobject_class, PROP_LOW_THRESHOLD,
-      g_param_spec_double("low-threshold", "Low threshold",
-                          "Least detection confidence for a ROI below track-threshold to continue a track matched "
-                          "in the previous frame (second pass; it never starts one); less confident ROIs get no "
-                          "id. Default: 0.1",
-                          0.0, 1.0, kDefaultLowThreshold, rw_playing));
+  PropertyTable<GstTaconiteTrack, Settings>::install(gobject_class, properties());
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
