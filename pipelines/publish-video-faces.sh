@@ -3,17 +3,21 @@
 # taconiteadaface -> taconitepublish method=file (JSON lines, schema taconite-faces/1,
 # docs/faces-message.md), then a summary from the file. The detector is taconitedetect (YuNet, with
 # its own 5 landmarks) with --detector MODEL.onnx; without it, the slow stock fallback: facedetect
-# (Haar) -> taconitelandmarks (dlib).
+# (Haar) -> taconitelandmarks (dlib). With the detector it runs the real-time settings: YuNet on one
+# frame in 3 (taconitetrack predicts the boxes in between) and best-shot embedding per track.
 #
 # Usage: pipelines/publish-video-faces.sh [--bundle DIR] [--backend NAME] [--seconds S]
 #                                         [--reinfer-interval R] [--output FILE.jsonl]
-#                                         [--detector YUNET.onnx] [VIDEO]
+#                                         [--detector YUNET.onnx] [--detect-interval N]
+#                                         [--reinfer-mode interval|best] [VIDEO]
 #
 # Without VIDEO the synthetic camera (python3-skimage's astronaut, panned and zoomed) is first
 # written to a video file with pipelines/make_demo_video.py. Every frame gets a line
 # (publish-empty=true), each face its 512-float embedding (embedding=array). Without --bundle a
 # synthetic IR-tiny test bundle is written (meaningless identities). BUILD_DIR (default: build) is
-# the meson build directory holding the plugin and tools.
+# the meson build directory holding the plugin and tools. --detect-interval (default 3) and
+# --reinfer-mode (default best with --detector, else interval) are taconitedetect's interval and
+# taconiteadaface's reinfer-mode.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -23,6 +27,8 @@ seconds=4
 reinfer=5
 output=faces.jsonl
 detector=""
+detect_interval=3
+reinfer_mode=""
 video=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -32,7 +38,9 @@ while [ $# -gt 0 ]; do
     --reinfer-interval) reinfer="$2"; shift 2 ;;
     --output) output="$2"; shift 2 ;;
     --detector) detector="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --detect-interval) detect_interval="$2"; shift 2 ;;
+    --reinfer-mode) reinfer_mode="$2"; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) video="$1"; shift ;;
   esac
 done
@@ -46,16 +54,20 @@ if [ -z "$video" ]; then
 fi
 
 if [ -n "$detector" ]; then
-  front=(taconitedetect model="$detector")
+  front=(taconitedetect model="$detector" interval="$detect_interval")
+  reinfer_mode="${reinfer_mode:-best}"
 else
   front=(facedetect display=false ! taconitelandmarks)
+  reinfer_mode="${reinfer_mode:-interval}"
 fi
 pipeline=(filesrc location="$video" ! decodebin ! videoconvert ! "${front[@]}" !
-  taconitetrack ! taconiteadaface bundle="$bundle" backend="$backend" input-mode=rois reinfer-interval="$reinfer" !
+  taconitetrack ! taconiteadaface bundle="$bundle" backend="$backend" input-mode=rois \
+    reinfer-mode="$reinfer_mode" reinfer-interval="$reinfer" !
   taconitepublish method=file location="$output" stream=cam0 embedding=array publish-empty=true !
   fakesink sync=false)
 echo "gst-launch-1.0 ${pipeline[*]}" >&2
 started=$EPOCHREALTIME
 # facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing: not needed here.
 gst-launch-1.0 -q "${pipeline[@]}" 2> >(grep -v 'haarcascade_mcs_' >&2)
-/usr/bin/python3 "$here/summarize_faces.py" "$output" --started "$started" --reinfer-interval "$reinfer" >&2
+/usr/bin/python3 "$here/summarize_faces.py" "$output" --started "$started" \
+  --reuse "reinfer-mode=$reinfer_mode$([ "$reinfer_mode" = interval ] && echo " reinfer-interval=$reinfer")" >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Prints the demo's summary from taconitepublish's JSON lines (schema taconite-faces/1).
 
-Usage: summarize_faces.py FILE.jsonl --started T [--reinfer-interval R]
+Usage: summarize_faces.py FILE.jsonl --started T [--reuse "HOW EMBEDDINGS ARE REUSED"]
 Frames are the documents (the demo sets publish-empty=true, so every frame has one); faces are
 the faces with an embedding (status computed or cached). T is when the pipeline started (Unix
 time, e.g. bash's $EPOCHREALTIME): the wall time runs from then to now.
@@ -16,7 +16,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path")
     parser.add_argument("--started", type=float, required=True, help="Unix time the pipeline started")
-    parser.add_argument("--reinfer-interval", type=int, default=5)
+    parser.add_argument("--reuse", default="reinfer-interval=5", help="taconiteadaface's reuse settings, for the summary")
     args = parser.parse_args()
     streams, frames, faces, aligned, reused = set(), 0, 0, 0, 0
     tracks = {}  # (stream, track id) -> faces seen with it
@@ -45,8 +45,7 @@ def main():
     if faces:
         longest = max(tracks.values(), default=0)
         print(f"summary: {aligned / faces:.0%} of faces aligned, {len(tracks)} distinct track(s) (the longest "
-              f"holds {longest / faces:.0%} of the faces), {reused} embeddings reused with reinfer-interval="
-              f"{args.reinfer_interval}")
+              f"holds {longest / faces:.0%} of the faces), {reused} embeddings reused with {args.reuse}")
     return 0 if faces > 0 else 4
 
 

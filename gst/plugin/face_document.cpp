@@ -14,6 +14,7 @@
 #include "embedding_output.hpp"
 #include "face_alignment.hpp"
 #include "face_selection.hpp"
+#include "roi_params.hpp"
 #include "track_cache.hpp"
 
 namespace taconite::gst {
@@ -85,6 +86,29 @@ void add_embedding(JsonBuilder* b, const GstTaconiteEmbeddingMeta* meta, Embeddi
   g_free(text);
 }
 
+// A detector's "detection" ROI param (taconitedetect, or any with a `confidence`): its confidence,
+// and whether a tracker predicted the box (taconitetrack between detections); null without one.
+void add_detection(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
+  json_builder_set_member_name(b, "detection");
+  const GstStructure* s =
+      roi ? gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "detection")
+          : nullptr;
+  if (!s) {
+    json_builder_add_null_value(b);
+    return;
+  }
+  json_builder_begin_object(b);
+  json_builder_set_member_name(b, "confidence");
+  gdouble confidence = 0.0;
+  if (gst_structure_get_double(s, "confidence", &confidence))
+    add_number(b, confidence);
+  else
+    json_builder_add_null_value(b);
+  json_builder_set_member_name(b, "predicted");
+  json_builder_add_boolean_value(b, roi_predicted(roi));
+  json_builder_end_object(b);
+}
+
 // taconiteadaface's "quality" ROI param: this frame's pre-embedding score and its parts, and the
 // attached embedding's score; a field the param lacks (or that is not a finite number) is null.
 void add_quality(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
@@ -130,7 +154,7 @@ std::string utc_text(gint64 utc_us) {
   return text;
 }
 
-// One face: its box, tracking id, landmarks, quality, identity and embedding. `roi` is null for a
+// One face: its box, tracking id, landmarks, detection, quality, identity and embedding. `roi` is null for a
 // whole-buffer face (input-mode=crops), whose box is the frame.
 void add_face(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi, const GstTaconiteEmbeddingMeta* meta,
               const FrameContext& context) {
@@ -165,6 +189,7 @@ void add_face(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi, const Gst
   } else {
     json_builder_add_null_value(b);
   }
+  add_detection(b, roi);
 
   // Without an embedding meta (no taconiteadaface upstream, or a ROI it did not select) these
   // are null: the face was found but not embedded.

@@ -121,6 +121,39 @@ TEST_F(PublishFileTest, OneLinePerFrameWithFacesCarryingTheMetadata) {
   }
 }
 
+TEST_F(PublishFileTest, ADetectorsConfidenceAndATrackersPredictionArePublished) {
+  h_ = publish_harness({{"location", path_}});
+  ASSERT_NE(h_, nullptr);
+  GstBuffer* in = face_frame(0, 3);
+  std::vector<GstVideoRegionOfInterestMeta*> faces;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(in, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    if (reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta)->roi_type == g_quark_from_string("face"))
+      faces.push_back(reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta));
+  ASSERT_EQ(faces.size(), 3u);
+  // Face 0: measured by the detector; face 1: predicted by the tracker; face 2: no detector.
+  gst_video_region_of_interest_meta_add_param(
+      faces[0], gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, 0.875, "fresh", G_TYPE_BOOLEAN, TRUE, nullptr));
+  gst_video_region_of_interest_meta_add_param(
+      faces[1], gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, 0.5, "fresh", G_TYPE_BOOLEAN, FALSE,
+                                  "predicted", G_TYPE_BOOLEAN, TRUE, nullptr));
+  ASSERT_EQ(gst_harness_push(h_, in), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h_));
+
+  const std::vector<JsonObject*> docs = documents();
+  ASSERT_EQ(docs.size(), 1u);
+  JsonArray* published = json_object_get_array_member(docs[0], "faces");
+  ASSERT_EQ(json_array_get_length(published), 3u);
+  JsonObject* measured = json_object_get_object_member(json_array_get_object_element(published, 0), "detection");
+  ASSERT_NE(measured, nullptr);
+  EXPECT_DOUBLE_EQ(json_object_get_double_member(measured, "confidence"), 0.875);
+  EXPECT_FALSE(json_object_get_boolean_member(measured, "predicted"));
+  JsonObject* predicted = json_object_get_object_member(json_array_get_object_element(published, 1), "detection");
+  ASSERT_NE(predicted, nullptr);
+  EXPECT_TRUE(json_object_get_boolean_member(predicted, "predicted"));
+  EXPECT_TRUE(json_object_get_null_member(json_array_get_object_element(published, 2), "detection"));
+}
+
 TEST_F(PublishFileTest, PublishEmptyAlsoWritesFramesWithoutFaces) {
   run({{"publish-empty", "true"}}, {0, 1, 0});
   const std::vector<JsonObject*> docs = documents();
