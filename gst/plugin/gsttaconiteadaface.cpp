@@ -52,12 +52,14 @@
 #include "engine_client.hpp"
 #include "enums.hpp"
 #include "face_alignment.hpp"
-#include "face_preprocess.hpp"
+#include "face_crop.hpp"
 #include "cxx_boundary.hpp"
 #include "face_selection.hpp"
 #include "item_queue.hpp"
 #include "property_state.hpp"
+#include "readable_frame.hpp"
 #include "track_cache.hpp"
+#include "video_formats.hpp"
 
 #define GST_CAT_DEFAULT taconite_adaface_debug
 
@@ -454,10 +456,10 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
           GST_WARNING_OBJECT(self, "ROI %d: ignoring its landmarks (%s); cropping its box unaligned", job.roi_id,
                              rejected.c_str());
         if (to_template) {
-          aligned_face_to_chw(frame.get(), *to_template, engine.input_width, engine.input_height, order, one);
+          taconite::vision::aligned_face_to_chw(frame.view(), *to_template, engine.input_width, engine.input_height, order, one);
           faces[todo[k]].aligned = true;
         } else {
-          face_to_chw(frame.get(), job, margin, engine.input_width, engine.input_height, order, one);
+          face_to_chw(frame.view(), job, margin, engine.input_width, engine.input_height, order, one);
           faces[todo[k]].aligned = job.aligned_crop;
         }
         std::copy(one.begin(), one.end(), st->scratch.begin() + static_cast<std::ptrdiff_t>(k * face_size));
