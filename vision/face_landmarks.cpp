@@ -31,8 +31,8 @@ constexpr double kRefineTiltRadians = 10.0 * std::numbers::pi / 180.0;
 // YUV and GRAY8, the packed pixels (3 or 4 bytes) for the RGB formats.
 cv::Mat plane_view(const ImageView& image) {
   // cv::Mat has no read-only header; the pixels are only ever read through it.
-  return cv::Mat(image.height, image.width, CV_8UC(plane0_bytes(image.format)), const_cast<std::uint8_t*>(image.planes[0]),
-                 static_cast<std::size_t>(image.strides[0]));
+  return cv::Mat(image.height, image.width, CV_8UC(plane0_bytes(image.format)),
+                 const_cast<std::uint8_t*>(image.planes[0]), static_cast<std::size_t>(image.strides[0]));
 }
 
 // `pixels` (taken from plane_view) as full-range gray: packed RGB by BT.601 luma weights placed at
@@ -228,7 +228,8 @@ FaceLandmarks LandmarkModel::predict(const ImageView& image, const FaceBox& box,
   // Each answer depends on the box to a few % of the eye distance; averaging the answers on the
   // box and on copies shifted by 6 % of its size cancels much of that (measured in
   // tests/gst/alignment_quality_test.cpp).
-  const std::int64_t dx = std::max<std::int64_t>(1, box.width * 6 / 100), dy = std::max<std::int64_t>(1, box.height * 6 / 100);
+  const std::int64_t dx = std::max<std::int64_t>(1, box.width * 6 / 100);
+  const std::int64_t dy = std::max<std::int64_t>(1, box.height * 6 / 100);
   const std::array<std::array<std::int64_t, 2>, kMaxBoxSamples> shifts{{{0, 0}, {dx, 0}, {-dx, 0}, {0, dy}, {0, -dy}}};
   FaceLandmarks mean;
   mean.points.fill({});

@@ -49,7 +49,8 @@ struct TrackDecision {
 class IdentityVotes {
  public:
   // Adds `vote` (none: a reused embedding, nothing new to count) for `track` at frame `now`.
-  TrackDecision add(std::int64_t track, std::uint64_t now, const std::optional<IdentityVote>& vote, const VotePolicy& policy);
+  TrackDecision add(std::int64_t track, std::uint64_t now, const std::optional<IdentityVote>& vote,
+                    const VotePolicy& policy);
   // Keeps `search` as the track's last answer (the track must have been added); it is searched.
   void remember(std::int64_t track, TrackSearch search);
   // The track's newest embedding was not searched (over the search budget): the same vector,

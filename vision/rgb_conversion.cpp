@@ -12,9 +12,9 @@ cv::Mat plane_view(const ImageView& image, int plane, int type, const cv::Rect& 
   const int stride = image.strides[static_cast<std::size_t>(plane)];
   // cv::Mat has no read-only header; the pixels are only ever read through it.
   auto* base = const_cast<std::uint8_t*>(image.planes[static_cast<std::size_t>(plane)]);
-  return cv::Mat(rect.height, rect.width, type,
-                 base + static_cast<std::ptrdiff_t>(rect.y) * stride + static_cast<std::ptrdiff_t>(rect.x) * bytes_per_pixel,
-                 static_cast<std::size_t>(stride));
+  const std::ptrdiff_t offset =
+      static_cast<std::ptrdiff_t>(rect.y) * stride + static_cast<std::ptrdiff_t>(rect.x) * bytes_per_pixel;
+  return cv::Mat(rect.height, rect.width, type, base + offset, static_cast<std::size_t>(stride));
 }
 
 // Plane-0 pixels (packed RGB family as `format` lays them out, or gray) to RGB.

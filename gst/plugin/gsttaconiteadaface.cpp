@@ -456,7 +456,8 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
           GST_WARNING_OBJECT(self, "ROI %d: ignoring its landmarks (%s); cropping its box unaligned", job.roi_id,
                              rejected.c_str());
         if (to_template) {
-          taconite::vision::aligned_face_to_chw(frame.view(), *to_template, engine.input_width, engine.input_height, order, one);
+          taconite::vision::aligned_face_to_chw(frame.view(), *to_template, engine.input_width, engine.input_height,
+                                                order, one);
           faces[todo[k]].aligned = true;
         } else {
           face_to_chw(frame.view(), job, margin, engine.input_width, engine.input_height, order, one);

@@ -55,7 +55,8 @@ ImageView view_of(PixelFormat format, const std::vector<std::uint8_t>& memory, i
 }
 
 std::string format_name(const ::testing::TestParamInfo<PixelFormat>& info) {
-  constexpr const char* kNames[] = {"RGB", "BGR", "RGBx", "BGRx", "xRGB", "xBGR", "RGBA", "BGRA", "I420", "NV12", "GRAY8"};
+  constexpr const char* kNames[] = {"RGB",  "BGR",  "RGBx", "BGRx", "xRGB", "xBGR",
+                                    "RGBA", "BGRA", "I420", "NV12", "GRAY8"};
   return kNames[static_cast<int>(info.param)];
 }
 
@@ -101,7 +102,9 @@ struct Yuv420 {
     const double r = rgb[0], g = rgb[1], b = rgb[2];
     const double luma = kr * r + (1 - kr - kb) * g + kb * b;
     const double cb = (b - luma) / (2 * (1 - kb)), cr = (r - luma) / (2 * (1 - kr));
-    const auto byte = [](double value) { return static_cast<std::uint8_t>(std::lround(std::clamp(value, 0.0, 255.0))); };
+    const auto byte = [](double value) {
+      return static_cast<std::uint8_t>(std::lround(std::clamp(value, 0.0, 255.0)));
+    };
     const std::uint8_t Y = byte(full ? luma : 16 + luma * 219 / 255);
     const std::uint8_t U = byte(128 + cb * (full ? 1.0 : 224.0 / 255));
     const std::uint8_t V = byte(128 + cr * (full ? 1.0 : 224.0 / 255));
