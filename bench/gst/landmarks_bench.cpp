@@ -1,5 +1,5 @@
 // Front-end costs of taconitelandmarks and taconitetrack, measured on their own parts (not tests):
-//   landmarks  dlib 68-point prediction per face (the element's LandmarkModel::predict), one thread,
+//   landmarks  dlib 68-point prediction per face (vision's LandmarkModel::predict), one thread,
 //              on a photo's face upright and tilted by 20 degrees (the tilted one is refined);
 //   hog        dlib HOG face detection per 640x480 frame at detect-scale 1 and 0.5 (I420 luma);
 //   tracker    BoxTracker::update_boxes per frame with 50 boxes moving a few pixels per frame.
@@ -7,9 +7,6 @@
 // bench/gst/pipeline_fps.sh.
 //
 // Usage: taconite-landmarks-bench PHOTO [--model FILE] [--repeats N]
-#include <gst/gst.h>
-#include <gst/video/video.h>
-
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -28,7 +25,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using taconite::gst::FaceBox;
+using taconite::vision::FaceBox;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -61,38 +58,31 @@ Timing time_median(int repeats, Work&& work) {
   return {median(wall), median(cpu)};
 }
 
-// A BGR image as a mapped frame of `format` (converted by GStreamer's own video converter).
+// A BGR image as an RGB or I420 (BT.601, limited range: what a camera's SD video carries) image.
 class Frame {
  public:
-  Frame(const cv::Mat& bgr, GstVideoFormat format) {
-    cv::Mat rgb;
-    cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
-    GstVideoInfo rgb_info, info;
-    gst_video_info_set_format(&rgb_info, GST_VIDEO_FORMAT_RGB, rgb.cols, rgb.rows);
-    gst_video_info_set_format(&info, format, rgb.cols, rgb.rows);
-    GstVideoFrame in;
-    GstBuffer* rgb_buffer = gst_buffer_new_allocate(nullptr, rgb_info.size, nullptr);
-    gst_video_frame_map(&in, &rgb_info, rgb_buffer, GST_MAP_WRITE);
-    for (int y = 0; y < rgb.rows; ++y)
-      std::memcpy(static_cast<guint8*>(GST_VIDEO_FRAME_PLANE_DATA(&in, 0)) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&in, 0),
-                  rgb.ptr(y), static_cast<std::size_t>(rgb.cols) * 3);
-    buffer_ = gst_buffer_new_allocate(nullptr, info.size, nullptr);
-    gst_video_frame_map(&frame_, &info, buffer_, GST_MAP_READWRITE);
-    GstVideoConverter* convert = gst_video_converter_new(&rgb_info, &info, nullptr);
-    gst_video_converter_frame(convert, &in, &frame_);
-    gst_video_converter_free(convert);
-    gst_video_frame_unmap(&in);
-    gst_buffer_unref(rgb_buffer);
+  Frame(const cv::Mat& bgr, taconite::vision::PixelFormat format) {
+    using taconite::vision::PixelFormat;
+    view_.format = format;
+    view_.width = bgr.cols;
+    view_.height = bgr.rows;
+    if (format == PixelFormat::I420) {
+      // OpenCV lays I420 out as one (h * 3/2) x w plane: Y, then U and V at half width and height.
+      cv::cvtColor(bgr, pixels_, cv::COLOR_BGR2YUV_I420);
+      const std::size_t luma = static_cast<std::size_t>(bgr.cols) * bgr.rows;
+      view_.planes = {pixels_.data, pixels_.data + luma, pixels_.data + luma + luma / 4};
+      view_.strides = {bgr.cols, bgr.cols / 2, bgr.cols / 2};
+    } else {
+      cv::cvtColor(bgr, pixels_, cv::COLOR_BGR2RGB);
+      view_.planes = {pixels_.data, nullptr, nullptr};
+      view_.strides = {static_cast<int>(pixels_.step[0]), 0, 0};
+    }
   }
-  ~Frame() {
-    gst_video_frame_unmap(&frame_);
-    gst_buffer_unref(buffer_);
-  }
-  const GstVideoFrame& get() const { return frame_; }
+  const taconite::vision::ImageView& get() const { return view_; }
 
  private:
-  GstBuffer* buffer_ = nullptr;
-  GstVideoFrame frame_{};
+  cv::Mat pixels_;
+  taconite::vision::ImageView view_;
 };
 
 // The photo placed on a 640x480 canvas (scaled to fit), as the bench's video frame.
@@ -121,7 +111,6 @@ std::vector<std::vector<taconite::gst::Box>> drifting_boxes(int count, int frame
 }  // namespace
 
 int main(int argc, char** argv) {
-  gst_init(&argc, &argv);
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s PHOTO [--model FILE] [--repeats N]\n", argv[0]);
     return 2;
@@ -134,15 +123,15 @@ int main(int argc, char** argv) {
   }
   const cv::Mat photo = cv::imread(argv[1], cv::IMREAD_COLOR);
   std::string problem;
-  const auto model = taconite::gst::LandmarkModel::load(model_path, &problem);
+  const auto model = taconite::vision::LandmarkModel::load(model_path, &problem);
   if (photo.empty() || !model) {
     std::fprintf(stderr, "error: %s\n", photo.empty() ? "the photo is not readable" : problem.c_str());
     return 1;
   }
 
   const cv::Mat canvas = vga_canvas(photo);
-  const Frame i420(canvas, GST_VIDEO_FORMAT_I420), rgb(canvas, GST_VIDEO_FORMAT_RGB);
-  taconite::gst::FaceDetector detector;
+  const Frame i420(canvas, taconite::vision::PixelFormat::I420), rgb(canvas, taconite::vision::PixelFormat::Rgb);
+  taconite::vision::FaceDetector detector;
   const auto faces = detector.detect(i420.get(), 1.0);
   if (faces.empty()) {
     std::fprintf(stderr, "error: no face found on the photo\n");
@@ -152,7 +141,7 @@ int main(int argc, char** argv) {
   cv::Mat tilted;
   const cv::Point2f centre(static_cast<float>(face.x + face.width / 2.0), static_cast<float>(face.y + face.height / 2.0));
   cv::warpAffine(canvas, tilted, cv::getRotationMatrix2D(centre, 20.0, 1.0), canvas.size());
-  const Frame tilted_i420(tilted, GST_VIDEO_FORMAT_I420);
+  const Frame tilted_i420(tilted, taconite::vision::PixelFormat::I420);
 
   const Timing landmarks_i420 = time_median(repeats, [&] { (void)model->predict(i420.get(), face); });
   const Timing landmarks_rgb = time_median(repeats, [&] { (void)model->predict(rgb.get(), face); });

@@ -3,17 +3,16 @@
 
 #include <glib-object.h>
 
+#include "channel_order.hpp"
+
 enum class InputMode : int {
   Crops = 0,  // every buffer is one aligned face crop
   Rois = 1,   // frames carrying GstVideoRegionOfInterestMeta of type roi-type
   Auto = 2,   // rois when the buffer has matching ROIs, else crops
 };
 
-enum class ChannelOrder : int {
-  Rgb = 0,  // the bundle's contract (cvlface)
-  Bgr = 1,  // for checkpoints trained on BGR input (AdaFace's inference.py)
-  Auto = 2, // the bundle's param input_channel_order (rgb when it has none); resolved once the bundle loads
-};
+// Defined by vision/ (the preprocessing takes it); registered here.
+using ChannelOrder = taconite::vision::ChannelOrder;
 
 enum class BackendChoice : int {
   Auto = 0,

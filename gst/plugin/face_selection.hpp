@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "enums.hpp"
+#include "face_preprocess.hpp"
 
 namespace taconite::gst {
 
-struct PixelBox {
-  int x = 0, y = 0, width = 0, height = 0;
-};
+// A face box is vision's (the preprocessing crops around it).
+using vision::PixelBox;
 
 struct FaceJob {
   gint roi_id = -1;                              // ROI meta id; -1 for a whole-buffer crop

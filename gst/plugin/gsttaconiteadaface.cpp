@@ -52,13 +52,15 @@
 #include "engine_client.hpp"
 #include "enums.hpp"
 #include "face_alignment.hpp"
-#include "face_preprocess.hpp"
+#include "face_crop.hpp"
 #include "cxx_boundary.hpp"
 #include "face_selection.hpp"
 #include "item_queue.hpp"
 #include "property_table.hpp"
+#include "readable_frame.hpp"
 #include "roi_params.hpp"
 #include "track_cache.hpp"
+#include "video_formats.hpp"
 
 #define GST_CAT_DEFAULT taconite_adaface_debug
 
@@ -421,11 +423,12 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
                              rejected.c_str());
         std::vector<cv::Point2d> landmarks;  // the plausible ones only, for the quality
         if (to_template) {
-          aligned_face_to_chw(frame.get(), *to_template, engine.input_width, engine.input_height, order, one);
+          taconite::vision::aligned_face_to_chw(frame.view(), *to_template, engine.input_width, engine.input_height,
+                                                order, one);
           faces[prepared[k]].aligned = true;
           for (const Point2& p : roi_landmarks(job.roi)) landmarks.emplace_back(p.x, p.y);
         } else {
-          face_to_chw(frame.get(), job, margin, engine.input_width, engine.input_height, order, one);
+          face_to_chw(frame.view(), job, margin, engine.input_width, engine.input_height, order, one);
           faces[prepared[k]].aligned = job.aligned_crop;
         }
         std::copy(one.begin(), one.end(), st->scratch.begin() + static_cast<std::ptrdiff_t>(k * face_size));

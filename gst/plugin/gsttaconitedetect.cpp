@@ -40,10 +40,12 @@
 
 #include "box_tracker.hpp"
 #include "cxx_boundary.hpp"
-#include "face_preprocess.hpp"
 #include "face_selection.hpp"
 #include "property_table.hpp"
+#include "readable_frame.hpp"
+#include "rgb_conversion.hpp"
 #include "roi_params.hpp"
+#include "video_formats.hpp"
 #include "yunet_detector.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_detect_debug);
@@ -53,6 +55,8 @@ namespace {
 
 using namespace taconite::gst;
 using taconite::vision::DetectedFace;
+using taconite::vision::ImageView;
+using taconite::vision::Point2;
 using taconite::vision::YuNetDetector;
 using taconite::vision::YuNetOptions;
 
@@ -170,11 +174,11 @@ static void write_faces(GstTaconiteDetect* self, GstBuffer* buffer, const std::v
 }
 
 // The frame's faces, best first, with min-face-size applied.
-static std::vector<DetectedFace> detect_faces(GstTaconiteDetect* self, const GstVideoFrame& frame, guint min_face_size) {
+static std::vector<DetectedFace> detect_faces(GstTaconiteDetect* self, const ImageView& frame, guint min_face_size) {
   YuNetDetector& detector = *self->stream->detector;
-  const cv::Size size(GST_VIDEO_FRAME_WIDTH(&frame), GST_VIDEO_FRAME_HEIGHT(&frame));
+  const cv::Size size(frame.width, frame.height);
   // Scaled to the network input on the frame's own planes: only the scaling reads the whole frame.
-  const cv::Mat fitted = scaled_frame_rgb(frame, detector.fitted_size(size));
+  const cv::Mat fitted = taconite::vision::scaled_frame_rgb(frame, detector.fitted_size(size));
   std::vector<DetectedFace> faces = detector.detect_fitted(fitted, size, /*rgb_order=*/true);
   std::erase_if(faces, [&](const DetectedFace& f) { return std::min(f.box.width, f.box.height) < min_face_size; });
   GST_LOG_OBJECT(self, "detected %zu faces", faces.size());
@@ -268,7 +272,7 @@ static GstFlowReturn detect_in_place(GstTaconiteDetect* self, GstBuffer* buffer)
                         ("%s", problem.c_str()));
       return GST_FLOW_ERROR;
     }
-    stream.carried = detect_faces(self, frame.get(), min_face_size);
+    stream.carried = detect_faces(self, frame.view(), min_face_size);
     stream.frames_to_detection = interval;
   }
   --stream.frames_to_detection;

@@ -67,6 +67,12 @@ GST_DEBUG_CATEGORY_STATIC(taconite_identify_debug);
 namespace {
 
 using namespace taconite::gst;
+using taconite::vision::IdentityVote;
+using taconite::vision::IdentityVotes;
+using taconite::vision::kUnknownIdentity;
+using taconite::vision::TrackDecision;
+using taconite::vision::TrackSearch;
+using taconite::vision::VotePolicy;
 namespace gallery = taconite::gallery;
 
 constexpr const char* kIdentityParam = "identity";

@@ -51,10 +51,11 @@
 
 #include "cxx_boundary.hpp"
 #include "face_landmarks.hpp"
-#include "face_preprocess.hpp"
 #include "face_selection.hpp"
 #include "property_table.hpp"
+#include "readable_frame.hpp"
 #include "roi_params.hpp"
+#include "video_formats.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_landmarks_debug);
 #define GST_CAT_DEFAULT taconite_landmarks_debug
@@ -62,6 +63,14 @@ GST_DEBUG_CATEGORY_STATIC(taconite_landmarks_debug);
 namespace {
 
 using namespace taconite::gst;
+using taconite::vision::FaceBox;
+using taconite::vision::FaceDetection;
+using taconite::vision::FaceDetector;
+using taconite::vision::FaceLandmarks;
+using taconite::vision::ImageView;
+using taconite::vision::kMaxBoxSamples;
+using taconite::vision::LandmarkModel;
+using taconite::vision::Point2;
 
 enum class DetectMode : int {
   Auto = 0,    // detect on frames without a face ROI
@@ -163,7 +172,7 @@ static bool wants_detection(DetectMode mode, bool has_face_rois) {
 
 // The faces to add to this frame: a fresh detection every detect-interval frames that want one,
 // the last detection's otherwise.
-static std::vector<FaceDetection> detections(GstTaconiteLandmarks* self, const GstVideoFrame& frame, guint interval,
+static std::vector<FaceDetection> detections(GstTaconiteLandmarks* self, const ImageView& frame, guint interval,
                                              double scale) {
   Stream& stream = *self->stream;
   if (stream.frames_to_detection == 0) {
@@ -322,7 +331,7 @@ static GstFlowReturn prepare_output_buffer(GstBaseTransform* trans, GstBuffer* i
 
 // Finds the landmarks of the largest faces, as many as max-faces and the per-frame prediction
 // budget allow; returns how many faces got none.
-static std::size_t predict_faces(const LandmarkModel& model, const GstVideoFrame& frame, std::vector<Face>& faces,
+static std::size_t predict_faces(const LandmarkModel& model, const ImageView& frame, std::vector<Face>& faces,
                                  const Settings& settings) {
   const guint reserve = 2 * settings.box_samples;  // the most runs one face can take
   guint runs_left = kMaxPredictionsPerFrame;
@@ -358,12 +367,11 @@ static GstFlowReturn transform_ip_unguarded(GstTaconiteLandmarks* self, GstBuffe
                         ("%s", problem.c_str()));
       return GST_FLOW_ERROR;
     }
-    const GstVideoFrame& pixels = frame.get();
+    const ImageView& pixels = frame.view();
     const std::vector<FaceDetection> found =
         detect ? detections(self, pixels, settings.detect_interval, settings.detect_scale)
                : std::vector<FaceDetection>{};
-    faces = gather_faces(self, face_rois(buffer, roi_type), found, GST_VIDEO_FRAME_WIDTH(&pixels),
-                         GST_VIDEO_FRAME_HEIGHT(&pixels));
+    faces = gather_faces(self, face_rois(buffer, roi_type), found, pixels.width, pixels.height);
     if (const std::size_t skipped = predict_faces(*self->stream->model, pixels, faces, settings)) {
       *self->faces_skipped += skipped;
       GST_DEBUG_OBJECT(self, "max-faces=%u, box-samples=%u, %u predictions per frame: %zu smaller faces get no "

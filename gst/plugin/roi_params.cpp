@@ -8,10 +8,10 @@ namespace taconite::gst {
 
 namespace {
 
-GValue double_array(std::span<const Point2> points, bool x) {
+GValue double_array(std::span<const vision::Point2> points, bool x) {
   GValue array = G_VALUE_INIT;
   gst_value_array_init(&array, static_cast<guint>(points.size()));
-  for (const Point2& p : points) {
+  for (const vision::Point2& p : points) {
     GValue v = G_VALUE_INIT;
     g_value_init(&v, G_TYPE_DOUBLE);
     g_value_set_double(&v, x ? p.x : p.y);
@@ -22,7 +22,7 @@ GValue double_array(std::span<const Point2> points, bool x) {
 
 }  // namespace
 
-GstStructure* points_structure(const char* name, std::span<const Point2> points) {
+GstStructure* points_structure(const char* name, std::span<const vision::Point2> points) {
   GstStructure* s = gst_structure_new_empty(name);
   GValue xs = double_array(points, true), ys = double_array(points, false);
   gst_structure_take_value(s, "x", &xs);

@@ -8,12 +8,12 @@
 #include <span>
 #include <vector>
 
-#include "face_alignment.hpp"
+#include "similarity_alignment.hpp"
 
 namespace taconite::gst {
 
 // A structure `name` with `x` and `y` arrays of the points' doubles (frame pixels).
-GstStructure* points_structure(const char* name, std::span<const Point2> points);
+GstStructure* points_structure(const char* name, std::span<const vision::Point2> points);
 
 // Replaces the ROI's param structures named like `s` (if any) by `s` (taken), at the end of its params.
 void replace_roi_param(GstVideoRegionOfInterestMeta* roi, GstStructure* s);

@@ -24,16 +24,17 @@
 #include <string>
 #include <vector>
 
-#include "face_alignment.hpp"
 #include "face_landmarks.hpp"
 #include "face_preprocess.hpp"
 #include "gst_test_support.hpp"
+#include "readable_frame.hpp"
+#include "similarity_alignment.hpp"
 #include "taconite/taconite.hpp"
 
 namespace {
 
-using taconite::gst::FaceBox;
-using taconite::gst::Point2;
+using taconite::vision::FaceBox;
+using taconite::vision::Point2;
 
 constexpr int kInput = 112;
 constexpr double kMaxLandmarkError = 0.05;  // of the inter-ocular distance
@@ -113,36 +114,36 @@ class AlignmentQuality : public ::testing::Test {
   }
   // The element's two inputs for a face: warped by its landmarks, or its box crop (margin 0).
   std::vector<float> aligned_input(const Photo& photo, const std::array<Point2, 5>& five) {
-    auto to_template = taconite::gst::alignment_transform(five, kInput, kInput);
+    auto to_template = taconite::vision::alignment_transform(five, kInput, kInput);
     EXPECT_TRUE(to_template.has_value());
     std::vector<float> chw;
-    taconite::gst::aligned_face_to_chw(photo.frame.get(), to_template.value_or(cv::Matx23d()), kInput, kInput,
-                                       ChannelOrder::Rgb, chw);
+    taconite::vision::aligned_face_to_chw(photo.frame.view(), to_template.value_or(cv::Matx23d()), kInput, kInput,
+                                       taconite::vision::ChannelOrder::Rgb, chw);
     return chw;
   }
   std::vector<float> box_input(const Photo& photo, const FaceBox& box) {
-    const taconite::gst::PixelBox pixels{static_cast<int>(box.x), static_cast<int>(box.y),
+    const taconite::vision::PixelBox pixels{static_cast<int>(box.x), static_cast<int>(box.y),
                                          static_cast<int>(box.width), static_cast<int>(box.height)};
     std::vector<float> chw;
-    taconite::gst::region_to_chw(photo.frame.get(), taconite::gst::square_with_margin(pixels, 0.0), kInput, kInput,
-                                 ChannelOrder::Rgb, chw);
+    taconite::vision::region_to_chw(photo.frame.view(), taconite::vision::square_with_margin(pixels, 0.0), kInput, kInput,
+                                 taconite::vision::ChannelOrder::Rgb, chw);
     return chw;
   }
 
   void measure(const std::string& name, const cv::Mat& bgr, const Expected& expected);
   void measure_photo(const char* variable, const Expected& one_sample, const Expected& five_samples);
 
-  std::shared_ptr<const taconite::gst::LandmarkModel> model_;
+  std::shared_ptr<const taconite::vision::LandmarkModel> model_;
   std::optional<taconite::IrEmbedder> embedder_;
 };
 
 void AlignmentQuality::measure(const std::string& name, const cv::Mat& bgr, const Expected& expected) {
   Photo original(name, bgr);
-  taconite::gst::FaceDetector detector;
-  auto found = detector.detect(original.frame.get(), 1.0);
+  taconite::vision::FaceDetector detector;
+  auto found = detector.detect(original.frame.view(), 1.0);
   ASSERT_EQ(found.size(), 1u) << name << ": expected one frontal face";
   const FaceBox box = found[0].box;
-  const auto five = model_->predict(original.frame.get(), box, expected.box_samples).five();
+  const auto five = model_->predict(original.frame.view(), box, expected.box_samples).five();
   const double iod = distance(five[0], five[1]);
   const auto aligned_original = embed(aligned_input(original, five));
   const auto box_original = embed(box_input(original, box));
@@ -166,14 +167,14 @@ void AlignmentQuality::measure(const std::string& name, const cv::Mat& bgr, cons
       const FaceBox moved_box{std::llround(moved_centre.x - box.width * scale / 2),
                               std::llround(moved_centre.y - box.height * scale / 2),
                               std::llround(box.width * scale), std::llround(box.height * scale)};
-      const bool hog_finds_it = std::ranges::any_of(detector.detect(transformed.frame.get(), 1.0), [&](const auto& d) {
+      const bool hog_finds_it = std::ranges::any_of(detector.detect(transformed.frame.view(), 1.0), [&](const auto& d) {
         return std::abs(d.box.x + d.box.width / 2.0 - moved_centre.x) < box.width * scale / 2 &&
                std::abs(d.box.y + d.box.height / 2.0 - moved_centre.y) < box.height * scale / 2;
       });
 
       cv::Matx23d back;
       cv::invertAffineTransform(moved, back);
-      const auto moved_five = model_->predict(transformed.frame.get(), moved_box, expected.box_samples).five();
+      const auto moved_five = model_->predict(transformed.frame.view(), moved_box, expected.box_samples).five();
       double mean_error = 0, max_error = 0;
       for (std::size_t i = 0; i < five.size(); ++i) {
         const double error = distance(apply(back, moved_five[i]), five[i]) / iod;
@@ -214,7 +215,7 @@ void AlignmentQuality::measure_photo(const char* variable, const Expected& one_s
   // (as dlib's own examples do with pyramid_up).
   {
     Photo probe(path, bgr);
-    if (taconite::gst::FaceDetector().detect(probe.frame.get(), 1.0).empty())
+    if (taconite::vision::FaceDetector().detect(probe.frame.view(), 1.0).empty())
       cv::resize(bgr, bgr, cv::Size(), 2.0, 2.0, cv::INTER_CUBIC);
   }
   const std::string name = std::filesystem::path(path).stem();
@@ -227,7 +228,7 @@ TEST_F(AlignmentQuality, DebianPhotosUnderSimilarityTransforms) {
   const char* landmark_model = std::getenv("TACONITE_TEST_LANDMARK_MODEL");
   ASSERT_TRUE(bundle && landmark_model) << "run through meson test (TACONITE_TEST_IR18, TACONITE_TEST_LANDMARK_MODEL)";
   std::string problem;
-  model_ = taconite::gst::LandmarkModel::load(landmark_model, &problem);
+  model_ = taconite::vision::LandmarkModel::load(landmark_model, &problem);
   ASSERT_TRUE(model_) << problem;
   taconite::LoadOptions options;
   options.backend = "cpu";

@@ -13,7 +13,7 @@
 namespace {
 
 using namespace gsttest;
-using taconite::gst::Point2;
+using taconite::vision::Point2;
 
 constexpr double kPi = 3.14159265358979323846;
 
@@ -44,18 +44,18 @@ double sse(const cv::Matx23d& m, const std::vector<Point2>& src, const std::arra
 }
 
 TEST(FitSimilarity, TemplateHasTheSpecPoints) {
-  const auto t = taconite::gst::alignment_template(112, 112);
+  const auto t = taconite::vision::alignment_template(112, 112);
   EXPECT_DOUBLE_EQ(t[0].x, 38.2946);
   EXPECT_DOUBLE_EQ(t[4].y, 92.2041);
-  EXPECT_DOUBLE_EQ(taconite::gst::alignment_template(224, 224)[1].x, 2 * 73.5318);
+  EXPECT_DOUBLE_EQ(taconite::vision::alignment_template(224, 224)[1].x, 2 * 73.5318);
 }
 
 TEST(FitSimilarity, RecoversAKnownSimilarityToSubPixel) {
-  const auto tmpl = taconite::gst::alignment_template(112, 112);
+  const auto tmpl = taconite::vision::alignment_template(112, 112);
   const Similarity truth{27 * kPi / 180, 1.9, 210.5, 95.25};
   std::vector<Point2> landmarks;
   for (const Point2& p : tmpl) landmarks.push_back(truth.apply(p));
-  const auto m = taconite::gst::alignment_transform(landmarks, 112, 112);
+  const auto m = taconite::vision::alignment_transform(landmarks, 112, 112);
   ASSERT_TRUE(m.has_value());
   for (std::size_t i = 0; i < 5; ++i) {
     const Point2 q = apply(*m, landmarks[i]);
@@ -70,7 +70,7 @@ TEST(FitSimilarity, RecoversAKnownSimilarityToSubPixel) {
 }
 
 TEST(FitSimilarity, NoisyLandmarksGetTheLeastSquaresFit) {
-  const auto tmpl = taconite::gst::alignment_template(112, 112);
+  const auto tmpl = taconite::vision::alignment_template(112, 112);
   const Similarity truth{-12 * kPi / 180, 0.8, 40, 70};
   std::mt19937 rng(7);
   std::normal_distribution<double> noise(0.0, 1.5);
@@ -79,7 +79,7 @@ TEST(FitSimilarity, NoisyLandmarksGetTheLeastSquaresFit) {
     Point2 q = truth.apply(p);
     landmarks.push_back({q.x + noise(rng), q.y + noise(rng)});
   }
-  const auto m = taconite::gst::alignment_transform(landmarks, 112, 112);
+  const auto m = taconite::vision::alignment_transform(landmarks, 112, 112);
   ASSERT_TRUE(m.has_value());
   const double best = sse(*m, landmarks, tmpl);
   // No similarity does better: not the noiseless truth, not any small change of the four parameters.
@@ -99,17 +99,17 @@ TEST(FitSimilarity, NoisyLandmarksGetTheLeastSquaresFit) {
 }
 
 TEST(FitSimilarity, TwoEyesMapExactlyOntoTheTemplateEyes) {
-  const auto tmpl = taconite::gst::alignment_template(112, 112);
+  const auto tmpl = taconite::vision::alignment_template(112, 112);
   const std::vector<Point2> eyes = {{300.0, 210.0}, {362.0, 236.0}};
-  const auto m = taconite::gst::alignment_transform(eyes, 112, 112);
+  const auto m = taconite::vision::alignment_transform(eyes, 112, 112);
   ASSERT_TRUE(m.has_value());
   for (int i = 0; i < 2; ++i) {
     EXPECT_NEAR(apply(*m, eyes[i]).x, tmpl[i].x, 1e-9);
     EXPECT_NEAR(apply(*m, eyes[i]).y, tmpl[i].y, 1e-9);
   }
-  EXPECT_FALSE(taconite::gst::alignment_transform(std::vector<Point2>{{1, 1}, {1, 1}}, 112, 112).has_value())
+  EXPECT_FALSE(taconite::vision::alignment_transform(std::vector<Point2>{{1, 1}, {1, 1}}, 112, 112).has_value())
       << "coincident eyes determine nothing";
-  EXPECT_FALSE(taconite::gst::alignment_transform(std::vector<Point2>{{1, 1}, {5, 1}, {3, 3}}, 112, 112).has_value());
+  EXPECT_FALSE(taconite::vision::alignment_transform(std::vector<Point2>{{1, 1}, {5, 1}, {3, 3}}, 112, 112).has_value());
 }
 
 /* ---- landmark encodings ---------------------------------------------------------------------- */
@@ -233,7 +233,7 @@ GstBuffer* frame_with_face(const Similarity& where) {
     const Point2 t = where.invert({double(x), double(y)});
     return face_at(t.x, t.y);
   });
-  const auto tmpl = taconite::gst::alignment_template(112, 112);
+  const auto tmpl = taconite::vision::alignment_template(112, 112);
   std::vector<double> xs, ys;
   for (const Point2& p : tmpl) {
     const Point2 q = where.apply(p);
@@ -303,7 +303,7 @@ TEST(AlignmentElement, FrameMessageCarriesTheRoiLandmarks) {
       gst_structure_get_value(gst_value_get_structure(gst_value_list_get_value(faces, 0)), "landmarks");
   ASSERT_NE(points, nullptr);
   ASSERT_EQ(gst_value_array_get_size(points), 10u);
-  const auto tmpl = taconite::gst::alignment_template(112, 112);
+  const auto tmpl = taconite::vision::alignment_template(112, 112);
   for (int i = 0; i < 5; ++i) {
     const Point2 q = kTurned.apply(tmpl[i]);
     EXPECT_DOUBLE_EQ(g_value_get_double(gst_value_array_get_value(points, 2 * i)), q.x) << "point " << i;

@@ -21,7 +21,7 @@ struct Face {
   int id;  // < 0: no tracking id
   int x, y, size;
   bool predicted = false;             // the tracker guessed this box (detection param predicted=TRUE)
-  std::vector<taconite::gst::Point2> landmarks = {};  // frame pixels, template order
+  std::vector<taconite::vision::Point2> landmarks = {};  // frame pixels, template order
 };
 
 GstBuffer* frame(int index, const std::vector<Face>& faces) {
@@ -45,9 +45,9 @@ GstBuffer* frame(int index, const std::vector<Face>& faces) {
 }
 
 // The 112x112 template's points placed on a box, the nose moved sideways by `nose_dx` box pixels.
-std::vector<taconite::gst::Point2> landmarks_on(int x, int y, int size, double nose_dx = 0.0) {
-  std::vector<taconite::gst::Point2> points;
-  for (const auto& p : taconite::gst::alignment_template(size, size)) points.push_back({x + p.x, y + p.y});
+std::vector<taconite::vision::Point2> landmarks_on(int x, int y, int size, double nose_dx = 0.0) {
+  std::vector<taconite::vision::Point2> points;
+  for (const auto& p : taconite::vision::alignment_template(size, size)) points.push_back({x + p.x, y + p.y});
   points[2].x += nose_dx;
   return points;
 }

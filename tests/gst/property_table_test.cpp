@@ -148,8 +148,7 @@ TEST_F(PropertyTableTest, WhilePlayingReadyOnlyIsRefusedAndNextStartIsStored) {
   GstElement* sink = gst_element_factory_make("fakesink", nullptr);
   ASSERT_TRUE(source && sink);
   g_object_set(source, "is-live", TRUE, nullptr);
-  gst_object_ref(element);  // the pipeline takes one reference, the fixture keeps its own
-  ASSERT_TRUE(gst_bin_add(GST_BIN(pipeline), element));
+  ASSERT_TRUE(gst_bin_add(GST_BIN(pipeline), element));  // adds its own reference: the fixture keeps its one
   gst_bin_add_many(GST_BIN(pipeline), source, sink, nullptr);
   ASSERT_TRUE(gst_element_link_many(source, element, sink, nullptr));
   ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);

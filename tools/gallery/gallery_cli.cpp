@@ -1,7 +1,6 @@
 // taconite-gallery: create, fill, inspect and query face galleries (gallery/). Faces are found
 // and embedded with the pipelines' stock front end (image_faces.hpp).
 // Exit codes: 0 ok, 1 error (one line on stderr), 2 usage.
-#include <gst/gst.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -147,13 +146,13 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
   return o;
 }
 
-std::string box_text(const gst::FaceBox& b) {
+std::string box_text(const vision::FaceBox& b) {
   return std::to_string(b.width) + "x" + std::to_string(b.height) + " at " + std::to_string(b.x) + "," +
          std::to_string(b.y);
 }
 
 // Which face of an image to use: the only one, or the one the options name.
-Result<std::size_t> choose_face(const std::string& path, const std::vector<gst::FaceBox>& faces, const Options& o) {
+Result<std::size_t> choose_face(const std::string& path, const std::vector<vision::FaceBox>& faces, const Options& o) {
   if (faces.empty()) return Error{ErrorKind::Input, path + ": no face found"};
   if (o.largest) return std::size_t{0};
   if (o.face) {
@@ -173,7 +172,7 @@ Result<std::size_t> choose_face(const std::string& path, const std::vector<gst::
 // The bundle's engine and the gallery's model check, shared by enroll and match.
 struct FrontEnd {
   IrEmbedder engine;
-  std::shared_ptr<const gst::LandmarkModel> landmarks;
+  std::shared_ptr<const vision::LandmarkModel> landmarks;
 };
 
 Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
@@ -186,7 +185,7 @@ Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
   Result<IrEmbedder> engine = IrEmbedder::load(o.bundle, load);
   if (!engine) return engine.error();
   std::string problem;
-  std::shared_ptr<const gst::LandmarkModel> landmarks = gst::LandmarkModel::load(o.landmarks, &problem);
+  std::shared_ptr<const vision::LandmarkModel> landmarks = vision::LandmarkModel::load(o.landmarks, &problem);
   if (!landmarks) return Error{ErrorKind::Io, problem};
   return FrontEnd{std::move(engine.value()), std::move(landmarks)};
 }
@@ -390,7 +389,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: usage error: %s (see --help)\n", kProgram, usage_error.c_str());
     return kExitUsage;
   }
-  gst_init(nullptr, nullptr);  // GstBuffer / GstVideoFrame carry the image through the front end
   const std::string& c = options->command;
   try {
     if (c == "create") return create(*options);

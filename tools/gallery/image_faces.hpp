@@ -21,7 +21,7 @@ struct ImageFace {
 
 class ImageFaces {
  public:
-  ImageFaces(IrEmbedder& engine, std::shared_ptr<const gst::LandmarkModel> landmarks);
+  ImageFaces(IrEmbedder& engine, std::shared_ptr<const vision::LandmarkModel> landmarks);
   ~ImageFaces();
   ImageFaces(const ImageFaces&) = delete;
   ImageFaces& operator=(const ImageFaces&) = delete;
@@ -33,7 +33,7 @@ class ImageFaces {
   // up, upscaled ~40 (opencv-doc's messi5.jpg shows a 38-pixel face).
   gallery::Status load(const std::string& path);
   // The faces of the loaded image, largest first, in its pixels.
-  const std::vector<gst::FaceBox>& faces() const;
+  const std::vector<vision::FaceBox>& faces() const;
   // Aligns and embeds faces()[index].
   Result<ImageFace> embed(std::size_t index);
 

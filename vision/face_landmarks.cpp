@@ -10,13 +10,14 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <glib/gstdio.h>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <numbers>
 #include <opencv2/imgproc.hpp>
+#include <sys/stat.h>
 
-namespace taconite::gst {
+namespace taconite::vision {
 
 namespace {
 
@@ -26,35 +27,28 @@ constexpr int kMaxWarpSource = SHRT_MAX;
 // Tilts (eye line against the horizontal) from which landmarks are refined on an upright copy.
 constexpr double kRefineTiltRadians = 10.0 * std::numbers::pi / 180.0;
 
-// Formats whose first plane is the luma (or gray) image.
-bool has_luma_plane(const GstVideoFrame& frame) {
-  const GstVideoFormat format = GST_VIDEO_FRAME_FORMAT(&frame);
-  return format == GST_VIDEO_FORMAT_I420 || format == GST_VIDEO_FORMAT_NV12 || format == GST_VIDEO_FORMAT_GRAY8;
-}
-
-// The frame's first plane as an image header over the mapped memory (its stride; no copy): the
-// luma for YUV and GRAY8, the packed pixels (3 or 4 bytes) for the RGB formats.
-cv::Mat plane_view(const GstVideoFrame& frame) {
-  const int type = has_luma_plane(frame) ? CV_8UC1 : GST_VIDEO_FRAME_COMP_PSTRIDE(&frame, 0) == 3 ? CV_8UC3 : CV_8UC4;
-  return cv::Mat(GST_VIDEO_FRAME_HEIGHT(&frame), GST_VIDEO_FRAME_WIDTH(&frame), type,
-                 GST_VIDEO_FRAME_PLANE_DATA(&frame, 0),
-                 static_cast<std::size_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0)));
+// The image's first plane as an image header over its memory (its stride; no copy): the luma for
+// YUV and GRAY8, the packed pixels (3 or 4 bytes) for the RGB formats.
+cv::Mat plane_view(const ImageView& image) {
+  // cv::Mat has no read-only header; the pixels are only ever read through it.
+  return cv::Mat(image.height, image.width, CV_8UC(plane0_bytes(image.format)),
+                 const_cast<std::uint8_t*>(image.planes[0]), static_cast<std::size_t>(image.strides[0]));
 }
 
 // `pixels` (taken from plane_view) as full-range gray: packed RGB by BT.601 luma weights placed at
 // the format's R, G and B byte offsets; limited-range (16-235) luma expanded to 0-255, since dlib's
 // models were trained on full-range gray images.
-cv::Mat to_gray(const GstVideoFrame& frame, const cv::Mat& pixels) {
-  const GstVideoFormatInfo* format = frame.info.finfo;
+cv::Mat to_gray(const ImageView& image, const cv::Mat& pixels) {
   if (pixels.channels() > 1) {
     cv::Mat weights = cv::Mat::zeros(1, pixels.channels(), CV_32F);
-    const float luma[3] = {0.299f, 0.587f, 0.114f};  // R, G, B: GStreamer's components 0, 1, 2
-    for (int c = 0; c < 3; ++c) weights.at<float>(0, static_cast<int>(GST_VIDEO_FORMAT_INFO_POFFSET(format, c))) = luma[c];
+    const float luma[3] = {0.299f, 0.587f, 0.114f};  // R, G, B
+    const std::array<int, 3> offsets = rgb_offsets(image.format);
+    for (int c = 0; c < 3; ++c) weights.at<float>(0, offsets[static_cast<std::size_t>(c)]) = luma[c];
     cv::Mat gray;
     cv::transform(pixels, gray, weights);
     return gray;
   }
-  if (GST_VIDEO_FORMAT_INFO_IS_YUV(format) && GST_VIDEO_INFO_COLORIMETRY(&frame.info).range != GST_VIDEO_COLOR_RANGE_0_255) {
+  if (is_yuv420(image.format) && !image.colour.full_range) {
     cv::Mat full;
     pixels.convertTo(full, CV_8U, 255.0 / 219.0, -16.0 * 255.0 / 219.0);  // saturates below 16 and above 235
     return full;
@@ -93,8 +87,8 @@ struct FacePatch {
 
 // The patch of the face `box` covering `extent` (frame pixels) from the integer frame point
 // `origin`, rotated by -`tilt` (radians) about the box centre; outside the frame it is black.
-FacePatch face_patch(const GstVideoFrame& frame, const FaceBox& box, double tilt, std::array<gint64, 2> origin,
-                     std::array<gint64, 2> extent) {
+FacePatch face_patch(const ImageView& image, const FaceBox& box, double tilt, std::array<std::int64_t, 2> origin,
+                     std::array<std::int64_t, 2> extent) {
   const double side = static_cast<double>(std::max(box.width, box.height));
   const double s = std::min(1.0, kMaxPredictorBoxSide / side);
   const double cx = box.x + box.width / 2.0, cy = box.y + box.height / 2.0;
@@ -107,7 +101,7 @@ FacePatch face_patch(const GstVideoFrame& frame, const FaceBox& box, double tilt
                       std::max(1, static_cast<int>(std::ceil(extent[1] * s))));
   FacePatch patch;
   cv::invertAffineTransform(to_patch, patch.to_frame);
-  const cv::Mat whole = plane_view(frame);
+  const cv::Mat whole = plane_view(image);
   const cv::Rect source = source_rect(to_patch, size, whole.cols, whole.rows);
   cv::Mat pixels(size, whole.type(), cv::Scalar::all(0));
   if (!source.empty()) {
@@ -131,7 +125,7 @@ FacePatch face_patch(const GstVideoFrame& frame, const FaceBox& box, double tilt
     }
     cv::warpAffine(from, pixels, cv::Mat(from_source), size, cv::INTER_LINEAR, cv::BORDER_CONSTANT);
   }
-  patch.gray = to_gray(frame, pixels);
+  patch.gray = to_gray(image, pixels);
   const double px = s * (cx - origin[0]), py = s * (cy - origin[1]);
   const double half_w = s * box.width / 2.0, half_h = s * box.height / 2.0;
   patch.box = dlib::rectangle(std::lround(px - half_w), std::lround(py - half_h), std::lround(px + half_w) - 1,
@@ -179,18 +173,19 @@ std::shared_ptr<const LandmarkModel> LandmarkModel::load(const std::string& path
   // a second to load); keyed by the file's size and modification time too, so a replaced file reloads.
   static std::mutex cache_lock;
   static std::map<std::string, std::weak_ptr<const LandmarkModel>> cache;
-  GStatBuf info;
-  const std::string key = g_stat(path.c_str(), &info) == 0 ? path + "|" + std::to_string(info.st_size) + "|" +
+  struct stat info {};
+  const std::string key = ::stat(path.c_str(), &info) == 0 ? path + "|" + std::to_string(info.st_size) + "|" +
                                                                  std::to_string(info.st_mtime)
                                                            : std::string();
   std::lock_guard<std::mutex> guard(cache_lock);
   if (!key.empty())
     if (auto shared = cache[key].lock()) return shared;
-  if (!g_file_test(path.c_str(), G_FILE_TEST_EXISTS)) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
     *problem = "the landmark model " + path + " does not exist (Debian: apt install libdlib-data)";
     return nullptr;
   }
-  if (!g_file_test(path.c_str(), G_FILE_TEST_IS_REGULAR)) {
+  if (!std::filesystem::is_regular_file(path, error)) {
     *problem = "the landmark model " + path + " is not a regular file";
     return nullptr;
   }
@@ -220,47 +215,48 @@ std::shared_ptr<const LandmarkModel> LandmarkModel::load(const std::string& path
   return model;
 }
 
-FaceLandmarks LandmarkModel::predict(const GstVideoFrame& frame, const FaceBox& box, int samples) const {
+FaceLandmarks LandmarkModel::predict(const ImageView& image, const FaceBox& box, int samples) const {
   // The cascade starts from an upright mean face and drifts on faces tilted much beyond 15 degrees
   // (a 30-degree roll put points 10-25 % of the eye distance off). A tilted first answer is
   // therefore redone on a copy of the face's surroundings turned upright.
-  const FaceLandmarks first = predict_upright(frame, box);
+  const FaceLandmarks first = predict_upright(image, box);
   const auto five = first.five();
   const double tilt = std::atan2(five[1].y - five[0].y, five[1].x - five[0].x);
   const bool tilted = std::abs(tilt) >= kRefineTiltRadians;
   samples = std::clamp(samples, 1, kMaxBoxSamples);
-  if (samples == 1) return tilted ? predict_derotated(frame, box, tilt) : first;
+  if (samples == 1) return tilted ? predict_derotated(image, box, tilt) : first;
   // Each answer depends on the box to a few % of the eye distance; averaging the answers on the
   // box and on copies shifted by 6 % of its size cancels much of that (measured in
   // tests/gst/alignment_quality_test.cpp).
-  const gint64 dx = std::max<gint64>(1, box.width * 6 / 100), dy = std::max<gint64>(1, box.height * 6 / 100);
-  const std::array<std::array<gint64, 2>, kMaxBoxSamples> shifts{{{0, 0}, {dx, 0}, {-dx, 0}, {0, dy}, {0, -dy}}};
+  const std::int64_t dx = std::max<std::int64_t>(1, box.width * 6 / 100);
+  const std::int64_t dy = std::max<std::int64_t>(1, box.height * 6 / 100);
+  const std::array<std::array<std::int64_t, 2>, kMaxBoxSamples> shifts{{{0, 0}, {dx, 0}, {-dx, 0}, {0, dy}, {0, -dy}}};
   FaceLandmarks mean;
   mean.points.fill({});
   for (int i = 0; i < samples; ++i) {
     const FaceBox shifted{box.x + shifts[i][0], box.y + shifts[i][1], box.width, box.height};
     const FaceLandmarks one = i == 0 && !tilted ? first
-                              : tilted          ? predict_derotated(frame, shifted, tilt)
-                                                : predict_upright(frame, shifted);
+                              : tilted          ? predict_derotated(image, shifted, tilt)
+                                                : predict_upright(image, shifted);
     for (std::size_t p = 0; p < mean.points.size(); ++p)
       mean.points[p].x += one.points[p].x / samples, mean.points[p].y += one.points[p].y / samples;
   }
   return mean;
 }
 
-FaceLandmarks LandmarkModel::predict_upright(const GstVideoFrame& frame, const FaceBox& box) const {
+FaceLandmarks LandmarkModel::predict_upright(const ImageView& image, const FaceBox& box) const {
   // The predictor samples pixels around the box's mean shape; a quarter of the box on each side
   // covers them (dlib reads pixels outside its image as 0).
-  const gint64 mx = box.width / 4, my = box.height / 4;
-  return impl_->shape(face_patch(frame, box, 0.0, {box.x - mx, box.y - my}, {box.width + 2 * mx, box.height + 2 * my}));
+  const std::int64_t mx = box.width / 4, my = box.height / 4;
+  return impl_->shape(face_patch(image, box, 0.0, {box.x - mx, box.y - my}, {box.width + 2 * mx, box.height + 2 * my}));
 }
 
-FaceLandmarks LandmarkModel::predict_derotated(const GstVideoFrame& frame, const FaceBox& box, double tilt) const {
+FaceLandmarks LandmarkModel::predict_derotated(const ImageView& image, const FaceBox& box, double tilt) const {
   // The square of twice the box's size around its centre holds every pixel the predictor samples
   // after turning; it is rotated by -tilt about the box centre.
-  const gint64 side = std::max(box.width, box.height);
-  const gint64 cx = box.x + box.width / 2, cy = box.y + box.height / 2;
-  return impl_->shape(face_patch(frame, box, tilt, {cx - side, cy - side}, {2 * side, 2 * side}));
+  const std::int64_t side = std::max(box.width, box.height);
+  const std::int64_t cx = box.x + box.width / 2, cy = box.y + box.height / 2;
+  return impl_->shape(face_patch(image, box, tilt, {cx - side, cy - side}, {2 * side, 2 * side}));
 }
 
 struct FaceDetector::Impl {
@@ -270,8 +266,8 @@ struct FaceDetector::Impl {
 FaceDetector::FaceDetector() : impl_(std::make_unique<Impl>()) {}
 FaceDetector::~FaceDetector() = default;
 
-std::vector<FaceDetection> FaceDetector::detect(const GstVideoFrame& frame, double scale) {
-  const cv::Mat whole = plane_view(frame);
+std::vector<FaceDetection> FaceDetector::detect(const ImageView& image, double scale) {
+  const cv::Mat whole = plane_view(image);
   // Large frames are scaled down to kMaxDetectPixels: HOG's work grows with the pixels.
   const double area = static_cast<double>(whole.cols) * whole.rows;
   scale = std::min(scale, std::sqrt(static_cast<double>(kMaxDetectPixels) / area));
@@ -280,14 +276,14 @@ std::vector<FaceDetection> FaceDetector::detect(const GstVideoFrame& frame, doub
     cv::resize(whole, pixels, cv::Size(std::max(1, static_cast<int>(std::lround(whole.cols * scale))),
                                        std::max(1, static_cast<int>(std::lround(whole.rows * scale)))),
                0, 0, cv::INTER_AREA);
-  const cv::Mat gray = to_gray(frame, pixels);
+  const cv::Mat gray = to_gray(image, pixels);
   const double to_frame_x = static_cast<double>(whole.cols) / gray.cols;
   const double to_frame_y = static_cast<double>(whole.rows) / gray.rows;
   std::vector<dlib::rect_detection> found;
   impl_->detector(dlib::cv_image<unsigned char>(gray), found);
   std::vector<FaceDetection> out;
   for (const dlib::rect_detection& d : found) {
-    const gint64 x = std::llround(d.rect.left() * to_frame_x), y = std::llround(d.rect.top() * to_frame_y);
+    const std::int64_t x = std::llround(d.rect.left() * to_frame_x), y = std::llround(d.rect.top() * to_frame_y);
     out.push_back({{x, y, std::llround((d.rect.right() + 1) * to_frame_x) - x,
                     std::llround((d.rect.bottom() + 1) * to_frame_y) - y},
                    d.detection_confidence});
@@ -295,4 +291,4 @@ std::vector<FaceDetection> FaceDetector::detect(const GstVideoFrame& frame, doub
   return out;
 }
 
-}  // namespace taconite::gst
+}  // namespace taconite::vision

@@ -1,11 +1,11 @@
-// taconiteidentify's per-track vote (gst/plugin/identity_votes.cpp), without a pipeline.
+// taconiteidentify's per-track vote (vision/identity_votes.cpp), without a pipeline.
 #include "identity_votes.hpp"
 
 #include <gtest/gtest.h>
 
 namespace {
 
-using namespace taconite::gst;
+using namespace taconite::vision;
 
 IdentityVote vote(std::int64_t id, double similarity = 0.9) {
   return {id, id == kUnknownIdentity ? "unknown" : "id" + std::to_string(id), similarity};
@@ -39,7 +39,7 @@ TEST(IdentityVotes, ReusedEmbeddingsAreNoVotesAndTracksAreIndependent) {
   VotePolicy policy;
   policy.min_votes = 2;
   votes.add(1, 0, vote(3), policy);
-  for (guint64 f = 1; f < 10; ++f) EXPECT_FALSE(votes.add(1, f, std::nullopt, policy).settled);  // cached frames
+  for (std::uint64_t f = 1; f < 10; ++f) EXPECT_FALSE(votes.add(1, f, std::nullopt, policy).settled);  // cached frames
   EXPECT_TRUE(votes.add(1, 10, vote(3), policy).settled);
   EXPECT_FALSE(votes.add(2, 10, vote(3), policy).settled);  // another track starts from nothing
 }
@@ -48,7 +48,7 @@ TEST(IdentityVotes, TracksAreEvictedAndBounded) {
   IdentityVotes votes;
   VotePolicy policy;
   policy.max_tracks = 4;
-  for (gint64 t = 0; t < 10; ++t) votes.add(t, static_cast<guint64>(t), vote(1), policy);
+  for (std::int64_t t = 0; t < 10; ++t) votes.add(t, static_cast<std::uint64_t>(t), vote(1), policy);
   EXPECT_EQ(votes.size(), 4u);
   votes.evict(100, 50);
   EXPECT_EQ(votes.size(), 0u);

@@ -1,29 +1,26 @@
-// dlib's 68-point shape predictor and HOG frontal-face detector on the gray (luma) pixels of a
-// mapped video frame. dlib stays behind this header: the element never sees its types.
+// dlib's 68-point shape predictor and HOG frontal-face detector on the gray (luma) pixels of an
+// image (image_view.hpp). dlib stays behind this header: its users never see its types.
 #pragma once
 
-#include <gst/video/video.h>
-
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "face_alignment.hpp"
+#include "image_view.hpp"
+#include "similarity_alignment.hpp"
 
-namespace taconite::gst {
+namespace taconite::vision {
 
-// The formats taconitelandmarks accepts: taconiteadaface's plus GRAY8.
-#define TACONITE_LANDMARKS_VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, xRGB, xBGR, RGBA, BGRA, I420, NV12, GRAY8 }"
-
-// A face box in frame pixels; 64-bit because a ROI box may reach far outside the frame.
+// A face box in image pixels; 64-bit because a ROI box may reach far outside the image.
 struct FaceBox {
-  gint64 x = 0, y = 0, width = 0, height = 0;
+  std::int64_t x = 0, y = 0, width = 0, height = 0;
 };
 
-// The 68 points of dlib's iBUG 300-W markup, in frame pixels, and the alignment template's 5
+// The 68 points of dlib's iBUG 300-W markup, in image pixels, and the alignment template's 5
 // derived from them (eye centres = means of the eye contours 36-41 and 42-47, nose tip 30, mouth
-// corners 48 and 54; image-left first, the order of face_alignment.hpp).
+// corners 48 and 54; image-left first, the order of similarity_alignment.hpp).
 struct FaceLandmarks {
   std::array<Point2, 68> points;
   std::array<Point2, 5> five() const;
@@ -34,12 +31,12 @@ inline constexpr int kMaxBoxSamples = 5;
 
 // The predictor runs on a gray copy of each face's surroundings in which the box's longer side is
 // at most this many pixels (larger faces are scaled down): one prediction's work is bounded
-// whatever the box or frame size.
+// whatever the box or image size.
 inline constexpr int kMaxPredictorBoxSide = 320;
 
-// The detector runs on at most this many pixels (4K UHD): larger frames are scaled down further
+// The detector runs on at most this many pixels (4K UHD): larger images are scaled down further
 // than detect-scale asks.
-inline constexpr gint64 kMaxDetectPixels = 3840 * 2160;
+inline constexpr std::int64_t kMaxDetectPixels = 3840 * 2160;
 
 // A loaded shape predictor. Its predict() is const and keeps no state, so one model may serve
 // several streaming threads.
@@ -50,23 +47,23 @@ class LandmarkModel {
   static std::shared_ptr<const LandmarkModel> load(const std::string& path, std::string* problem);
   ~LandmarkModel();
 
-  // The landmarks of the face in `box` on a mapped frame of any supported format, found on a gray
+  // The landmarks of the face in `box` on an image of any format, found on a gray
   // copy of the box's surroundings (at most kMaxPredictorBoxSide for the box; limited-range luma
   // expanded to full range). Faces tilted by more than 10 degrees are predicted again on an upright copy of their
   // surroundings. `samples` (1..kMaxBoxSamples) > 1 averages the predictions on the box and on
   // samples - 1 copies shifted by 6 % of its size: steadier points for that many times the work.
-  FaceLandmarks predict(const GstVideoFrame& frame, const FaceBox& box, int samples = 1) const;
+  FaceLandmarks predict(const ImageView& image, const FaceBox& box, int samples = 1) const;
 
  private:
-  FaceLandmarks predict_upright(const GstVideoFrame& frame, const FaceBox& box) const;
-  FaceLandmarks predict_derotated(const GstVideoFrame& frame, const FaceBox& box, double tilt) const;
+  FaceLandmarks predict_upright(const ImageView& image, const FaceBox& box) const;
+  FaceLandmarks predict_derotated(const ImageView& image, const FaceBox& box, double tilt) const;
 
   struct Impl;
   explicit LandmarkModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
-// A detection of dlib's HOG frontal-face detector: the box in frame pixels (not clipped) and its
+// A detection of dlib's HOG frontal-face detector: the box in image pixels (not clipped) and its
 // SVM score.
 struct FaceDetection {
   FaceBox box;
@@ -81,13 +78,13 @@ class FaceDetector {
   FaceDetector(const FaceDetector&) = delete;
   FaceDetector& operator=(const FaceDetector&) = delete;
 
-  // The faces on a mapped frame, found on its gray image scaled by `scale` (0 < scale <= 1), or
+  // The faces on an image, found on its gray copy scaled by `scale` (0 < scale <= 1), or
   // further down to kMaxDetectPixels. Finds faces of about 80/scale pixels and up.
-  std::vector<FaceDetection> detect(const GstVideoFrame& frame, double scale);
+  std::vector<FaceDetection> detect(const ImageView& image, double scale);
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace taconite::gst
+}  // namespace taconite::vision

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <map>
 
-namespace taconite::gst {
+namespace taconite::vision {
 
-TrackDecision IdentityVotes::add(gint64 track, guint64 now, const std::optional<IdentityVote>& vote,
+TrackDecision IdentityVotes::add(std::int64_t track, std::uint64_t now, const std::optional<IdentityVote>& vote,
                                  const VotePolicy& policy) {
   if (!tracks_.contains(track) && tracks_.size() >= std::max<std::size_t>(policy.max_tracks, 1)) {
     const auto oldest = std::min_element(tracks_.begin(), tracks_.end(), [](const auto& a, const auto& b) {
@@ -18,9 +18,9 @@ TrackDecision IdentityVotes::add(gint64 track, guint64 now, const std::optional<
   TrackDecision decision;
   if (vote) {
     t.votes.push_back(*vote);
-    while (t.votes.size() > std::max<guint>(policy.window, 1)) t.votes.pop_front();
+    while (t.votes.size() > std::max<unsigned>(policy.window, 1)) t.votes.pop_front();
     struct Tally {
-      guint count = 0;
+      unsigned count = 0;
       double similarity = 0.0;
       const IdentityVote* latest = nullptr;
     };
@@ -33,7 +33,7 @@ TrackDecision IdentityVotes::add(gint64 track, guint64 now, const std::optional<
     }
     const auto best = std::max_element(tally.begin(), tally.end(),
                                        [](const auto& a, const auto& b) { return a.second.count < b.second.count; });
-    const guint needed = std::max<guint>(policy.min_votes, 1);
+    const unsigned needed = std::max<unsigned>(policy.min_votes, 1);
     if (best->second.count >= needed && 2 * best->second.count > t.votes.size()) {
       IdentityVote winner = *best->second.latest;
       winner.similarity = best->second.similarity / best->second.count;
@@ -41,7 +41,7 @@ TrackDecision IdentityVotes::add(gint64 track, guint64 now, const std::optional<
       decision.first_for_identity = t.announced.insert(winner.identity).second;
     }
   }
-  decision.votes = static_cast<guint>(t.votes.size());
+  decision.votes = static_cast<unsigned>(t.votes.size());
   if (t.decided) {
     decision.settled = true;
     decision.identity = *t.decided;
@@ -49,29 +49,29 @@ TrackDecision IdentityVotes::add(gint64 track, guint64 now, const std::optional<
   return decision;
 }
 
-void IdentityVotes::remember(gint64 track, TrackSearch search) {
+void IdentityVotes::remember(std::int64_t track, TrackSearch search) {
   if (const auto it = tracks_.find(track); it != tracks_.end()) {
     it->second.last_search = std::move(search);
     it->second.deferred = false;
   }
 }
 
-void IdentityVotes::defer(gint64 track) {
+void IdentityVotes::defer(std::int64_t track) {
   if (const auto it = tracks_.find(track); it != tracks_.end()) it->second.deferred = true;
 }
 
-bool IdentityVotes::deferred(gint64 track) const {
+bool IdentityVotes::deferred(std::int64_t track) const {
   const auto it = tracks_.find(track);
   return it != tracks_.end() && it->second.deferred;
 }
 
-const TrackSearch* IdentityVotes::last_search(gint64 track) const {
+const TrackSearch* IdentityVotes::last_search(std::int64_t track) const {
   const auto it = tracks_.find(track);
   return it != tracks_.end() && it->second.last_search ? &*it->second.last_search : nullptr;
 }
 
-void IdentityVotes::evict(guint64 now, guint timeout) {
+void IdentityVotes::evict(std::uint64_t now, unsigned timeout) {
   std::erase_if(tracks_, [&](const auto& entry) { return now > entry.second.last_seen + timeout; });
 }
 
-}  // namespace taconite::gst
+}  // namespace taconite::vision

@@ -5,8 +5,6 @@
 // element's streaming thread; no locking.
 #pragma once
 
-#include <gst/gst.h>
-
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -17,14 +15,14 @@
 
 #include "gallery_index.hpp"
 
-namespace taconite::gst {
+namespace taconite::vision {
 
 inline constexpr std::int64_t kUnknownIdentity = -1;
 
 struct VotePolicy {
-  guint window = 5;               // votes a track remembers
-  guint min_votes = 3;            // votes needed before a decision (1: decide on the first)
-  guint timeout = 150;            // frames a track may be missing before it is forgotten
+  unsigned window = 5;            // votes a track remembers
+  unsigned min_votes = 3;         // votes needed before a decision (1: decide on the first)
+  unsigned timeout = 150;         // frames a track may be missing before it is forgotten
   std::size_t max_tracks = 1024;  // tracks kept at most; the longest unseen goes first
 };
 
@@ -36,7 +34,7 @@ struct IdentityVote {
 
 // A track's last searched embedding's answer: a reused (cached) embedding keeps it, unsearched.
 struct TrackSearch {
-  guint64 frame = 0;  // when it was searched
+  std::uint64_t frame = 0;  // when it was searched
   std::int64_t gallery_revision = -1;
   std::vector<gallery::IdentityMatch> matches;
 };
@@ -45,23 +43,24 @@ struct TrackDecision {
   bool settled = false;             // a decision exists (else the track is still voting)
   IdentityVote identity;            // the decided identity; similarity = mean of its votes in the window
   bool first_for_identity = false;  // this call settled the track on an identity it never had before
-  guint votes = 0;                  // votes in the window
+  unsigned votes = 0;               // votes in the window
 };
 
 class IdentityVotes {
  public:
   // Adds `vote` (none: a reused embedding, nothing new to count) for `track` at frame `now`.
-  TrackDecision add(gint64 track, guint64 now, const std::optional<IdentityVote>& vote, const VotePolicy& policy);
+  TrackDecision add(std::int64_t track, std::uint64_t now, const std::optional<IdentityVote>& vote,
+                    const VotePolicy& policy);
   // Keeps `search` as the track's last answer (the track must have been added); it is searched.
-  void remember(gint64 track, TrackSearch search);
+  void remember(std::int64_t track, TrackSearch search);
   // The track's newest embedding was not searched (over the search budget): the same vector,
   // reused by the next frames, still has to vote. Cleared by remember().
-  void defer(gint64 track);
-  bool deferred(gint64 track) const;
+  void defer(std::int64_t track);
+  bool deferred(std::int64_t track) const;
   // The track's last answer; null when it has none.
-  const TrackSearch* last_search(gint64 track) const;
+  const TrackSearch* last_search(std::int64_t track) const;
   // Forgets tracks not seen for more than `timeout` frames up to `now`.
-  void evict(guint64 now, guint timeout);
+  void evict(std::uint64_t now, unsigned timeout);
   void clear() { tracks_.clear(); }
   std::size_t size() const { return tracks_.size(); }
 
@@ -70,11 +69,11 @@ class IdentityVotes {
     std::deque<IdentityVote> votes;
     std::optional<IdentityVote> decided;
     std::unordered_set<std::int64_t> announced;  // identities already reported for this track
-    guint64 last_seen = 0;
+    std::uint64_t last_seen = 0;
     std::optional<TrackSearch> last_search;
     bool deferred = false;
   };
-  std::unordered_map<gint64, Track> tracks_;
+  std::unordered_map<std::int64_t, Track> tracks_;
 };
 
-}  // namespace taconite::gst
+}  // namespace taconite::vision

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The include rules of docs/architecture.md, checked on the source tree:
+
+1. vision/ (the face front end) includes no GStreamer or GLib header: no <gst/...>, <glib...>,
+   <gio/...>, <gobject/...>, <json-glib/...>, and no header that lives only under gst/.
+2. tools/ and bench/ include no gst/ internals: no header that lives only under gst/ (the public
+   metadata library gst/meta is no internal), except an element's registration header (gsttaconite*.h: its
+   GObject type and GST_ELEMENT_REGISTER declaration, what any program linking the element uses).
+
+Prints each offending include as file:line and exits 1; exits 0 when there is none.
+Usage: check_includes.py SOURCE_ROOT
+"""
+import os
+import pathlib
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+GLIB_OR_GST = re.compile(r'^(gst/|glib[-/.]|glib$|gio/|gobject/|json-glib/)')
+SOURCE_SUFFIXES = {'.c', '.cc', '.cpp', '.h', '.hpp'}
+# Includes known to break rule 2, each until the header it names moves out of gst/plugin/ (issue 22):
+# (including file, included header).
+KNOWN = {
+    ('bench/gst/landmarks_bench.cpp', 'box_tracker.hpp'),  # the tracker moves into vision/
+    ('bench/publish/publish_bench.cpp', 'face_document.hpp'),  # taconitepublish's JSON document
+}
+
+
+def sources(root, folder):
+    return sorted(p for p in (root / folder).rglob('*') if p.suffix in SOURCE_SUFFIXES and p.is_file())
+
+
+def includes(path):
+    for number, line in enumerate(path.read_text(encoding='utf-8', errors='replace').splitlines(), 1):
+        match = INCLUDE.match(line)
+        if match:
+            yield number, match.group(1), match.group(2)
+
+
+def main():
+    root = pathlib.Path(sys.argv[1]).resolve()
+    headers = []
+    for folder, subfolders, files in os.walk(root):
+        # Not the build trees (generated headers) or hidden folders (.git).
+        subfolders[:] = [d for d in subfolders if not d.startswith(('.', 'build'))]
+        relative = pathlib.Path(folder).relative_to(root)
+        headers += [(relative / f).as_posix() for f in files if f.endswith(('.h', '.hpp'))]
+
+    def gst_only(included, including):
+        """Whether `included` (a quoted include of `including`) can only be a header under gst/."""
+        if (including.parent / included).is_file():
+            return False  # found next to the including file, as the compiler looks first
+        matches = [h for h in headers if h == included or h.endswith('/' + included)]
+        # gst/meta is the public metadata library applications link to, not an internal.
+        return bool(matches) and all(h.startswith('gst/') and not h.startswith('gst/meta/') for h in matches)
+
+    problems = []
+    used = set()
+    for path in sources(root, 'vision'):
+        for number, kind, included in includes(path):
+            if GLIB_OR_GST.match(included) or (kind == '"' and gst_only(included, path)):
+                shown = f'<{included}>' if kind == '<' else f'"{included}"'
+                problems.append(f'{path.relative_to(root)}:{number}: vision/ includes {shown}: '
+                                'vision/ must not depend on GStreamer or GLib')
+    for folder in ('tools', 'bench'):
+        for path in sources(root, folder):
+            name = path.relative_to(root).as_posix()
+            for number, kind, included in includes(path):
+                if kind != '"' or not gst_only(included, path):
+                    continue
+                registration = re.fullmatch(r'gsttaconite[a-z]*\.h', included.rsplit('/', 1)[-1])
+                if (name, included) in KNOWN:
+                    used.add((name, included))
+                    continue
+                if registration:
+                    continue
+                problems.append(f'{name}:{number}: {folder}/ includes "{included}", a gst/ internal: '
+                                'use vision/ (or add what it needs there)')
+    for name, included in sorted(KNOWN - used):
+        problems.append(f'{name}: no longer includes "{included}" from gst/: remove it from KNOWN in {__file__}')
+    for problem in problems:
+        print(problem)
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

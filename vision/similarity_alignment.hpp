@@ -1,0 +1,38 @@
+// 5-point (or 2-eye) similarity alignment to the 112x112 template of spec bundle.md §10, and the
+// warp of an image into the aligned model input. Five points are in the template's order (left
+// eye, right eye, nose tip, left and right mouth corners, as seen in the image); two points are
+// the eye centres.
+#pragma once
+
+#include <array>
+#include <opencv2/core.hpp>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "channel_order.hpp"
+#include "image_view.hpp"
+
+namespace taconite::vision {
+
+struct Point2 {
+  double x = 0.0, y = 0.0;
+};
+
+// The template's five points for a width x height input (bundle.md §10 scaled from 112x112).
+std::array<Point2, 5> alignment_template(int width, int height);
+
+// The least-squares similarity (rotation, uniform scale, translation; no reflection) taking
+// src[i] to dst[i]: Umeyama's solution, closed form in 2-D. Row-major 2x3 [a -b tx; b a ty].
+// Empty when fewer than 2 points or all src points coincide.
+std::optional<cv::Matx23d> fit_similarity(std::span<const Point2> src, std::span<const Point2> dst);
+
+// The similarity taking `landmarks` (2 or 5, image pixels) to the template for width x height.
+std::optional<cv::Matx23d> alignment_transform(std::span<const Point2> landmarks, int width, int height);
+
+// Warps the image with `to_template` (image -> model input) into a width x height RGB image
+// (bilinear, black outside the image) and writes the normalised planes in `order` into `chw`.
+void aligned_face_to_chw(const ImageView& image, const cv::Matx23d& to_template, int width, int height,
+                         ChannelOrder order, std::vector<float>& chw);
+
+}  // namespace taconite::vision
