@@ -95,12 +95,12 @@ cv::Mat vga_canvas(const cv::Mat& photo) {
 }
 
 // 50 boxes drifting a few pixels per frame, for `frames` frames.
-std::vector<std::vector<taconite::gst::Box>> drifting_boxes(int count, int frames) {
+std::vector<std::vector<taconite::vision::Box>> drifting_boxes(int count, int frames) {
   std::mt19937 random(7);
   std::uniform_real_distribution<double> position(0, 1800), step(-3, 3);
-  std::vector<taconite::gst::Box> boxes;
+  std::vector<taconite::vision::Box> boxes;
   for (int i = 0; i < count; ++i) boxes.push_back({position(random), position(random) / 2, 40, 40});
-  std::vector<std::vector<taconite::gst::Box>> sequence;
+  std::vector<std::vector<taconite::vision::Box>> sequence;
   for (int f = 0; f < frames; ++f) {
     for (auto& box : boxes) box.x += step(random), box.y += step(random);
     sequence.push_back(boxes);
@@ -152,8 +152,8 @@ int main(int argc, char** argv) {
   const Timing hog_half = time_median(hog_repeats, [&] { (void)detector.detect(i420.get(), 0.5); });
 
   const auto sequence = drifting_boxes(50, 300);
-  taconite::gst::BoxTracker tracker;
-  const taconite::gst::TrackerPolicy policy;
+  taconite::vision::BoxTracker tracker;
+  const taconite::vision::TrackerPolicy policy;
   std::size_t frame = 0;
   const Timing tracker_50 = time_median(static_cast<int>(sequence.size()) - 1, [&] {
     (void)tracker.update_boxes(sequence[frame++ % sequence.size()], policy);

@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "face_alignment.hpp"
+#include "roi_landmarks.hpp"
 #include "gst_test_support.hpp"
 
 namespace {

@@ -13,7 +13,7 @@
 
 #include "face_frames.hpp"
 #include "gst_test_support.hpp"
-#include "track_cache.hpp"
+#include "roi_track_param.hpp"
 
 namespace {
 

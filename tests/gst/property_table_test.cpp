@@ -41,20 +41,15 @@ struct TestElementClass {
 
 G_DEFINE_TYPE(TestElement, test_element, GST_TYPE_BASE_TRANSFORM)
 
-const PropertyTable<TestElement, Settings>& properties() {
-  static const auto table = [] {
-    PropertyTable<TestElement, Settings> t(&TestElement::settings);
-    t.string("label", "Label", "any time", &Settings::name, Mutable::AnyTime);
-    t.uint("count", "Count", "ready only", 1, 100, &Settings::count, Mutable::ReadyOnly);
-    t.real("ratio", "Ratio", "next start", 0.0, 1.0, &Settings::ratio, Mutable::NextStart);
-    t.boolean("flag", "Flag", "any time", &Settings::flag, Mutable::AnyTime);
-    t.enumeration("mode", "Mode", "any time", mode_get_type, &Settings::mode, Mutable::AnyTime);
-    t.optional_string("path", "Path", "unset is NULL", &Settings::path, Mutable::ReadyOnly);
-    t.read_only([](GParamFlags flags) { return g_param_spec_uint64("reads", "Reads", "read only", 0, 99, 0, flags); },
-                [](TestElement& self, const Settings&, GValue* v) { g_value_set_uint64(v, self.reads); });
-    return t;
-  }();
-  return table;
+static void declare_properties(PropertyTable<TestElement, Settings>& t) {
+  t.string("label", "Label", "any time", &Settings::name, Mutable::AnyTime);
+  t.uint("count", "Count", "ready only", 1, 100, &Settings::count, Mutable::ReadyOnly);
+  t.real("ratio", "Ratio", "next start", 0.0, 1.0, &Settings::ratio, Mutable::NextStart);
+  t.boolean("flag", "Flag", "any time", &Settings::flag, Mutable::AnyTime);
+  t.enumeration("mode", "Mode", "any time", mode_get_type, &Settings::mode, Mutable::AnyTime);
+  t.optional_string("path", "Path", "unset is NULL", &Settings::path, Mutable::ReadyOnly);
+  t.read_only([](GParamFlags flags) { return g_param_spec_uint64("reads", "Reads", "read only", 0, 99, 0, flags); },
+              [](TestElement& self, const Settings&, GValue* v) { g_value_set_uint64(v, self.reads); });
 }
 
 void test_element_init(TestElement* self) {
@@ -70,7 +65,7 @@ void test_element_finalize(GObject* object) {
 
 void test_element_class_init(TestElementClass* klass) {
   G_OBJECT_CLASS(klass)->finalize = test_element_finalize;
-  PropertyTable<TestElement, Settings>::install(G_OBJECT_CLASS(klass), properties());
+  PropertyTable<TestElement, Settings>::install(G_OBJECT_CLASS(klass), &TestElement::settings, declare_properties);
   static GstStaticPadTemplate sink = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
   static GstStaticPadTemplate src = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
   gst_element_class_add_static_pad_template(GST_ELEMENT_CLASS(klass), &sink);

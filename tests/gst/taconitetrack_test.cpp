@@ -9,11 +9,11 @@
 #include <set>
 
 #include "box_tracker.hpp"
-#include "face_alignment.hpp"
+#include "roi_landmarks.hpp"
 #include "gst_test_support.hpp"
 #include "roi_params.hpp"
 #include "roi_track_param.hpp"
-#include "track_cache.hpp"
+#include "roi_track_param.hpp"
 
 namespace {
 
@@ -151,11 +151,11 @@ TEST_F(TaconiteTrackTest, StaleDetectorRoisCarryThePredictedBoxMovedLandmarksAnd
 }
 
 TEST(BoxTrackerTest, StaleFramesNeitherMissNorHitTracksAndKeepVelocitiesPerFrame) {
-  using taconite::gst::Box;
-  using taconite::gst::BoxTracker;
-  using taconite::gst::Detection;
+  using taconite::vision::Box;
+  using taconite::vision::BoxTracker;
+  using taconite::vision::Detection;
   BoxTracker tracker;
-  const taconite::gst::TrackerPolicy policy;
+  const taconite::vision::TrackerPolicy policy;
   constexpr int kFresh = 20;
   for (int i = 0; i < kFresh; ++i) tracker.update({Detection{{10.0 + 5 * i, 10, 40, 40}}}, policy);
   // 40 stale frames (more than max-age) neither miss nor end the track; it moves on at the
@@ -213,11 +213,11 @@ TEST_F(TaconiteTrackTest, AStalePredictionLeavingTheFrameLeavesTheBoxAsItCame) {
 }
 
 TEST(BoxTrackerTest, OnAFrameMixingFreshAndStaleBoxesTheFreshAreMeasuredTheStalePredicted) {
-  using taconite::gst::Box;
-  using taconite::gst::BoxTracker;
-  using taconite::gst::Detection;
+  using taconite::vision::Box;
+  using taconite::vision::BoxTracker;
+  using taconite::vision::Detection;
   BoxTracker tracker;
-  const taconite::gst::TrackerPolicy policy;
+  const taconite::vision::TrackerPolicy policy;
   const Box a{10, 10, 40, 40}, b{200, 10, 40, 40};
   for (int i = 0; i < 3; ++i) tracker.update({Detection{a}, Detection{b}}, policy);
   // One detector saw a (moved), the other carries b.
@@ -302,9 +302,9 @@ TEST_F(TaconiteTrackTest, AFlickeringDetectionIsNeverConfirmed) {
 }
 
 TEST(BoxTrackerTest, HitsMustBeConsecutiveAndUnconfirmedTracksEndAtTheirFirstMiss) {
-  using taconite::gst::Box;
-  taconite::gst::TrackerPolicy policy;  // min_hits 3, max_age 30
-  taconite::gst::BoxTracker tracker;
+  using taconite::vision::Box;
+  taconite::vision::TrackerPolicy policy;  // min_hits 3, max_age 30
+  taconite::vision::BoxTracker tracker;
   const Box box{100, 100, 40, 40};
   EXPECT_EQ(tracker.update_boxes({box}, policy)[0], std::nullopt);
   EXPECT_EQ(tracker.update_boxes({box}, policy)[0], std::nullopt);
@@ -552,10 +552,10 @@ TEST(RoiTrackParamTest, WrittenIdsReadBackAsTaconiteadafaceReadsThemBeyondG_MAXI
 }
 
 TEST(BoxTrackerTest, IdsCountPastG_MAXINTAndStopBeforeWrapping) {
-  using taconite::gst::Box;
-  taconite::gst::TrackerPolicy policy;
+  using taconite::vision::Box;
+  taconite::vision::TrackerPolicy policy;
   policy.min_hits = 1;
-  taconite::gst::BoxTracker tracker(G_MAXINT);
+  taconite::vision::BoxTracker tracker(G_MAXINT);
   auto ids = tracker.update_boxes({{0, 0, 10, 10}, {50, 50, 10, 10}}, policy);
   EXPECT_EQ(ids, (std::vector<std::optional<std::int64_t>>{G_MAXINT, gint64{G_MAXINT} + 1}));
 

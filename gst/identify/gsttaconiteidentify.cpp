@@ -59,7 +59,7 @@
 #include "identity_votes.hpp"
 #include "model_fingerprint.hpp"
 #include "property_table.hpp"
-#include "track_cache.hpp"
+#include "roi_track_param.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_identify_debug);
 #define GST_CAT_DEFAULT taconite_identify_debug
@@ -475,58 +475,53 @@ static void reload(GstTaconiteIdentify* self) {
 /* GObject                                                                                     */
 
 // Every property, declared once; defaults are Settings{}'s.
-static const PropertyTable<GstTaconiteIdentify, Settings>& properties() {
-  static const auto table = [] {
-    PropertyTable<GstTaconiteIdentify, Settings> t(&GstTaconiteIdentify::settings);
-    t.string("gallery", "Gallery",
-             "Face gallery file made with taconite-gallery create (SQLite); required. Default: unset",
-             &Settings::gallery, Mutable::ReadyOnly);
-    t.string("bundle", "Bundle",
-             "The bundle taconiteadaface runs: when set, the gallery's model fingerprint must be this "
-             "bundle's (else only the model name and embedding size are checked). Default: unset",
-             &Settings::bundle, Mutable::ReadyOnly);
-    t.real("threshold", "Threshold",
-           "Least cosine similarity for a face to be named; below it the face is unknown. Depends on "
-           "the model: calibrate it on your own enrolled faces. Default: 0.4",
-           -1.0, 1.0, &Settings::threshold, Mutable::AnyTime);
-    t.uint("top-k", "Top k", "Candidate identities listed per face in taconite-identity. Default: 3", 1,
-           gallery::kMaxTopK, &Settings::top_k, Mutable::AnyTime);
-    t.uint("vote-window", "Vote window", "Recent votes (newly computed embeddings) a track decides on. Default: 5",
-           1, kMaxVoteWindow, &Settings::vote_window, Mutable::AnyTime);
-    t.uint("min-votes", "Minimum votes",
-           "Votes a track needs, and the winner must hold a strict majority of the window, before it is "
-           "named; 1 decides on the first. Default: 3",
-           1, kMaxVoteWindow, &Settings::min_votes, Mutable::AnyTime);
-    t.string("track-id-param", "Track id param",
-             "ROI param structure (field \"id\") or field holding the tracking id. Default: object_id",
-             &Settings::track_id_param, Mutable::AnyTime);
-    t.uint("track-timeout", "Track timeout", "Frames a track's votes are kept while it is not seen. Default: 150", 0,
-           G_MAXUINT, &Settings::track_timeout, Mutable::AnyTime);
-    t.uint("poll-interval", "Poll interval",
-           "Milliseconds between two checks whether the gallery changed (a new index is built in the "
-           "background); 0: only on the reload signal. Default: 1000",
-           0, 3600000, &Settings::poll_interval, Mutable::ReadyOnly);
-    t.uint64("approximate-above", "Approximate above",
-             "Templates beyond which an HNSW index (persisted as <gallery>.hnsw) replaces exact search. "
-             "Default: 1000000",
-             0, G_MAXUINT64, &Settings::approximate_above, Mutable::ReadyOnly);
-    t.uint("ef-search", "HNSW efSearch",
-           "Query beam of the HNSW index (galleries above approximate-above): larger finds more of the "
-           "exact matches and takes longer. Default: 128",
-           1, gallery::kMaxEfSearch, &Settings::ef_search, Mutable::ReadyOnly);
-    t.boolean("post-messages", "Post messages",
-              "Post a taconite-identity element message when a track is first decided on an identity. "
-              "Default: true",
-              &Settings::post_messages, Mutable::AnyTime);
-    t.uint64("search-budget", "Search budget",
-             "Gallery templates the exact searches of one buffer may scan (each new embedding costs "
-             "the gallery's template count; the first search of a buffer always runs). Faces over it "
-             "keep their track's last answer and are searched on a later buffer, longest waiting "
-             "first. 0: no limit. Default: 2000000",
-             0, G_MAXUINT64, &Settings::search_budget, Mutable::AnyTime);
-    return t;
-  }();
-  return table;
+static void declare_properties(PropertyTable<GstTaconiteIdentify, Settings>& t) {
+  t.string("gallery", "Gallery",
+           "Face gallery file made with taconite-gallery create (SQLite); required. Default: unset",
+           &Settings::gallery, Mutable::ReadyOnly);
+  t.string("bundle", "Bundle",
+           "The bundle taconiteadaface runs: when set, the gallery's model fingerprint must be this "
+           "bundle's (else only the model name and embedding size are checked). Default: unset",
+           &Settings::bundle, Mutable::ReadyOnly);
+  t.real("threshold", "Threshold",
+         "Least cosine similarity for a face to be named; below it the face is unknown. Depends on "
+         "the model: calibrate it on your own enrolled faces. Default: 0.4",
+         -1.0, 1.0, &Settings::threshold, Mutable::AnyTime);
+  t.uint("top-k", "Top k", "Candidate identities listed per face in taconite-identity. Default: 3", 1,
+         gallery::kMaxTopK, &Settings::top_k, Mutable::AnyTime);
+  t.uint("vote-window", "Vote window", "Recent votes (newly computed embeddings) a track decides on. Default: 5",
+         1, kMaxVoteWindow, &Settings::vote_window, Mutable::AnyTime);
+  t.uint("min-votes", "Minimum votes",
+         "Votes a track needs, and the winner must hold a strict majority of the window, before it is "
+         "named; 1 decides on the first. Default: 3",
+         1, kMaxVoteWindow, &Settings::min_votes, Mutable::AnyTime);
+  t.string("track-id-param", "Track id param",
+           "ROI param structure (field \"id\") or field holding the tracking id. Default: object_id",
+           &Settings::track_id_param, Mutable::AnyTime);
+  t.uint("track-timeout", "Track timeout", "Frames a track's votes are kept while it is not seen. Default: 150", 0,
+         G_MAXUINT, &Settings::track_timeout, Mutable::AnyTime);
+  t.uint("poll-interval", "Poll interval",
+         "Milliseconds between two checks whether the gallery changed (a new index is built in the "
+         "background); 0: only on the reload signal. Default: 1000",
+         0, 3600000, &Settings::poll_interval, Mutable::ReadyOnly);
+  t.uint64("approximate-above", "Approximate above",
+           "Templates beyond which an HNSW index (persisted as <gallery>.hnsw) replaces exact search. "
+           "Default: 1000000",
+           0, G_MAXUINT64, &Settings::approximate_above, Mutable::ReadyOnly);
+  t.uint("ef-search", "HNSW efSearch",
+         "Query beam of the HNSW index (galleries above approximate-above): larger finds more of the "
+         "exact matches and takes longer. Default: 128",
+         1, gallery::kMaxEfSearch, &Settings::ef_search, Mutable::ReadyOnly);
+  t.boolean("post-messages", "Post messages",
+            "Post a taconite-identity element message when a track is first decided on an identity. "
+            "Default: true",
+            &Settings::post_messages, Mutable::AnyTime);
+  t.uint64("search-budget", "Search budget",
+           "Gallery templates the exact searches of one buffer may scan (each new embedding costs "
+           "the gallery's template count; the first search of a buffer always runs). Faces over it "
+           "keep their track's last answer and are searched on a later buffer, longest waiting "
+           "first. 0: no limit. Default: 2000000",
+           0, G_MAXUINT64, &Settings::search_budget, Mutable::AnyTime);
 }
 
 static void finalize(GObject* object) {
@@ -554,7 +549,7 @@ static void gst_taconite_identify_class_init(GstTaconiteIdentifyClass* klass) {
   transform_class->stop = GST_DEBUG_FUNCPTR(stop);
   transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
 
-  PropertyTable<GstTaconiteIdentify, Settings>::install(gobject_class, properties());
+  PropertyTable<GstTaconiteIdentify, Settings>::install(gobject_class, &GstTaconiteIdentify::settings, declare_properties);
 
   /**
    * GstTaconiteIdentify::reload:

@@ -1,4 +1,4 @@
-// The element's debug categories: control flow, per-buffer dataflow, and the runtime/engine.
+// taconiteadaface's debug categories (control flow, per-buffer dataflow, the runtime/engine).
 #pragma once
 
 #include <gst/gst.h>

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <utility>
 
-namespace taconite::gst {
+namespace taconite::vision {
 
 namespace {
 
@@ -256,4 +256,4 @@ std::vector<TrackResult> BoxTracker::update(const std::vector<Detection>& detect
   return results;
 }
 
-}  // namespace taconite::gst
+}  // namespace taconite::vision

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include "embedding_output.hpp"
-#include "face_alignment.hpp"
+#include "embedding_status.hpp"
+#include "roi_landmarks.hpp"
 #include "face_selection.hpp"
 #include "roi_params.hpp"
-#include "track_cache.hpp"
+#include "roi_track_param.hpp"
 
 namespace taconite::gst {
 

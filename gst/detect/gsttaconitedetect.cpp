@@ -54,6 +54,8 @@ GST_DEBUG_CATEGORY_STATIC(taconite_detect_debug);
 namespace {
 
 using namespace taconite::gst;
+using taconite::vision::Box;
+using taconite::vision::iou;
 using taconite::vision::DetectedFace;
 using taconite::vision::ImageView;
 using taconite::vision::Point2;
@@ -65,7 +67,7 @@ constexpr guint kDefaultMinFaceSize = 0;
 constexpr guint kMaxMinFaceSize = 4096;
 constexpr double kDuplicateIou = 0.5;  // a detection this close to an upstream face ROI is that face
 
-// Property values and their defaults (see properties()); guarded by the object lock.
+// Property values and their defaults (see declare_properties()); guarded by the object lock.
 struct Settings {
   std::string model;
   guint input_width = static_cast<guint>(YuNetOptions{}.input_width);
@@ -305,42 +307,37 @@ static void gst_taconite_detect_init(GstTaconiteDetect* self) {
 }
 
 // Every property, declared once; defaults are Settings{}'s.
-static const PropertyTable<GstTaconiteDetect, Settings>& properties() {
-  static const auto table = [] {
-    PropertyTable<GstTaconiteDetect, Settings> t(&GstTaconiteDetect::settings);
-    t.string("model", "Model",
-             "Path of OpenCV Zoo's YuNet face detector, face_detection_yunet_2023mar.onnx (MIT; "
-             "docs/models.md); required, loaded and checked when going from READY to PAUSED. Default: none",
-             &Settings::model, Mutable::ReadyOnly);
-    t.uint("input-width", "Network input width",
-           "Width in pixels the frame is scaled to fit (aspect kept, padded) for the network; a "
-           "multiple of 32. Larger finds smaller faces for more CPU. Default: 640",
-           32, taconite::vision::kMaxInputSide, &Settings::input_width, Mutable::ReadyOnly);
-    t.uint("input-height", "Network input height", "Height in pixels of the network input; a multiple of 32. Default: 384",
-           32, taconite::vision::kMaxInputSide, &Settings::input_height, Mutable::ReadyOnly);
-    t.real("score-threshold", "Score threshold", "Lowest detection confidence (0..1) kept as a face. Default: 0.6",
-           0.0, 1.0, &Settings::score_threshold, Mutable::ReadyOnly);
-    t.real("nms-threshold", "NMS threshold",
-           "Overlap (IoU, 0..1) above which the weaker of two detections is dropped. Default: 0.3", 0.0, 1.0,
-           &Settings::nms_threshold, Mutable::ReadyOnly);
-    t.uint("min-face-size", "Minimum face size",
-           "Faces whose box is smaller than this many frame pixels on its shorter side are not "
-           "added. Default: 0 (no minimum)",
-           0, kMaxMinFaceSize, &Settings::min_face_size, Mutable::AnyTime);
-    t.uint("max-faces", "Maximum faces", "Add at most this many faces per frame, the most confident. Default: 64", 1,
-           taconite::vision::kMaxFaces, &Settings::max_faces, Mutable::ReadyOnly);
-    t.uint("interval", "Detection interval",
-           "Run the detector on one frame in this many; the frames in between carry the last "
-           "detection's faces (detection param fresh=false). Reset on flush, stream start and caps "
-           "change. Default: 1 (every frame)",
-           1, 1000, &Settings::interval, Mutable::AnyTime);
-    t.uint("threads", "Threads",
-           "OpenCV's thread count for the network, set when the model loads; OpenCV's pool is "
-           "process-wide, so the last element to load sets it for all. Default: 1",
-           1, 64, &Settings::threads, Mutable::ReadyOnly);
-    return t;
-  }();
-  return table;
+static void declare_properties(PropertyTable<GstTaconiteDetect, Settings>& t) {
+  t.string("model", "Model",
+           "Path of OpenCV Zoo's YuNet face detector, face_detection_yunet_2023mar.onnx (MIT; "
+           "docs/models.md); required, loaded and checked when going from READY to PAUSED. Default: none",
+           &Settings::model, Mutable::ReadyOnly);
+  t.uint("input-width", "Network input width",
+         "Width in pixels the frame is scaled to fit (aspect kept, padded) for the network; a "
+         "multiple of 32. Larger finds smaller faces for more CPU. Default: 640",
+         32, taconite::vision::kMaxInputSide, &Settings::input_width, Mutable::ReadyOnly);
+  t.uint("input-height", "Network input height", "Height in pixels of the network input; a multiple of 32. Default: 384",
+         32, taconite::vision::kMaxInputSide, &Settings::input_height, Mutable::ReadyOnly);
+  t.real("score-threshold", "Score threshold", "Lowest detection confidence (0..1) kept as a face. Default: 0.6",
+         0.0, 1.0, &Settings::score_threshold, Mutable::ReadyOnly);
+  t.real("nms-threshold", "NMS threshold",
+         "Overlap (IoU, 0..1) above which the weaker of two detections is dropped. Default: 0.3", 0.0, 1.0,
+         &Settings::nms_threshold, Mutable::ReadyOnly);
+  t.uint("min-face-size", "Minimum face size",
+         "Faces whose box is smaller than this many frame pixels on its shorter side are not "
+         "added. Default: 0 (no minimum)",
+         0, kMaxMinFaceSize, &Settings::min_face_size, Mutable::AnyTime);
+  t.uint("max-faces", "Maximum faces", "Add at most this many faces per frame, the most confident. Default: 64", 1,
+         taconite::vision::kMaxFaces, &Settings::max_faces, Mutable::ReadyOnly);
+  t.uint("interval", "Detection interval",
+         "Run the detector on one frame in this many; the frames in between carry the last "
+         "detection's faces (detection param fresh=false). Reset on flush, stream start and caps "
+         "change. Default: 1 (every frame)",
+         1, 1000, &Settings::interval, Mutable::AnyTime);
+  t.uint("threads", "Threads",
+         "OpenCV's thread count for the network, set when the model loads; OpenCV's pool is "
+         "process-wide, so the last element to load sets it for all. Default: 1",
+         1, 64, &Settings::threads, Mutable::ReadyOnly);
 }
 
 static void gst_taconite_detect_class_init(GstTaconiteDetectClass* klass) {
@@ -353,7 +350,7 @@ static void gst_taconite_detect_class_init(GstTaconiteDetectClass* klass) {
   transform_class->set_caps = GST_DEBUG_FUNCPTR(set_caps);
   transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
   transform_class->transform_ip = GST_DEBUG_FUNCPTR(transform_ip);
-  PropertyTable<GstTaconiteDetect, Settings>::install(gobject_class, properties());
+  PropertyTable<GstTaconiteDetect, Settings>::install(gobject_class, &GstTaconiteDetect::settings, declare_properties);
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

@@ -20,12 +20,12 @@
 
 namespace {
 
-using taconite::gst::BoxTracker;
-using taconite::gst::Box;
-using taconite::gst::Detection;
-using taconite::gst::iou;
-using taconite::gst::legacy_policy;
-using taconite::gst::TrackerPolicy;
+using taconite::vision::BoxTracker;
+using taconite::vision::Box;
+using taconite::vision::Detection;
+using taconite::vision::iou;
+using taconite::vision::legacy_policy;
+using taconite::vision::TrackerPolicy;
 
 constexpr int kRuns = 20;               // seeds per scenario
 constexpr double kDetectorCut = 0.5;    // what today's tracker is fed: boxes a detector's score threshold keeps

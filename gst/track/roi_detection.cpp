@@ -4,13 +4,13 @@
 #include <cmath>
 #include <vector>
 
-#include "face_alignment.hpp"
+#include "roi_landmarks.hpp"
 #include "roi_params.hpp"
 
 namespace taconite::gst {
 
-Detection roi_detection(const GstVideoRegionOfInterestMeta* roi, const Box& box) {
-  Detection detection{box};
+vision::Detection roi_detection(const GstVideoRegionOfInterestMeta* roi, const vision::Box& box) {
+  vision::Detection detection{box};
   const GstStructure* s =
       gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "detection");
   if (!s) return detection;
@@ -21,7 +21,7 @@ Detection roi_detection(const GstVideoRegionOfInterestMeta* roi, const Box& box)
   return detection;
 }
 
-bool move_roi_to_prediction(GstVideoRegionOfInterestMeta* roi, const Box& measured, const Box& predicted,
+bool move_roi_to_prediction(GstVideoRegionOfInterestMeta* roi, const vision::Box& measured, const vision::Box& predicted,
                             const GstVideoInfo& info) {
   const double left = std::max(predicted.x, 0.0), top = std::max(predicted.y, 0.0);
   const double right = std::min(predicted.x + predicted.width, static_cast<double>(GST_VIDEO_INFO_WIDTH(&info)));

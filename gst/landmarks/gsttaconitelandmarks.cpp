@@ -393,52 +393,47 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
 /* GObject                                                                                     */
 
 // Every property, declared once; defaults are Settings{}'s.
-static const PropertyTable<GstTaconiteLandmarks, Settings>& properties() {
-  static const auto table = [] {
-    PropertyTable<GstTaconiteLandmarks, Settings> t(&GstTaconiteLandmarks::settings);
-    t.string("model", "Model",
-             "Path of dlib's 68-point shape predictor file; loaded when going from READY to PAUSED. "
-             "Default: \"/usr/share/dlib/shape_predictor_68_face_landmarks.dat\" (Debian libdlib-data)",
-             &Settings::model, Mutable::ReadyOnly);
-    t.string("roi-type", "ROI type",
-             "roi_type of the GstVideoRegionOfInterestMeta that get landmarks (facedetect emits "
-             "\"face\"); detected faces are always added as \"face\". Default: \"face\"",
-             &Settings::roi_type, Mutable::AnyTime);
-    t.uint("max-faces", "Maximum faces",
-           "Give landmarks to at most this many ROIs per frame, the largest ones (a few ms of CPU each); "
-           "ROIs outside the frame do not count. Default: 32",
-           1, kMaxMaxFaces, &Settings::max_faces, Mutable::AnyTime);
-    t.enumeration("detect", "Detect",
-                  "When to run dlib's HOG frontal-face detector and add \"face\" ROIs: on frames without a "
-                  "face ROI (auto), on every frame (always) or never. Default: auto",
-                  detect_mode_get_type, &Settings::detect, Mutable::AnyTime);
-    t.uint("detect-interval", "Detection interval",
-           "Run the detector on one in this many frames that want a detection; the frames in between "
-           "get the boxes of the last detection. Reset on flush, stream start and caps change. "
-           "Default: 1 (every frame)",
-           1, 1000, &Settings::detect_interval, Mutable::AnyTime);
-    t.real("detect-scale", "Detection scale",
-           "Run the detector on a gray copy of the frame scaled by this factor (faster; the smallest "
-           "face found, about 80 pixels at 1, grows to 80/scale pixels). Default: 1",
-           0.1, 1.0, &Settings::detect_scale, Mutable::AnyTime);
-    t.uint("box-samples", "Box samples",
-           "Predictions averaged per face: 1 runs the predictor once on the face box; up to 5 adds runs "
-           "on the box shifted by 6 % left, right, up and down and averages the points (steadier "
-           "landmarks on small or tilted faces for that many times the work). Default: 1",
-           1, kMaxBoxSamples, &Settings::box_samples, Mutable::AnyTime);
-    t.read_only(
-        [](GParamFlags flags) {
-          return g_param_spec_uint64("faces-skipped", "Faces skipped",
-                                     "Faces (ROIs inside the frame and detections) left without landmarks since the "
-                                     "element started, by max-faces or by the 256 predictions per frame (each face "
-                                     "reserves 2 x box-samples)",
-                                     0, G_MAXUINT64, 0, flags);
-        },
-        [](GstTaconiteLandmarks& self, const Settings&, GValue* v) { g_value_set_uint64(v, *self.faces_skipped); },
-        Lock::Own);
-    return t;
-  }();
-  return table;
+static void declare_properties(PropertyTable<GstTaconiteLandmarks, Settings>& t) {
+  t.string("model", "Model",
+           "Path of dlib's 68-point shape predictor file; loaded when going from READY to PAUSED. "
+           "Default: \"/usr/share/dlib/shape_predictor_68_face_landmarks.dat\" (Debian libdlib-data)",
+           &Settings::model, Mutable::ReadyOnly);
+  t.string("roi-type", "ROI type",
+           "roi_type of the GstVideoRegionOfInterestMeta that get landmarks (facedetect emits "
+           "\"face\"); detected faces are always added as \"face\". Default: \"face\"",
+           &Settings::roi_type, Mutable::AnyTime);
+  t.uint("max-faces", "Maximum faces",
+         "Give landmarks to at most this many ROIs per frame, the largest ones (a few ms of CPU each); "
+         "ROIs outside the frame do not count. Default: 32",
+         1, kMaxMaxFaces, &Settings::max_faces, Mutable::AnyTime);
+  t.enumeration("detect", "Detect",
+                "When to run dlib's HOG frontal-face detector and add \"face\" ROIs: on frames without a "
+                "face ROI (auto), on every frame (always) or never. Default: auto",
+                detect_mode_get_type, &Settings::detect, Mutable::AnyTime);
+  t.uint("detect-interval", "Detection interval",
+         "Run the detector on one in this many frames that want a detection; the frames in between "
+         "get the boxes of the last detection. Reset on flush, stream start and caps change. "
+         "Default: 1 (every frame)",
+         1, 1000, &Settings::detect_interval, Mutable::AnyTime);
+  t.real("detect-scale", "Detection scale",
+         "Run the detector on a gray copy of the frame scaled by this factor (faster; the smallest "
+         "face found, about 80 pixels at 1, grows to 80/scale pixels). Default: 1",
+         0.1, 1.0, &Settings::detect_scale, Mutable::AnyTime);
+  t.uint("box-samples", "Box samples",
+         "Predictions averaged per face: 1 runs the predictor once on the face box; up to 5 adds runs "
+         "on the box shifted by 6 % left, right, up and down and averages the points (steadier "
+         "landmarks on small or tilted faces for that many times the work). Default: 1",
+         1, kMaxBoxSamples, &Settings::box_samples, Mutable::AnyTime);
+  t.read_only(
+      [](GParamFlags flags) {
+        return g_param_spec_uint64("faces-skipped", "Faces skipped",
+                                   "Faces (ROIs inside the frame and detections) left without landmarks since the "
+                                   "element started, by max-faces or by the 256 predictions per frame (each face "
+                                   "reserves 2 x box-samples)",
+                                   0, G_MAXUINT64, 0, flags);
+      },
+      [](GstTaconiteLandmarks& self, const Settings&, GValue* v) { g_value_set_uint64(v, *self.faces_skipped); },
+      Lock::Own);
 }
 
 static void finalize(GObject* object) {
@@ -470,7 +465,7 @@ static void gst_taconite_landmarks_class_init(GstTaconiteLandmarksClass* klass) 
   transform_class->prepare_output_buffer = GST_DEBUG_FUNCPTR(prepare_output_buffer);
   transform_class->transform_ip = GST_DEBUG_FUNCPTR(transform_ip);
 
-  PropertyTable<GstTaconiteLandmarks, Settings>::install(gobject_class, properties());
+  PropertyTable<GstTaconiteLandmarks, Settings>::install(gobject_class, &GstTaconiteLandmarks::settings, declare_properties);
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

@@ -41,15 +41,6 @@ struct CachedEmbedding {
   double best_tried = 0.0;  // best mode: the highest pre-embedding quality embedded so far
 };
 
-// The tracking id of a ROI: a structure named `id_param` with an integer field "id" (DL Streamer's
-// "object_id"), or an integer field named `id_param` in any structure.
-std::optional<gint64> roi_track_id(const GstVideoRegionOfInterestMeta* roi, const std::string& id_param);
-
-// The tracking id of each face of one frame (none for whole-buffer faces). An id carried by
-// more than one ROI of the frame names no single face: those faces are all treated as untracked,
-// so one face's cached embedding is never attached to another.
-std::vector<std::optional<gint64>> frame_track_ids(const std::vector<FaceJob>& faces, const std::string& id_param);
-
 class TrackCache {
  public:
   // The embedding to reuse for track `id` seen at frame `now` with `box`, or nullptr when it must

@@ -36,7 +36,7 @@
 #include <optional>
 #include <vector>
 
-namespace taconite::gst {
+namespace taconite::vision {
 
 struct Box {
   double x = 0, y = 0, width = 0, height = 0;  // pixels; width and height > 0
@@ -123,4 +123,4 @@ class BoxTracker {
   std::int64_t next_id_;
 };
 
-}  // namespace taconite::gst
+}  // namespace taconite::vision

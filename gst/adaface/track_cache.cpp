@@ -6,39 +6,9 @@ namespace taconite::gst {
 
 namespace {
 
-std::optional<gint64> integer(const GValue* v) {
-  if (!v) return std::nullopt;
-  if (G_VALUE_HOLDS_INT(v)) return g_value_get_int(v);
-  if (G_VALUE_HOLDS_UINT(v)) return g_value_get_uint(v);
-  if (G_VALUE_HOLDS_INT64(v)) return g_value_get_int64(v);
-  if (G_VALUE_HOLDS_UINT64(v)) return static_cast<gint64>(g_value_get_uint64(v));
-  return std::nullopt;
-}
-
 double area(const PixelBox& box) { return static_cast<double>(box.width) * box.height; }
 
 }  // namespace
-
-std::optional<gint64> roi_track_id(const GstVideoRegionOfInterestMeta* roi, const std::string& id_param) {
-  if (!roi || id_param.empty()) return std::nullopt;
-  for (GList* l = roi->params; l; l = l->next) {
-    const auto* s = static_cast<const GstStructure*>(l->data);
-    if (gst_structure_has_name(s, id_param.c_str()))
-      if (auto id = integer(gst_structure_get_value(s, "id"))) return id;
-    if (auto id = integer(gst_structure_get_value(s, id_param.c_str()))) return id;
-  }
-  return std::nullopt;
-}
-
-std::vector<std::optional<gint64>> frame_track_ids(const std::vector<FaceJob>& faces, const std::string& id_param) {
-  std::vector<std::optional<gint64>> ids(faces.size());
-  std::unordered_map<gint64, int> holders;
-  for (std::size_t i = 0; i < faces.size(); ++i)
-    if (!faces[i].whole_buffer && (ids[i] = roi_track_id(faces[i].roi, id_param))) ++holders[*ids[i]];
-  for (std::optional<gint64>& id : ids)
-    if (id && holders[*id] > 1) id.reset();
-  return ids;
-}
 
 const CachedEmbedding* TrackCache::reuse(gint64 id, guint64 now, const PixelBox& box, const TrackPolicy& policy) {
   auto it = tracks_.find(id);

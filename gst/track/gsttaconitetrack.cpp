@@ -72,11 +72,16 @@ GST_DEBUG_CATEGORY_STATIC(taconite_track_debug);
 namespace {
 
 using namespace taconite::gst;
+using taconite::vision::Box;
+using taconite::vision::BoxTracker;
+using taconite::vision::Detection;
+using taconite::vision::TrackerPolicy;
+using taconite::vision::TrackResult;
 
 // Bounds the assignment matrix (max-rois squared) and its cubic solve.
 constexpr guint kMaxMaxRois = 1024;
 
-// Property values and their defaults (see properties()); guarded by the object lock.
+// Property values and their defaults (see declare_properties()); guarded by the object lock.
 struct Settings {
   std::string roi_type = "face";
   double iou_threshold = 0.3;
@@ -287,44 +292,39 @@ static gboolean stop(GstBaseTransform* trans) {
 /* GObject                                                                                     */
 
 // Every property, declared once; defaults are Settings{}'s. All apply from the next buffer.
-static const PropertyTable<GstTaconiteTrack, Settings>& properties() {
-  static const auto table = [] {
-    PropertyTable<GstTaconiteTrack, Settings> t(&GstTaconiteTrack::settings);
-    constexpr Mutable any_time = Mutable::AnyTime;
-    t.string("roi-type", "ROI type",
-             "roi_type of the GstVideoRegionOfInterestMeta to track (facedetect emits \"face\"); an "
-             "empty string tracks every ROI, all types together. Default: \"face\"",
-             &Settings::roi_type, any_time);
-    t.real("iou-threshold", "IoU threshold",
-           "Least overlap (intersection over union, 0 to 1) between a track's predicted box and a "
-           "ROI for the ROI to continue the track; lower pairs start a new track. Default: 0.3",
-           0.0, 1.0, &Settings::iou_threshold, any_time);
-    t.uint("max-age", "Maximum age",
-           "Frames a lost confirmed track survives: a face missing from at most this many consecutive "
-           "frames gets its id back, one missing longer a new id (a track not yet confirmed ends at "
-           "its first missed frame). Default: 30",
-           0, G_MAXUINT, &Settings::max_age, any_time);
-    t.uint("min-hits", "Minimum hits",
-           "Consecutive frames a track must be matched in before its id is published (ROIs of a newer "
-           "track get no id); 1 publishes from the first frame. Default: 3",
-           1, G_MAXUINT, &Settings::min_hits, any_time);
-    t.uint("max-rois", "Maximum ROIs",
-           "ROIs of a frame tracked at most, the largest ones (the rest pass without an id), and "
-           "tracks kept at most (a new one replaces the longest-lost). Default: 256",
-           1, kMaxMaxRois, &Settings::max_rois, any_time);
-    t.real("track-threshold", "Track threshold",
-           "Least detection confidence (the detection param's confidence; ROIs without one count as "
-           "1) for a ROI to be matched in the first pass and to start a track. 0 treats every ROI "
-           "so. Default: 0.5",
-           0.0, 1.0, &Settings::track_threshold, any_time);
-    t.real("low-threshold", "Low threshold",
-           "Least detection confidence for a ROI below track-threshold to continue a track matched "
-           "in the previous frame (second pass; it never starts one); less confident ROIs get no "
-           "id. Default: 0.1",
-           0.0, 1.0, &Settings::low_threshold, any_time);
-    return t;
-  }();
-  return table;
+static void declare_properties(PropertyTable<GstTaconiteTrack, Settings>& t) {
+  constexpr Mutable any_time = Mutable::AnyTime;
+  t.string("roi-type", "ROI type",
+           "roi_type of the GstVideoRegionOfInterestMeta to track (facedetect emits \"face\"); an "
+           "empty string tracks every ROI, all types together. Default: \"face\"",
+           &Settings::roi_type, any_time);
+  t.real("iou-threshold", "IoU threshold",
+         "Least overlap (intersection over union, 0 to 1) between a track's predicted box and a "
+         "ROI for the ROI to continue the track; lower pairs start a new track. Default: 0.3",
+         0.0, 1.0, &Settings::iou_threshold, any_time);
+  t.uint("max-age", "Maximum age",
+         "Frames a lost confirmed track survives: a face missing from at most this many consecutive "
+         "frames gets its id back, one missing longer a new id (a track not yet confirmed ends at "
+         "its first missed frame). Default: 30",
+         0, G_MAXUINT, &Settings::max_age, any_time);
+  t.uint("min-hits", "Minimum hits",
+         "Consecutive frames a track must be matched in before its id is published (ROIs of a newer "
+         "track get no id); 1 publishes from the first frame. Default: 3",
+         1, G_MAXUINT, &Settings::min_hits, any_time);
+  t.uint("max-rois", "Maximum ROIs",
+         "ROIs of a frame tracked at most, the largest ones (the rest pass without an id), and "
+         "tracks kept at most (a new one replaces the longest-lost). Default: 256",
+         1, kMaxMaxRois, &Settings::max_rois, any_time);
+  t.real("track-threshold", "Track threshold",
+         "Least detection confidence (the detection param's confidence; ROIs without one count as "
+         "1) for a ROI to be matched in the first pass and to start a track. 0 treats every ROI "
+         "so. Default: 0.5",
+         0.0, 1.0, &Settings::track_threshold, any_time);
+  t.real("low-threshold", "Low threshold",
+         "Least detection confidence for a ROI below track-threshold to continue a track matched "
+         "in the previous frame (second pass; it never starts one); less confident ROIs get no "
+         "id. Default: 0.1",
+         0.0, 1.0, &Settings::low_threshold, any_time);
 }
 
 static void finalize(GObject* object) {
@@ -352,7 +352,7 @@ static void gst_taconite_track_class_init(GstTaconiteTrackClass* klass) {
   transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
   transform_class->stop = GST_DEBUG_FUNCPTR(stop);
 
-  PropertyTable<GstTaconiteTrack, Settings>::install(gobject_class, properties());
+  PropertyTable<GstTaconiteTrack, Settings>::install(gobject_class, &GstTaconiteTrack::settings, declare_properties);
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

@@ -1,4 +1,4 @@
-#include "face_alignment.hpp"
+#include "roi_landmarks.hpp"
 
 #include <algorithm>
 #include <cmath>

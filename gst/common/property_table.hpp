@@ -54,8 +54,6 @@ class PropertyTable {
   using Setter = std::function<void(Element&, Settings&, const GValue*)>;
   using Getter = std::function<void(Element&, const Settings&, GValue*)>;
 
-  // `settings`: the member of the instance struct pointing at the element's Settings.
-  explicit PropertyTable(Settings* Element::*settings) : settings_(settings) {}
 
   // Any property: `make_spec(flags)` builds its GParamSpec with the flags `when` implies.
   PropertyTable& custom(std::function<GParamSpec*(GParamFlags)> make_spec, Mutable when, Setter set, Getter get,
@@ -152,9 +150,11 @@ class PropertyTable {
         [=](Element&, const Settings& s, GValue* v) { g_value_set_enum(v, static_cast<gint>(std::invoke(field, s))); });
   }
 
-  // Installs every property (ids in table order) and makes this table the class's set_property and
-  // get_property. `table` must outlive the class (a function-local static).
-  static void install(GObjectClass* klass, const PropertyTable& table) {
+  // At class_init: lets `declare(table)` list the properties of the instance struct's `settings`,
+  // installs them (ids in table order) and makes the table the class's set_property and get_property.
+  static void install(GObjectClass* klass, Settings* Element::*settings, void (*declare)(PropertyTable&)) {
+    static PropertyTable table(settings);  // one per element type, for the life of the class
+    declare(table);
     instance_ = &table;
     klass->set_property = set_property;
     klass->get_property = get_property;
@@ -170,6 +170,8 @@ class PropertyTable {
   }
 
  private:
+  explicit PropertyTable(Settings* Element::*settings) : settings_(settings) {}
+
   struct Entry {
     std::function<GParamSpec*(GParamFlags)> make_spec;
     Mutable when;

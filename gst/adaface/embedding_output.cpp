@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "face_alignment.hpp"
+#include "roi_landmarks.hpp"
 #include "roi_params.hpp"
 
 namespace taconite::gst {
@@ -41,15 +41,6 @@ std::optional<double> l2_normalise(const std::vector<float>& raw, std::vector<fl
   unit.resize(raw.size());
   for (std::size_t i = 0; i < raw.size(); ++i) unit[i] = norm > 0.0 ? static_cast<float>(raw[i] / norm) : 0.0f;
   return norm;
-}
-
-const char* status_name(GstTaconiteEmbeddingStatus status) {
-  switch (status) {
-    case GST_TACONITE_EMBEDDING_COMPUTED: return "computed";
-    case GST_TACONITE_EMBEDDING_CACHED: return "cached";
-    case GST_TACONITE_EMBEDDING_SKIPPED: return "skipped";
-  }
-  return "computed";
 }
 
 void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbedding>& faces, const EngineInfo& engine) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "embedding_status.hpp"
 #include "engine_client.hpp"
 #include "face_quality.hpp"
 #include "face_selection.hpp"
@@ -25,9 +26,6 @@ struct FaceEmbedding {
   std::optional<vision::FaceQuality> quality;  // this frame's face before embedding, when assessed
   double embedding_quality = -1.0;  // the attached embedding's face, its norm folded in (< 0: unknown)
 };
-
-// "computed", "cached" or "skipped" (the `status` field of params and messages).
-const char* status_name(GstTaconiteEmbeddingStatus status);
 
 // Normalises a raw embedding; returns its L2 norm (0 leaves an all-zero vector). A raw embedding
 // holding NaN or an infinity has no direction: nullopt, `unit` left empty.

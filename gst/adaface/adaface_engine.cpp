@@ -1,0 +1,85 @@
+// taconiteadaface: loading the engine at READY->PAUSED, with errors that say what to do.
+#include <chrono>
+#include <memory>
+#include <string>
+#include "adaface_element.hpp"
+#include "debug_categories.hpp"
+#include "engine_client.hpp"
+
+#define GST_CAT_DEFAULT taconite_adaface_debug
+
+namespace taconite::gst::adaface {
+
+/* ------------------------------------------------------------------------------------------ */
+/* Engine lifetime                                                                             */
+
+static const char* what_to_do(taconite::ErrorKind kind) {
+  switch (kind) {
+    case taconite::ErrorKind::Io:
+      return "Set the 'bundle' property to a bundle directory (manifest.txt, tensors.txt, tensors.bin) that this "
+             "process can read.";
+    case taconite::ErrorKind::Bundle:
+      return "The bundle is malformed at the line quoted above: re-export it, or write a test bundle with "
+             "taconite-mkbundle.";
+    case taconite::ErrorKind::Device:
+      return "Choose another backend (backend=cpu or backend=cpu-reference), or check the NPU driver and device "
+             "permissions.";
+    case taconite::ErrorKind::Input:  // at load: a setting out of range, never the element's own doing
+      return "Check the 'threads' and 'sessions' properties and the TACONITE_* environment variables: the value "
+             "named above is outside its range.";
+  }
+  return "";
+}
+
+gboolean load_engine(GstTaconiteAdaface* self) {
+  EngineRequest request;
+  GST_OBJECT_LOCK(self);
+  request.bundle = self->settings->bundle;
+  request.backend = backend_choice_name(self->settings->backend);
+  request.threads = self->settings->threads;
+  request.sessions = self->settings->sessions;
+  BatchPolicy batching;
+  batching.max_faces = self->settings->batch_size;
+  batching.timeout = std::chrono::microseconds(self->settings->batch_timeout_us);
+  GST_OBJECT_UNLOCK(self);
+
+  if (request.bundle.empty()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No face-embedding bundle set."),
+                      ("Set the 'bundle' property to an AdaFace IR bundle directory (write a test bundle with "
+                       "taconite-mkbundle --model ir18 --out DIR)."));
+    return FALSE;
+  }
+  GST_CAT_INFO_OBJECT(taconite_runtime_debug, self, "loading bundle %s with backend %s", request.bundle.c_str(),
+                      request.backend.c_str());
+  taconite::Result<std::unique_ptr<EngineClient>> opened = open_engine_client(request);
+  if (!opened) {
+    const taconite::Error& error = opened.error();
+    // GST_ELEMENT_ERROR with a code chosen at run time, plus details applications can read.
+    const GstResourceError code =
+        error.kind == taconite::ErrorKind::Io ? GST_RESOURCE_ERROR_OPEN_READ : GST_RESOURCE_ERROR_SETTINGS;
+    gst_element_message_full_with_details(
+        GST_ELEMENT(self), GST_MESSAGE_ERROR, GST_RESOURCE_ERROR, code,
+        g_strdup_printf("Could not load the face-embedding bundle '%s'.", request.bundle.c_str()),
+        g_strdup_printf("%s error: %s. %s", taconite::to_string(error.kind), error.message.c_str(),
+                        what_to_do(error.kind)),
+        __FILE__, GST_FUNCTION, __LINE__,
+        gst_structure_new("details", "bundle", G_TYPE_STRING, request.bundle.c_str(), "backend", G_TYPE_STRING,
+                          request.backend.c_str(), "error-kind", G_TYPE_STRING, taconite::to_string(error.kind),
+                          nullptr));
+    return FALSE;
+  }
+  const EngineInfo& info = opened.value()->info();
+  GST_CAT_INFO_OBJECT(taconite_runtime_debug, self, "loaded model '%s' (%dx%d -> %d) on backend %s (%s)",
+                      info.model.c_str(), info.input_width, info.input_height, info.embed_dim, info.backend.c_str(),
+                      info.backend_reason.c_str());
+  for (const std::string& finding : info.diagnostics)
+    GST_CAT_WARNING_OBJECT(taconite_runtime_debug, self, "bundle check: %s", finding.c_str());
+  std::shared_ptr<EngineClient> engine = std::move(opened).value();
+  if (const std::string& note = engine->sharing_note(); !note.empty())
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Shared engine: %s.", note.c_str()), (nullptr));
+  engine->set_batching(batching);
+  self->engine->set(std::move(engine));
+  return TRUE;
+}
+
+}  // namespace taconite::gst::adaface
