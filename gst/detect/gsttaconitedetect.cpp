@@ -230,29 +230,35 @@ static gboolean start(GstBaseTransform* trans) {
 
 static gboolean stop(GstBaseTransform* trans) {
   auto* self = GST_TACONITE_DETECT(trans);
-  self->stream->detector.reset();
-  self->stream->have_info = false;
-  reset_detection(*self->stream);
-  return TRUE;
+  return bool_guarded(GST_ELEMENT(self), "Could not stop taconitedetect.", [&]() -> bool {
+    self->stream->detector.reset();
+    self->stream->have_info = false;
+    reset_detection(*self->stream);
+    return TRUE;
+  });
 }
 
 static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
   auto* self = GST_TACONITE_DETECT(trans);
-  if (!gst_video_info_from_caps(&self->stream->info, incaps)) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Unusable video caps."),
-                      ("caps %" GST_PTR_FORMAT, static_cast<gpointer>(incaps)));
-    return FALSE;
-  }
-  self->stream->have_info = true;
-  reset_detection(*self->stream);  // the boxes were for the old frame size
-  return TRUE;
+  return bool_guarded(GST_ELEMENT(self), "taconitedetect could not take the caps.", [&]() -> bool {
+    if (!gst_video_info_from_caps(&self->stream->info, incaps)) {
+      GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Unusable video caps."),
+                        ("caps %" GST_PTR_FORMAT, static_cast<gpointer>(incaps)));
+      return FALSE;
+    }
+    self->stream->have_info = true;
+    reset_detection(*self->stream);  // the boxes were for the old frame size
+    return TRUE;
+  });
 }
 
 static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
   auto* self = GST_TACONITE_DETECT(trans);
-  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP || GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START)
-    reset_detection(*self->stream);
-  return GST_BASE_TRANSFORM_CLASS(gst_taconite_detect_parent_class)->sink_event(trans, event);
+  return bool_guarded(GST_ELEMENT(self), "taconitedetect could not handle an event.", [&]() -> bool {
+    if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP || GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START)
+      reset_detection(*self->stream);
+    return GST_BASE_TRANSFORM_CLASS(gst_taconite_detect_parent_class)->sink_event(trans, event);
+  });
 }
 
 static GstFlowReturn detect_in_place(GstTaconiteDetect* self, GstBuffer* buffer) {

@@ -280,32 +280,38 @@ static void reset_detection(Stream& stream) {
   stream.carried.clear();
 }
 
-static gboolean stop(GstBaseTransform* trans) {  // nothing here throws
+static gboolean stop(GstBaseTransform* trans) {
   auto* self = GST_TACONITE_LANDMARKS(trans);
-  self->stream->model.reset();
-  self->stream->detector.reset();
-  self->stream->have_info = false;
-  reset_detection(*self->stream);
-  return TRUE;
-}
-
-static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {  // nothing here throws
-  auto* self = GST_TACONITE_LANDMARKS(trans);
-  if (!gst_video_info_from_caps(&self->stream->info, incaps)) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Unusable video caps."),
-                      ("caps %" GST_PTR_FORMAT, static_cast<gpointer>(incaps)));
-    return FALSE;
-  }
-  self->stream->have_info = true;
-  reset_detection(*self->stream);  // the boxes were for the old frame size
-  return TRUE;
-}
-
-static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {  // nothing here throws
-  auto* self = GST_TACONITE_LANDMARKS(trans);
-  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP || GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START)
+  return bool_guarded(GST_ELEMENT(self), "Could not stop taconitelandmarks.", [&]() -> bool {
+    self->stream->model.reset();
+    self->stream->detector.reset();
+    self->stream->have_info = false;
     reset_detection(*self->stream);
-  return GST_BASE_TRANSFORM_CLASS(gst_taconite_landmarks_parent_class)->sink_event(trans, event);
+    return TRUE;
+  });
+}
+
+static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
+  auto* self = GST_TACONITE_LANDMARKS(trans);
+  return bool_guarded(GST_ELEMENT(self), "taconitelandmarks could not take the caps.", [&]() -> bool {
+    if (!gst_video_info_from_caps(&self->stream->info, incaps)) {
+      GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Unusable video caps."),
+                        ("caps %" GST_PTR_FORMAT, static_cast<gpointer>(incaps)));
+      return FALSE;
+    }
+    self->stream->have_info = true;
+    reset_detection(*self->stream);  // the boxes were for the old frame size
+    return TRUE;
+  });
+}
+
+static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
+  auto* self = GST_TACONITE_LANDMARKS(trans);
+  return bool_guarded(GST_ELEMENT(self), "taconitelandmarks could not handle an event.", [&]() -> bool {
+    if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP || GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START)
+      reset_detection(*self->stream);
+    return GST_BASE_TRANSFORM_CLASS(gst_taconite_landmarks_parent_class)->sink_event(trans, event);
+  });
 }
 
 // Whether this buffer may get params or metas: only then is it made writable.

@@ -245,37 +245,41 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
 
 static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
   GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
-  Stream& stream = *self->stream;
-  GstVideoInfo info;
-  if (!gst_video_info_from_caps(&info, incaps)) {
-    GST_ERROR_OBJECT(self, "caps %" GST_PTR_FORMAT " are not raw video caps with a size and format",
-                     static_cast<gpointer>(incaps));
-    return FALSE;
-  }
-  if (stream.have_info && (GST_VIDEO_INFO_WIDTH(&info) != GST_VIDEO_INFO_WIDTH(&stream.info) ||
-                           GST_VIDEO_INFO_HEIGHT(&info) != GST_VIDEO_INFO_HEIGHT(&stream.info))) {
-    GST_DEBUG_OBJECT(self, "frame size changed to %dx%d: tracks forgotten", GST_VIDEO_INFO_WIDTH(&info),
-                     GST_VIDEO_INFO_HEIGHT(&info));
-    stream.tracker.clear_tracks();  // boxes of another size are not comparable
-  }
-  stream.info = info;
-  stream.have_info = true;
-  return TRUE;
+  return bool_guarded(GST_ELEMENT(self), "taconitetrack could not take the caps.", [&]() -> bool {
+    Stream& stream = *self->stream;
+    GstVideoInfo info;
+    if (!gst_video_info_from_caps(&info, incaps)) {
+      GST_ERROR_OBJECT(self, "caps %" GST_PTR_FORMAT " are not raw video caps with a size and format",
+                       static_cast<gpointer>(incaps));
+      return FALSE;
+    }
+    if (stream.have_info && (GST_VIDEO_INFO_WIDTH(&info) != GST_VIDEO_INFO_WIDTH(&stream.info) ||
+                             GST_VIDEO_INFO_HEIGHT(&info) != GST_VIDEO_INFO_HEIGHT(&stream.info))) {
+      GST_DEBUG_OBJECT(self, "frame size changed to %dx%d: tracks forgotten", GST_VIDEO_INFO_WIDTH(&info),
+                       GST_VIDEO_INFO_HEIGHT(&info));
+      stream.tracker.clear_tracks();  // boxes of another size are not comparable
+    }
+    stream.info = info;
+    stream.have_info = true;
+    return TRUE;
+  });
 }
 
 static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
   GstTaconiteTrack* self = GST_TACONITE_TRACK(trans);
-  switch (GST_EVENT_TYPE(event)) {
-    case GST_EVENT_FLUSH_STOP:  // a seek within the stream: forget where objects were, keep counting ids
-      self->stream->tracker.clear_tracks();
-      break;
-    case GST_EVENT_STREAM_START:
-      self->stream->tracker.restart();
-      self->stream->warned_exhausted = false;
-      break;
-    default: break;
-  }
-  return GST_BASE_TRANSFORM_CLASS(gst_taconite_track_parent_class)->sink_event(trans, event);
+  return bool_guarded(GST_ELEMENT(self), "taconitetrack could not handle an event.", [&]() -> bool {
+    switch (GST_EVENT_TYPE(event)) {
+      case GST_EVENT_FLUSH_STOP:  // a seek within the stream: forget where objects were, keep counting ids
+        self->stream->tracker.clear_tracks();
+        break;
+      case GST_EVENT_STREAM_START:
+        self->stream->tracker.restart();
+        self->stream->warned_exhausted = false;
+        break;
+      default: break;
+    }
+    return GST_BASE_TRANSFORM_CLASS(gst_taconite_track_parent_class)->sink_event(trans, event);
+  });
 }
 
 static gboolean stop(GstBaseTransform* trans) {
