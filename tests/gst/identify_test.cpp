@@ -9,6 +9,7 @@
 // matches itself far above the threshold, and a different face (messi vs the astronaut) does not.
 #include <gst/gst.h>
 #include <gst/taconite/gsttaconitemeta.h>
+#include <gst/taconite/gsttaconiteroi.h>
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -460,6 +461,7 @@ struct Answer {
   std::string label;  // the identity param's label, "" when none
   std::string label_state;  // the identity param's label_state, "" without the param
   gint label_id = 0;
+  GstTaconiteLabelState read_state = GST_TACONITE_LABEL_STATE_NONE;  // gsttaconitemeta's typed read
   std::string best;   // the first candidate, "" when none
   guint votes = 0;
   bool has_taconite_param = false;
@@ -478,6 +480,7 @@ std::vector<Answer> answers(GstBuffer* buffer) {
       a.label_state = state ? state : "(no label_state)";
       gst_structure_get_int(identity, "label_id", &a.label_id);
     }
+    a.read_state = gst_taconite_roi_get_label_state(roi);
     if (GstStructure* t = gst_video_region_of_interest_meta_get_param(roi, "taconite-identity")) {
       a.has_taconite_param = true;
       gst_structure_get_uint(t, "votes", &a.votes);
@@ -565,6 +568,7 @@ TEST_F(IdentifyHarnessTest, LabelStateIsPendingWhileVotingThenKnownOrUnknown) {
   ASSERT_EQ(a.size(), 2u);
   for (const Answer& face : a) {
     EXPECT_EQ(face.label_state, "pending");
+    EXPECT_EQ(face.read_state, GST_TACONITE_LABEL_STATE_PENDING);
     EXPECT_EQ(face.label, "");
   }
   a = push(1, {{5, unit_axis(0)}, {6, unit_axis(3)}});
@@ -574,6 +578,8 @@ TEST_F(IdentifyHarnessTest, LabelStateIsPendingWhileVotingThenKnownOrUnknown) {
   EXPECT_EQ(a[1].label_state, "unknown");
   EXPECT_EQ(a[1].label, "unknown");
   EXPECT_EQ(a[1].label_id, -1);
+  EXPECT_EQ(a[0].read_state, GST_TACONITE_LABEL_STATE_KNOWN);
+  EXPECT_EQ(a[1].read_state, GST_TACONITE_LABEL_STATE_UNKNOWN);
 }
 
 // Issue 23: faces without a usable embedding (skipped, empty here): a tracked one shows its track's
