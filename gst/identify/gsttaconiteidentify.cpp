@@ -275,9 +275,10 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
   // Tracking ids of the frame's ROIs: an id on two ROIs names neither.
   std::unordered_map<gint64, int> track_uses;
   gpointer state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
-    if (std::optional<gint64> id = roi_track_id(reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta), s.track_id_param))
-      ++track_uses[*id];
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+    const auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+    if (std::optional<gint64> id = roi_track_id(roi, s.track_id_param)) ++track_uses[*id];
+  }
 
   // The faces: embedding metas of ROIs, each once, with its tracking id when unique in the frame.
   std::vector<FaceAnswer> faces;

@@ -40,7 +40,8 @@ GstStructure* landmarks(const std::vector<double>& x, const std::vector<double>&
 
 TEST(RoiAccessors, TrackIdIsReadAsIntOrInt64AndAbsentIsFalse) {
   GstBuffer* buffer = empty_frame();
-  GstVideoRegionOfInterestMeta* small = add_face(buffer, 1, gst_structure_new("object_id", "id", G_TYPE_INT, 7, nullptr));
+  GstVideoRegionOfInterestMeta* small =
+      add_face(buffer, 1, gst_structure_new("object_id", "id", G_TYPE_INT, 7, nullptr));
   const gint64 big_id = G_GINT64_CONSTANT(1) << 40;
   GstVideoRegionOfInterestMeta* big =
       add_face(buffer, 2, gst_structure_new("object_id", "id", G_TYPE_INT64, big_id, nullptr));
@@ -66,9 +67,9 @@ TEST(RoiAccessors, IdentityReadsEveryLabelState) {
   GstVideoRegionOfInterestMeta* none = add_face(buffer, 1);
   GstVideoRegionOfInterestMeta* pending =
       add_face(buffer, 2, gst_structure_new("identity", "label_state", G_TYPE_STRING, "pending", nullptr));
-  GstVideoRegionOfInterestMeta* known =
-      add_face(buffer, 3, gst_structure_new("identity", "label_state", G_TYPE_STRING, "known", "label", G_TYPE_STRING,
-                                            "alice", "label_id", G_TYPE_INT, 4, "confidence", G_TYPE_DOUBLE, 0.75, nullptr));
+  GstVideoRegionOfInterestMeta* known = add_face(
+      buffer, 3, gst_structure_new("identity", "label_state", G_TYPE_STRING, "known", "label", G_TYPE_STRING, "alice",
+                                   "label_id", G_TYPE_INT, 4, "confidence", G_TYPE_DOUBLE, 0.75, nullptr));
   GstVideoRegionOfInterestMeta* unknown = add_face(
       buffer, 4, gst_structure_new("identity", "label_state", G_TYPE_STRING, "unknown", "label", G_TYPE_STRING,
                                    "unknown", "label_id", G_TYPE_INT, -1, "confidence", G_TYPE_DOUBLE, 0.1, nullptr));

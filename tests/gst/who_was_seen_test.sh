@@ -14,7 +14,8 @@ meson install -C "$build" --no-rebuild --quiet --destdir "$dest" >/dev/null
 case "$libdir" in /*) lib="$dest$libdir" ;; *) lib="$dest$prefix/$libdir" ;; esac
 # The installed .pc with its prefix moved into DESTDIR (as if installed there); its Requires resolve as usual.
 mkdir -p "$dest/pkgconfig"
-sed "s|^prefix=.*|prefix=$dest$prefix|" "$lib/pkgconfig/gsttaconitemeta-1.0.pc" >"$dest/pkgconfig/gsttaconitemeta-1.0.pc"
+pc=gsttaconitemeta-1.0.pc
+sed "s|^prefix=.*|prefix=$dest$prefix|" "$lib/pkgconfig/$pc" >"$dest/pkgconfig/$pc"
 flags=$(PKG_CONFIG_PATH="$dest/pkgconfig" pkg-config --cflags --libs gstreamer-1.0 gsttaconitemeta-1.0)
 case "$flags" in *"$dest"*) ;; *) echo "FAIL: pkg-config did not point into $dest: $flags"; exit 1 ;; esac
 # shellcheck disable=SC2086
@@ -24,8 +25,8 @@ gallery="$dest/people.db"
 "$dest$prefix/bin/taconite-gallery" create "$gallery" --bundle "$bundle" >/dev/null
 "$dest$prefix/bin/taconite-gallery" enroll "$gallery" --bundle "$bundle" --name astronaut "$astronaut" >/dev/null
 out="$dest/who_was_seen.txt"
-"$dest/who_was_seen" --launch "filesrc location=\"$astronaut\" ! decodebin ! videoconvert ! imagefreeze num-buffers=12 ! \
-video/x-raw,framerate=10/1 ! videoscale ! video/x-raw,width=480,height=480 ! videoconvert ! facedetect display=false ! \
+"$dest/who_was_seen" --launch "filesrc location=\"$astronaut\" ! decodebin ! videoconvert ! \
+imagefreeze num-buffers=12 ! video/x-raw,framerate=10/1 ! videoscale ! video/x-raw,width=480,height=480 ! videoconvert ! facedetect display=false ! \
 taconitelandmarks ! taconitetrack ! taconiteadaface bundle=\"$bundle\" backend=cpu-reference reinfer-interval=1 ! \
 taconiteidentify gallery=\"$gallery\" stream=door1 ! fakesink" >"$out"
 cat "$out"
