@@ -6,8 +6,9 @@
  * a face gallery (an SQLite file made with `taconite-gallery`, searched with FAISS) and the answer
  * is written to the ROI's params where applications already look:
  *
- * - DL Streamer-style, a structure `identity` with `label` (the identity's name, or `unknown`),
- *   `label_id` (the identity id, -1 for unknown) and `confidence` (the cosine similarity);
+ * - DL Streamer-style, a structure `identity` with `label_state` (`pending` while the face's track
+ *   votes, `known`, `unknown`) and, once decided, `label` (the identity's name, or `unknown`),
+ *   `label_id` (the identity id from 1, -1 for unknown) and `confidence` (the cosine similarity);
  * - a structure `taconite-identity` with `name`, `identity-id`, `similarity` (this frame's best
  *   match), `settled`, `votes`, `track-id` (when tracked), `gallery-revision`, and the `top-k`
  *   candidates as `candidates` (names) and `candidate-similarities` (doubles).
@@ -15,14 +16,15 @@
  * A face whose best similarity is below `threshold` is `unknown` (open-set decision). A tracked
  * face (ROI param `object_id`, e.g. from taconitetrack) is decided per track: each newly computed
  * embedding votes, and the track takes the identity holding a strict majority of its last
- * `vote-window` votes once it has `min-votes`; until then its ROI gets no `identity` param (only
- * `taconite-identity` with settled=false), and one bad frame never flips a decided label.
+ * `vote-window` votes once it has `min-votes`; until then its `identity` param is `pending` (and
+ * `taconite-identity` says settled=false), and one bad frame never flips a decided label. A tracked
+ * face without a usable embedding shows its track's state (pending if never decided).
  * Untracked faces are decided frame by frame. Only new embeddings are searched: a reused (cached)
  * embedding keeps its track's last answer, and `search-budget` bounds the exact search of one
  * buffer. Each time a track is first decided on an identity
- * (including `unknown`), an element message `taconite-identity` is posted: `stream` (the stream
- * id), `track-id`, `name`, `identity-id`, `similarity` (mean of the winning votes) and
- * `running-time`.
+ * (including `unknown`), an element message `taconite-identity` is posted: `stream` (the `stream`
+ * property, default the element's name), `stream-id`, `track-id`, `name`, `identity-id`,
+ * `label-state`, `similarity` (mean of the winning votes), `running-time` and `utc` (ISO 8601).
  *
  * The gallery is loaded in the READY to PAUSED transition (missing, corrupt, wrong-schema or
  * foreign-model files fail it with an error naming the file); an HNSW index that is not saved yet
