@@ -65,6 +65,11 @@ bool IdentityVotes::deferred(std::int64_t track) const {
   return it != tracks_.end() && it->second.deferred;
 }
 
+const IdentityVote* IdentityVotes::decided(std::int64_t track) const {
+  const auto it = tracks_.find(track);
+  return it != tracks_.end() && it->second.decided ? &*it->second.decided : nullptr;
+}
+
 const TrackSearch* IdentityVotes::last_search(std::int64_t track) const {
   const auto it = tracks_.find(track);
   return it != tracks_.end() && it->second.last_search ? &*it->second.last_search : nullptr;

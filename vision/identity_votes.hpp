@@ -57,6 +57,8 @@ class IdentityVotes {
   // reused by the next frames, still has to vote. Cleared by remember().
   void defer(std::int64_t track);
   bool deferred(std::int64_t track) const;
+  // The track's decided identity (no vote added); null while it is voting or unknown to us.
+  const IdentityVote* decided(std::int64_t track) const;
   // The track's last answer; null when it has none.
   const TrackSearch* last_search(std::int64_t track) const;
   // Forgets tracks not seen for more than `timeout` frames up to `now`.

@@ -6,8 +6,9 @@
  * a face gallery (an SQLite file made with `taconite-gallery`, searched with FAISS) and the answer
  * is written to the ROI's params where applications already look:
  *
- * - DL Streamer-style, a structure `identity` with `label` (the identity's name, or `unknown`),
- *   `label_id` (the identity id, -1 for unknown) and `confidence` (the cosine similarity);
+ * - DL Streamer-style, a structure `identity` with `label_state` (`pending` while the face's track
+ *   votes, `known`, `unknown`) and, once decided, `label` (the identity's name, or `unknown`),
+ *   `label_id` (the identity id from 1, -1 for unknown) and `confidence` (the cosine similarity);
  * - a structure `taconite-identity` with `name`, `identity-id`, `similarity` (this frame's best
  *   match), `settled`, `votes`, `track-id` (when tracked), `gallery-revision`, and the `top-k`
  *   candidates as `candidates` (names) and `candidate-similarities` (doubles).
@@ -15,14 +16,15 @@
  * A face whose best similarity is below `threshold` is `unknown` (open-set decision). A tracked
  * face (ROI param `object_id`, e.g. from taconitetrack) is decided per track: each newly computed
  * embedding votes, and the track takes the identity holding a strict majority of its last
- * `vote-window` votes once it has `min-votes`; until then its ROI gets no `identity` param (only
- * `taconite-identity` with settled=false), and one bad frame never flips a decided label.
+ * `vote-window` votes once it has `min-votes`; until then its `identity` param is `pending` (and
+ * `taconite-identity` says settled=false), and one bad frame never flips a decided label. A tracked
+ * face without a usable embedding shows its track's state (pending if never decided).
  * Untracked faces are decided frame by frame. Only new embeddings are searched: a reused (cached)
  * embedding keeps its track's last answer, and `search-budget` bounds the exact search of one
  * buffer. Each time a track is first decided on an identity
- * (including `unknown`), an element message `taconite-identity` is posted: `stream` (the stream
- * id), `track-id`, `name`, `identity-id`, `similarity` (mean of the winning votes) and
- * `running-time`.
+ * (including `unknown`), an element message `taconite-identity` is posted: `stream` (the `stream`
+ * property, default the element's name), `stream-id`, `track-id`, `name`, `identity-id`,
+ * `label-state`, `similarity` (mean of the winning votes), `running-time` and `utc` (ISO 8601).
  *
  * The gallery is loaded in the READY to PAUSED transition (missing, corrupt, wrong-schema or
  * foreign-model files fail it with an error naming the file); an HNSW index that is not saved yet
@@ -52,6 +54,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cxx_boundary.hpp"
@@ -78,6 +81,10 @@ namespace gallery = taconite::gallery;
 constexpr const char* kIdentityParam = "identity";
 constexpr const char* kTaconiteIdentityParam = "taconite-identity";
 constexpr const char* kUnknownLabel = "unknown";
+// The identity param's label_state (docs/gstreamer.md): voting, decided on a gallery identity, decided unknown.
+constexpr const char* kPending = "pending";
+constexpr const char* kKnown = "known";
+constexpr const char* kUnknownState = "unknown";
 constexpr double kDefaultThreshold = 0.4;
 constexpr guint kDefaultTopK = 3;
 constexpr guint kDefaultVoteWindow = 5;
@@ -92,6 +99,7 @@ constexpr guint64 kDefaultSearchBudget = 2000000;
 // Property values; guarded by the object lock.
 struct Settings {
   std::string gallery, bundle, track_id_param = "object_id";
+  std::string stream;  // empty: the element's name
   double threshold = kDefaultThreshold;
   guint top_k = kDefaultTopK, vote_window = kDefaultVoteWindow, min_votes = kDefaultMinVotes;
   guint track_timeout = kDefaultTrackTimeout, poll_interval = kDefaultPollInterval;
@@ -139,19 +147,6 @@ GST_ELEMENT_REGISTER_DEFINE(taconiteidentify, "taconiteidentify", GST_RANK_NONE,
 
 namespace {
 
-// Replaces the ROI's param structure of the same name (the ROI's buffer is writable).
-void replace_param(GstVideoRegionOfInterestMeta* roi, GstStructure* param) {
-  for (GList* l = roi->params; l;) {
-    GList* next = l->next;
-    if (gst_structure_has_name(static_cast<GstStructure*>(l->data), gst_structure_get_name(param))) {
-      gst_structure_free(static_cast<GstStructure*>(l->data));
-      roi->params = g_list_delete_link(roi->params, l);
-    }
-    l = next;
-  }
-  gst_video_region_of_interest_meta_add_param(roi, param);
-}
-
 void remove_param(GstVideoRegionOfInterestMeta* roi, const char* name) {
   for (GList* l = roi->params; l;) {
     GList* next = l->next;
@@ -161,6 +156,22 @@ void remove_param(GstVideoRegionOfInterestMeta* roi, const char* name) {
     }
     l = next;
   }
+}
+
+// Replaces the ROI's param structure of the same name (the ROI's buffer is writable).
+void replace_param(GstVideoRegionOfInterestMeta* roi, GstStructure* param) {
+  remove_param(roi, gst_structure_get_name(param));
+  gst_video_region_of_interest_meta_add_param(roi, param);
+}
+
+// The `identity` param of a face: "pending" while its track votes (no label), else the decided
+// label, label_id (-1: unknown) and confidence (docs/gstreamer.md, label_state).
+GstStructure* identity_param(const IdentityVote* decided) {
+  if (!decided) return gst_structure_new(kIdentityParam, "label_state", G_TYPE_STRING, kPending, nullptr);
+  return gst_structure_new(kIdentityParam, "label_state", G_TYPE_STRING,
+                           decided->identity == kUnknownIdentity ? kUnknownState : kKnown, "label", G_TYPE_STRING,
+                           decided->name.c_str(), "label_id", G_TYPE_INT, static_cast<gint>(decided->identity),
+                           "confidence", G_TYPE_DOUBLE, decided->similarity, nullptr);
 }
 
 // One face of a buffer: its embedding, ROI, track and what the element answers.
@@ -242,6 +253,7 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
   Stream& stream = *self->stream;
   GST_OBJECT_LOCK(self);
   const Settings s = *self->settings;
+  const std::string stream_name = s.stream.empty() ? GST_OBJECT_NAME(self) : s.stream;
   const std::shared_ptr<GalleryWatcher> watcher = *self->watcher;
   GST_OBJECT_UNLOCK(self);
   if (!watcher) return GST_FLOW_OK;
@@ -262,10 +274,17 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
     stream.warned_empty = false;
   }
 
-  // The faces: embedding metas of ROIs, each once, with its tracking id when unique in the frame.
-  std::vector<FaceAnswer> faces;
+  // Tracking ids of the frame's ROIs: an id on two ROIs names neither.
   std::unordered_map<gint64, int> track_uses;
   gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+    const auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+    if (std::optional<gint64> id = roi_track_id(roi, s.track_id_param)) ++track_uses[*id];
+  }
+
+  // The faces: embedding metas of ROIs, each once, with its tracking id when unique in the frame.
+  std::vector<FaceAnswer> faces;
+  state = nullptr;
   while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE)) {
     auto* e = reinterpret_cast<const GstTaconiteEmbeddingMeta*>(meta);
     if (e->roi_id == GST_TACONITE_WHOLE_BUFFER_ROI_ID || e->dim == 0 || !e->embedding) continue;
@@ -299,7 +318,6 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
     a.roi = roi;
     a.embedding = e;
     a.track = roi_track_id(roi, s.track_id_param);
-    if (a.track) ++track_uses[*a.track];
     faces.push_back(a);
   }
 
@@ -344,14 +362,7 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
     } else {
       a.decision = {true, *vote, false, 1};
     }
-    if (a.decision.settled) {
-      const IdentityVote& who = a.decision.identity;
-      replace_param(a.roi, gst_structure_new(kIdentityParam, "label", G_TYPE_STRING, who.name.c_str(), "label_id",
-                                             G_TYPE_INT, static_cast<gint>(who.identity), "confidence", G_TYPE_DOUBLE,
-                                             who.similarity, nullptr));
-    } else {
-      remove_param(a.roi, kIdentityParam);
-    }
+    replace_param(a.roi, identity_param(a.decision.settled ? &a.decision.identity : nullptr));
     replace_param(a.roi, taconite_param(a, index->revision()));
     GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": %s best %s %.4f, decided %s", a.roi->id,
                    a.track.value_or(-1), a.search ? "searched" : "kept",
@@ -359,13 +370,30 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
                    a.decision.settled ? a.decision.identity.name.c_str() : "(voting)");
     if (s.post_messages && a.track && a.decision.first_for_identity) {
       const IdentityVote& who = a.decision.identity;
-      GstStructure* m =
-          gst_structure_new(kTaconiteIdentityParam, "stream", G_TYPE_STRING, stream.stream_id.c_str(), "track-id",
-                            G_TYPE_INT64, *a.track, "name", G_TYPE_STRING, who.name.c_str(), "identity-id",
-                            G_TYPE_INT64, static_cast<gint64>(who.identity), "similarity", G_TYPE_DOUBLE,
-                            who.similarity, "running-time", G_TYPE_UINT64, static_cast<guint64>(running_time), nullptr);
+      GDateTime* now_utc = g_date_time_new_now_utc();
+      gchar* utc = g_date_time_format_iso8601(now_utc);
+      g_date_time_unref(now_utc);
+      GstStructure* m = gst_structure_new(
+          kTaconiteIdentityParam, "stream", G_TYPE_STRING, stream_name.c_str(), "stream-id", G_TYPE_STRING,
+          stream.stream_id.c_str(), "track-id", G_TYPE_INT64, *a.track, "name", G_TYPE_STRING, who.name.c_str(),
+          "identity-id", G_TYPE_INT64, static_cast<gint64>(who.identity), "label-state", G_TYPE_STRING,
+          who.identity == kUnknownIdentity ? kUnknownState : kKnown, "similarity", G_TYPE_DOUBLE, who.similarity,
+          "running-time", G_TYPE_UINT64, static_cast<guint64>(running_time), "utc", G_TYPE_STRING, utc, nullptr);
+      g_free(utc);
       gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), m));
     }
+  }
+
+  // Every other tracked face (no usable embedding this buffer: skipped, NaN, not embedded) shows its
+  // track's decision, or "pending"; an untracked face without an answer gets no identity param.
+  std::unordered_set<const GstVideoRegionOfInterestMeta*> answered;
+  for (const FaceAnswer& a : faces) answered.insert(a.roi);
+  state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+    auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+    const std::optional<gint64> id = roi_track_id(roi, s.track_id_param);
+    if (!id || track_uses[*id] > 1 || answered.contains(roi)) continue;
+    replace_param(roi, identity_param(stream.votes.decided(*id)));
   }
   return GST_FLOW_OK;
 }
@@ -495,6 +523,10 @@ static void declare_properties(PropertyTable<GstTaconiteIdentify, Settings>& t) 
          "Votes a track needs, and the winner must hold a strict majority of the window, before it is "
          "named; 1 decides on the first. Default: 3",
          1, kMaxVoteWindow, &Settings::min_votes, Mutable::AnyTime);
+  t.string("stream", "Stream",
+           "The stream (camera) name taconite-identity messages carry, as taconitepublish's stream; "
+           "empty: the element's name. Default: empty",
+           &Settings::stream, Mutable::AnyTime);
   t.string("track-id-param", "Track id param",
            "ROI param structure (field \"id\") or field holding the tracking id. Default: object_id",
            &Settings::track_id_param, Mutable::AnyTime);

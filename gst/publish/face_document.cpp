@@ -1,6 +1,7 @@
 #include "face_document.hpp"
 
 #include <gst/taconite/gsttaconitemeta.h>
+#include <gst/taconite/gsttaconiteroi.h>
 #include <gst/video/video.h>
 #include <json-glib/json-glib.h>
 
@@ -62,6 +63,16 @@ void add_identity(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
     }
     return;
   }
+}
+
+// Whether the identity is decided (taconiteidentify's label_state); null without identification.
+void add_label_state(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
+  const GstTaconiteLabelState state = roi ? gst_taconite_roi_get_label_state(roi) : GST_TACONITE_LABEL_STATE_NONE;
+  json_builder_set_member_name(b, "label_state");
+  if (state == GST_TACONITE_LABEL_STATE_NONE)
+    json_builder_add_null_value(b);
+  else
+    json_builder_add_string_value(b, gst_taconite_label_state_to_string(state));
 }
 
 void add_embedding(JsonBuilder* b, const GstTaconiteEmbeddingMeta* meta, EmbeddingFormat format) {
@@ -204,6 +215,7 @@ void add_face(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi, const Gst
     json_builder_add_null_value(b);
   add_quality(b, roi);
   if (roi) add_identity(b, roi);
+  add_label_state(b, roi);
   add_embedding(b, meta, context.embedding);
   json_builder_end_object(b);
 }

@@ -9,6 +9,7 @@
 // matches itself far above the threshold, and a different face (messi vs the astronaut) does not.
 #include <gst/gst.h>
 #include <gst/taconite/gsttaconitemeta.h>
+#include <gst/taconite/gsttaconiteroi.h>
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -63,7 +64,8 @@ GstPadProbeReturn observe(GstPad*, GstPadProbeInfo* info, gpointer data) {
     GstStructure* track = gst_video_region_of_interest_meta_get_param(roi, "object_id");
     gint id = -1;
     if (!track || !gst_structure_get_int(track, "id", &id)) continue;
-    labels[id] = identity ? gst_structure_get_string(identity, "label") : "";
+    const gchar* label = identity ? gst_structure_get_string(identity, "label") : nullptr;  // none: voting
+    labels[id] = label ? label : "";
     gint label_id = 0;
     if (identity && gst_structure_get_int(identity, "label_id", &label_id)) ids.push_back(label_id);
   }
@@ -457,6 +459,9 @@ GstBuffer* faces_frame(int index, const std::vector<Face>& faces) {
 // What taconiteidentify wrote on one ROI.
 struct Answer {
   std::string label;  // the identity param's label, "" when none
+  std::string label_state;  // the identity param's label_state, "" without the param
+  gint label_id = 0;
+  GstTaconiteLabelState read_state = GST_TACONITE_LABEL_STATE_NONE;  // gsttaconitemeta's typed read
   std::string best;   // the first candidate, "" when none
   guint votes = 0;
   bool has_taconite_param = false;
@@ -468,8 +473,14 @@ std::vector<Answer> answers(GstBuffer* buffer) {
   while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
     auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
     Answer a;
-    if (GstStructure* identity = gst_video_region_of_interest_meta_get_param(roi, "identity"))
-      a.label = gst_structure_get_string(identity, "label");
+    if (GstStructure* identity = gst_video_region_of_interest_meta_get_param(roi, "identity")) {
+      const gchar* label = gst_structure_get_string(identity, "label");
+      const gchar* state = gst_structure_get_string(identity, "label_state");
+      a.label = label ? label : "";
+      a.label_state = state ? state : "(no label_state)";
+      gst_structure_get_int(identity, "label_id", &a.label_id);
+    }
+    a.read_state = gst_taconite_roi_get_label_state(roi);
     if (GstStructure* t = gst_video_region_of_interest_meta_get_param(roi, "taconite-identity")) {
       a.has_taconite_param = true;
       gst_structure_get_uint(t, "votes", &a.votes);
@@ -547,6 +558,82 @@ class IdentifyHarnessTest : public ::testing::Test {
   GstElement* identify_ = nullptr;
   GstBus* bus_ = nullptr;
 };
+
+// Issue 23: label_state says whether the track is still voting (pending: no label) or decided
+// (known: a gallery identity, ids from 1; unknown: label_id -1).
+TEST_F(IdentifyHarnessTest, LabelStateIsPendingWhileVotingThenKnownOrUnknown) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" min-votes=2");
+  std::vector<Answer> a = push(0, {{5, unit_axis(0)}, {6, unit_axis(3)}});
+  ASSERT_EQ(a.size(), 2u);
+  for (const Answer& face : a) {
+    EXPECT_EQ(face.label_state, "pending");
+    EXPECT_EQ(face.read_state, GST_TACONITE_LABEL_STATE_PENDING);
+    EXPECT_EQ(face.label, "");
+  }
+  a = push(1, {{5, unit_axis(0)}, {6, unit_axis(3)}});
+  EXPECT_EQ(a[0].label_state, "known");
+  EXPECT_EQ(a[0].label, "alice");
+  EXPECT_GE(a[0].label_id, 1);
+  EXPECT_EQ(a[1].label_state, "unknown");
+  EXPECT_EQ(a[1].label, "unknown");
+  EXPECT_EQ(a[1].label_id, -1);
+  EXPECT_EQ(a[0].read_state, GST_TACONITE_LABEL_STATE_KNOWN);
+  EXPECT_EQ(a[1].read_state, GST_TACONITE_LABEL_STATE_UNKNOWN);
+}
+
+// Issue 23: faces without a usable embedding (skipped, empty here): a tracked one shows its track's
+// state (pending for a track never decided), an untracked one gets no identity param; an untracked
+// face with an embedding is decided on its own frame.
+TEST_F(IdentifyHarnessTest, FacesWithoutAnEmbeddingShowTheirTracksState) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" min-votes=1");
+  ASSERT_EQ(push(0, {{5, unit_axis(0)}}).at(0).label_state, "known");
+  const std::vector<Answer> a = push(1, {{5, {}}, {7, {}}, {{}, {}}, {{}, unit_axis(0)}});
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_EQ(a[0].label_state, "known");
+  EXPECT_EQ(a[0].label, "alice");
+  EXPECT_EQ(a[1].label_state, "pending");
+  EXPECT_EQ(a[2].label_state, "");
+  EXPECT_EQ(a[3].label_state, "known");
+  EXPECT_EQ(a[3].label, "alice");
+}
+
+// Issue 23: taconite-identity messages name the stream by the element's `stream` (default: its
+// name), keep GStreamer's stream id apart, and carry the UTC time and the label_state.
+TEST_F(IdentifyHarnessTest, IdentityMessageCarriesStreamNameAndUtc) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" min-votes=1");
+  const auto next_message = [this] {
+    GstStructure* found = nullptr;
+    while (GstMessage* m = gst_bus_pop_filtered(bus_, GST_MESSAGE_ELEMENT)) {
+      if (!found && gst_message_has_name(m, "taconite-identity"))
+        found = gst_structure_copy(gst_message_get_structure(m));
+      gst_message_unref(m);
+    }
+    return found;
+  };
+  push(0, {{5, unit_axis(0)}});
+  GstStructure* m = next_message();
+  ASSERT_NE(m, nullptr);
+  EXPECT_STREQ(gst_structure_get_string(m, "stream"), "identify");
+  EXPECT_NE(gst_structure_get_string(m, "stream-id"), nullptr);
+  EXPECT_STREQ(gst_structure_get_string(m, "label-state"), "known");
+  const gchar* utc = gst_structure_get_string(m, "utc");
+  ASSERT_NE(utc, nullptr);
+  GDateTime* when = g_date_time_new_from_iso8601(utc, nullptr);
+  ASSERT_NE(when, nullptr) << utc;
+  EXPECT_EQ(g_date_time_get_utc_offset(when), 0);
+  EXPECT_LT(std::abs(g_date_time_to_unix(when) - g_get_real_time() / G_USEC_PER_SEC), 600) << utc;
+  g_date_time_unref(when);
+  gst_structure_free(m);
+  g_object_set(identify_, "stream", "door1", nullptr);
+  push(1, {{6, unit_axis(0)}});
+  m = next_message();
+  ASSERT_NE(m, nullptr);
+  EXPECT_STREQ(gst_structure_get_string(m, "stream"), "door1");
+  gst_structure_free(m);
+}
 
 // Issue 20 item 10: `mv new.db people.db` while playing is picked up (the watcher reopens the new file).
 TEST_F(IdentifyHarnessTest, GalleryReplacedByMvWhilePlayingIsPickedUp) {

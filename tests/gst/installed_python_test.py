@@ -1,5 +1,8 @@
 """The documented Python path, run from an installed prefix (see installed_python_test.sh).
 
+The typed ROI reads (GstTaconite.roi_get_*) on ROIs built with GstVideo: track id, identity and its
+label state, landmarks, the ROI's embedding.
+
 videotestsrc ! taconiteadaface (crops mode) ! <converters> ! appsink: the GstTaconite typelib reads
 every face's embedding meta after videoconvert, videoscale, both, and a capsfilter that resizes,
 and the floats equal the ones the element posted in its message for the same frame. Exits non-zero
@@ -15,7 +18,8 @@ import gi
 gi.require_version("Gst", "1.0")
 gi.require_version("GIRepository", "2.0")
 gi.require_version("GstTaconite", "1.0")
-from gi.repository import GIRepository, Gst, GstTaconite  # noqa: E402
+gi.require_version("GstVideo", "1.0")
+from gi.repository import GIRepository, Gst, GstTaconite, GstVideo  # noqa: E402
 
 FRAMES = 2
 CONVERTERS = {
@@ -90,9 +94,52 @@ def run(bundle, converter):
     return metas, posted
 
 
+def check_roi_accessors():
+    """GstTaconite's typed ROI reads on hand-built ROIs, as an application's probe would use them."""
+    buffer = Gst.Buffer.new_allocate(None, 64, None)
+    params = [
+        "object_id, id=(gint64)1099511627776",
+        "identity, label_state=(string)known, label=(string)alice, label_id=(int)3, confidence=(double)0.75",
+        "landmarks, x=<(double)11, (double)12, (double)13, (double)14, (double)15>, "
+        "y=<(double)21, (double)22, (double)23, (double)24, (double)25>",
+    ]
+    roi = GstVideo.buffer_add_video_region_of_interest_meta(buffer, "face", 10, 20, 40, 50)
+    roi.id = 7
+    for text in params:
+        roi.add_param(Gst.Structure.new_from_string(text))
+    pending = GstVideo.buffer_add_video_region_of_interest_meta(buffer, "face", 60, 20, 40, 50)
+    pending.id = 8
+    pending.add_param(Gst.Structure.new_from_string("identity, label_state=(string)pending"))
+    GstTaconite.buffer_add_taconite_embedding_meta(buffer, 7, [1.0, 0.0, 0.0, 0.0], 2.5, "IR-18", "cpu", True)
+
+    rois = GstTaconite.buffer_get_taconite_rois(buffer)
+    if [r.id for r in rois] != [7, 8]:
+        fail(f"buffer_get_taconite_rois gave ids {[r.id for r in rois]}, expected [7, 8]")
+    read = (GstTaconite.roi_get_track_id(roi), GstTaconite.roi_get_label(roi), GstTaconite.roi_get_label_id(roi),
+            GstTaconite.roi_get_confidence(roi), GstTaconite.roi_get_label_state(roi))
+    expected = ((True, 1 << 40), "alice", (True, 3), (True, 0.75), GstTaconite.LabelState.KNOWN)
+    if read != expected:
+        fail(f"typed reads of a known face gave {read}, expected {expected}")
+    if (GstTaconite.roi_get_label_state(pending) != GstTaconite.LabelState.PENDING
+            or GstTaconite.roi_get_label(pending) is not None or GstTaconite.roi_get_track_id(pending)[0]):
+        fail("a pending face reads as decided or tracked")
+    if GstTaconite.LabelState.to_string(GstTaconite.LabelState.UNKNOWN) != "unknown":
+        fail("LabelState.to_string(UNKNOWN) is not 'unknown'")
+    ok, x, y = GstTaconite.roi_get_landmarks(roi)
+    if not ok or list(x) != [11.0, 12.0, 13.0, 14.0, 15.0] or list(y) != [21.0, 22.0, 23.0, 24.0, 25.0]:
+        fail(f"landmarks read as {ok}, {x}, {y}")
+    meta = GstTaconite.roi_get_embedding_meta(buffer, roi)
+    if meta is None or list(meta.get_embedding()) != [1.0, 0.0, 0.0, 0.0]:
+        fail("the ROI's embedding meta was not found by its id")
+    if GstTaconite.roi_get_embedding_meta(buffer, pending) is not None:
+        fail("a ROI without an embedding got one")
+    print("ok: typed ROI reads through GstTaconite")
+
+
 def main():
     Gst.init(None)
     check_installed()
+    check_roi_accessors()
     bundle = sys.argv[1]
     for name, converter in CONVERTERS.items():
         metas, posted = run(bundle, converter)

@@ -135,8 +135,8 @@ TEST_F(PluginTest, RegistersTaconiteidentifyWithDocumentedProperties) {
   ASSERT_NE(element, nullptr);
   const std::vector<std::string> ours = own_documented_properties(element);
   EXPECT_EQ(ours, (std::vector<std::string>{"gallery", "bundle", "threshold", "top-k", "vote-window", "min-votes",
-                                            "track-id-param", "track-timeout", "poll-interval", "approximate-above",
-                                            "ef-search", "post-messages", "search-budget"}));
+                                            "stream", "track-id-param", "track-timeout", "poll-interval",
+                                            "approximate-above", "ef-search", "post-messages", "search-budget"}));
   GParamSpecUInt64* budget =
       G_PARAM_SPEC_UINT64(g_object_class_find_property(G_OBJECT_GET_CLASS(element), "search-budget"));
   EXPECT_EQ(budget->default_value, 2000000u);  // as documented (docs/gstreamer.md)

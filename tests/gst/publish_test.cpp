@@ -516,3 +516,41 @@ TEST(PublishErrorsTest, OutOfRangeNumbersKeepTheValidValue) {
 }
 
 }  // namespace
+
+// Issue 23: every face says whether its identity is decided (taconiteidentify's label_state), null
+// without identification.
+TEST_F(PublishFileTest, LabelStateIsPublishedAndNullWithoutIdentification) {
+  h_ = publish_harness({{"location", path_}});
+  ASSERT_NE(h_, nullptr);
+  GstBuffer* in = face_frame(0, 4);
+  std::vector<GstVideoRegionOfInterestMeta*> faces;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(in, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    if (reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta)->roi_type == g_quark_from_string("face"))
+      faces.push_back(reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta));
+  ASSERT_EQ(faces.size(), 4u);
+  const char* states[] = {"pending", "known", "unknown"};
+  for (std::size_t i = 0; i < 3; ++i) {
+    GstStructure* identity = gst_video_region_of_interest_meta_get_param(faces[i], "identity");
+    ASSERT_NE(identity, nullptr);
+    if (i == 0) gst_structure_remove_fields(identity, "label", "label_id", "confidence", nullptr);
+    gst_structure_set(identity, "label_state", G_TYPE_STRING, states[i], nullptr);
+  }
+  for (GList* l = faces[3]->params; l; l = l->next)
+    if (gst_structure_has_name(static_cast<GstStructure*>(l->data), "identity")) {
+      gst_structure_free(static_cast<GstStructure*>(l->data));
+      faces[3]->params = g_list_delete_link(faces[3]->params, l);
+      break;
+    }
+  ASSERT_EQ(gst_harness_push(h_, in), GST_FLOW_OK);
+  gst_buffer_unref(gst_harness_pull(h_));
+
+  const std::vector<JsonObject*> docs = documents();
+  ASSERT_EQ(docs.size(), 1u);
+  JsonArray* published = json_object_get_array_member(docs[0], "faces");
+  ASSERT_EQ(json_array_get_length(published), 4u);
+  for (guint i = 0; i < 3; ++i)
+    EXPECT_STREQ(json_object_get_string_member(json_array_get_object_element(published, i), "label_state"), states[i]);
+  EXPECT_FALSE(json_object_has_member(json_array_get_object_element(published, 0), "label"));
+  EXPECT_TRUE(json_object_get_null_member(json_array_get_object_element(published, 3), "label_state"));
+}

@@ -34,6 +34,20 @@ TEST(IdentityVotes, DecidesAfterMinVotesAndOneBadFrameDoesNotFlip) {
   EXPECT_EQ(d.votes, 5u);
 }
 
+// Issue 23: a face without a usable embedding shows its track's decision, read without voting.
+TEST(IdentityVotes, DecidedIsReadWithoutAVote) {
+  IdentityVotes votes;
+  VotePolicy policy;
+  policy.min_votes = 2;
+  EXPECT_EQ(votes.decided(1), nullptr);  // never seen
+  votes.add(1, 0, vote(7), policy);
+  EXPECT_EQ(votes.decided(1), nullptr);  // voting
+  votes.add(1, 1, vote(7), policy);
+  ASSERT_NE(votes.decided(1), nullptr);
+  EXPECT_EQ(votes.decided(1)->identity, 7);
+  EXPECT_EQ(votes.add(1, 2, std::nullopt, policy).votes, 2u);  // reading added nothing
+}
+
 TEST(IdentityVotes, ReusedEmbeddingsAreNoVotesAndTracksAreIndependent) {
   IdentityVotes votes;
   VotePolicy policy;
