@@ -198,16 +198,18 @@ static bool open_mqtt(GstTaconitePublish* self, const Settings& s, Output& out) 
     GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("method=mqtt needs a broker 'host'"), (nullptr));
     return false;
   }
-  if ((s.topic + s.tracks_topic).find("{stream}") != std::string::npos && !stream_fits_topic(out.context.stream)) {
-    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
-                      ("stream name '%s' cannot go into an MQTT topic: it holds '/', '+' or '#' (a topic level "
-                       "separator or wildcard)",
-                       out.context.stream.c_str()),
-                      ("property stream"));
-    return false;
-  }
-  for (const auto& [topic, property, value] : {std::tuple{out.topic, "topic", s.topic},
-                                               {out.tracks_topic, "tracks-topic", s.tracks_topic}}) {
+  using Topic = std::tuple<std::string, const char*, std::string>;  // substituted, property, template
+  std::vector<Topic> topics{{out.topic, "topic", s.topic}};
+  if (out.tracks) topics.emplace_back(out.tracks_topic, "tracks-topic", s.tracks_topic);
+  for (const auto& [topic, property, value] : topics) {
+    if (value.find("{stream}") != std::string::npos && !stream_fits_topic(out.context.stream)) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+                        ("stream name '%s' cannot go into the MQTT topic '%s': it holds '/', '+' or '#' (a topic "
+                         "level separator or wildcard)",
+                         out.context.stream.c_str(), value.c_str()),
+                        ("property stream"));
+      return false;
+    }
     if (topic.empty() || mosquitto_pub_topic_check(topic.c_str()) != MOSQ_ERR_SUCCESS) {
       GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
                         ("MQTT topic '%s' is not a valid topic to publish on (empty, or with the wildcards + or #)",
