@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two cameras, one pipeline, track events over MQTT: each camera (the demo's synthetic camera, a
 # video made by make_demo_video.py, read twice as door1 and door2) -> facedetect -> taconitelandmarks
-# -> taconitetrack -> taconiteadaface (one shared engine) -> taconitepublish messages=tracks
+# -> taconitetrack -> taconiteadaface -> taconitepublish messages=tracks
 # method=mqtt, so a broker receives per-track events (taconite-tracks/1, docs/tracks-message.md)
 # on taconite/door1/tracks and taconite/door2/tracks. pipelines/track_events_consumer.py prints them.
 #
