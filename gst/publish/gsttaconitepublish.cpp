@@ -10,7 +10,9 @@
  * the landmarks, taconiteadaface's aligned / status / norm, the identity taconiteidentify wrote
  * (`label`, `label_id`, `confidence`) and, with `embedding=base64|array`, the embedding. Faces are
  * the ROI metas of type `roi-type` plus a whole-buffer embedding (input-mode=crops). Frames
- * without faces publish nothing unless `publish-empty` is set.
+ * without faces publish nothing unless `publish-empty` is set. With `messages=tracks|both` it
+ * publishes per-track events (schema `taconite-tracks/1`, docs/tracks-message.md: new, update, end
+ * with dwell time and the best face as a JPEG) to the same file or on `tracks-topic`.
  *
  * Buffers pass through untouched. The file is written on the streaming thread (a write failure
  * is an error; a FIFO without a reader is refused, not waited on). MQTT never blocks the

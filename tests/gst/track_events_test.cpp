@@ -2,7 +2,7 @@
 // ends at EOS, on flush and when lost, the max-tracks bound, the best face (kept only when better,
 // retention by count and bytes, base64 inline) and start errors for unusable settings.
 #include <glib/gstdio.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include <opencv2/imgcodecs.hpp>
 #include <set>
@@ -87,9 +87,9 @@ class TrackEventsTest : public ::testing::Test {
     g_remove(path_.c_str());
     g_rmdir(dir_.c_str());
   }
-  void start(std::vector<std::pair<std::string, std::string>> props) {
+  void start(std::vector<std::pair<std::string, std::string>> props, const std::string& stream = "door") {
     props.emplace_back("location", path_);
-    props.emplace_back("stream", "door");
+    props.emplace_back("stream", stream);
     h_ = publish_harness(props);
     ASSERT_NE(h_, nullptr);
   }
@@ -114,7 +114,6 @@ class TrackEventsTest : public ::testing::Test {
       nodes_.push_back(node);
       JsonObject* o = json_node_get_object(node);
       EXPECT_STREQ(json_object_get_string_member(o, "schema"), "taconite-tracks/1");
-      EXPECT_STREQ(json_object_get_string_member(o, "stream"), "door");
       out.push_back(o);
     }
     return out;
@@ -290,6 +289,18 @@ TEST_F(TrackEventsTest, Base64InlinesTheJpeg) {
   ASSERT_FALSE(image.empty());
   EXPECT_EQ(image.size(), cv::Size(112, 112));
   EXPECT_TRUE(files_in(faces_).empty());
+}
+
+// The stream name becomes part of a file name: it cannot leave the directory or hide the file.
+TEST_F(TrackEventsTest, AStreamNameCannotLeaveTheBestFaceDirectory) {
+  start({{"messages", "tracks"}, {"best-face", "path"}, {"best-face-dir", faces_}}, "../x/door");
+  push(0, {{4, 0.5}});
+  eos();
+  EXPECT_EQ(files_in(faces_), (std::set<std::string>{"_.._x_door-4.jpg"}));
+  EXPECT_FALSE(g_file_test((dir_ + "/x").c_str(), G_FILE_TEST_EXISTS));
+  const std::vector<JsonObject*> e = events();
+  ASSERT_FALSE(e.empty());
+  EXPECT_STREQ(json_object_get_string_member(e.back(), "stream"), "../x/door") << "the events keep the name";
 }
 
 void expect_start_error(const std::vector<std::pair<std::string, std::string>>& properties, const std::string& expected) {
