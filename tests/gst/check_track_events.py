@@ -71,7 +71,8 @@ def check_against_frames(tracks, frames_path):
         frame_s = interval[stream] / 1e9
         assert abs(end["dwell_s"] - span) <= frame_s, \
             f"{stream} track {key[1]}: dwell_s {end['dwell_s']} but its frames span {span} s (frame {frame_s} s)"
-        assert end["frames"] == len(seen[key]), f"{stream} track {key[1]}: frames {end['frames']}, {len(seen[key])} seen"
+        assert end["frames"] == len(seen[key]), \
+            f"{stream} track {key[1]}: frames {end['frames']}, {len(seen[key])} seen"
         print(f"{stream}: track {key[1]}: new + {kinds.count('update')} update + end, dwell {end['dwell_s']:.3f} s "
               f"over {end['frames']} frames (span {span:.3f} s)")
 

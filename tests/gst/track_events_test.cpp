@@ -35,7 +35,8 @@ GstBuffer* tracked_frame(int index, const std::vector<Face>& faces) {
     const guint x = 10 + 60 * i, y = 20;
     GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(buffer, "face", x, y, 40, 40);
     roi->id = 1 + static_cast<int>(i);
-    gst_video_region_of_interest_meta_add_param(roi, gst_structure_new("object_id", "id", G_TYPE_INT, f.track, nullptr));
+    gst_video_region_of_interest_meta_add_param(roi,
+                                                gst_structure_new("object_id", "id", G_TYPE_INT, f.track, nullptr));
     GValue xs = G_VALUE_INIT, ys = G_VALUE_INIT;
     gst_value_array_init(&xs, 5);
     gst_value_array_init(&ys, 5);
@@ -303,7 +304,8 @@ TEST_F(TrackEventsTest, AStreamNameCannotLeaveTheBestFaceDirectory) {
   EXPECT_STREQ(json_object_get_string_member(e.back(), "stream"), "../x/door") << "the events keep the name";
 }
 
-void expect_start_error(const std::vector<std::pair<std::string, std::string>>& properties, const std::string& expected) {
+void expect_start_error(const std::vector<std::pair<std::string, std::string>>& properties,
+                        const std::string& expected) {
   GstElement* element = gst_element_factory_make("taconitepublish", nullptr);
   for (const auto& [name, value] : properties) gst_util_set_object_arg(G_OBJECT(element), name.c_str(), value.c_str());
   const StartFailure failure = start_paused(element);
