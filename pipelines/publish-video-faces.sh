@@ -9,7 +9,8 @@
 # Usage: pipelines/publish-video-faces.sh [--bundle DIR] [--backend NAME] [--seconds S]
 #                                         [--reinfer-interval R] [--output FILE.jsonl]
 #                                         [--detector YUNET.onnx] [--detect-interval N]
-#                                         [--reinfer-mode interval|best] [VIDEO]
+#                                         [--reinfer-mode interval|best] [--tracks EVENTS.jsonl]
+#                                         [--best-faces DIR] [VIDEO]
 #
 # Without VIDEO the synthetic camera (python3-skimage's astronaut, panned and zoomed) is first
 # written to a video file with pipelines/make_demo_video.py. Every frame gets a line
@@ -17,7 +18,9 @@
 # synthetic IR-tiny test bundle is written (meaningless identities). BUILD_DIR (default: build) is
 # the meson build directory holding the plugin and tools. --detect-interval (default 3) and
 # --reinfer-mode (default best with --detector, else interval) are taconitedetect's interval and
-# taconiteadaface's reinfer-mode.
+# taconiteadaface's reinfer-mode. With --tracks a second taconitepublish (messages=tracks) writes
+# the track events (schema taconite-tracks/1, docs/tracks-message.md) to EVENTS.jsonl, with each
+# track's best face as a JPEG in DIR with --best-faces.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -29,6 +32,8 @@ output=faces.jsonl
 detector=""
 detect_interval=3
 reinfer_mode=""
+tracks=""
+best_faces=""
 video=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -40,7 +45,9 @@ while [ $# -gt 0 ]; do
     --detector) detector="$2"; shift 2 ;;
     --detect-interval) detect_interval="$2"; shift 2 ;;
     --reinfer-mode) reinfer_mode="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --tracks) tracks="$2"; shift 2 ;;
+    --best-faces) best_faces="$2"; shift 2 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) video="$1"; shift ;;
   esac
 done
@@ -60,11 +67,17 @@ else
   front=(facedetect display=false ! taconitelandmarks)
   reinfer_mode="${reinfer_mode:-interval}"
 fi
+events=()
+if [ -n "$tracks" ]; then
+  events=(taconitepublish messages=tracks method=file location="$tracks" stream=cam0)
+  [ -z "$best_faces" ] || events+=(best-face=path best-face-dir="$best_faces")
+  events+=(!)
+fi
 pipeline=(filesrc location="$video" ! decodebin ! videoconvert ! "${front[@]}" !
   taconitetrack ! taconiteadaface bundle="$bundle" backend="$backend" input-mode=rois \
     reinfer-mode="$reinfer_mode" reinfer-interval="$reinfer" !
   taconitepublish method=file location="$output" stream=cam0 embedding=array publish-empty=true !
-  fakesink sync=false)
+  "${events[@]}" fakesink sync=false)
 echo "gst-launch-1.0 ${pipeline[*]}" >&2
 started=$EPOCHREALTIME
 # facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing: not needed here.

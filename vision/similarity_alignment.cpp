@@ -91,8 +91,7 @@ cv::Mat shrink_for_warp(const cv::Mat& source, cv::Matx23d& to_output) {
 
 }  // namespace
 
-void aligned_face_to_chw(const ImageView& image, const cv::Matx23d& to_template, int width, int height,
-                         ChannelOrder order, std::vector<float>& chw) {
+cv::Mat aligned_face_rgb(const ImageView& image, const cv::Matx23d& to_template, int width, int height) {
   // Convert only the image region the output square comes from (plus a pixel for bilinear).
   cv::Matx23d inverse;
   cv::invertAffineTransform(to_template, inverse);
@@ -119,7 +118,12 @@ void aligned_face_to_chw(const ImageView& image, const cv::Matx23d& to_template,
   cv::Mat aligned;
   cv::warpAffine(warp_source, aligned, cv::Mat(local), cv::Size(width, height), cv::INTER_LINEAR, cv::BORDER_CONSTANT,
                  cv::Scalar::all(0));
-  to_normalised_chw(aligned, width, height, order, chw);
+  return aligned;
+}
+
+void aligned_face_to_chw(const ImageView& image, const cv::Matx23d& to_template, int width, int height,
+                         ChannelOrder order, std::vector<float>& chw) {
+  to_normalised_chw(aligned_face_rgb(image, to_template, width, height), width, height, order, chw);
 }
 
 }  // namespace taconite::vision

@@ -31,7 +31,10 @@ std::optional<cv::Matx23d> fit_similarity(std::span<const Point2> src, std::span
 std::optional<cv::Matx23d> alignment_transform(std::span<const Point2> landmarks, int width, int height);
 
 // Warps the image with `to_template` (image -> model input) into a width x height RGB image
-// (bilinear, black outside the image) and writes the normalised planes in `order` into `chw`.
+// (8-bit, 3 channels; bilinear, black outside the image): the aligned face as a person sees it.
+cv::Mat aligned_face_rgb(const ImageView& image, const cv::Matx23d& to_template, int width, int height);
+
+// aligned_face_rgb's image as the normalised planes in `order` (the model input), written into `chw`.
 void aligned_face_to_chw(const ImageView& image, const cv::Matx23d& to_template, int width, int height,
                          ChannelOrder order, std::vector<float>& chw);
 

@@ -3,12 +3,18 @@
 // 1. latency: frames with F faces (ROI, track id, 5 landmarks, 512-float embedding meta) pushed
 //    one by one through a GstHarness; the push time of taconitepublish (method=file to /dev/null
 //    with embedding=none|base64|array, and method=mqtt with embedding=none when --port is given)
-//    minus that of `identity` in the same harness, by medians over alternating rounds;
+//    minus that of `identity` in the same harness, by medians over alternating rounds; and the
+//    track events (messages=tracks|both, file to /dev/null): each row's median minus that of
+//    frames only (file, embedding=none) in the same run. Faces keep their track ids from frame to
+//    frame and carry a quality that rises every 10th frame, so with best-face=path one frame in 10
+//    has better faces to align, copy and queue (the writer encodes and writes them meanwhile);
+//    for these rows the mean is printed too, as the median hides the one frame in 10;
 // 2. throughput (--port): N frames pushed as fast as possible into method=mqtt (max-pending above
 //    N, so none is dropped), timed until messages-published reaches N; per QoS and embedding.
 // Prints one JSON object. Not a test: bench/publish/run_publish_bench.sh starts the broker.
 //
 // Usage: taconite-publish-bench [--port P] [--frames N] [--faces F] [--rounds R]
+#include <glib/gstdio.h>
 #include <gst/check/gstharness.h>
 #include <gst/gst.h>
 #include <gst/taconite/gsttaconitemeta.h>
@@ -37,6 +43,12 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+double mean(const std::vector<double>& v) {
+  double sum = 0.0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0.0 : sum / v.size();
+}
+
 GstBuffer* frame(int index, int faces) {
   GstBuffer* buffer = gst_buffer_new_allocate(nullptr, 640 * 480 * 3, nullptr);
   GST_BUFFER_PTS(buffer) = index * GST_SECOND / 30;
@@ -49,18 +61,22 @@ GstBuffer* frame(int index, int faces) {
     GValue xs = G_VALUE_INIT, ys = G_VALUE_INIT;
     gst_value_array_init(&xs, 5);
     gst_value_array_init(&ys, 5);
+    // Where a 96x96 face's eyes, nose tip and mouth corners are (the best face is aligned from them).
+    const double px[5] = {30.3, 65.7, 48.1, 33.9, 62.4}, py[5] = {38.2, 37.9, 56.3, 74.1, 74.6};
     for (int k = 0; k < 5; ++k) {
       GValue v = G_VALUE_INIT;
       g_value_init(&v, G_TYPE_DOUBLE);
-      g_value_set_double(&v, x + 20.0 + 12.3 * k);
+      g_value_set_double(&v, x + px[k]);
       gst_value_array_append_value(&xs, &v);
-      g_value_set_double(&v, y + 30.0 + 7.7 * k);
+      g_value_set_double(&v, y + py[k]);
       gst_value_array_append_and_take_value(&ys, &v);
     }
     GstStructure* landmarks = gst_structure_new_empty("landmarks");
     gst_structure_take_value(landmarks, "x", &xs);
     gst_structure_take_value(landmarks, "y", &ys);
     gst_video_region_of_interest_meta_add_param(roi, landmarks);
+    gst_video_region_of_interest_meta_add_param(
+        roi, gst_structure_new("quality", "score", G_TYPE_DOUBLE, 1.0 - 1.0 / (index / 10 + 2), nullptr));
     for (std::size_t k = 0; k < embedding.size(); ++k)
       embedding[k] = static_cast<float>(std::sin(0.37 * (k + 1) + index + 3 * i) / std::sqrt(256.0));
     gst_buffer_add_taconite_embedding_meta(buffer, roi->id, embedding.data(), 512, 21.5, "IR-18", "cpu", TRUE);
@@ -111,6 +127,8 @@ int main(int argc, char** argv) {
     else if (flag == "--rounds") rounds = std::clamp(value, 1, 100);
   }
   const std::string mqtt_port = std::to_string(port);
+  gchar* scratch = g_dir_make_tmp("taconite-publish-bench-XXXXXX", nullptr);
+  const std::string best_faces = scratch ? scratch : "/tmp";
 
   struct Config {
     std::string name;
@@ -123,6 +141,11 @@ int main(int argc, char** argv) {
       {"file, embedding=none", "taconitepublish", {{"location", "/dev/null"}}, {}},
       {"file, embedding=base64", "taconitepublish", {{"location", "/dev/null"}, {"embedding", "base64"}}, {}},
       {"file, embedding=array", "taconitepublish", {{"location", "/dev/null"}, {"embedding", "array"}}, {}},
+      {"file, messages=tracks", "taconitepublish", {{"location", "/dev/null"}, {"messages", "tracks"}}, {}},
+      {"file, messages=both", "taconitepublish", {{"location", "/dev/null"}, {"messages", "both"}}, {}},
+      {"file, messages=both, best-face=path", "taconitepublish",
+       {{"location", "/dev/null"}, {"messages", "both"}, {"best-face", "path"}, {"best-face-dir", best_faces},
+        {"best-face-max-files", "16"}}, {}},
   };
   if (port)
     configs.push_back({"mqtt qos 1, embedding=none", "taconitepublish",
@@ -156,7 +179,24 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < configs.size(); ++i)
     std::printf("%s\"%s\":{\"median\":%.1f,\"added\":%.1f}", i ? "," : "", configs[i].name.c_str(),
                 median(configs[i].times), median(configs[i].times) - base);
+  std::printf("},\n \"events_added_us_vs_frames\":{");
+  const double frames_only = median(configs[1].times);
+  bool first_event = true;
+  for (const Config& c : configs)
+    if (c.name.find("messages=") != std::string::npos) {
+      std::printf("%s\"%s\":{\"median\":%.1f,\"mean\":%.1f}", first_event ? "" : ",", c.name.c_str(),
+                  median(c.times) - frames_only, mean(c.times) - mean(configs[1].times));
+      first_event = false;
+    }
   std::printf("}");
+  if (scratch) {  // the bench's best faces (at most best-face-max-files)
+    if (GDir* d = g_dir_open(scratch, 0, nullptr)) {
+      while (const gchar* name = g_dir_read_name(d)) g_remove((best_faces + "/" + name).c_str());
+      g_dir_close(d);
+    }
+    g_rmdir(scratch);
+    g_free(scratch);
+  }
 
   if (port) {
     std::printf(",\n \"mqtt_messages_per_s\":{");

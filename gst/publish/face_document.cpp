@@ -153,18 +153,6 @@ void add_nullable_time(JsonBuilder* b, const char* name, GstClockTime t) {
     json_builder_add_null_value(b);
 }
 
-// ISO 8601 UTC with microseconds, e.g. 2026-12-01T02:35:12.345678Z.
-std::string utc_text(gint64 utc_us) {
-  const std::time_t seconds = static_cast<std::time_t>(utc_us / G_USEC_PER_SEC);
-  std::tm parts{};
-  gmtime_r(&seconds, &parts);
-  char text[96];
-  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", parts.tm_year + 1900, parts.tm_mon + 1,
-                parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec,
-                static_cast<int>(utc_us % G_USEC_PER_SEC));
-  return text;
-}
-
 // One face: its box, tracking id, landmarks, detection, quality, identity and embedding. `roi` is null for a
 // whole-buffer face (input-mode=crops), whose box is the frame.
 void add_face(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi, const GstTaconiteEmbeddingMeta* meta,
@@ -247,6 +235,17 @@ const GstTaconiteEmbeddingMeta* roi_embedding(GstBuffer* buffer, const GstVideoR
 }
 
 }  // namespace
+
+std::string utc_text(gint64 utc_us) {
+  const std::time_t seconds = static_cast<std::time_t>(utc_us / G_USEC_PER_SEC);
+  std::tm parts{};
+  gmtime_r(&seconds, &parts);
+  char text[96];
+  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", parts.tm_year + 1900, parts.tm_mon + 1,
+                parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec,
+                static_cast<int>(utc_us % G_USEC_PER_SEC));
+  return text;
+}
 
 std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& context) {
   const std::vector<GstVideoRegionOfInterestMeta*> all = buffer_rois(buffer);

@@ -31,6 +31,9 @@ struct FrameContext {
   bool publish_empty = false;      // also a document for a frame without faces
 };
 
+// ISO 8601 UTC with microseconds, e.g. 2026-12-01T02:35:12.345678Z (the documents' "utc").
+std::string utc_text(gint64 utc_us);
+
 // The frame's document as one line of JSON (no newline), or nothing when the frame has no faces
 // and `publish_empty` is false. Reads the buffer only.
 std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& context);

@@ -10,7 +10,9 @@
  * the landmarks, taconiteadaface's aligned / status / norm, the identity taconiteidentify wrote
  * (`label`, `label_id`, `confidence`) and, with `embedding=base64|array`, the embedding. Faces are
  * the ROI metas of type `roi-type` plus a whole-buffer embedding (input-mode=crops). Frames
- * without faces publish nothing unless `publish-empty` is set.
+ * without faces publish nothing unless `publish-empty` is set. With `messages=tracks|both` it
+ * publishes per-track events (schema `taconite-tracks/1`, docs/tracks-message.md: new, update, end
+ * with dwell time and the best face as a JPEG) to the same file or on `tracks-topic`.
  *
  * Buffers pass through untouched. The file is written on the streaming thread (a write failure
  * is an error; a FIFO without a reader is refused, not waited on). MQTT never blocks the
@@ -43,7 +45,9 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "cxx_boundary.hpp"
 #include "face_document.hpp"
@@ -52,6 +56,7 @@
 #include "mqtt_publisher.hpp"
 #include "property_table.hpp"
 #include "publish_enums.hpp"
+#include "track_events.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_publish_debug);
 #define GST_CAT_DEFAULT taconite_publish_debug
@@ -61,6 +66,7 @@ namespace {
 using namespace taconite::gst;
 
 constexpr const char* kDefaultTopic = "taconite/{stream}/faces";
+constexpr const char* kDefaultTracksTopic = "taconite/{stream}/tracks";
 constexpr guint kDefaultMaxPending = 1000;
 constexpr guint kMaxMaxPending = 1000000;
 constexpr guint kEosDrainMs = 10000;
@@ -83,12 +89,26 @@ struct Settings {
   std::string tls_ca, tls_cert, tls_key;
   guint max_pending = kDefaultMaxPending;
   bool retry_at_start = false;
+  PublishMessages messages = PublishMessages::Frames;
+  std::string tracks_topic = kDefaultTracksTopic;
+  guint track_timeout = 30;
+  guint max_tracks = 256;
+  BestFaceOutput best_face = BestFaceOutput::None;
+  std::string best_face_dir;
+  guint best_face_max_files = 1000;
+  guint64 best_face_max_bytes = 64ull << 20;
 };
 
 // What start() opened and the streaming thread uses.
 struct Output {
   FrameContext context;
   std::string topic;  // {stream} substituted
+  std::string tracks_topic;
+  bool frames = true;                   // messages=frames|both
+  std::unique_ptr<TrackEvents> tracks;  // messages=tracks|both
+  GstVideoInfo info{};
+  bool info_known = false;
+  GstClockTime last_pts = GST_CLOCK_TIME_NONE;
   std::unique_ptr<JsonLinesFile> file;
   std::unique_ptr<MqttPublisher> mqtt;
 };
@@ -180,20 +200,25 @@ static bool open_mqtt(GstTaconitePublish* self, const Settings& s, Output& out) 
     GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("method=mqtt needs a broker 'host'"), (nullptr));
     return false;
   }
-  if (s.topic.find("{stream}") != std::string::npos && !stream_fits_topic(out.context.stream)) {
-    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
-                      ("stream name '%s' cannot go into the MQTT topic '%s': it holds '/', '+' or '#' (a topic level "
-                       "separator or wildcard)",
-                       out.context.stream.c_str(), s.topic.c_str()),
-                      ("property stream"));
-    return false;
-  }
-  if (out.topic.empty() || mosquitto_pub_topic_check(out.topic.c_str()) != MOSQ_ERR_SUCCESS) {
-    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
-                      ("MQTT topic '%s' is not a valid topic to publish on (empty, or with the wildcards + or #)",
-                       out.topic.c_str()),
-                      ("property topic '%s'", s.topic.c_str()));
-    return false;
+  using Topic = std::tuple<std::string, const char*, std::string>;  // substituted, property, template
+  std::vector<Topic> topics{{out.topic, "topic", s.topic}};
+  if (out.tracks) topics.emplace_back(out.tracks_topic, "tracks-topic", s.tracks_topic);
+  for (const auto& [topic, property, value] : topics) {
+    if (value.find("{stream}") != std::string::npos && !stream_fits_topic(out.context.stream)) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+                        ("stream name '%s' cannot go into the MQTT topic '%s': it holds '/', '+' or '#' (a topic "
+                         "level separator or wildcard)",
+                         out.context.stream.c_str(), value.c_str()),
+                        ("property stream"));
+      return false;
+    }
+    if (topic.empty() || mosquitto_pub_topic_check(topic.c_str()) != MOSQ_ERR_SUCCESS) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+                        ("MQTT topic '%s' is not a valid topic to publish on (empty, or with the wildcards + or #)",
+                         topic.c_str()),
+                        ("property %s '%s'", property, value.c_str()));
+      return false;
+    }
   }
   out.mqtt = MqttPublisher::start(
       mqtt, *self->counters,
@@ -227,6 +252,26 @@ static bool start_unguarded(GstBaseTransform* trans) {
   out->context.embedding = s.embedding;
   out->context.publish_empty = s.publish_empty;
   out->topic = substitute_stream(s.topic, out->context.stream);
+  out->tracks_topic = substitute_stream(s.tracks_topic, out->context.stream);
+  out->frames = s.messages != PublishMessages::Tracks;
+  if (s.messages != PublishMessages::Frames) {
+    TrackEventsSettings t;
+    t.stream = out->context.stream;
+    t.roi_type = s.roi_type;
+    t.timeout_frames = s.track_timeout;
+    t.max_tracks = s.max_tracks;
+    t.best_face.output = s.best_face;
+    t.best_face.dir = s.best_face_dir;
+    t.best_face.stream = out->context.stream;
+    t.best_face.max_files = s.best_face_max_files;
+    t.best_face.max_bytes = s.best_face_max_bytes;
+    std::string error;
+    out->tracks = TrackEvents::start(t, &error);
+    if (!out->tracks) {
+      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", error.c_str()), ("property best-face-dir"));
+      return false;
+    }
+  }
 
   if (s.method == PublishMethod::File) {
     std::string error;
@@ -258,6 +303,38 @@ static gboolean stop(GstBaseTransform* trans) {
 /* ------------------------------------------------------------------------------------------ */
 /* Streaming                                                                                   */
 
+// Sends `lines` to the file or to MQTT on `topic`; false after posting an error when the file fails.
+static bool send(GstTaconitePublish* self, Output& out, const std::string& topic, std::vector<std::string> lines) {
+  for (std::string& line : lines) {
+    if (out.mqtt) {
+      out.mqtt->publish(topic, std::move(line));
+      continue;
+    }
+    std::string error;
+    if (!out.file->write_line(line, &error)) {
+      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("%s", error.c_str()), (nullptr));
+      return false;
+    }
+    ++(*self->counters)->published;
+  }
+  return true;
+}
+
+static void update_track_counters(GstTaconitePublish* self, const Output& out) {
+  (*self->counters)->tracks_evicted = out.tracks->evicted();
+  (*self->counters)->best_faces_dropped = out.tracks->faces_dropped();
+}
+
+// Ends every open track (end of stream, flush, a new stream): their end events go out.
+static bool end_tracks(GstTaconitePublish* self, Output& out, const char* reason) {
+  if (!out.tracks) return true;
+  const std::optional<std::uint64_t> pts =
+      GST_CLOCK_TIME_IS_VALID(out.last_pts) ? std::optional<std::uint64_t>(out.last_pts) : std::nullopt;
+  const bool sent = send(self, out, out.tracks_topic, out.tracks->end_all(reason, EventTime{g_get_real_time(), pts}));
+  update_track_counters(self, out);
+  return sent;
+}
+
 static GstFlowReturn transform_ip_unguarded(GstBaseTransform* trans, GstBuffer* buffer) {
   GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
   Output* out = self->output;
@@ -268,19 +345,18 @@ static GstFlowReturn transform_ip_unguarded(GstBaseTransform* trans, GstBuffer* 
                              ? gst_segment_to_running_time(&trans->segment, GST_FORMAT_TIME, context.pts)
                              : GST_CLOCK_TIME_NONE;
   context.utc_us = g_get_real_time();
-  std::optional<std::string> document = face_document(buffer, context);
+  out->last_pts = context.pts;
+  std::optional<std::string> document = out->frames ? face_document(buffer, context) : std::nullopt;
   ++context.frame;
-  if (!document) return GST_FLOW_OK;
-  if (out->mqtt) {
-    out->mqtt->publish(out->topic, std::move(*document));
-    return GST_FLOW_OK;
+  if (document && !send(self, *out, out->topic, {std::move(*document)})) return GST_FLOW_ERROR;
+  if (out->tracks) {
+    const EventTime at{context.utc_us, GST_CLOCK_TIME_IS_VALID(context.pts)
+                                           ? std::optional<std::uint64_t>(context.pts)
+                                           : std::nullopt};
+    std::vector<std::string> events = out->tracks->frame(buffer, out->info_known ? &out->info : nullptr, at);
+    update_track_counters(self, *out);
+    if (!send(self, *out, out->tracks_topic, std::move(events))) return GST_FLOW_ERROR;
   }
-  std::string error;
-  if (!out->file->write_line(*document, &error)) {
-    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("%s", error.c_str()), (nullptr));
-    return GST_FLOW_ERROR;
-  }
-  ++(*self->counters)->published;
   return GST_FLOW_OK;
 }
 
@@ -295,9 +371,12 @@ static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*ou
   GstVideoInfo info;
   if (!self->output) return TRUE;
   if (gst_video_info_from_caps(&info, incaps)) {
+    self->output->info = info;
+    self->output->info_known = true;
     self->output->context.width = GST_VIDEO_INFO_WIDTH(&info);
     self->output->context.height = GST_VIDEO_INFO_HEIGHT(&info);
   } else {  // e.g. video/x-raw(memory:...) without a format we know: the size from the caps alone
+    self->output->info_known = false;
     const GstStructure* s = gst_caps_get_structure(incaps, 0);
     gst_structure_get_int(s, "width", &self->output->context.width);
     gst_structure_get_int(s, "height", &self->output->context.height);
@@ -310,10 +389,15 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
   const bool handled = bool_guarded(GST_ELEMENT(trans), "taconitepublish could not handle an event", [&] {
     if (Output* out = self->output) {
       switch (GST_EVENT_TYPE(event)) {
-        case GST_EVENT_STREAM_START: out->context.frame = 0; break;
-        case GST_EVENT_EOS:  // what the stream produced goes out before the application stops the pipeline
+        case GST_EVENT_STREAM_START:
+          out->context.frame = 0;
+          return end_tracks(self, *out, "stream-start");
+        case GST_EVENT_FLUSH_STOP: return end_tracks(self, *out, "flush");
+        case GST_EVENT_EOS: {  // what the stream produced goes out before the application stops the pipeline
+          const bool ended = end_tracks(self, *out, "eos");
           if (out->mqtt) out->mqtt->drain(kEosDrainMs);
-          break;
+          return ended;
+        }
         default: break;
       }
     }
@@ -389,6 +473,36 @@ static void declare_properties(PropertyTable<GstTaconitePublish, Settings>& t) {
             "warning is posted for each kind of failure) instead of failing the start with an error "
             "when no connection works within 10 s. Default: false",
             &Settings::retry_at_start, ready);
+  t.enumeration("messages", "Messages",
+                "What is published: a taconite-faces/1 document per frame (frames), taconite-tracks/1 events per "
+                "track (tracks: new, update, end with dwell and best face), or both. Default: frames",
+                taconite_publish_messages_get_type, &Settings::messages, ready);
+  t.string("tracks-topic", "Tracks topic",
+           "method=mqtt, messages=tracks|both: the topic of the track events; {stream} is replaced by the stream "
+           "name. Default: \"taconite/{stream}/tracks\"",
+           &Settings::tracks_topic, ready);
+  t.uint("track-timeout", "Track timeout",
+         "messages=tracks|both: a track not seen for this many frames ends (end event, reason lost). Default: 30",
+         1, 1000000, &Settings::track_timeout, ready);
+  t.uint("max-tracks", "Maximum open tracks",
+         "messages=tracks|both: open tracks at most; a new track beyond ends the one not seen for longest "
+         "(reason evicted, tracks-evicted). Default: 256",
+         1, 65536, &Settings::max_tracks, ready);
+  t.enumeration("best-face", "Best face",
+                "messages=tracks|both: each track's best face (by taconiteadaface's quality), aligned 112x112, "
+                "as a JPEG file in best-face-dir (path) or inline in the events (base64), or none. Default: none",
+                taconite_best_face_output_get_type, &Settings::best_face, ready);
+  t.string("best-face-dir", "Best face directory",
+           "best-face=path: the directory of the <stream>-<track id>.jpg files (created when missing; one that "
+           "cannot be written fails the start). Default: \"\"",
+           &Settings::best_face_dir, ready);
+  t.uint("best-face-max-files", "Best face files at most",
+         "best-face=path: files written since start kept at most; beyond, the oldest are deleted. Default: 1000",
+         1, 10000000, &Settings::best_face_max_files, ready);
+  t.uint64("best-face-max-bytes", "Best face bytes at most",
+           "best-face=path: bytes of the files written since start kept at most; beyond, the oldest are deleted "
+           "(the newest is kept). Default: 67108864",
+           1, G_MAXUINT64, &Settings::best_face_max_bytes, ready);
   t.read_only(
       [](GParamFlags flags) {
         return g_param_spec_uint64("messages-published", "Messages published",
@@ -407,6 +521,26 @@ static void declare_properties(PropertyTable<GstTaconitePublish, Settings>& t) {
                                    0, G_MAXUINT64, 0, flags);
       },
       [](GstTaconitePublish& self, const Settings&, GValue* v) { g_value_set_uint64(v, (*self.counters)->dropped); });
+  t.read_only(
+      [](GParamFlags flags) {
+        return g_param_spec_uint64("tracks-evicted", "Tracks evicted",
+                                   "messages=tracks|both: tracks ended early to keep max-tracks open, since the "
+                                   "element started",
+                                   0, G_MAXUINT64, 0, flags);
+      },
+      [](GstTaconitePublish& self, const Settings&, GValue* v) {
+        g_value_set_uint64(v, (*self.counters)->tracks_evicted);
+      });
+  t.read_only(
+      [](GParamFlags flags) {
+        return g_param_spec_uint64("best-faces-dropped", "Best faces dropped",
+                                   "best-face=path|base64: better faces not kept since the element started (the "
+                                   "writer's queue was full, or the file could not be written)",
+                                   0, G_MAXUINT64, 0, flags);
+      },
+      [](GstTaconitePublish& self, const Settings&, GValue* v) {
+        g_value_set_uint64(v, (*self.counters)->best_faces_dropped);
+      });
 }
 
 static void finalize(GObject* object) {
@@ -440,6 +574,8 @@ static void gst_taconite_publish_class_init(GstTaconitePublishClass* klass) {
 
   gst_type_mark_as_plugin_api(taconite_publish_method_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(taconite_embedding_format_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(taconite_publish_messages_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(taconite_best_face_output_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_set_static_metadata(

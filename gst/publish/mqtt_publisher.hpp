@@ -53,6 +53,8 @@ struct MqttSettings {
 struct PublishCounters {
   std::atomic<std::uint64_t> published{0};
   std::atomic<std::uint64_t> dropped{0};
+  std::atomic<std::uint64_t> tracks_evicted{0};      // messages=tracks|both: ended early by max-tracks
+  std::atomic<std::uint64_t> best_faces_dropped{0};  // best faces not written (queue full, write failed)
 };
 
 class MqttPublisher {

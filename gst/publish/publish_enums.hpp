@@ -8,5 +8,14 @@ enum class PublishMethod : int {
   Mqtt = 1,  // one MQTT message per document
 };
 
+// What taconitepublish sends: per-frame documents, per-track events, or both.
+enum class PublishMessages : int {
+  Frames = 0,
+  Tracks = 1,
+  Both = 2,
+};
+
 GType taconite_publish_method_get_type();
+GType taconite_publish_messages_get_type();
+GType taconite_best_face_output_get_type();  // values of taconite::gst::BestFaceOutput
 GType taconite_embedding_format_get_type();  // values of taconite::gst::EmbeddingFormat

@@ -125,7 +125,13 @@ TEST_F(PluginTest, RegistersTaconitepublishWithDocumentedProperties) {
   ASSERT_NE(plugin, nullptr);
   GstElement* element = create_element("taconitepublish", "Filter/Metadata/Video");
   ASSERT_NE(element, nullptr);
-  EXPECT_FALSE(own_documented_properties(element).empty());
+  EXPECT_EQ(own_documented_properties(element),
+            (std::vector<std::string>{"method", "location", "stream", "roi-type", "embedding", "publish-empty", "host",
+                                      "port", "topic", "client-id", "qos", "credentials", "tls-ca", "tls-cert",
+                                      "tls-key", "max-pending", "retry-at-start", "messages", "tracks-topic",
+                                      "track-timeout", "max-tracks", "best-face", "best-face-dir",
+                                      "best-face-max-files", "best-face-max-bytes", "messages-published",
+                                      "messages-dropped", "tracks-evicted", "best-faces-dropped"}));
   gst_object_unref(element);
 }
 

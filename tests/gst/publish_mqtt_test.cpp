@@ -4,7 +4,8 @@
 // counted dropped, one warning per outage); an unreachable broker at start (error, or retried with
 // retry-at-start); wrong credentials and bad TLS files (an error, or with retry-at-start a warning
 // and more attempts); a broker that never answers (no state change waits for it); NaN and
-// infinities in the metadata (standard JSON payloads). Each test skips when mosquitto is absent.
+// infinities in the metadata (standard JSON payloads); track events on their own topic. Each test
+// skips when mosquitto is absent.
 #include <glib/gstdio.h>
 
 #include <algorithm>
@@ -176,6 +177,37 @@ TEST_F(PublishMqttTest, OneMessagePerFrameWithFacesCountedAsPublished) {
   EXPECT_EQ(received, with_faces);
   EXPECT_EQ(subscriber.messages().size(), counter(h_->element, "messages-published"));
   EXPECT_EQ(counter(h_->element, "messages-dropped"), 0u);
+}
+
+// messages=both: the frame documents on `topic`, the track events on `tracks-topic`.
+TEST_F(PublishMqttTest, TrackEventsGoToTheirOwnTopic) {
+  MosquittoBroker broker({});
+  std::string error;
+  ASSERT_TRUE(broker.start(&error)) << error;
+  MqttSubscriber subscriber(broker, "cams/#", "cams/probe", "sub-tracks");
+  ASSERT_TRUE(subscriber.ready());
+  start_harness(mqtt(broker, {{"messages", "both"}, {"tracks-topic", "cams/{stream}/tracks"}}));
+  push_frames(h_, 0, 3, 1);
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_eos()));  // ends the track, waits for the pending messages
+  ASSERT_EQ(subscriber.wait_for(5, 30), 5u);
+  std::vector<std::string> events;
+  std::size_t frames = 0;
+  for (const auto& [topic, payload] : subscriber.messages()) {
+    if (topic == "cams/cam3/faces") {
+      ++frames;
+      EXPECT_NE(payload.find("\"schema\":\"taconite-faces/1\""), std::string::npos) << payload;
+      continue;
+    }
+    EXPECT_EQ(topic, "cams/cam3/tracks");
+    EXPECT_NE(payload.find("\"schema\":\"taconite-tracks/1\""), std::string::npos) << payload;
+    EXPECT_NE(payload.find("\"track_id\":100"), std::string::npos) << payload;
+    events.push_back(payload.find("\"event\":\"new\"") != std::string::npos ? "new"
+                     : payload.find("\"event\":\"end\"") != std::string::npos ? "end"
+                                                                                 : "other");
+  }
+  EXPECT_EQ(frames, 3u);
+  EXPECT_EQ(events, (std::vector<std::string>{"new", "end"}));
+  EXPECT_EQ(wait_counter(h_->element, "messages-published", 5, 30), 5u);
 }
 
 TEST_F(PublishMqttTest, BrokerRestartDeliversHeldMessagesUpToMaxPendingAndCountsTheRest) {

@@ -155,6 +155,28 @@ TEST(ImageViewChw, AnAlignedCropAndARegionGiveTheSameInputForTheIdentityFit) {
   EXPECT_FLOAT_EQ(cropped[0], (memory[2] / 255.0f - 0.5f) / 0.5f);
 }
 
+TEST(ImageViewChw, TheAlignedRgbFaceIsThePictureTheModelInputIsMadeOf) {
+  // BGR memory, the identity fit: the RGB picture holds the image's pixels with R first.
+  std::vector<std::uint8_t> memory(112 * 112 * 3);
+  for (std::size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<std::uint8_t>((i * 7) % 251);
+  ImageView view;
+  view.format = PixelFormat::Bgr;
+  view.width = view.height = 112;
+  view.planes[0] = memory.data();
+  view.strides[0] = 112 * 3;
+  const cv::Matx23d identity(1, 0, 0, 0, 1, 0);
+  const cv::Mat rgb = taconite::vision::aligned_face_rgb(view, identity, 112, 112);
+  ASSERT_EQ(rgb.type(), CV_8UC3);
+  ASSERT_EQ(rgb.size(), cv::Size(112, 112));
+  for (int y : {0, 57, 111})
+    for (int x : {0, 31, 111})
+      for (int c = 0; c < 3; ++c)
+        EXPECT_EQ(rgb.at<cv::Vec3b>(y, x)[c], memory[(y * 112 + x) * 3 + (2 - c)]) << x << "," << y << " " << c;
+  std::vector<float> chw;
+  taconite::vision::aligned_face_to_chw(view, identity, 112, 112, taconite::vision::ChannelOrder::Rgb, chw);
+  EXPECT_FLOAT_EQ(chw[0], (rgb.at<cv::Vec3b>(0, 0)[0] / 255.0f - 0.5f) / 0.5f);
+}
+
 TEST(LandmarkModelFile, AMissingFileOrADirectoryIsRefusedByName) {
   std::string problem;
   EXPECT_EQ(taconite::vision::LandmarkModel::load("/nonexistent/model.dat", &problem), nullptr);

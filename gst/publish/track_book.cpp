@@ -1,0 +1,91 @@
+#include "track_book.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace taconite::gst {
+
+namespace {
+
+// An identity worth an update: its state, label or id changed (the confidence moves every frame).
+bool identity_changed(const std::optional<RoiIdentity>& before, const RoiIdentity& now) {
+  return !before || before->label_state != now.label_state || before->label != now.label ||
+         before->label_id != now.label_id;
+}
+
+}  // namespace
+
+void TrackBook::end(std::map<std::int64_t, TrackState>::iterator it, const char* reason, const EventTime& at,
+                    std::vector<TrackEvent>& events) {
+  events.push_back(TrackEvent{TrackEvent::Kind::End, reason, at, std::move(it->second)});
+  tracks_.erase(it);
+}
+
+void TrackBook::frame(std::span<const Sighting> sightings, const EventTime& at, std::vector<TrackEvent>& events,
+                      std::vector<std::size_t>& better) {
+  ++frame_;
+  std::set<std::int64_t> seen;
+  for (std::size_t i = 0; i < sightings.size(); ++i) {
+    const Sighting& s = sightings[i];
+    if (!seen.insert(s.track_id).second) continue;
+    auto it = tracks_.find(s.track_id);
+    if (it == tracks_.end()) {
+      if (tracks_.size() >= max_tracks_) {  // the one not seen for longest makes room
+        auto oldest = std::min_element(tracks_.begin(), tracks_.end(), [](const auto& a, const auto& b) {
+          return a.second.last_frame < b.second.last_frame;
+        });
+        end(oldest, "evicted", at, events);
+        ++evicted_;
+      }
+      TrackState track;
+      track.track_id = s.track_id;
+      track.first = at;
+      track.identity = s.identity;
+      it = tracks_.emplace(s.track_id, std::move(track)).first;
+      it->second.last = at;
+      it->second.frames = 1;
+      it->second.last_frame = frame_;
+      events.push_back(TrackEvent{TrackEvent::Kind::New, nullptr, at, it->second});
+    } else {
+      TrackState& track = it->second;
+      track.last = at;
+      ++track.frames;
+      track.last_frame = frame_;
+      if (s.identity) {
+        const bool changed = identity_changed(track.identity, *s.identity);
+        track.identity = s.identity;
+        if (changed) events.push_back(TrackEvent{TrackEvent::Kind::Update, nullptr, at, track});
+      }
+    }
+    if (s.quality && *s.quality > it->second.offered_quality) better.push_back(i);
+  }
+  for (auto it = tracks_.begin(); it != tracks_.end();) {
+    auto next = std::next(it);
+    if (frame_ - it->second.last_frame > timeout_frames_) end(it, "lost", at, events);
+    it = next;
+  }
+}
+
+void TrackBook::offered(std::int64_t track_id, double quality) {
+  if (auto it = tracks_.find(track_id); it != tracks_.end()) it->second.offered_quality = quality;
+}
+
+void TrackBook::face_ready(EncodedFace face, const EventTime& at, std::vector<TrackEvent>& events) {
+  auto it = tracks_.find(face.track_id);
+  if (it == tracks_.end()) return;
+  it->second.best_face = std::move(face);
+  events.push_back(TrackEvent{TrackEvent::Kind::Update, nullptr, at, it->second});
+}
+
+void TrackBook::end_all(const char* reason, const EventTime& at, std::vector<TrackEvent>& events) {
+  std::vector<std::map<std::int64_t, TrackState>::iterator> order;
+  for (auto it = tracks_.begin(); it != tracks_.end(); ++it) order.push_back(it);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a->second.first.utc_us != b->second.first.utc_us ? a->second.first.utc_us < b->second.first.utc_us
+                                                            : a->first < b->first;
+  });
+  for (auto it : order) end(it, reason, at, events);
+}
+
+}  // namespace taconite::gst

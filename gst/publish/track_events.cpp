@@ -1,0 +1,92 @@
+#include "track_events.hpp"
+
+#include <cmath>
+
+#include "face_selection.hpp"
+#include "readable_frame.hpp"
+#include "roi_landmarks.hpp"
+#include "roi_track_param.hpp"
+#include "track_event_document.hpp"
+
+namespace taconite::gst {
+
+namespace {
+
+// taconiteadaface's best-shot quality of the face: the embedding's score (with AdaFace's norm)
+// when it has one, else this frame's pre-embedding score.
+std::optional<double> roi_quality(const GstVideoRegionOfInterestMeta* roi) {
+  const GstStructure* s =
+      gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "quality");
+  gdouble value = 0.0;
+  if (s && (gst_structure_get_double(s, "embedding-score", &value) || gst_structure_get_double(s, "score", &value)) &&
+      std::isfinite(value))
+    return value;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::unique_ptr<TrackEvents> TrackEvents::start(const TrackEventsSettings& settings, std::string* error) {
+  std::unique_ptr<TrackEvents> events(new TrackEvents(settings));
+  if (settings.best_face.output != BestFaceOutput::None) {
+    events->writer_ = BestFaceWriter::start(settings.best_face, error);
+    if (!events->writer_) return nullptr;
+  }
+  return events;
+}
+
+void TrackEvents::collect_finished(const EventTime& at, std::vector<TrackEvent>& events) {
+  if (!writer_) return;
+  for (EncodedFace& face : writer_->take_finished()) book_.face_ready(std::move(face), at, events);
+}
+
+std::vector<std::string> TrackEvents::documents(const std::vector<TrackEvent>& events) const {
+  std::vector<std::string> lines;
+  lines.reserve(events.size());
+  for (const TrackEvent& event : events) lines.push_back(track_event_document(event, settings_.stream));
+  return lines;
+}
+
+std::vector<std::string> TrackEvents::frame(GstBuffer* buffer, const GstVideoInfo* info, const EventTime& at) {
+  std::vector<GstVideoRegionOfInterestMeta*> rois;
+  std::vector<Sighting> sightings;
+  const GQuark face_type = settings_.roi_type.empty() ? 0 : g_quark_try_string(settings_.roi_type.c_str());
+  for (GstVideoRegionOfInterestMeta* roi : buffer_rois(buffer)) {
+    if (!settings_.roi_type.empty() && roi->roi_type != face_type) continue;
+    const std::optional<gint64> id = roi_track_id(roi, kObjectIdParam);
+    if (!id) continue;
+    rois.push_back(roi);
+    sightings.push_back(Sighting{*id, roi_identity(roi), writer_ ? roi_quality(roi) : std::nullopt});
+  }
+  std::vector<TrackEvent> events;
+  collect_finished(at, events);
+  std::vector<std::size_t> better;
+  book_.frame(sightings, at, events, better);
+
+  // Better faces: the frame is mapped (read-only) only on a frame that has one.
+  if (!better.empty() && info) {
+    ReadableFrame frame;
+    std::string problem;
+    if (frame.map(*info, buffer, &problem)) {
+      for (std::size_t i : better) {
+        const std::optional<cv::Matx23d> to_template =
+            roi_alignment(rois[i], info->width, info->height, kBestFaceSize, kBestFaceSize, &problem);
+        if (!to_template) continue;
+        cv::Mat crop = vision::aligned_face_rgb(frame.view(), *to_template, kBestFaceSize, kBestFaceSize);
+        if (writer_->submit(sightings[i].track_id, *sightings[i].quality, std::move(crop)))
+          book_.offered(sightings[i].track_id, *sightings[i].quality);
+      }
+    }
+  }
+  return documents(events);
+}
+
+std::vector<std::string> TrackEvents::end_all(const char* reason, const EventTime& at) {
+  std::vector<TrackEvent> events;
+  if (writer_) writer_->drain(kBestFaceDrainMs);
+  collect_finished(at, events);
+  book_.end_all(reason, at, events);
+  return documents(events);
+}
+
+}  // namespace taconite::gst

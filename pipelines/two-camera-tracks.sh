@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Two cameras, one pipeline, track events over MQTT: each camera (the demo's synthetic camera, a
+# video made by make_demo_video.py, read twice as door1 and door2) -> facedetect -> taconitelandmarks
+# -> taconitetrack -> taconiteadaface -> taconitepublish messages=tracks
+# method=mqtt, so a broker receives per-track events (taconite-tracks/1, docs/tracks-message.md)
+# on taconite/door1/tracks and taconite/door2/tracks. pipelines/track_events_consumer.py prints them.
+#
+# Usage: pipelines/two-camera-tracks.sh [--bundle DIR] [--backend NAME] [--seconds S]
+#                                       [--host HOST] [--port PORT] [--best-faces DIR]
+#
+# Without --bundle a synthetic IR-tiny test bundle is written (meaningless identities). With
+# --best-faces each track's best face is a JPEG in DIR (door1-<track>.jpg, ...). BUILD_DIR
+# (default: build) is the meson build directory holding the plugin and tools.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+bundle=""
+backend=auto
+seconds=4
+host=localhost
+port=1883
+best_faces=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bundle) bundle="$2"; shift 2 ;;
+    --backend) backend="$2"; shift 2 ;;
+    --seconds) seconds="$2"; shift 2 ;;
+    --host) host="$2"; shift 2 ;;
+    --port) port="$2"; shift 2 ;;
+    --best-faces) best_faces="$2"; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+# shellcheck source=pipelines/common.sh
+. "$here/common.sh"
+bundle="$(bundle_or_test_bundle "$bundle")"
+video="${TMPDIR:-/tmp}/taconite-synthetic-camera-${seconds}s.avi"
+[ -f "$video" ] || /usr/bin/python3 "$here/make_demo_video.py" "$video" --seconds "$seconds"
+
+pipeline=()
+for camera in door1 door2; do
+  faces=()
+  [ -z "$best_faces" ] || faces=(best-face=path best-face-dir="$best_faces")
+  pipeline+=(filesrc location="$video" ! decodebin ! videoconvert ! facedetect display=false ! taconitelandmarks !
+    taconitetrack ! taconiteadaface bundle="$bundle" backend="$backend" input-mode=rois !
+    taconitepublish messages=tracks method=mqtt host="$host" port="$port" stream="$camera" "${faces[@]}" !
+    fakesink sync=false)
+done
+echo "gst-launch-1.0 ${pipeline[*]}" >&2
+# facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing: not needed here.
+gst-launch-1.0 -q "${pipeline[@]}" 2> >(grep -v 'haarcascade_mcs_' >&2)

@@ -1,0 +1,72 @@
+// taconitepublish's best-face writer on its own: a bounded queue whose overflow is dropped and
+// counted, write failures counted, nothing lost without a count.
+#include <glib/gstdio.h>
+#include <gtest/gtest.h>
+
+#include <opencv2/core.hpp>
+#include <string>
+
+#include "best_face_writer.hpp"
+
+namespace {
+
+using taconite::gst::BestFaceOutput;
+using taconite::gst::BestFaceWriter;
+using taconite::gst::BestFaceWriterSettings;
+
+class BestFaceWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    gchar* dir = g_dir_make_tmp("taconite-best-faces-XXXXXX", nullptr);
+    ASSERT_NE(dir, nullptr);
+    dir_ = dir;
+    g_free(dir);
+  }
+  void TearDown() override {
+    if (GDir* d = g_dir_open(dir_.c_str(), 0, nullptr)) {
+      while (const gchar* name = g_dir_read_name(d)) g_remove((dir_ + "/" + name).c_str());
+      g_dir_close(d);
+    }
+    g_rmdir(dir_.c_str());
+  }
+  static cv::Mat face() {
+    cv::Mat rgb(112, 112, CV_8UC3);
+    cv::randu(rgb, 0, 255);  // noise: the slowest image to encode
+    return rgb;
+  }
+  std::string dir_;
+};
+
+TEST_F(BestFaceWriterTest, AFullQueueDropsAndCountsEveryFaceItCannotHold) {
+  BestFaceWriterSettings settings;
+  settings.dir = dir_;
+  settings.stream = "cam";
+  settings.max_queued = 1;
+  std::string error;
+  std::unique_ptr<BestFaceWriter> writer = BestFaceWriter::start(settings, &error);
+  ASSERT_TRUE(writer) << error;
+  constexpr int kFaces = 200;
+  int refused = 0;
+  for (int i = 0; i < kFaces; ++i) refused += !writer->submit(i, 0.5, face());
+  writer->drain(60000);
+  const std::size_t finished = writer->take_finished().size();
+  EXPECT_GT(refused, 0) << "200 faces into a queue of 1 faster than JPEG encoding";
+  EXPECT_EQ(writer->dropped(), static_cast<std::uint64_t>(refused));
+  EXPECT_EQ(finished + writer->dropped(), static_cast<std::size_t>(kFaces)) << "each face written or counted";
+}
+
+TEST_F(BestFaceWriterTest, AFileThatCannotBeWrittenIsCountedDropped) {
+  BestFaceWriterSettings settings;
+  settings.dir = dir_;
+  settings.stream = "cam";
+  std::string error;
+  std::unique_ptr<BestFaceWriter> writer = BestFaceWriter::start(settings, &error);
+  ASSERT_TRUE(writer) << error;
+  ASSERT_EQ(g_rmdir(dir_.c_str()), 0);  // the directory went away after the start
+  ASSERT_TRUE(writer->submit(1, 0.5, face()));
+  writer->drain(60000);
+  EXPECT_TRUE(writer->take_finished().empty());
+  EXPECT_EQ(writer->dropped(), 1u);
+}
+
+}  // namespace

@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Checks taconitepublish messages=tracks output: taconite-tracks/1 events.
+
+Usage: check_track_events.py EVENTS.jsonl SCHEMA.json [--frames FACES.jsonl]
+
+Every line must be standard JSON (NaN and Infinity refused) valid against the schema
+(docs/tracks-message.schema.json, jsonschema). Per stream and track the events come in order:
+one `new` first, `update`s, one `end` last (the file was written up to EOS, so every track
+ended). With --frames (taconite-faces/1 documents of the same frames, publish-empty=true): the
+track holding the most faces of a stream (the demo's astronaut) has exactly one `new` and one
+`end`, its `frames` is the number of frames that carry its id and its `dwell_s` is the PTS span
+of those frames within one frame interval.
+"""
+import argparse
+import json
+import sys
+
+import jsonschema
+
+
+def refuse_constant(name):
+    raise ValueError(f"{name} is not JSON (a non-finite number must be null)")
+
+
+def read_lines(path):
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            yield f"{path}:{number}", json.loads(line, parse_constant=refuse_constant)
+
+
+def check_events(path, schema_path):
+    with open(schema_path, encoding="utf-8") as f:
+        validator = jsonschema.Draft202012Validator(json.load(f))
+    tracks = {}
+    for where, event in read_lines(path):
+        errors = sorted(validator.iter_errors(event), key=str)
+        assert not errors, f"{where}: {errors[0].message} at {list(errors[0].absolute_path)}"
+        tracks.setdefault((event["stream"], event["track_id"]), []).append((where, event))
+    assert tracks, f"{path}: no track events"
+    for (stream, track), events in tracks.items():
+        kinds = [e["event"] for _, e in events]
+        # A track id seen again after it ended is a new track: the kinds repeat new ... end.
+        text = " ".join(kinds)
+        assert kinds[0] == "new" and kinds[-1] == "end", f"{stream} track {track}: events {text}"
+        for where, e in events:
+            if e["event"] == "end":
+                assert e["last_pts_ns"] is None or e["first_pts_ns"] <= e["last_pts_ns"], where
+    return tracks
+
+
+def check_against_frames(tracks, frames_path):
+    seen = {}  # (stream, track) -> PTS of the frames carrying it
+    interval = {}
+    last_pts = {}
+    for _, doc in read_lines(frames_path):
+        stream = doc["stream"]
+        if doc["pts_ns"] is not None and stream in last_pts:
+            interval[stream] = min(interval.get(stream, 1 << 62), doc["pts_ns"] - last_pts[stream])
+        last_pts[stream] = doc["pts_ns"]
+        for face in doc["faces"]:
+            if face["track_id"] is not None:
+                seen.setdefault((stream, face["track_id"]), set()).add(doc["pts_ns"])
+    for stream in {s for s, _ in seen}:
+        key = max((k for k in seen if k[0] == stream), key=lambda k: len(seen[k]))
+        events = [e for _, e in tracks.get(key, [])]
+        kinds = [e["event"] for e in events]
+        assert kinds.count("new") == 1 and kinds.count("end") == 1, \
+            f"{stream} track {key[1]} ({len(seen[key])} frames): events {' '.join(kinds)}"
+        end = events[-1]
+        span = (max(seen[key]) - min(seen[key])) / 1e9
+        frame_s = interval[stream] / 1e9
+        assert abs(end["dwell_s"] - span) <= frame_s, \
+            f"{stream} track {key[1]}: dwell_s {end['dwell_s']} but its frames span {span} s (frame {frame_s} s)"
+        assert end["frames"] == len(seen[key]), \
+            f"{stream} track {key[1]}: frames {end['frames']}, {len(seen[key])} seen"
+        print(f"{stream}: track {key[1]}: new + {kinds.count('update')} update + end, dwell {end['dwell_s']:.3f} s "
+              f"over {end['frames']} frames (span {span:.3f} s)")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("events")
+    parser.add_argument("schema")
+    parser.add_argument("--frames")
+    args = parser.parse_args()
+    tracks = check_events(args.events, args.schema)
+    if args.frames:
+        check_against_frames(tracks, args.frames)
+    print(f"{args.events}: {sum(len(v) for v in tracks.values())} events of {len(tracks)} tracks valid")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
