@@ -368,20 +368,22 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
 // Reads the caps into plain ints: nothing here can throw.
 static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
   GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
-  GstVideoInfo info;
-  if (!self->output) return TRUE;
-  if (gst_video_info_from_caps(&info, incaps)) {
-    self->output->info = info;
-    self->output->info_known = true;
-    self->output->context.width = GST_VIDEO_INFO_WIDTH(&info);
-    self->output->context.height = GST_VIDEO_INFO_HEIGHT(&info);
-  } else {  // e.g. video/x-raw(memory:...) without a format we know: the size from the caps alone
-    self->output->info_known = false;
-    const GstStructure* s = gst_caps_get_structure(incaps, 0);
-    gst_structure_get_int(s, "width", &self->output->context.width);
-    gst_structure_get_int(s, "height", &self->output->context.height);
-  }
-  return TRUE;
+  return bool_guarded(GST_ELEMENT(self), "taconitepublish could not take the caps.", [&]() -> bool {
+    GstVideoInfo info;
+    if (!self->output) return TRUE;
+    if (gst_video_info_from_caps(&info, incaps)) {
+      self->output->info = info;
+      self->output->info_known = true;
+      self->output->context.width = GST_VIDEO_INFO_WIDTH(&info);
+      self->output->context.height = GST_VIDEO_INFO_HEIGHT(&info);
+    } else {  // e.g. video/x-raw(memory:...) without a format we know: the size from the caps alone
+      self->output->info_known = false;
+      const GstStructure* s = gst_caps_get_structure(incaps, 0);
+      gst_structure_get_int(s, "width", &self->output->context.width);
+      gst_structure_get_int(s, "height", &self->output->context.height);
+    }
+    return TRUE;
+  });
 }
 
 static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {

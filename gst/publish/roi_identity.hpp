@@ -1,6 +1,5 @@
-// taconiteidentify's answer on a face ROI, read for the track events: the "identity" ROI param
-// (label_state, and label / label_id / confidence once decided). A stand-in until the metadata
-// library's typed accessors read it.
+// taconiteidentify's answer on a face ROI as the track events keep it: its label_state, and label /
+// label_id / confidence once decided, read with the metadata library's typed accessors.
 #pragma once
 
 #include <gst/video/video.h>
@@ -13,13 +12,13 @@ namespace taconite::gst {
 struct RoiIdentity {
   std::string label_state;  // "pending", "known" or "unknown"; empty when the param does not say
   std::optional<std::string> label;
-  std::optional<gint64> label_id;
+  std::optional<gint> label_id;
   std::optional<double> confidence;
 
   bool operator==(const RoiIdentity&) const = default;
 };
 
-// The ROI's "identity" param, or nothing without one (no taconiteidentify in the pipeline).
+// The ROI's identity, or nothing without one (no taconiteidentify in the pipeline).
 std::optional<RoiIdentity> roi_identity(const GstVideoRegionOfInterestMeta* roi);
 
 }  // namespace taconite::gst
