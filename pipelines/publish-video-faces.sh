@@ -9,7 +9,8 @@
 # Usage: pipelines/publish-video-faces.sh [--bundle DIR] [--backend NAME] [--seconds S]
 #                                         [--reinfer-interval R] [--output FILE.jsonl]
 #                                         [--detector YUNET.onnx] [--detect-interval N]
-#                                         [--reinfer-mode interval|best] [VIDEO]
+#                                         [--reinfer-mode interval|best] [--video-out FILE.mp4]
+#                                         [VIDEO]
 #
 # Without VIDEO the synthetic camera (python3-skimage's astronaut, panned and zoomed) is first
 # written to a video file with pipelines/make_demo_video.py. Every frame gets a line
@@ -17,7 +18,8 @@
 # synthetic IR-tiny test bundle is written (meaningless identities). BUILD_DIR (default: build) is
 # the meson build directory holding the plugin and tools. --detect-interval (default 3) and
 # --reinfer-mode (default best with --detector, else interval) are taconitedetect's interval and
-# taconiteadaface's reinfer-mode.
+# taconiteadaface's reinfer-mode. --video-out also writes the video with every face drawn on it
+# (taconiteoverlay: box, landmarks, track id; H.264 in MP4, openh264enc from gstreamer1.0-plugins-bad).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -29,6 +31,7 @@ output=faces.jsonl
 detector=""
 detect_interval=3
 reinfer_mode=""
+video_out=""
 video=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -40,7 +43,8 @@ while [ $# -gt 0 ]; do
     --detector) detector="$2"; shift 2 ;;
     --detect-interval) detect_interval="$2"; shift 2 ;;
     --reinfer-mode) reinfer_mode="$2"; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --video-out) video_out="$2"; shift 2 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) video="$1"; shift ;;
   esac
 done
@@ -63,11 +67,18 @@ fi
 pipeline=(filesrc location="$video" ! decodebin ! videoconvert ! "${front[@]}" !
   taconitetrack ! taconiteadaface bundle="$bundle" backend="$backend" input-mode=rois \
     reinfer-mode="$reinfer_mode" reinfer-interval="$reinfer" !
-  taconitepublish method=file location="$output" stream=cam0 embedding=array publish-empty=true !
-  fakesink sync=false)
+  taconitepublish method=file location="$output" stream=cam0 embedding=array publish-empty=true !)
+if [ -n "$video_out" ]; then
+  # A bitrate high enough that the drawn 2-pixel lines survive the encoding.
+  pipeline+=(taconiteoverlay ! videoconvert ! openh264enc bitrate=4000000 ! h264parse ! mp4mux !
+    filesink location="$video_out" sync=false)
+else
+  pipeline+=(fakesink sync=false)
+fi
 echo "gst-launch-1.0 ${pipeline[*]}" >&2
 started=$EPOCHREALTIME
-# facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing: not needed here.
-gst-launch-1.0 -q "${pipeline[@]}" 2> >(grep -v 'haarcascade_mcs_' >&2)
+# facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing: not needed here;
+# OpenH264 logs cmInitParaError when drained at EOS, with every frame already written.
+gst-launch-1.0 -q "${pipeline[@]}" 2> >(grep -v -e 'haarcascade_mcs_' -e 'EncodeFrame(), cmInitParaError' >&2)
 /usr/bin/python3 "$here/summarize_faces.py" "$output" --started "$started" \
   --reuse "reinfer-mode=$reinfer_mode$([ "$reinfer_mode" = interval ] && echo " reinfer-interval=$reinfer")" >&2
