@@ -66,7 +66,8 @@ GstBuffer* background_frame(const char* format, int width, int height) {
 GstVideoRegionOfInterestMeta* add_face(GstBuffer* buffer, guint x, guint y, guint w, guint h,
                                        const std::vector<Point2>& landmarks) {
   GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(buffer, "face", x, y, w, h);
-  if (!landmarks.empty()) taconite::gst::replace_roi_param(roi, taconite::gst::points_structure("landmarks", landmarks));
+  if (!landmarks.empty())
+    taconite::gst::replace_roi_param(roi, taconite::gst::points_structure("landmarks", landmarks));
   return roi;
 }
 
@@ -87,30 +88,30 @@ GstHarness* overlay_harness(const char* format, int width, int height) {
   return h;
 }
 
-// A buffer of `format` as packed RGB, for reading pixels.
+// A buffer of `format` as packed RGB, for reading pixels (at its GstVideoMeta's strides, if any).
 class RgbPixels {
  public:
   RgbPixels(GstBuffer* buffer, const char* format, int width, int height)
-      : rgb_(gsttest::convert_video(buffer, width, height, format, "RGB")), width_(width) {
-    gst_video_info_set_format(&info_, GST_VIDEO_FORMAT_RGB, static_cast<guint>(width), static_cast<guint>(height));
-    if (rgb_) gst_buffer_map(rgb_, &map_, GST_MAP_READ);
+      : rgb_(gsttest::convert_video(buffer, width, height, format, "RGB")) {
+    GstVideoInfo info;
+    gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGB, static_cast<guint>(width), static_cast<guint>(height));
+    mapped_ = rgb_ && gst_video_frame_map(&frame_, &info, rgb_, GST_MAP_READ);
   }
   ~RgbPixels() {
-    if (!rgb_) return;
-    gst_buffer_unmap(rgb_, &map_);
-    gst_buffer_unref(rgb_);
+    if (mapped_) gst_video_frame_unmap(&frame_);
+    if (rgb_) gst_buffer_unref(rgb_);
   }
-  bool ok() const { return rgb_ != nullptr; }
+  bool ok() const { return mapped_; }
   Rgb at(int x, int y) const {
-    const guint8* p = map_.data + y * GST_VIDEO_INFO_PLANE_STRIDE(&info_, 0) + x * 3;
+    const auto* p = static_cast<const guint8*>(GST_VIDEO_FRAME_PLANE_DATA(&frame_, 0)) +
+                    y * GST_VIDEO_FRAME_PLANE_STRIDE(&frame_, 0) + x * 3;
     return {p[0], p[1], p[2]};
   }
 
  private:
   GstBuffer* rgb_;
-  GstMapInfo map_{};
-  GstVideoInfo info_;
-  int width_;
+  GstVideoFrame frame_{};
+  bool mapped_ = false;
 };
 
 ::testing::AssertionResult near_colour(const Rgb& got, const Rgb& want, int tolerance) {
@@ -256,6 +257,28 @@ TEST(OverlayTest, DrawsOnACopyOfASharedBuffer) {
   gst_buffer_unref(out);
   gst_buffer_unref(in);
   gst_harness_teardown(h);
+}
+
+// Frames whose planes are padded (a GstVideoMeta with wider strides) are drawn at the meta's strides.
+TEST(OverlayTest, DrawsOnPaddedStrides) {
+  for (const char* format : {"RGB", "I420", "NV12"}) {
+    SCOPED_TRACE(format);
+    GstBuffer* plain = background_frame(format, kWidth, kHeight);
+    GstBuffer* in = gsttest::restride(plain, format, kWidth, kHeight, 24);
+    gst_buffer_unref(plain);
+    ASSERT_NE(in, nullptr);
+    add_face(in, kBoxX, kBoxY, kBoxSide, kBoxSide, kLandmarks);
+    GstHarness* h = overlay_harness(format, kWidth, kHeight);
+    ASSERT_EQ(gst_harness_push(h, in), GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h);
+    const RgbPixels drawn(out, format, kWidth, kHeight);
+    ASSERT_TRUE(drawn.ok());
+    EXPECT_TRUE(near_colour(drawn.at(kBoxX + kLineWidth / 2, kBoxY + kBoxSide / 2), {255, 255, 255}, 60));
+    EXPECT_TRUE(
+        near_colour(drawn.at(kBoxX + kBoxSide - 1 - kLineWidth / 2, kBoxY + kBoxSide / 2), {255, 255, 255}, 60));
+    gst_buffer_unref(out);
+    gst_harness_teardown(h);
+  }
 }
 
 // At most max-rois ROIs are drawn per frame: the first ones.
