@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "face_frames.hpp"
+#include "face_marks.hpp"
 #include "gst_test_support.hpp"
 #include "roi_params.hpp"
 #include "roi_track_param.hpp"
@@ -295,6 +296,29 @@ TEST(OverlayTest, DrawsAtMostMaxRois) {
   EXPECT_TRUE(near_colour(drawn.at(101, 75), kBackground, 0)) << "the ROIs past max-rois";
   gst_buffer_unref(out);
   gst_harness_teardown(h);
+}
+
+// The label reads "#<track> <name> <confidence>", each part when known, in printable ASCII, bounded.
+TEST(OverlayTest, LabelTextNamesTrackIdentityAndConfidence) {
+  using taconite::gst::face_label_text;
+  using taconite::gst::FaceMark;
+  using taconite::gst::LabelState;
+  FaceMark known;
+  known.track_id = 7;
+  known.state = LabelState::Known;
+  known.label = "alice";
+  known.confidence = 0.8349;
+  EXPECT_EQ(face_label_text(known, 48), "#7 alice 0.83");
+  FaceMark pending;
+  pending.track_id = 12;
+  pending.state = LabelState::Pending;
+  EXPECT_EQ(face_label_text(pending, 48), "#12 pending");
+  EXPECT_EQ(face_label_text(FaceMark{}, 48), "");  // untracked, no identity: no label
+  FaceMark hostile;
+  hostile.label = "a\x01\n\xe2\x9c\x93" + std::string(100, 'z');
+  const std::string text = face_label_text(hostile, 48);
+  EXPECT_EQ(text.size(), 48u);
+  EXPECT_EQ(text.substr(0, 6), "a?????");
 }
 
 }  // namespace
