@@ -23,7 +23,7 @@
  *     taconiteoverlay ! videoconvert ! openh264enc ! h264parse ! mp4mux ! filesink location=out.mp4
  * ]| Writes the video with every face's box, landmarks and name drawn on it.
  *
- * Since: 0.3
+ * Since: 0.5
  */
 #include "gsttaconiteoverlay.h"
 
