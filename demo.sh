@@ -5,21 +5,24 @@
 # auto: an NPU when one opens, else the fast CPU backend) and print a short summary. The detector is
 # taconitedetect (YuNet DNN, 5 landmarks) with --detector MODEL.onnx (docs/models.md says where to
 # get it), else the slow stock fallback facedetect (Haar) -> taconitelandmarks (dlib).
-#   ./demo.sh [VIDEO] [--bundle DIR] [--backend NAME] [--detector YUNET.onnx]
+#   ./demo.sh [VIDEO] [--bundle DIR] [--backend NAME] [--detector YUNET.onnx] [--output FILE.mp4]
 # Without VIDEO the video is made from a real photo Debian ships (a frozen image seen through a
-# panning, zooming window, out/synthetic-camera-4s.avi). The frames go to out/faces.jsonl.
+# panning, zooming window, out/synthetic-camera-4s.avi). The frames go to out/faces.jsonl; with
+# --output the video with every face drawn on it (taconiteoverlay) goes to FILE.mp4 (H.264).
 set -euo pipefail
 cd "$(dirname "$0")"
 bundle=""
 backend=auto
 detector=""
+video_out=""
 video=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --bundle) bundle="$2"; shift 2 ;;
     --backend) backend="$2"; shift 2 ;;
     --detector) detector="$2"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --output) video_out="$2"; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *)
       # Compatibility: a bundle directory as the only argument.
       if [ -f "$1/manifest.txt" ]; then bundle="$1"; else video+=("$1"); fi
@@ -57,9 +60,19 @@ else
   front="facedetect -> taconitelandmarks (the slow stock fallback: Haar + dlib; ./demo.sh --detector YUNET.onnx for the DNN front end, docs/models.md)"
   detector_args=()
 fi
+video_args=()
+if [ -n "$video_out" ]; then
+  mkdir -p "$(dirname "$video_out")"
+  video_args=(--video-out "$video_out")
+fi
 echo "Running pipeline (a): ${video[*]:-synthetic video from astronaut.png} -> $front -> taconitetrack -> taconiteadaface -> taconitepublish (backend $backend)"
 BUILD_DIR="$build" pipelines/publish-video-faces.sh --bundle "$bundle" --backend "$backend" \
-  --output out/faces.jsonl ${detector_args[@]+"${detector_args[@]}"} ${video[@]+"${video[@]:0:1}"}
+  --output out/faces.jsonl ${detector_args[@]+"${detector_args[@]}"} ${video_args[@]+"${video_args[@]}"} \
+  ${video[@]+"${video[@]:0:1}"}
 echo "$(wc -l < out/faces.jsonl) frames written to out/faces.jsonl (one JSON document per frame, schema" \
   "taconite-faces/1 in docs/faces-message.md: stream, frame, PTS, running time, UTC time, and per face box," \
   "track id, landmarks, aligned, status, norm, 512-float embedding)"
+if [ -n "$video_out" ]; then
+  echo "The video with each face's box, landmarks and track id drawn on it: $video_out (H.264 in MP4;" \
+    "colours by identity state in docs/gstreamer.md, taconiteoverlay)"
+fi

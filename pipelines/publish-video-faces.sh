@@ -10,7 +10,7 @@
 #                                         [--reinfer-interval R] [--output FILE.jsonl]
 #                                         [--detector YUNET.onnx] [--detect-interval N]
 #                                         [--reinfer-mode interval|best] [--tracks EVENTS.jsonl]
-#                                         [--best-faces DIR] [VIDEO]
+#                                         [--best-faces DIR] [--video-out FILE.mp4] [VIDEO]
 #
 # Without VIDEO the synthetic camera (python3-skimage's astronaut, panned and zoomed) is first
 # written to a video file with pipelines/make_demo_video.py. Every frame gets a line
@@ -21,6 +21,8 @@
 # taconiteadaface's reinfer-mode. With --tracks a second taconitepublish (messages=tracks) writes
 # the track events (schema taconite-tracks/1, docs/tracks-message.md) to EVENTS.jsonl, with each
 # track's best face as a JPEG in DIR with --best-faces.
+# --video-out also writes the video with every face drawn on it (taconiteoverlay: box, landmarks,
+# track id; H.264 in MP4, openh264enc from gstreamer1.0-plugins-bad).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -34,6 +36,7 @@ detect_interval=3
 reinfer_mode=""
 tracks=""
 best_faces=""
+video_out=""
 video=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -47,7 +50,8 @@ while [ $# -gt 0 ]; do
     --reinfer-mode) reinfer_mode="$2"; shift 2 ;;
     --tracks) tracks="$2"; shift 2 ;;
     --best-faces) best_faces="$2"; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    --video-out) video_out="$2"; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) video="$1"; shift ;;
   esac
 done
@@ -77,10 +81,18 @@ pipeline=(filesrc location="$video" ! decodebin ! videoconvert ! "${front[@]}" !
   taconitetrack ! taconiteadaface bundle="$bundle" backend="$backend" input-mode=rois \
     reinfer-mode="$reinfer_mode" reinfer-interval="$reinfer" !
   taconitepublish method=file location="$output" stream=cam0 embedding=array publish-empty=true !
-  "${events[@]}" fakesink sync=false)
+  "${events[@]}")
+if [ -n "$video_out" ]; then
+  # A bitrate high enough that the drawn 2-pixel lines survive the encoding.
+  pipeline+=(taconiteoverlay ! videoconvert ! openh264enc bitrate=4000000 ! h264parse ! mp4mux !
+    filesink location="$video_out" sync=false)
+else
+  pipeline+=(fakesink sync=false)
+fi
 echo "gst-launch-1.0 ${pipeline[*]}" >&2
 started=$EPOCHREALTIME
-# facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing: not needed here.
-gst-launch-1.0 -q "${pipeline[@]}" 2> >(grep -v 'haarcascade_mcs_' >&2)
+# facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing: not needed here;
+# OpenH264 logs cmInitParaError when drained at EOS, with every frame already written.
+gst-launch-1.0 -q "${pipeline[@]}" 2> >(grep -v -e 'haarcascade_mcs_' -e 'EncodeFrame(), cmInitParaError' >&2)
 /usr/bin/python3 "$here/summarize_faces.py" "$output" --started "$started" \
   --reuse "reinfer-mode=$reinfer_mode$([ "$reinfer_mode" = interval ] && echo " reinfer-interval=$reinfer")" >&2

@@ -47,7 +47,7 @@ std::string plane_problem(const GstVideoFrame& frame, guint plane, const GstMapI
 
 }  // namespace
 
-bool ReadableFrame::map(const GstVideoInfo& info, GstBuffer* buffer, std::string* problem) {
+bool ReadableFrame::map(const GstVideoInfo& info, GstBuffer* buffer, std::string* problem, GstMapFlags flags) {
   unmap();
   const GstVideoMeta* meta = gst_buffer_get_video_meta(buffer);
   // gst_video_frame_map only g_return_val_if_fail()s on a meta that contradicts the caps.
@@ -60,7 +60,7 @@ bool ReadableFrame::map(const GstVideoInfo& info, GstBuffer* buffer, std::string
                            GST_VIDEO_INFO_N_PLANES(&info));
     return false;
   }
-  if (!gst_video_frame_map(&frame_, const_cast<GstVideoInfo*>(&info), buffer, GST_MAP_READ)) {
+  if (!gst_video_frame_map(&frame_, const_cast<GstVideoInfo*>(&info), buffer, flags)) {
     *problem = meta ? format_text("a plane offset of its GstVideoMeta lies outside the buffer of %" G_GSIZE_FORMAT
                                   " bytes",
                                   gst_buffer_get_size(buffer))

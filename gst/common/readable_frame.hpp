@@ -1,5 +1,5 @@
-// A video buffer mapped for reading, its planes checked against its memory, and seen as the view
-// vision/ reads.
+// A video buffer mapped for reading (or, for an element that draws, also for writing), its planes
+// checked against its memory, and seen as the view vision/ reads.
 #pragma once
 
 #include <gst/video/video.h>
@@ -21,8 +21,9 @@ class ReadableFrame {
   // Maps `buffer` as `info` (the caps) describes it and checks that every plane lies inside the
   // mapped memory: gst_video_frame_map checks the buffer size only when there is no GstVideoMeta
   // and trusts a meta's offsets and strides. False (nothing mapped) with `problem` saying what is
-  // wrong when the buffer does not hold the frame it claims to.
-  bool map(const GstVideoInfo& info, GstBuffer* buffer, std::string* problem);
+  // wrong when the buffer does not hold the frame it claims to. `flags` adds GST_MAP_WRITE for an
+  // element that draws on the frame (the buffer must be writable; shared memory is copied first).
+  bool map(const GstVideoInfo& info, GstBuffer* buffer, std::string* problem, GstMapFlags flags = GST_MAP_READ);
   void unmap();
   const GstVideoFrame& get() const { return frame_; }
   // The mapped frame as vision/ reads it (frame_view.hpp); valid while mapped.

@@ -5,6 +5,7 @@
 #include "gsttaconitedetect.h"
 #include "gsttaconiteidentify.h"
 #include "gsttaconitelandmarks.h"
+#include "gsttaconiteoverlay.h"
 #include "gsttaconitepublish.h"
 #include "gsttaconitetrack.h"
 
@@ -19,6 +20,7 @@ static gboolean plugin_init(GstPlugin* plugin) {
   ok &= GST_ELEMENT_REGISTER(taconitetrack, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitepublish, plugin);
   ok &= GST_ELEMENT_REGISTER(taconiteidentify, plugin);
+  ok &= GST_ELEMENT_REGISTER(taconiteoverlay, plugin);
   return ok;
 }
 

@@ -12,6 +12,7 @@
 #include "gsttaconitedetect.h"
 #include "gsttaconiteidentify.h"
 #include "gsttaconitelandmarks.h"
+#include "gsttaconiteoverlay.h"
 #include "gsttaconitepublish.h"
 #include "gsttaconitetrack.h"
 #include "taconite/embedder.hpp"
@@ -161,10 +162,14 @@ GstBuffer* rgb_buffer(int width, int height, const PixelFn& pixel) {
 }
 
 GstBuffer* convert_rgb(GstBuffer* rgb, int width, int height, const char* format) {
+  return convert_video(rgb, width, height, "RGB", format);
+}
+
+GstBuffer* convert_video(GstBuffer* buffer, int width, int height, const char* from, const char* to) {
   gchar* desc = g_strdup_printf(
-      "appsrc name=in caps=video/x-raw,format=RGB,width=%d,height=%d,framerate=0/1 ! videoconvert ! "
+      "appsrc name=in caps=video/x-raw,format=%s,width=%d,height=%d,framerate=0/1 ! videoconvert ! "
       "video/x-raw,format=%s ! appsink name=out sync=false",
-      width, height, format);
+      from, width, height, to);
   GError* error = nullptr;
   GstElement* pipeline = gst_parse_launch(desc, &error);
   g_free(desc);
@@ -176,7 +181,7 @@ GstBuffer* convert_rgb(GstBuffer* rgb, int width, int height, const char* format
   GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline), "out");
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
   GstFlowReturn ret = GST_FLOW_OK;
-  g_signal_emit_by_name(in, "push-buffer", rgb, &ret);
+  g_signal_emit_by_name(in, "push-buffer", buffer, &ret);
   GstSample* sample = nullptr;
   g_signal_emit_by_name(out, "pull-sample", &sample);
   GstBuffer* converted = nullptr;
@@ -297,6 +302,7 @@ int main(int argc, char** argv) {
   GST_ELEMENT_REGISTER(taconitetrack, nullptr);
   GST_ELEMENT_REGISTER(taconitepublish, nullptr);
   GST_ELEMENT_REGISTER(taconiteidentify, nullptr);
+  GST_ELEMENT_REGISTER(taconiteoverlay, nullptr);
   ::testing::InitGoogleTest(&argc, argv);
   const int result = RUN_ALL_TESTS();
   gst_deinit();

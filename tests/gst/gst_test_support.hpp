@@ -70,6 +70,8 @@ guint64 counter(GstElement* element, const char* name);
 // Converts an RGB buffer to `format` with a real videoconvert (and optional stride padding), so
 // format tests compare against GStreamer's own conversion, not ours.
 GstBuffer* convert_rgb(GstBuffer* rgb, int width, int height, const char* format);
+// The same from any raw format `from` to `to` (the buffer is not taken).
+GstBuffer* convert_video(GstBuffer* buffer, int width, int height, const char* from, const char* to);
 
 // Copies a buffer of `format` into one whose planes have `extra` bytes of padding per row and
 // carry a GstVideoMeta with those strides.

@@ -154,4 +154,18 @@ TEST_F(PluginTest, RegistersTaconiteidentifyWithDocumentedProperties) {
   gst_object_unref(element);
 }
 
+TEST_F(PluginTest, RegistersTaconiteoverlayWithDocumentedProperties) {
+  ASSERT_NE(plugin, nullptr);
+  GstElement* element = create_element("taconiteoverlay", "Filter/Effect/Video");
+  ASSERT_NE(element, nullptr);
+  EXPECT_EQ(own_documented_properties(element),
+            (std::vector<std::string>{"roi-type", "enabled", "draw-landmarks", "draw-labels", "line-width",
+                                      "font-scale", "max-rois"}));
+  GParamSpecUInt* line = G_PARAM_SPEC_UINT(g_object_class_find_property(G_OBJECT_GET_CLASS(element), "line-width"));
+  EXPECT_EQ(line->maximum, 16u);  // as documented (docs/gstreamer.md)
+  GParamSpecUInt* rois = G_PARAM_SPEC_UINT(g_object_class_find_property(G_OBJECT_GET_CLASS(element), "max-rois"));
+  EXPECT_EQ(rois->maximum, 256u);
+  gst_object_unref(element);
+}
+
 }  // namespace
