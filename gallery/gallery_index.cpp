@@ -245,7 +245,7 @@ Result<GalleryIndex> GalleryIndex::load_unguarded(const GalleryStore& store, con
   const std::filesystem::path& gallery = store.path();
   const std::filesystem::path saved = hnsw_file_path(gallery);
   std::string what;
-  if (impl->approximate && options.persist) {
+  if (impl->approximate && options.persist && !store.remote()) {
     std::string why;
     if (impl->adopt(read_hnsw_file(saved, wanted, &why), count))
       what = "loaded the HNSW index " + saved.string();
@@ -267,7 +267,7 @@ Result<GalleryIndex> GalleryIndex::load_unguarded(const GalleryStore& store, con
     what += std::string("built the ") + (impl->approximate ? "HNSW" : "exact") + " index of " + std::to_string(count) +
             " templates";
     if (impl->approximate_pending) what += " (the HNSW index is built next)";
-    if (impl->approximate && options.persist) {
+    if (impl->approximate && options.persist && !store.remote()) {
       std::error_code ec;
       const auto mode = std::filesystem::status(gallery, ec).permissions();
       const Status written = write_hnsw_file(saved, *impl->index, wanted, ec ? std::filesystem::perms::owner_read |

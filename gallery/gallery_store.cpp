@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "identity_fields.hpp"
+#include "pg_store.hpp"
 
 namespace taconite::gallery {
 
@@ -94,7 +95,16 @@ const char* column_text(sqlite3_stmt* s, int column) {
 struct GalleryStore::Impl {
   std::filesystem::path path;
   sqlite3* db = nullptr;
+  std::unique_ptr<PgStore> pg;  // set for a PostgreSQL gallery (then db is null)
   int dim = 0;
+
+  // Ends the open transaction, keeping nothing it wrote.
+  void rollback() const {
+    if (pg)
+      pg->rollback();
+    else
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
 
   ~Impl() {
     // A writer leaves an empty WAL behind (best effort: it waits busy_timeout for readers). A
@@ -142,7 +152,28 @@ struct GalleryStore::Impl {
   }
 };
 
+bool is_postgres_location(std::string_view location) {
+  if (location.starts_with("postgresql://") || location.starts_with("postgres://")) return true;
+  // A libpq key=value string: a file path holding '=' and a space is far-fetched.
+  const std::size_t equals = location.find('=');
+  if (equals == std::string_view::npos) return false;
+  const std::string_view key = location.substr(0, equals);
+  for (const char* known : {"service", "host", "hostaddr", "dbname", "user", "port"})
+    if (key == known) return true;
+  return false;
+}
+
 namespace {
+
+// Connects to a PostgreSQL gallery.
+Result<std::unique_ptr<GalleryStore::Impl>> connect_postgres(const std::string& location) {
+  Result<std::unique_ptr<PgStore>> pg = PgStore::connect(location);
+  if (!pg) return pg.error();
+  auto impl = std::make_unique<GalleryStore::Impl>();
+  impl->path = pg.value()->name();
+  impl->pg = std::move(pg.value());
+  return impl;
+}
 
 // Opens the connection; the file must exist unless `create`.
 Result<std::unique_ptr<GalleryStore::Impl>> connect(const std::filesystem::path& path, bool writable, bool create,
@@ -168,6 +199,7 @@ Result<std::unique_ptr<GalleryStore::Impl>> connect(const std::filesystem::path&
 }
 
 Result<GalleryInfo> read_info(const GalleryStore::Impl& impl) {
+  if (impl.pg) return impl.pg->info();
   // application_id reads the header: a non-SQLite file fails here with SQLITE_NOTADB.
   Result<std::int64_t> app = impl.single_int("PRAGMA application_id");
   if (!app) return app.error();
@@ -247,7 +279,13 @@ GalleryStore::~GalleryStore() = default;
 
 const std::filesystem::path& GalleryStore::path() const { return impl_->path; }
 
+bool GalleryStore::remote() const { return impl_->pg != nullptr; }
+
 Result<GalleryStore::WriteBatch> GalleryStore::start_write(Impl& impl) {
+  if (impl.pg) {
+    if (Status s = impl.pg->begin_write(); !s) return s.error();
+    return WriteBatch(&impl, 0);
+  }
   // IMMEDIATE takes the write lock now, so a busy gallery fails before any work.
   if (Status s = impl.exec("BEGIN IMMEDIATE", "cannot start a write"); !s) return s.error();
   return WriteBatch(&impl, sqlite3_total_changes(impl.db));
@@ -283,6 +321,13 @@ Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, con
     return Error{ErrorKind::Input,
                  "embedding size " + std::to_string(dim) + " out of range 1.." + std::to_string(kMaxEmbeddingDim)};
   if (model.sha256.size() != 64) return Error{ErrorKind::Input, "model fingerprint must be 64 hex digits"};
+  if (is_postgres_location(path.string())) {
+    Result<std::unique_ptr<Impl>> connected = connect_postgres(path.string());
+    if (!connected) return connected.error();
+    if (Status s = connected.value()->pg->create_schema(model, dim); !s) return s.error();
+    connected.value()->dim = dim;
+    return GalleryStore(std::move(connected.value()));
+  }
   Result<std::unique_ptr<Impl>> connected = connect(path, true, true, 5000);
   if (!connected) return connected.error();
   std::unique_ptr<Impl> impl = std::move(connected.value());
@@ -310,7 +355,9 @@ Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, con
 }
 
 Result<GalleryStore> GalleryStore::open(const std::filesystem::path& path, Access access, int busy_timeout_ms) {
-  Result<std::unique_ptr<Impl>> connected = connect(path, access == Access::ReadWrite, false, busy_timeout_ms);
+  const bool postgres = is_postgres_location(path.string());
+  Result<std::unique_ptr<Impl>> connected = postgres ? connect_postgres(path.string())
+                                                     : connect(path, access == Access::ReadWrite, false, busy_timeout_ms);
   if (!connected) return connected.error();
   std::unique_ptr<Impl> impl = std::move(connected.value());
   Result<GalleryInfo> info = read_info(*impl);
@@ -318,6 +365,10 @@ Result<GalleryStore> GalleryStore::open(const std::filesystem::path& path, Acces
   if (Status s = check_schema(*impl, info.value()); !s) return s.error();
   impl->dim = info.value().embedding_dim;
   // A writer migrates first: written as version 1, its ids could be reused.
+  if (postgres && info.value().schema_version != kSchemaVersion)
+    return Error{ErrorKind::Io, impl->path.string() + ": gallery schema version " +
+                                    std::to_string(info.value().schema_version) + ", this program reads version " +
+                                    std::to_string(kSchemaVersion) + " in PostgreSQL"};
   if (access == Access::ReadWrite && info.value().schema_version == 1)
     if (Status s = migrate_to_v2(*impl); !s) return s.error();
   return GalleryStore(std::move(impl));
@@ -326,6 +377,7 @@ Result<GalleryStore> GalleryStore::open(const std::filesystem::path& path, Acces
 Result<GalleryInfo> GalleryStore::info() const { return read_info(*impl_); }
 
 Result<std::int64_t> GalleryStore::revision() const {
+  if (impl_->pg) return impl_->pg->revision();
   return impl_->single_int("SELECT revision FROM gallery WHERE key = 1");
 }
 
@@ -341,6 +393,11 @@ Status GalleryStore::check_model(const ModelFingerprint& model) const {
 }
 
 Result<GalleryStore::ReadSnapshot> GalleryStore::read_snapshot() const {
+  if (impl_->pg) {
+    if (impl_->pg->in_transaction()) return ReadSnapshot(nullptr);  // already inside one
+    if (Status s = impl_->pg->begin_read(); !s) return s.error();
+    return ReadSnapshot(impl_.get());  // REPEATABLE READ: the snapshot is the first statement's
+  }
   if (!sqlite3_get_autocommit(impl_->db)) return ReadSnapshot(nullptr);  // already inside one
   if (Status s = impl_->exec("BEGIN", "cannot start a read"); !s) return s.error();
   ReadSnapshot snapshot(impl_.get());
@@ -352,7 +409,7 @@ Result<GalleryStore::ReadSnapshot> GalleryStore::read_snapshot() const {
 GalleryStore::ReadSnapshot::ReadSnapshot(ReadSnapshot&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
 
 GalleryStore::ReadSnapshot::~ReadSnapshot() {
-  if (impl_) sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);  // it wrote nothing
+  if (impl_) impl_->rollback();  // it wrote nothing
 }
 
 Result<GalleryStore::WriteBatch> GalleryStore::begin_write() { return start_write(*impl_); }
@@ -361,12 +418,13 @@ GalleryStore::WriteBatch::WriteBatch(WriteBatch&& other) noexcept
     : impl_(std::exchange(other.impl_, nullptr)), changes_at_begin_(other.changes_at_begin_) {}
 
 GalleryStore::WriteBatch::~WriteBatch() {
-  if (impl_) sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (impl_) impl_->rollback();
 }
 
 Status GalleryStore::WriteBatch::commit() {
   if (!impl_) return Error{ErrorKind::Input, "the write batch has already ended"};
   Impl* impl = std::exchange(impl_, nullptr);
+  if (impl->pg) return impl->pg->commit();
   if (sqlite3_total_changes(impl->db) == changes_at_begin_) {  // nothing written: revision kept
     sqlite3_exec(impl->db, "ROLLBACK", nullptr, nullptr, nullptr);
     return Ok{};
@@ -395,16 +453,58 @@ Result<Enrolled> GalleryStore::WriteBatch::enroll(const std::string& name, const
   Result<Enrolled> written = write_identity(name, meta.value(), templates, units, norms);
   if (!written) {
     // Some rows may be in: a batch that failed half-way keeps nothing, so a caller cannot commit it.
-    sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+    impl_->rollback();
     impl_ = nullptr;
   }
   return written;
+}
+
+Status GalleryStore::WriteBatch::copy_identity(const IdentityRow& identity, std::span<const TemplateRow> templates) {
+  if (!impl_) return Error{ErrorKind::Input, "the write batch has already ended"};
+  const std::size_t bytes = static_cast<std::size_t>(impl_->dim) * sizeof(float);
+  for (const TemplateRow& t : templates)
+    if (t.embedding.size() * sizeof(float) != bytes)
+      return Error{ErrorKind::Input, impl_->path.string() + ": template " + std::to_string(t.id) + " has " +
+                                         std::to_string(t.embedding.size()) + " values, the gallery holds " +
+                                         std::to_string(impl_->dim)};
+  Status copied = impl_->pg ? impl_->pg->copy_identity(identity, templates) : [&]() -> Status {
+    Result<Statement> add =
+        impl_->prepare("INSERT INTO identities(id, name, metadata, created_unix) VALUES (?, ?, ?, ?)");
+    if (!add) return add.error();
+    sqlite3_stmt* st = add.value().get();
+    sqlite3_bind_int64(st, 1, identity.id);
+    sqlite3_bind_text(st, 2, identity.name.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, identity.metadata.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 4, identity.created_unix);
+    if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return impl_->error("cannot copy an identity", rc);
+    Result<Statement> insert = impl_->prepare(
+        "INSERT INTO templates(id, identity_id, embedding, norm, source, created_unix) VALUES (?, ?, ?, ?, ?, ?)");
+    if (!insert) return insert.error();
+    for (const TemplateRow& t : templates) {
+      sqlite3_stmt* row = insert.value().get();
+      sqlite3_reset(row);
+      sqlite3_bind_int64(row, 1, t.id);
+      sqlite3_bind_int64(row, 2, t.identity_id);
+      sqlite3_bind_blob(row, 3, t.embedding.data(), static_cast<int>(bytes), SQLITE_STATIC);
+      sqlite3_bind_double(row, 4, t.norm);
+      sqlite3_bind_text(row, 5, t.source.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(row, 6, t.created_unix);
+      if (const int rc = sqlite3_step(row); rc != SQLITE_DONE) return impl_->error("cannot copy a template", rc);
+    }
+    return Ok{};
+  }();
+  if (!copied) {
+    impl_->rollback();
+    impl_ = nullptr;
+  }
+  return copied;
 }
 
 Result<Enrolled> GalleryStore::WriteBatch::write_identity(const std::string& name, const std::string& metadata,
                                                           std::span<const NewTemplate> templates,
                                                           const std::vector<std::vector<float>>& units,
                                                           std::span<const double> norms) {
+  if (impl_->pg) return impl_->pg->write_identity(name, metadata, templates, units, norms);
   Result<Statement> add = impl_->prepare(
       "INSERT INTO identities(name, metadata, created_unix) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING");
   if (!add) return add.error();
@@ -466,6 +566,12 @@ Result<std::int64_t> GalleryStore::enroll(const std::string& name, const std::st
 Result<bool> GalleryStore::remove(const std::string& name) {
   Result<WriteBatch> batch = begin_write();
   if (!batch) return batch.error();
+  if (impl_->pg) {
+    Result<bool> removed = impl_->pg->remove(name);
+    if (!removed) return removed.error();
+    if (Status s = batch.value().commit(); !s) return s.error();
+    return removed.value();
+  }
   Result<Statement> del = impl_->prepare("DELETE FROM identities WHERE name = ?");
   if (!del) return del.error();
   sqlite3_bind_text(del.value().get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
@@ -476,6 +582,7 @@ Result<bool> GalleryStore::remove(const std::string& name) {
 }
 
 Result<std::vector<IdentityRow>> GalleryStore::identities() const {
+  if (impl_->pg) return impl_->pg->identities();
   Result<Statement> s = impl_->prepare(
       "SELECT i.id, i.name, i.metadata, i.created_unix, (SELECT count(*) FROM templates t WHERE t.identity_id = i.id)"
       " FROM identities i ORDER BY i.name");
@@ -492,6 +599,7 @@ Result<std::vector<IdentityRow>> GalleryStore::identities() const {
 }
 
 Result<std::vector<TemplateRow>> GalleryStore::templates(bool with_embeddings) const {
+  if (impl_->pg) return impl_->pg->templates(with_embeddings, impl_->dim);
   // Without embeddings the blobs are not even read (the persisted index already holds them).
   Result<Statement> s = impl_->prepare(
       with_embeddings ? "SELECT id, identity_id, norm, source, created_unix, embedding FROM templates ORDER BY id"

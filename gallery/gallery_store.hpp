@@ -13,8 +13,12 @@
 // Every writer gets the same checks (identity_fields.hpp): names valid UTF-8 on one line, metadata
 // a JSON object, embeddings finite.
 //
-// Every error names the file. No exception leaves these calls. One GalleryStore is not safe for
-// concurrent calls; open one per thread.
+// A location starting with postgresql:// or postgres://, or a libpq key=value connection string
+// (`service=...`, `host=... dbname=...`), is a gallery in a PostgreSQL database instead
+// (pg_store.hpp): the same calls, the same rules, the database as the source of truth.
+//
+// Every error names the file (or the connection string). No exception leaves these calls. One
+// GalleryStore is not safe for concurrent calls; open one per thread.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +26,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model_fingerprint.hpp"
@@ -41,6 +46,9 @@ inline constexpr int kOldestReadableSchemaVersion = 1;
 inline constexpr int kMaxEmbeddingDim = 4096;
 inline constexpr std::size_t kMaxNameBytes = 256;
 inline constexpr std::size_t kMaxMetadataBytes = 64 * 1024;
+
+// True for a PostgreSQL connection string (see above), false for a file path.
+bool is_postgres_location(std::string_view location);
 
 struct GalleryInfo {
   int schema_version = 0;
@@ -102,7 +110,10 @@ class GalleryStore {
   GalleryStore& operator=(GalleryStore&&) noexcept;
   ~GalleryStore();
 
+  // The file, or the connection string of a PostgreSQL gallery.
   const std::filesystem::path& path() const;
+  // A PostgreSQL gallery: no file next to it (no persisted HNSW index, no file to watch).
+  bool remote() const;
   Result<GalleryInfo> info() const;
   Result<std::int64_t> revision() const;
 
@@ -140,6 +151,10 @@ class GalleryStore {
     // failure while writing rolls the whole batch back and ends it (commit() then refuses).
     Result<Enrolled> enroll(const std::string& name, const std::string& metadata,
                             std::span<const NewTemplate> templates);
+    // Copies an identity and its templates (with their embeddings) from another gallery, keeping
+    // ids, names, metadata, sources and times (taconite-gallery copy). Fails when an id or name
+    // is taken; the batch then ends, rolled back.
+    Status copy_identity(const IdentityRow& identity, std::span<const TemplateRow> templates);
     // Keeps the writes and bumps `revision` (when something changed). The batch ends either way.
     Status commit();
 

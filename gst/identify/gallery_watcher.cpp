@@ -76,7 +76,8 @@ void GalleryWatcher::install(gallery::GalleryIndex index, const std::string& not
   report_(skipped, message);
 }
 
-Result<bool> GalleryWatcher::refresh(bool force) {
+// A gallery file replaced under its name (or a store lost before) is opened again: true then.
+Result<bool> GalleryWatcher::reopen_if_replaced() {
   struct stat st {};
   if (::stat(path_.c_str(), &st) != 0) {
     const int error = errno;
@@ -87,9 +88,22 @@ Result<bool> GalleryWatcher::refresh(bool force) {
                                       std::to_string(current()->revision()) + ") until a file is there again"};
     return Error{ErrorKind::Io, path_.string() + ": " + std::strerror(error)};
   }
-  if (!store_ || !opened_ || !(FileId{st.st_dev, st.st_ino} == *opened_)) {
-    // Another file under the name (an atomic replace), or the connection failed before: reopen.
-    if (gallery::Status opened = open_store(); !opened) return opened.error();
+  if (store_ && opened_ && FileId{st.st_dev, st.st_ino} == *opened_) return false;
+  // Another file under the name (an atomic replace), or the connection failed before: reopen.
+  if (gallery::Status opened = open_store(); !opened) return opened.error();
+  return true;
+}
+
+Result<bool> GalleryWatcher::refresh(bool force) {
+  if (gallery::is_postgres_location(path_.string())) {
+    // No file to watch: the revision tells; a lost connection is opened again at the next poll.
+    if (!store_) {
+      if (gallery::Status opened = open_store(); !opened) return opened.error();
+      force = true;
+    }
+  } else if (Result<bool> reopened = reopen_if_replaced(); !reopened) {
+    return reopened.error();
+  } else if (reopened.value()) {
     force = true;
   }
   Result<std::int64_t> revision = store_->revision();

@@ -5,7 +5,9 @@
 // new device/inode, reopened and reloaded) and a file that is gone (one warning; the loaded index
 // stays in use). An HNSW index that is not saved yet is built on this thread too: until it is
 // ready the gallery is searched exactly. A reload that fails keeps the previous index and reports
-// one warning until the problem changes. No exception leaves the thread.
+// one warning until the problem changes. A PostgreSQL gallery has no file: the poll reads its
+// revision, and a lost connection is opened again at the next poll (the loaded index stays in
+// use meanwhile). No exception leaves the thread.
 #pragma once
 
 #include <sys/types.h>
@@ -54,6 +56,7 @@ class GalleryWatcher {
   void step(bool force);
   gallery::Status open_store();
   Result<bool> refresh(bool force);  // true when a new index was installed
+  Result<bool> reopen_if_replaced();
   void build_approximate();          // replaces an exact stand-in by its HNSW index
   void install(gallery::GalleryIndex index, const std::string& note);
 

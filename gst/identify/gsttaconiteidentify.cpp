@@ -409,7 +409,7 @@ static bool start_identifying(GstTaconiteIdentify* self) {
   GST_OBJECT_UNLOCK(self);
   if (s.gallery.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No gallery given."),
-                      ("Set the 'gallery' property to a file made with taconite-gallery create."));
+                      ("Set the 'gallery' property to a gallery made with taconite-gallery create."));
     return FALSE;
   }
   std::optional<gallery::ModelFingerprint> required;
@@ -505,7 +505,8 @@ static void reload(GstTaconiteIdentify* self) {
 // Every property, declared once; defaults are Settings{}'s.
 static void declare_properties(PropertyTable<GstTaconiteIdentify, Settings>& t) {
   t.string("gallery", "Gallery",
-           "Face gallery file made with taconite-gallery create (SQLite); required. Default: unset",
+           "Face gallery made with taconite-gallery create: an SQLite file, or a PostgreSQL "
+           "connection string (postgresql://..., service=...; no password in it). Required. Default: unset",
            &Settings::gallery, Mutable::ReadyOnly);
   t.string("bundle", "Bundle",
            "The bundle taconiteadaface runs: when set, the gallery's model fingerprint must be this "

@@ -289,6 +289,30 @@ TEST_F(IdentifyTest, DemoVideoAstronautIsLabelledAfterItsVoteSettles) {
   }
 }
 
+// The same run on a PostgreSQL gallery: tests/gallery/test_gallery_postgres.py starts a server,
+// makes an empty database and runs this test with TACONITE_TEST_PG_GALLERY (its connection
+// string) and the password file in PGPASSFILE; the gallery is both.db copied into it.
+TEST_F(IdentifyTest, PostgresGalleryNamesTheAstronautAsSqliteDoes) {
+  const std::string database = env("TACONITE_TEST_PG_GALLERY");
+  if (database.empty()) GTEST_SKIP() << "needs a PostgreSQL server (run by the gallery-postgres test)";
+  ASSERT_EQ(cli({"copy", gallery("both"), database}), 0);
+  Observed observed;
+  PipelineRun result;
+  run(astronaut_, 30, "gallery=\"" + database + "\" bundle=\"" + bundle_ + "\"", observed, result, 2);
+  ASSERT_EQ(result.error, "");
+  EXPECT_TRUE(result.warnings.empty()) << result.warnings.front();
+  const gint64 track = main_track(observed);
+  ASSERT_GE(track, 0) << "no tracked face";
+  EXPECT_EQ(result.names_for(track), std::vector<std::string>{"astronaut"});
+  int labelled = 0;
+  for (const auto& frame : observed.labels)
+    if (auto it = frame.find(track); it != frame.end() && !it->second.empty()) {
+      EXPECT_EQ(it->second, "astronaut");
+      ++labelled;
+    }
+  EXPECT_GE(labelled, 10);
+}
+
 TEST_F(IdentifyTest, FaceNotInTheGalleryIsUnknown) {
   Observed observed;
   PipelineRun result;

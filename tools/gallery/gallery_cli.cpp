@@ -35,6 +35,10 @@ constexpr const char* kDefaultLandmarks = "/usr/share/dlib/shape_predictor_68_fa
 constexpr std::size_t kMaxDirectoryImages = 100000;
 
 constexpr const char* kUsage = R"(usage: taconite-gallery COMMAND GALLERY [options] [args]
+GALLERY is an SQLite file, or a PostgreSQL database: postgresql://[user@]host[:port]/dbname,
+  postgres://..., or a libpq key=value string (service=NAME, host=... dbname=...). A connection
+  string holding a password is refused: put the password in a password file (PGPASSFILE, default
+  ~/.pgpass) or a service file (PGSERVICEFILE).
   create GALLERY --bundle DIR                 a new, empty gallery for the bundle's model
   enroll GALLERY --bundle DIR --name NAME [--face N | --largest] [--metadata JSON] IMAGE|DIR...
                                               add the face of each image (each image of a DIR)
@@ -45,6 +49,9 @@ constexpr const char* kUsage = R"(usage: taconite-gallery COMMAND GALLERY [optio
   match  GALLERY --bundle DIR [--top-k K] [--face N | --largest] IMAGE
                                               the best K identities for the image's face
   stats  GALLERY                              model, sizes, index kind
+  copy   GALLERY DEST                         every identity and template into DEST (SQLite or
+                                              PostgreSQL, created if missing, else empty and of
+                                              the same model), ids kept
 options: --backend NAME (auto), --threads N, --landmarks-model FILE (dlib 68-point predictor,
   default /usr/share/dlib/shape_predictor_68_face_landmarks.dat), --approximate-above N (templates
   beyond which an HNSW index serves search; default 1000000), --ef-search N (the HNSW query beam,
@@ -134,7 +141,8 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
   o.args.assign(positional.begin() + 2, positional.end());
   static const std::map<std::string, std::pair<std::size_t, std::size_t>> arity = {
       {"create", {0, 0}}, {"enroll", {1, SIZE_MAX}}, {"list", {0, 0}},  {"remove", {1, 1}},
-      {"export", {0, 1}}, {"import", {1, 1}},        {"match", {1, 1}}, {"stats", {0, 0}}};
+      {"export", {0, 1}}, {"import", {1, 1}},        {"match", {1, 1}}, {"stats", {0, 0}},
+      {"copy", {1, 1}}};
   const auto it = arity.find(o.command);
   if (it == arity.end()) return usage_error = "unknown command " + o.command, std::nullopt;
   if (o.args.size() < it->second.first || o.args.size() > it->second.second)
@@ -375,6 +383,49 @@ int stats(const Options& o) {
   return kExitOk;
 }
 
+// The destination of copy: a new gallery of the source's model, or an existing empty one of it.
+Result<GalleryStore> copy_destination(const std::string& location, const gallery::GalleryInfo& source) {
+  const gallery::ModelFingerprint model{source.model_fingerprint, source.model};
+  Result<GalleryStore> made = GalleryStore::create(location, model, source.embedding_dim);
+  if (made) return made;
+  if (made.error().kind != ErrorKind::Input) return made.error();  // unreachable, not a gallery, ...
+  Result<GalleryStore> existing = GalleryStore::open(location, GalleryStore::Access::ReadWrite);
+  if (!existing) return existing.error();
+  if (gallery::Status s = existing.value().check_model(model); !s) return s.error();
+  Result<gallery::GalleryInfo> info = existing.value().info();
+  if (!info) return info.error();
+  if (info.value().identities > 0)
+    return Error{ErrorKind::Input, location + ": already holds " + std::to_string(info.value().identities) +
+                                       " identities; copy into a new or empty gallery (ids are kept)"};
+  return existing;
+}
+
+int copy(const Options& o) {
+  Result<GalleryStore> source = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
+  if (!source) return fail(source.error());
+  Result<GalleryStore::ReadSnapshot> snapshot = source.value().read_snapshot();
+  if (!snapshot) return fail(snapshot.error());
+  Result<gallery::GalleryInfo> info = source.value().info();
+  if (!info) return fail(info.error());
+  Result<std::vector<gallery::IdentityRow>> identities = source.value().identities();
+  if (!identities) return fail(identities.error());
+  Result<std::vector<gallery::TemplateRow>> templates = source.value().templates(true);
+  if (!templates) return fail(templates.error());
+  Result<GalleryStore> destination = copy_destination(o.args[0], info.value());
+  if (!destination) return fail(destination.error());
+  std::map<std::int64_t, std::vector<gallery::TemplateRow>> by_identity;
+  for (gallery::TemplateRow& t : templates.value()) by_identity[t.identity_id].push_back(std::move(t));
+  Result<GalleryStore::WriteBatch> batch = destination.value().begin_write();
+  if (!batch) return fail(batch.error());
+  for (const gallery::IdentityRow& identity : identities.value())
+    if (gallery::Status s = batch.value().copy_identity(identity, by_identity[identity.id]); !s) return fail(s.error());
+  if (gallery::Status s = batch.value().commit(); !s) return fail(s.error());
+  std::printf("copied %zu identit%s and %zu template(s) from %s to %s\n", identities.value().size(),
+              identities.value().size() == 1 ? "y" : "ies", templates.value().size(), o.gallery.c_str(),
+              o.args[0].c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -398,6 +449,7 @@ int main(int argc, char** argv) {
     if (c == "export") return export_gallery(*options);
     if (c == "import") return import_gallery(*options);
     if (c == "match") return match(*options);
+    if (c == "copy") return copy(*options);
     return stats(*options);
   } catch (const std::exception& e) {  // e.g. std::bad_alloc, a filesystem error
     return fail(e.what());

@@ -1,0 +1,68 @@
+// The PostgreSQL side of GalleryStore (gallery_store.hpp): the same gallery in a PostgreSQL
+// database, reached through libpq. Tables `gallery` (one row: schema version, embedding size,
+// model fingerprint, revision), `identities` and `templates` (the unit embedding as bytea of
+// little-endian float32, its raw norm); ids are identity columns, never given again.
+//
+// A write is one transaction that first locks the `gallery` row: writers from many processes
+// queue there, and each bumps `revision` once. A read snapshot is one REPEATABLE READ, READ ONLY
+// transaction. Connection strings holding a password are refused: the password goes into a
+// password file (PGPASSFILE, ~/.pgpass) or a service file, never on a command line.
+//
+// Every error names the gallery (its connection string). Private to the gallery library.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gallery_store.hpp"
+
+namespace taconite::gallery {
+
+class PgStore {
+ public:
+  // Connects; Input error for a connection string holding a password, Io when the server cannot
+  // be reached or refuses the login (with a hint: unreachable, wrong password, no password file).
+  static Result<std::unique_ptr<PgStore>> connect(const std::string& location);
+  ~PgStore();
+  PgStore(const PgStore&) = delete;
+  PgStore& operator=(const PgStore&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  // Creates the tables and the gallery row in one transaction; Input error when the database
+  // already holds a taconite gallery.
+  Status create_schema(const ModelFingerprint& model, int dim);
+  // The gallery row and counts; Io error naming the gallery when the database holds no taconite
+  // gallery (another schema) or a corrupt record.
+  Result<GalleryInfo> info() const;
+  Result<std::int64_t> revision() const;
+
+  bool in_transaction() const;
+  Status begin_read() const;
+  Status begin_write();
+  // Bumps `revision` when the transaction changed rows, then commits.
+  Status commit();
+  void rollback() const;
+
+  Result<Enrolled> write_identity(const std::string& name, const std::string& metadata,
+                                  std::span<const NewTemplate> templates,
+                                  const std::vector<std::vector<float>>& units, std::span<const double> norms);
+  // Inside a write: the identity and its templates with their ids, times and sources kept.
+  Status copy_identity(const IdentityRow& identity, std::span<const TemplateRow> templates);
+  Result<bool> remove(const std::string& name);
+  Result<std::vector<IdentityRow>> identities() const;
+  Result<std::vector<TemplateRow>> templates(bool with_embeddings, int dim) const;
+
+ private:
+  struct Connection;
+  PgStore(std::unique_ptr<Connection> connection, std::string name);
+  std::unique_ptr<Connection> connection_;
+  std::string name_;
+  std::int64_t changed_rows_ = 0;  // rows written by the open write transaction
+};
+
+}  // namespace taconite::gallery
