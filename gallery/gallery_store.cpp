@@ -581,6 +581,18 @@ Result<bool> GalleryStore::remove(const std::string& name) {
   return removed;
 }
 
+Status GalleryStore::listen_for_changes() {
+  if (!impl_->pg) return Error{ErrorKind::Input, impl_->path.string() + ": change notification needs a PostgreSQL gallery"};
+  return impl_->pg->listen();
+}
+
+int GalleryStore::change_socket() const { return impl_->pg ? impl_->pg->socket() : -1; }
+
+Result<bool> GalleryStore::changes_notified() {
+  if (!impl_->pg) return false;
+  return impl_->pg->take_notifications();
+}
+
 Result<std::vector<IdentityRow>> GalleryStore::identities() const {
   if (impl_->pg) return impl_->pg->identities();
   Result<Statement> s = impl_->prepare(

@@ -176,6 +176,14 @@ class GalleryStore {
   // accepted here, so names stored before the checks existed can be removed.
   Result<bool> remove(const std::string& name);
 
+  // A PostgreSQL gallery notifies every committed change (LISTEN/NOTIFY): listen_for_changes()
+  // subscribes this connection (Input error for an SQLite file), change_socket() is the socket to
+  // wait on (-1 for a file), changes_notified() reads it: true when a change was committed since.
+  // Io error when the connection is lost.
+  Status listen_for_changes();
+  int change_socket() const;
+  Result<bool> changes_notified();
+
   Result<std::vector<IdentityRow>> identities() const;
   // Every template, in id order; without embeddings only ids, identity, norm, source and time.
   Result<std::vector<TemplateRow>> templates(bool with_embeddings) const;

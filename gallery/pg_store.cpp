@@ -56,12 +56,6 @@ std::int64_t to_int(const char* text) {
   return value;
 }
 
-double to_double(const char* text) {
-  double value = 0.0;
-  std::from_chars(text, text + std::strlen(text), value);
-  return value;
-}
-
 // The connection string without its password, for messages: its options as key=value.
 std::string without_password(PQconninfoOption* options) {
   std::string shown;
@@ -246,7 +240,8 @@ Status PgStore::begin_write() {
 Status PgStore::commit() {
   PGconn* conn = connection_->conn;
   if (changed_rows_ > 0)
-    if (Result<PgResult> r = run(conn, name_, "cannot write", "UPDATE gallery SET revision = revision + 1 WHERE key = 1");
+    if (Result<PgResult> r = run(conn, name_, "cannot write",
+                                 "UPDATE gallery SET revision = revision + 1 WHERE key = 1; NOTIFY taconite_gallery");
         !r)
       return rollback(), r.error();
   if (Result<PgResult> r = run(conn, name_, "cannot commit", "COMMIT"); !r) return rollback(), r.error();
@@ -360,41 +355,88 @@ Result<std::vector<IdentityRow>> PgStore::identities() const {
   return identities;
 }
 
+namespace {
+
+// Binary result columns (network byte order).
+std::uint64_t be64(const char* bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(bytes[i]);
+  return v;
+}
+
+}  // namespace
+
+// Row by row (libpq's single-row mode) and in binary: the load holds one row of the server's
+// answer at a time, not the whole table (100 k templates of 512 values are 200 MB as bytes, twice
+// that as text).
 Result<std::vector<TemplateRow>> PgStore::templates(bool with_embeddings, int dim) const {
-  Result<PgResult> r =
-      run(connection_->conn, name_, "cannot read the templates",
-          with_embeddings ? "SELECT id, identity_id, norm, source, created_unix, embedding FROM templates ORDER BY id"
-                          : "SELECT id, identity_id, norm, source, created_unix FROM templates ORDER BY id");
-  if (!r) return r.error();
-  PGresult* rows = r.value().get();
+  PGconn* conn = connection_->conn;
+  const char* sql = with_embeddings
+                        ? "SELECT id, identity_id, norm, source, created_unix, embedding FROM templates ORDER BY id"
+                        : "SELECT id, identity_id, norm, source, created_unix FROM templates ORDER BY id";
+  if (!PQsendQueryParams(conn, sql, 0, nullptr, nullptr, nullptr, nullptr, 1) || !PQsetSingleRowMode(conn))
+    return Error{ErrorKind::Io, name_ + ": cannot read the templates: " + one_line(PQerrorMessage(conn))};
   const std::size_t bytes = static_cast<std::size_t>(dim) * sizeof(float);
   std::vector<TemplateRow> templates;
-  templates.reserve(static_cast<std::size_t>(PQntuples(rows)));
-  for (int i = 0; i < PQntuples(rows); ++i) {
-    TemplateRow row;
-    row.id = to_int(PQgetvalue(rows, i, 0));
-    row.identity_id = to_int(PQgetvalue(rows, i, 1));
-    row.norm = to_double(PQgetvalue(rows, i, 2));
-    row.source = PQgetvalue(rows, i, 3);
-    row.created_unix = to_int(PQgetvalue(rows, i, 4));
-    if (with_embeddings) {
-      std::size_t length = 0;
-      unsigned char* blob =
-          PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(rows, i, 5)), &length);
-      if (!blob) return Error{ErrorKind::Io, name_ + ": cannot decode template " + std::to_string(row.id)};
-      if (length != bytes) {
-        PQfreemem(blob);
-        return Error{ErrorKind::Io, name_ + ": template " + std::to_string(row.id) + " holds " +
-                                        std::to_string(length) + " bytes, expected " + std::to_string(bytes) +
-                                        " (corrupt gallery)"};
-      }
-      row.embedding.resize(static_cast<std::size_t>(dim));
-      std::memcpy(row.embedding.data(), blob, bytes);
-      PQfreemem(blob);
+  std::string problem;
+  // Every result is taken, even after a problem: the connection is usable again only then.
+  for (PgResult r(PQgetResult(conn)); r; r.reset(PQgetResult(conn))) {
+    const ExecStatusType status = PQresultStatus(r.get());
+    if (status == PGRES_TUPLES_OK) continue;  // the end
+    if (status != PGRES_SINGLE_TUPLE) {
+      if (problem.empty()) problem = name_ + ": cannot read the templates: " + one_line(PQresultErrorMessage(r.get()));
+      continue;
     }
-    templates.push_back(std::move(row));
+    if (!problem.empty()) continue;
+    PGresult* row = r.get();
+    if (PQnfields(row) != (with_embeddings ? 6 : 5) || PQgetlength(row, 0, 0) != 8 || PQgetlength(row, 0, 1) != 8 ||
+        PQgetlength(row, 0, 2) != 8 || PQgetlength(row, 0, 4) != 8) {
+      problem = name_ + ": the templates table is not of this program's schema";
+      continue;
+    }
+    TemplateRow t;
+    t.id = static_cast<std::int64_t>(be64(PQgetvalue(row, 0, 0)));
+    t.identity_id = static_cast<std::int64_t>(be64(PQgetvalue(row, 0, 1)));
+    t.norm = std::bit_cast<double>(be64(PQgetvalue(row, 0, 2)));
+    t.source.assign(PQgetvalue(row, 0, 3), static_cast<std::size_t>(PQgetlength(row, 0, 3)));
+    t.created_unix = static_cast<std::int64_t>(be64(PQgetvalue(row, 0, 4)));
+    if (with_embeddings) {
+      const std::size_t length = static_cast<std::size_t>(PQgetlength(row, 0, 5));
+      if (length != bytes) {
+        problem = name_ + ": template " + std::to_string(t.id) + " holds " + std::to_string(length) +
+                  " bytes, expected " + std::to_string(bytes) + " (corrupt gallery)";
+        continue;
+      }
+      t.embedding.resize(static_cast<std::size_t>(dim));
+      std::memcpy(t.embedding.data(), PQgetvalue(row, 0, 5), bytes);
+    }
+    templates.push_back(std::move(t));
+  }
+  if (!problem.empty()) {
+    if (PQstatus(conn) != CONNECTION_OK) problem += " (connection to the server lost)";
+    return Error{ErrorKind::Io, problem};
   }
   return templates;
+}
+
+Status PgStore::listen() {
+  if (Result<PgResult> r = run(connection_->conn, name_, "cannot listen for changes", "LISTEN taconite_gallery"); !r)
+    return r.error();
+  return Ok{};
+}
+
+int PgStore::socket() const { return PQsocket(connection_->conn); }
+
+Result<bool> PgStore::take_notifications() {
+  PGconn* conn = connection_->conn;
+  if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK)
+    return Error{ErrorKind::Io, name_ + ": connection to the server lost: " + one_line(PQerrorMessage(conn))};
+  bool notified = false;
+  while (PGnotify* n = PQnotifies(conn)) {
+    notified = true;
+    PQfreemem(n);
+  }
+  return notified;
 }
 
 }  // namespace taconite::gallery

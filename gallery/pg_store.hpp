@@ -5,7 +5,8 @@
 //
 // A write is one transaction that first locks the `gallery` row: writers from many processes
 // queue there, and each bumps `revision` once. A read snapshot is one REPEATABLE READ, READ ONLY
-// transaction. Connection strings holding a password are refused: the password goes into a
+// transaction; a write that changed something notifies `taconite_gallery` (LISTEN/NOTIFY) as it
+// commits. Connection strings holding a password are refused: the password goes into a
 // password file (PGPASSFILE, ~/.pgpass) or a service file, never on a command line.
 //
 // Every error names the gallery (its connection string). Private to the gallery library.
@@ -56,6 +57,12 @@ class PgStore {
   Result<bool> remove(const std::string& name);
   Result<std::vector<IdentityRow>> identities() const;
   Result<std::vector<TemplateRow>> templates(bool with_embeddings, int dim) const;
+
+  // Change notification: every write that changed something sends NOTIFY taconite_gallery on commit.
+  Status listen();
+  int socket() const;
+  // Reads what arrived on the socket; true when a change was notified. Io error: connection lost.
+  Result<bool> take_notifications();
 
  private:
   struct Connection;

@@ -1,7 +1,9 @@
 #include "gallery_watcher.hpp"
 
+#include <poll.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -24,6 +26,7 @@ GalleryWatcher::~GalleryWatcher() {
     stop_ = true;
   }
   wake_.notify_all();
+  if (listener_.joinable()) listener_.join();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -49,6 +52,7 @@ gallery::Status GalleryWatcher::start(const std::optional<gallery::ModelFingerpr
   if (!index) return index.error();
   index_ = std::make_shared<const gallery::GalleryIndex>(std::move(index.value()));
   thread_ = std::thread([this] { run(); });
+  if (store_->remote()) listener_ = std::thread([this] { listen(); });
   return gallery::Ok{};
 }
 
@@ -169,15 +173,70 @@ void GalleryWatcher::run() {
     if (build_due)
       ;  // no wait: the exact stand-in should be replaced as soon as possible
     else if (poll_ms_ > 0)
-      wake_.wait_for(lock, std::chrono::milliseconds(poll_ms_), [this] { return stop_ || forced_; });
+      wake_.wait_for(lock, std::chrono::milliseconds(poll_ms_), [this] { return stop_ || forced_ || notified_; });
     else
-      wake_.wait(lock, [this] { return stop_ || forced_; });
+      wake_.wait(lock, [this] { return stop_ || forced_ || notified_; });
     if (stop_) break;
     const bool force = forced_;
     forced_ = false;
+    notified_ = false;
     lock.unlock();
     step(force);
     lock.lock();
+  }
+}
+
+void GalleryWatcher::wait_unless_stopping(unsigned ms) {
+  std::unique_lock lock(mutex_);
+  wake_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_; });
+}
+
+// Waits on the listening connection's socket (a short timeout to notice the stop); a change wakes
+// the watcher thread. A lost connection is opened again after a backoff, and then wakes the
+// watcher once too: changes made meanwhile were not notified.
+void GalleryWatcher::listen() {
+  constexpr unsigned kFirstBackoffMs = 500, kMaxBackoffMs = 30000, kStopCheckMs = 200;
+  std::optional<gallery::GalleryStore> listener;
+  unsigned backoff_ms = kFirstBackoffMs;
+  bool lost = false;
+  const auto wake = [this] {
+    {
+      std::lock_guard lock(mutex_);
+      notified_ = true;
+    }
+    wake_.notify_all();
+  };
+  while (!stopping_) {
+    try {
+      if (!listener) {
+        Result<gallery::GalleryStore> opened =
+            gallery::GalleryStore::open(path_, gallery::GalleryStore::Access::ReadOnly);
+        if (opened && opened.value().listen_for_changes()) {
+          listener.emplace(std::move(opened.value()));
+          backoff_ms = kFirstBackoffMs;
+          if (lost) wake();
+          continue;
+        }
+        lost = true;
+        wait_unless_stopping(backoff_ms);
+        backoff_ms = std::min(backoff_ms * 2, kMaxBackoffMs);
+        continue;
+      }
+      pollfd socket{listener->change_socket(), POLLIN, 0};
+      const int ready = ::poll(&socket, 1, kStopCheckMs);
+      if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+      Result<bool> notified = ready > 0 ? listener->changes_notified() : Result<bool>(Error{ErrorKind::Io, "poll"});
+      if (!notified) {
+        listener.reset();
+        lost = true;
+      } else if (notified.value()) {
+        wake();
+      }
+    } catch (...) {  // out of memory: try again later, the poll still serves
+      listener.reset();
+      lost = true;
+      wait_unless_stopping(backoff_ms);
+    }
   }
 }
 

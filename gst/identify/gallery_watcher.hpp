@@ -5,9 +5,11 @@
 // new device/inode, reopened and reloaded) and a file that is gone (one warning; the loaded index
 // stays in use). An HNSW index that is not saved yet is built on this thread too: until it is
 // ready the gallery is searched exactly. A reload that fails keeps the previous index and reports
-// one warning until the problem changes. A PostgreSQL gallery has no file: the poll reads its
-// revision, and a lost connection is opened again at the next poll (the loaded index stays in
-// use meanwhile). No exception leaves the thread.
+// one warning until the problem changes. A PostgreSQL gallery has no file: a second thread
+// listens for its change notifications (LISTEN/NOTIFY, on a connection of its own, reconnecting
+// with a backoff of 0.5 s doubling to 30 s) and wakes the watcher, which then reads the revision;
+// the poll stays as the fallback. A lost connection is opened again at the next poll (the loaded
+// index stays in use meanwhile). No exception leaves the threads.
 #pragma once
 
 #include <sys/types.h>
@@ -53,6 +55,8 @@ class GalleryWatcher {
     bool operator==(const FileId&) const = default;
   };
   void run();
+  void listen();  // the PostgreSQL change listener's thread
+  void wait_unless_stopping(unsigned ms);
   void step(bool force);
   gallery::Status open_store();
   Result<bool> refresh(bool force);  // true when a new index was installed
@@ -73,9 +77,11 @@ class GalleryWatcher {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false, forced_ = false;
+  bool notified_ = false;  // the listener heard of a change: refresh (without forcing a reload)
   std::atomic<bool> stopping_{false};
   std::shared_ptr<const gallery::GalleryIndex> index_;
   std::thread thread_;
+  std::thread listener_;  // PostgreSQL galleries only
 };
 
 }  // namespace taconite::gst

@@ -535,7 +535,8 @@ static void declare_properties(PropertyTable<GstTaconiteIdentify, Settings>& t) 
          G_MAXUINT, &Settings::track_timeout, Mutable::AnyTime);
   t.uint("poll-interval", "Poll interval",
          "Milliseconds between two checks whether the gallery changed (a new index is built in the "
-         "background); 0: only on the reload signal. Default: 1000",
+         "background); 0: only on the reload signal (and a PostgreSQL gallery's change notifications, "
+         "which arrive whatever this is). Default: 1000",
          0, 3600000, &Settings::poll_interval, Mutable::ReadyOnly);
   t.uint64("approximate-above", "Approximate above",
            "Templates beyond which an HNSW index (persisted as <gallery>.hnsw) replaces exact search. "

@@ -313,6 +313,41 @@ TEST_F(IdentifyTest, PostgresGalleryNamesTheAstronautAsSqliteDoes) {
   EXPECT_GE(labelled, 10);
 }
 
+// An enrolment committed by another connection reaches the running pipeline through LISTEN/NOTIFY:
+// poll-interval=0 turns the poll off, so only the notification can bring it.
+TEST_F(IdentifyTest, PostgresGalleryEnrollmentWhilePlayingArrivesThroughNotify) {
+  const std::string live = env("TACONITE_TEST_PG_LIVE_GALLERY");
+  if (live.empty()) GTEST_SKIP() << "needs a PostgreSQL server (run by the gallery-postgres test)";
+  ASSERT_EQ(cli({"copy", gallery("empty"), live}), 0);
+  Observed observed;
+  std::thread writer;
+  std::string write_error;
+  observed.on_first_embedding = [&](const std::vector<float>& embedding) {
+    writer = std::thread([&, embedding] {
+      auto store = GalleryStore::open(live, GalleryStore::Access::ReadWrite);
+      if (!store) {
+        write_error = store.error().message;
+        return;
+      }
+      std::vector<taconite::gallery::NewTemplate> t = {{embedding, 0.0, "live frame", 0}};
+      auto id = store.value().enroll("astronaut", "", t);
+      if (!id) write_error = id.error().message;
+    });
+  };
+  PipelineRun result;
+  run(astronaut_, 40, "gallery=\"" + live + "\" poll-interval=0", observed, result);
+  if (writer.joinable()) writer.join();
+  ASSERT_EQ(write_error, "");
+  ASSERT_EQ(result.error, "");
+  EXPECT_EQ(observed.buffers, 40);
+  const gint64 track = main_track(observed);
+  ASSERT_GE(track, 0);
+  const std::vector<std::string> names = result.names_for(track);
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names.back(), "astronaut");
+  EXPECT_EQ(observed.labels.back().at(track), "astronaut");
+}
+
 TEST_F(IdentifyTest, FaceNotInTheGalleryIsUnknown) {
   Observed observed;
   PipelineRun result;

@@ -45,7 +45,8 @@ GALLERY is an SQLite file, or a PostgreSQL database: postgresql://[user@]host[:p
   list   GALLERY                              identities: id, name, templates, metadata
   remove GALLERY NAME                         remove an identity and its templates
   export GALLERY [FILE]                       JSON lines (stdout without FILE)
-  import GALLERY FILE                         JSON lines of export (creates GALLERY if missing)
+  import GALLERY FILE                         JSON lines of export (creates an SQLite GALLERY if
+                                              missing; a PostgreSQL one must exist)
   match  GALLERY --bundle DIR [--top-k K] [--face N | --largest] IMAGE
                                               the best K identities for the image's face
   stats  GALLERY                              model, sizes, index kind

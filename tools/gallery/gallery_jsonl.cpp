@@ -160,7 +160,8 @@ Result<std::optional<gallery::NewTemplate>> read_template(const LineObject& line
 Result<GalleryStore> open_for(const std::filesystem::path& path, const Header& header, const std::string& where,
                               bool& created) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
+  // A PostgreSQL gallery is made with `create` first (an import that fails cannot drop it again).
+  if (!gallery::is_postgres_location(path.string()) && !std::filesystem::exists(path, ec)) {
     Result<GalleryStore> made = GalleryStore::create(path, header.model, header.dim);
     if (!made) return Error{made.error().kind, where + made.error().message};
     created = true;
