@@ -7,8 +7,10 @@
 # get it), else the slow stock fallback facedetect (Haar) -> taconitelandmarks (dlib).
 #   ./demo.sh [VIDEO] [--bundle DIR] [--backend NAME] [--detector YUNET.onnx] [--output FILE.mp4]
 # Without VIDEO the video is made from a real photo Debian ships (a frozen image seen through a
-# panning, zooming window, out/synthetic-camera-4s.avi). The frames go to out/faces.jsonl; with
-# --output the video with every face drawn on it (taconiteoverlay) goes to FILE.mp4 (H.264).
+# panning, zooming window, out/synthetic-camera-4s.avi). The frames go to out/faces.jsonl, the
+# per-track events (new / update / end with dwell and best face) to out/tracks.jsonl and each
+# track's best face to out/best-faces/; with --output the video with every face drawn on it
+# (taconiteoverlay) goes to FILE.mp4 (H.264).
 set -euo pipefail
 cd "$(dirname "$0")"
 bundle=""
@@ -67,11 +69,14 @@ if [ -n "$video_out" ]; then
 fi
 echo "Running pipeline (a): ${video[*]:-synthetic video from astronaut.png} -> $front -> taconitetrack -> taconiteadaface -> taconitepublish (backend $backend)"
 BUILD_DIR="$build" pipelines/publish-video-faces.sh --bundle "$bundle" --backend "$backend" \
-  --output out/faces.jsonl ${detector_args[@]+"${detector_args[@]}"} ${video_args[@]+"${video_args[@]}"} \
+  --output out/faces.jsonl --tracks out/tracks.jsonl --best-faces out/best-faces \
+  ${detector_args[@]+"${detector_args[@]}"} ${video_args[@]+"${video_args[@]}"} \
   ${video[@]+"${video[@]:0:1}"}
 echo "$(wc -l < out/faces.jsonl) frames written to out/faces.jsonl (one JSON document per frame, schema" \
   "taconite-faces/1 in docs/faces-message.md: stream, frame, PTS, running time, UTC time, and per face box," \
   "track id, landmarks, aligned, status, norm, 512-float embedding)"
+echo "$(wc -l < out/tracks.jsonl) track events written to out/tracks.jsonl (schema taconite-tracks/1 in" \
+  "docs/tracks-message.md: new, update, end with first/last time, dwell_s and the best face in out/best-faces/)"
 if [ -n "$video_out" ]; then
   echo "The video with each face's box, landmarks and track id drawn on it: $video_out (H.264 in MP4;" \
     "colours by identity state in docs/gstreamer.md, taconiteoverlay)"

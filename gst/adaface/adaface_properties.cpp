@@ -137,24 +137,19 @@ void declare_properties(PropertyTable<GstTaconiteAdaface, Settings>& t) {
          "track (a track of F frames gets at most 1 + F / best-min-gap). Default: 10",
          1, G_MAXUINT, [](auto& s) -> auto& { return s.tracks.best_min_gap; }, any_time);
   // The counters: atomics, read without the object lock.
-  const auto counter = [&t](const char* name, const char* nick, const char* blurb,
-                            std::atomic<guint64> Counters::*value) {
-    t.read_only(
-        [=](GParamFlags flags) { return g_param_spec_uint64(name, nick, blurb, 0, G_MAXUINT64, 0, flags); },
-        [=](Self& self, const Settings&, GValue* v) { g_value_set_uint64(v, (self.counters->*value).load()); },
-        Lock::Own);
-  };
-  counter("frames-in", "Frames in", "Buffers received on the sink pad since creation", &Counters::frames_in);
-  counter("frames-out", "Frames out", "Buffers pushed on the src pad and accepted downstream since creation",
-          &Counters::frames_out);
-  counter("faces-embedded", "Faces embedded", "Faces embedded since creation", &Counters::faces_embedded);
-  counter("faces-skipped", "Faces skipped",
-          "Faces passed on without an embedding since creation: because the engine fell behind "
-          "(leaky=skip), or because its output for the face held NaN or an infinity",
-          &Counters::faces_skipped);
-  counter("faces-cached", "Faces cached",
-          "Faces given a tracked face's cached embedding instead of a new one since creation",
-          &Counters::faces_cached);
+  t.counter("frames-in", "Frames in", "Buffers received on the sink pad since creation",
+            [](Self& self) -> guint64 { return self.counters->frames_in; }, Lock::Own);
+  t.counter("frames-out", "Frames out", "Buffers pushed on the src pad and accepted downstream since creation",
+            [](Self& self) -> guint64 { return self.counters->frames_out; }, Lock::Own);
+  t.counter("faces-embedded", "Faces embedded", "Faces embedded since creation",
+            [](Self& self) -> guint64 { return self.counters->faces_embedded; }, Lock::Own);
+  t.counter("faces-skipped", "Faces skipped",
+            "Faces passed on without an embedding since creation: because the engine fell behind "
+            "(leaky=skip), or because its output for the face held NaN or an infinity",
+            [](Self& self) -> guint64 { return self.counters->faces_skipped; }, Lock::Own);
+  t.counter("faces-cached", "Faces cached",
+            "Faces given a tracked face's cached embedding instead of a new one since creation",
+            [](Self& self) -> guint64 { return self.counters->faces_cached; }, Lock::Own);
   t.read_only(
       [](GParamFlags flags) {
         return g_param_spec_double("mean-latency-ms", "Mean latency",

@@ -15,8 +15,8 @@
 #include <gst/gst.h>
 
 #include <functional>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -54,7 +54,6 @@ class PropertyTable {
   using Setter = std::function<void(Element&, Settings&, const GValue*)>;
   using Getter = std::function<void(Element&, const Settings&, GValue*)>;
 
-
   // Any property: `make_spec(flags)` builds its GParamSpec with the flags `when` implies.
   PropertyTable& custom(std::function<GParamSpec*(GParamFlags)> make_spec, Mutable when, Setter set, Getter get,
                         Lock lock = Lock::Object) {
@@ -65,6 +64,14 @@ class PropertyTable {
   PropertyTable& read_only(std::function<GParamSpec*(GParamFlags)> make_spec, Getter get, Lock lock = Lock::Object) {
     entries_.push_back({std::move(make_spec), Mutable::AnyTime, {}, std::move(get), lock, true});
     return *this;
+  }
+
+  // A read-only count (guint64 from 0) that `value` reads from the instance.
+  PropertyTable& counter(const char* name, const char* nick, const char* blurb, guint64 (*value)(Element&),
+                         Lock lock = Lock::Object) {
+    return read_only(
+        [=](GParamFlags flags) { return g_param_spec_uint64(name, nick, blurb, 0, G_MAXUINT64, 0, flags); },
+        [=](Element& self, const Settings&, GValue* v) { g_value_set_uint64(v, value(self)); }, lock);
   }
 
   // The typed declarations below take `field`: a pointer to a Settings member, or a generic lambda

@@ -430,16 +430,10 @@ static void declare_properties(PropertyTable<GstTaconiteLandmarks, Settings>& t)
          "on the box shifted by 6 % left, right, up and down and averages the points (steadier "
          "landmarks on small or tilted faces for that many times the work). Default: 1",
          1, kMaxBoxSamples, &Settings::box_samples, Mutable::AnyTime);
-  t.read_only(
-      [](GParamFlags flags) {
-        return g_param_spec_uint64("faces-skipped", "Faces skipped",
-                                   "Faces (ROIs inside the frame and detections) left without landmarks since the "
-                                   "element started, by max-faces or by the 256 predictions per frame (each face "
-                                   "reserves 2 x box-samples)",
-                                   0, G_MAXUINT64, 0, flags);
-      },
-      [](GstTaconiteLandmarks& self, const Settings&, GValue* v) { g_value_set_uint64(v, *self.faces_skipped); },
-      Lock::Own);
+  t.counter("faces-skipped", "Faces skipped",
+            "Faces (ROIs inside the frame and detections) left without landmarks since the element started, by "
+            "max-faces or by the 256 predictions per frame (each face reserves 2 x box-samples)",
+            [](GstTaconiteLandmarks& self) -> guint64 { return *self.faces_skipped; }, Lock::Own);
 }
 
 static void finalize(GObject* object) {

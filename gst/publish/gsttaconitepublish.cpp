@@ -505,44 +505,21 @@ static void declare_properties(PropertyTable<GstTaconitePublish, Settings>& t) {
            "best-face=path: bytes of the files written since start kept at most; beyond, the oldest are deleted "
            "(the newest is kept). Default: 67108864",
            1, G_MAXUINT64, &Settings::best_face_max_bytes, ready);
-  t.read_only(
-      [](GParamFlags flags) {
-        return g_param_spec_uint64("messages-published", "Messages published",
-                                   "Documents written to the file, or sent (QoS 0) / acknowledged by the broker "
-                                   "(QoS 1), since the element started",
-                                   0, G_MAXUINT64, 0, flags);
-      },
-      [](GstTaconitePublish& self, const Settings&, GValue* v) {
-        g_value_set_uint64(v, (*self.counters)->published);
-      });
-  t.read_only(
-      [](GParamFlags flags) {
-        return g_param_spec_uint64("messages-dropped", "Messages dropped",
-                                   "method=mqtt: documents dropped since the element started (max-pending "
-                                   "exceeded, lost with a QoS 0 connection, or still pending at stop)",
-                                   0, G_MAXUINT64, 0, flags);
-      },
-      [](GstTaconitePublish& self, const Settings&, GValue* v) { g_value_set_uint64(v, (*self.counters)->dropped); });
-  t.read_only(
-      [](GParamFlags flags) {
-        return g_param_spec_uint64("tracks-evicted", "Tracks evicted",
-                                   "messages=tracks|both: tracks ended early to keep max-tracks open, since the "
-                                   "element started",
-                                   0, G_MAXUINT64, 0, flags);
-      },
-      [](GstTaconitePublish& self, const Settings&, GValue* v) {
-        g_value_set_uint64(v, (*self.counters)->tracks_evicted);
-      });
-  t.read_only(
-      [](GParamFlags flags) {
-        return g_param_spec_uint64("best-faces-dropped", "Best faces dropped",
-                                   "best-face=path|base64: better faces not kept since the element started (the "
-                                   "writer's queue was full, or the file could not be written)",
-                                   0, G_MAXUINT64, 0, flags);
-      },
-      [](GstTaconitePublish& self, const Settings&, GValue* v) {
-        g_value_set_uint64(v, (*self.counters)->best_faces_dropped);
-      });
+  t.counter("messages-published", "Messages published",
+            "Documents written to the file, or sent (QoS 0) / acknowledged by the broker (QoS 1), since the "
+            "element started",
+            [](GstTaconitePublish& self) -> guint64 { return (*self.counters)->published; });
+  t.counter("messages-dropped", "Messages dropped",
+            "method=mqtt: documents dropped since the element started (max-pending exceeded, lost with a QoS 0 "
+            "connection, or still pending at stop)",
+            [](GstTaconitePublish& self) -> guint64 { return (*self.counters)->dropped; });
+  t.counter("tracks-evicted", "Tracks evicted",
+            "messages=tracks|both: tracks ended early to keep max-tracks open, since the element started",
+            [](GstTaconitePublish& self) -> guint64 { return (*self.counters)->tracks_evicted; });
+  t.counter("best-faces-dropped", "Best faces dropped",
+            "best-face=path|base64: better faces not kept since the element started (the writer's queue was "
+            "full, or the file could not be written)",
+            [](GstTaconitePublish& self) -> guint64 { return (*self.counters)->best_faces_dropped; });
 }
 
 static void finalize(GObject* object) {
