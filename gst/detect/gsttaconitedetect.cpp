@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "box_tracker.hpp"
+#include "carried_detections.hpp"
 #include "cxx_boundary.hpp"
 #include "face_selection.hpp"
 #include "property_table.hpp"
@@ -96,8 +97,7 @@ struct Stream {
   std::unique_ptr<YuNetDetector> detector;
   GstVideoInfo info;
   bool have_info = false;
-  guint frames_to_detection = 0;     // frames that carry `carried` before the next detection
-  std::vector<DetectedFace> carried;  // the last detection's faces, frame pixels
+  taconite::vision::CarriedDetections<DetectedFace> faces;  // frame pixels
 };
 
 }  // namespace
@@ -217,11 +217,6 @@ static bool load_detector(GstTaconiteDetect* self) {
   return true;
 }
 
-static void reset_detection(Stream& stream) {
-  stream.frames_to_detection = 0;
-  stream.carried.clear();
-}
-
 static gboolean start(GstBaseTransform* trans) {
   auto* self = GST_TACONITE_DETECT(trans);
   return bool_guarded(GST_ELEMENT(self), "Could not load the face detection model.",
@@ -233,7 +228,7 @@ static gboolean stop(GstBaseTransform* trans) {
   return bool_guarded(GST_ELEMENT(self), "Could not stop taconitedetect.", [&]() -> bool {
     self->stream->detector.reset();
     self->stream->have_info = false;
-    reset_detection(*self->stream);
+    self->stream->faces.reset();
     return TRUE;
   });
 }
@@ -247,7 +242,7 @@ static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*ou
       return FALSE;
     }
     self->stream->have_info = true;
-    reset_detection(*self->stream);  // the boxes were for the old frame size
+    self->stream->faces.reset();  // the boxes were for the old frame size
     return TRUE;
   });
 }
@@ -256,7 +251,7 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
   auto* self = GST_TACONITE_DETECT(trans);
   return bool_guarded(GST_ELEMENT(self), "taconitedetect could not handle an event.", [&]() -> bool {
     if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP || GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START)
-      reset_detection(*self->stream);
+      self->stream->faces.reset();
     return GST_BASE_TRANSFORM_CLASS(gst_taconite_detect_parent_class)->sink_event(trans, event);
   });
 }
@@ -271,7 +266,7 @@ static GstFlowReturn detect_in_place(GstTaconiteDetect* self, GstBuffer* buffer)
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("A buffer arrived before caps."), (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  const bool fresh = stream.frames_to_detection == 0;
+  const bool fresh = stream.faces.due();
   if (fresh) {
     ReadableFrame frame;
     std::string problem;
@@ -280,11 +275,9 @@ static GstFlowReturn detect_in_place(GstTaconiteDetect* self, GstBuffer* buffer)
                         ("%s", problem.c_str()));
       return GST_FLOW_ERROR;
     }
-    stream.carried = detect_faces(self, frame.view(), min_face_size);
-    stream.frames_to_detection = interval;
+    stream.faces.detected(detect_faces(self, frame.view(), min_face_size), interval);
   }
-  --stream.frames_to_detection;
-  write_faces(self, buffer, stream.carried, fresh);  // the frame is unmapped: the buffer takes metas again
+  write_faces(self, buffer, stream.faces.take(), fresh);  // the frame is unmapped: the buffer takes metas again
   return GST_FLOW_OK;
 }
 

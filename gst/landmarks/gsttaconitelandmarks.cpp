@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "carried_detections.hpp"
 #include "cxx_boundary.hpp"
 #include "face_landmarks.hpp"
 #include "face_selection.hpp"
@@ -122,8 +123,7 @@ struct Stream {
   std::unique_ptr<FaceDetector> detector;  // created on the first detection
   GstVideoInfo info;
   bool have_info = false;
-  guint frames_to_detection = 0;         // frames that reuse `carried` before the next detection
-  std::vector<FaceDetection> carried;   // the last detection's faces
+  taconite::vision::CarriedDetections<FaceDetection> detected;  // the last detection's faces
 };
 
 }  // namespace
@@ -175,14 +175,13 @@ static bool wants_detection(DetectMode mode, bool has_face_rois) {
 static std::vector<FaceDetection> detections(GstTaconiteLandmarks* self, const ImageView& frame, guint interval,
                                              double scale) {
   Stream& stream = *self->stream;
-  if (stream.frames_to_detection == 0) {
+  if (stream.detected.due()) {
     if (!stream.detector) stream.detector = std::make_unique<FaceDetector>();
-    stream.carried = stream.detector->detect(frame, scale);
-    stream.frames_to_detection = interval;
-    GST_LOG_OBJECT(self, "detected %zu faces", stream.carried.size());
+    std::vector<FaceDetection> faces = stream.detector->detect(frame, scale);
+    GST_LOG_OBJECT(self, "detected %zu faces", faces.size());
+    stream.detected.detected(std::move(faces), interval);
   }
-  --stream.frames_to_detection;
-  return stream.carried;
+  return stream.detected.take();
 }
 
 // The box clipped to the frame, or nothing when they do not intersect.
@@ -275,18 +274,13 @@ static gboolean start(GstBaseTransform* trans) {
   return bool_guarded(GST_ELEMENT(self), "Could not start taconitelandmarks.", [&] { return start_unguarded(self); });
 }
 
-static void reset_detection(Stream& stream) {
-  stream.frames_to_detection = 0;
-  stream.carried.clear();
-}
-
 static gboolean stop(GstBaseTransform* trans) {
   auto* self = GST_TACONITE_LANDMARKS(trans);
   return bool_guarded(GST_ELEMENT(self), "Could not stop taconitelandmarks.", [&]() -> bool {
     self->stream->model.reset();
     self->stream->detector.reset();
     self->stream->have_info = false;
-    reset_detection(*self->stream);
+    self->stream->detected.reset();
     return TRUE;
   });
 }
@@ -300,7 +294,7 @@ static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*ou
       return FALSE;
     }
     self->stream->have_info = true;
-    reset_detection(*self->stream);  // the boxes were for the old frame size
+    self->stream->detected.reset();  // the boxes were for the old frame size
     return TRUE;
   });
 }
@@ -309,7 +303,7 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
   auto* self = GST_TACONITE_LANDMARKS(trans);
   return bool_guarded(GST_ELEMENT(self), "taconitelandmarks could not handle an event.", [&]() -> bool {
     if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP || GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START)
-      reset_detection(*self->stream);
+      self->stream->detected.reset();
     return GST_BASE_TRANSFORM_CLASS(gst_taconite_landmarks_parent_class)->sink_event(trans, event);
   });
 }
