@@ -1,11 +1,13 @@
 #include "unknown_clusters.hpp"
 
-#include <faiss/IndexFlat.h>
-#include <faiss/impl/AuxIndexStructures.h>
+#include "simd_flat_ip.hpp"
+
+#include <faiss/impl/DistanceComputer.h>
 
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <numeric>
 #include <string>
 
@@ -35,6 +37,12 @@ class Components {
 
  private:
   std::vector<std::size_t> parent_;
+};
+
+// A pair that may be linked: the other face (an index in id order) and the float similarity.
+struct Candidate {
+  std::uint32_t face;
+  float similarity;
 };
 
 double exact_dot(const float* a, const float* b, std::size_t dim) {
@@ -72,27 +80,49 @@ Result<std::vector<UnknownCluster>> cluster_unknown_faces(std::span<const Unknow
 
   Components components(n);
   try {
-    faiss::IndexFlatIP index(static_cast<idx_t>(dim));
+    SimdFlatIP index(static_cast<idx_t>(dim));
     index.add(static_cast<idx_t>(n), vectors.data());
-    // FAISS keeps similarities > radius: every pair that may reach the threshold, with margin.
-    const float radius = static_cast<float>(threshold - kClusterRoundingMargin);
-    const std::size_t block = std::max<std::size_t>(1, kMaxRangeResults / n);
+    // Rows of the upper triangle in blocks, so the candidate pairs held stay bounded.
+    const std::size_t block = std::max<std::size_t>(1, kMaxCandidatePairs / n);
     for (std::size_t start = 0; start < n; start += block) {
-      const std::size_t count = std::min(block, n - start);
-      faiss::RangeSearchResult result(static_cast<idx_t>(count));
-      index.range_search(static_cast<idx_t>(count), vectors.data() + start * dim, radius, &result);
-      for (std::size_t q = 0; q < count; ++q) {
-        const std::size_t i = start + q;
-        for (std::size_t r = result.lims[q]; r < result.lims[q + 1]; ++r) {
-          const std::size_t j = static_cast<std::size_t>(result.labels[r]);
-          if (j <= i || j >= n || components.find(i) == components.find(j)) continue;
-          // Far from the threshold FAISS's float is decisive; near it, the exact dot product is.
-          const double similarity = result.distances[r] >= threshold + kClusterRoundingMargin
-                                        ? 1.0
-                                        : exact_dot(&vectors[i * dim], &vectors[j * dim], dim);
-          if (similarity >= threshold) components.join(i, j);
+      const std::size_t end = std::min(n, start + block);
+      std::vector<std::vector<Candidate>> rows(end - start);
+      bool failed = false;
+#pragma omp parallel
+      {
+        // Each thread its own distance computer (it holds the query).
+        std::unique_ptr<faiss::FlatCodesDistanceComputer> distance;
+        try {
+          distance.reset(index.get_FlatCodesDistanceComputer());
+        } catch (...) {
+#pragma omp atomic write
+          failed = true;
+        }
+#pragma omp for schedule(dynamic, 8)
+        for (std::size_t i = start; i < end; ++i) {
+          if (!distance) continue;
+          try {
+            distance->set_query(&vectors[i * dim]);
+            // Every pair that may reach the threshold, with margin for float rounding.
+            for (std::size_t j = i + 1; j < n; ++j)
+              if (const float s = (*distance)(static_cast<idx_t>(j)); s >= threshold - kClusterRoundingMargin)
+                rows[i - start].push_back({static_cast<std::uint32_t>(j), s});
+          } catch (...) {  // bad_alloc: no exception may leave an OpenMP region
+#pragma omp atomic write
+            failed = true;
+          }
         }
       }
+      if (failed) return Error{ErrorKind::Io, "cannot cluster the unknown faces: out of memory"};
+      for (std::size_t i = start; i < end; ++i)
+        for (const Candidate& c : rows[i - start]) {
+          if (components.find(i) == components.find(c.face)) continue;
+          // Far from the threshold the float is decisive; near it, the exact dot product is.
+          const double similarity = c.similarity >= threshold + kClusterRoundingMargin
+                                        ? 1.0
+                                        : exact_dot(&vectors[i * dim], &vectors[c.face * dim], dim);
+          if (similarity >= threshold) components.join(i, c.face);
+        }
     }
   } catch (const std::exception& e) {  // FAISS errors, bad_alloc
     return Error{ErrorKind::Io, std::string("cannot cluster the unknown faces: ") + e.what()};

@@ -1,6 +1,7 @@
 // Clusters of unknown faces (gallery/unknown_clusters.hpp) on constructed embeddings: who joins,
 // who does not, chains, ties at the threshold, determinism under shuffling, hostile options.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -137,6 +138,16 @@ TEST(UnknownClusters, TheSameFacesInAnyOrderGiveTheSameClusters) {
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(describe(again.value(), faces), expected) << "round " << round;
   }
+  // One thread or several: the same.
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  auto one_thread = cluster_unknown_faces(faces);
+  omp_set_num_threads(std::max(2, threads));
+  auto several = cluster_unknown_faces(faces);
+  omp_set_num_threads(threads);
+  ASSERT_TRUE(one_thread.ok() && several.ok());
+  EXPECT_EQ(describe(one_thread.value(), faces), expected);
+  EXPECT_EQ(describe(several.value(), faces), expected);
 }
 
 // A cluster's id is its smallest face id: adding faces (with larger ids) keeps it.
@@ -180,8 +191,8 @@ TEST(UnknownClusters, HostileOptionsAndInputsAreRefused) {
   EXPECT_TRUE(cluster_unknown_faces(std::vector<UnknownFaceRow>{}).value().empty());
 }
 
-// Faces that are all one person: the range search's results stay bounded (blocks of queries)
-// and the answer is one cluster.
+// Faces that are all one person: the candidate pairs held stay bounded (blocks of rows) and the
+// answer is one cluster.
 TEST(UnknownClusters, ThousandsOfViewsOfOnePersonAreOneCluster) {
   std::mt19937 rng(5);
   const auto person = random_direction(rng);
