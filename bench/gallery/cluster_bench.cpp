@@ -3,7 +3,7 @@
 // `forget` cluster with) on synthetic faces: P people (random 512-d unit directions) x V views
 // each (the direction plus Gaussian noise, cosine ~0.65 between two views of one person, like
 // tracks of one person; ~0 between people). Reports the median, min and max of R runs of the
-// clustering alone, the clusters found against the P people, and the CPU.
+// clustering alone, the clusters found against the P people, the CPU and the dot kernels used.
 //
 //   cluster-bench [--people 1000] [--views 10] [--runs 5] [--threshold 0.5]
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "simd_dot.hpp"
 #include "unknown_clusters.hpp"
 
 namespace {
@@ -42,7 +43,7 @@ std::string cpu() {
   const char* isa = flags.find(" avx512f ") != std::string::npos ? "AVX-512F"
                     : flags.find(" avx2 ") != std::string::npos  ? "AVX2"
                                                                  : "no AVX2";
-  return model + " (" + isa + ")";
+  return model + " (" + isa + "; dot kernels " + dot_kernels_isa() + ")";
 }
 
 }  // namespace
