@@ -2,7 +2,6 @@
 
 #include <sqlite3.h>
 
-#include <cmath>
 #include <cstring>
 #include <optional>
 #include <utility>
