@@ -2,7 +2,6 @@
 
 #include <sqlite3.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -10,6 +9,7 @@
 
 #include "identity_fields.hpp"
 #include "pg_store.hpp"
+#include "store_impl.hpp"
 
 namespace taconite::gallery {
 
@@ -72,85 +72,7 @@ std::string migration_to_v2() {
          "PRAGMA user_version = 2;\n";
 }
 
-// An embedding whose squared norm is this close to 1 is already unit length: it is stored as
-// given, so a template exported and imported again keeps its exact bits (and is seen as a duplicate).
-constexpr double kUnitTolerance = 1e-6;
-
-std::int64_t now_unix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-struct StatementDeleter {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Statement = std::unique_ptr<sqlite3_stmt, StatementDeleter>;
-
-const char* column_text(sqlite3_stmt* s, int column) {
-  const unsigned char* text = sqlite3_column_text(s, column);
-  return text ? reinterpret_cast<const char*>(text) : "";
-}
-
 }  // namespace
-
-struct GalleryStore::Impl {
-  std::filesystem::path path;
-  sqlite3* db = nullptr;
-  std::unique_ptr<PgStore> pg;  // set for a PostgreSQL gallery (then db is null)
-  int dim = 0;
-
-  // Ends the open transaction, keeping nothing it wrote.
-  void rollback() const {
-    if (pg)
-      pg->rollback();
-    else
-      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-
-  ~Impl() {
-    // A writer leaves an empty WAL behind (best effort: it waits busy_timeout for readers). A
-    // reader keeps the file's WAL alive after we close, and a gallery replaced with `mv new.db
-    // people.db` would otherwise be read through the old file's WAL frames: old pages on the new
-    // file (SQLite pairs a database with its -wal by name only).
-    if (db && sqlite3_db_readonly(db, "main") == 0)
-      sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
-    if (db) sqlite3_close_v2(db);
-  }
-
-  // An error naming the file and what SQLite said, with a hint for the common cases.
-  Error error(const std::string& what, int code) const {
-    std::string message = path.string() + ": " + what + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(code));
-    switch (code & 0xff) {
-      case SQLITE_NOTADB:
-      case SQLITE_CORRUPT: message += " (the file is corrupt or not a taconite gallery)"; break;
-      case SQLITE_BUSY:
-      case SQLITE_LOCKED: message += " (another process holds the gallery's write lock; try again)"; break;
-      case SQLITE_READONLY: message += " (the file or its directory is read-only)"; break;
-      default: break;
-    }
-    return Error{ErrorKind::Io, message};
-  }
-
-  Result<Statement> prepare(const char* sql) const {
-    sqlite3_stmt* s = nullptr;
-    const int rc = sqlite3_prepare_v2(db, sql, -1, &s, nullptr);
-    if (rc != SQLITE_OK) return error("cannot read the gallery", rc);
-    return Statement(s);
-  }
-
-  Status exec(const char* sql, const char* what) const {
-    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
-    if (rc != SQLITE_OK) return error(what, rc);
-    return Ok{};
-  }
-
-  Result<std::int64_t> single_int(const char* sql) const {
-    Result<Statement> s = prepare(sql);
-    if (!s) return s.error();
-    const int rc = sqlite3_step(s.value().get());
-    if (rc != SQLITE_ROW) return error("cannot read the gallery", rc);
-    return static_cast<std::int64_t>(sqlite3_column_int64(s.value().get(), 0));
-  }
-};
 
 bool is_postgres_location(std::string_view location) {
   if (location.starts_with("postgresql://") || location.starts_with("postgres://")) return true;
@@ -240,36 +162,6 @@ Status check_schema(const GalleryStore::Impl& impl, const GalleryInfo& info) {
   return Ok{};
 }
 
-// A template as stored: its embedding at unit length, and the norm to keep (the given one, or the
-// embedding's length when none was given).
-struct StoredEmbedding {
-  std::vector<float> unit;
-  double norm = 0.0;
-};
-
-// The embedding as stored: finite, not zero, of unit length.
-Result<StoredEmbedding> unit_embedding(const NewTemplate& t, int dim, const std::string& file) {
-  const std::string from = "embedding from " + (t.source.empty() ? std::string("(no source)") : printable_source(t.source));
-  if (static_cast<int>(t.embedding.size()) != dim)
-    return Error{ErrorKind::Input, file + ": " + from + " has " + std::to_string(t.embedding.size()) +
-                                       " values, the gallery holds " + std::to_string(dim)};
-  double sum = 0.0;
-  for (std::size_t i = 0; i < t.embedding.size(); ++i) {
-    if (!std::isfinite(t.embedding[i]))
-      return Error{ErrorKind::Input, from + ": value " + std::to_string(i) + " is not finite (" +
-                                         std::to_string(t.embedding[i]) + ")"};
-    sum += static_cast<double>(t.embedding[i]) * t.embedding[i];
-  }
-  if (sum <= 0.0) return Error{ErrorKind::Input, from + " is all zeros"};
-  if (t.norm < 0.0 || !std::isfinite(t.norm))
-    return Error{ErrorKind::Input, from + ": norm " + std::to_string(t.norm) + " is not a finite positive number"};
-  const double length = std::sqrt(sum);
-  StoredEmbedding stored{t.embedding, t.norm > 0.0 ? t.norm : length};
-  if (std::abs(sum - 1.0) > kUnitTolerance)
-    for (std::size_t i = 0; i < stored.unit.size(); ++i) stored.unit[i] = static_cast<float>(t.embedding[i] / length);
-  return stored;
-}
-
 }  // namespace
 
 GalleryStore::GalleryStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -338,7 +230,8 @@ Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, con
   if (Status s = impl->exec(setup.c_str(), "cannot initialise"); !s) return s.error();
   Result<WriteBatch> batch = start_write(*impl);
   if (!batch) return batch.error();
-  if (Status s = impl->exec(schema().c_str(), "cannot create the tables"); !s) return s.error();
+  if (Status s = impl->exec((schema() + kSqliteUnknownFacesTable).c_str(), "cannot create the tables"); !s)
+    return s.error();
   Result<Statement> insert = impl->prepare(
       "INSERT INTO gallery(key, schema_version, embedding_dim, model_fingerprint, model, created_unix, revision)"
       " VALUES (1, ?, ?, ?, ?, ?, 0)");
@@ -371,6 +264,8 @@ Result<GalleryStore> GalleryStore::open(const std::filesystem::path& path, Acces
                                     std::to_string(kSchemaVersion) + " in PostgreSQL"};
   if (access == Access::ReadWrite && info.value().schema_version == 1)
     if (Status s = migrate_to_v2(*impl); !s) return s.error();
+  if (access == Access::ReadWrite)
+    if (Status s = add_unknown_faces_table_if_missing(*impl); !s) return s.error();
   return GalleryStore(std::move(impl));
 }
 
@@ -415,7 +310,9 @@ GalleryStore::ReadSnapshot::~ReadSnapshot() {
 Result<GalleryStore::WriteBatch> GalleryStore::begin_write() { return start_write(*impl_); }
 
 GalleryStore::WriteBatch::WriteBatch(WriteBatch&& other) noexcept
-    : impl_(std::exchange(other.impl_, nullptr)), changes_at_begin_(other.changes_at_begin_) {}
+    : impl_(std::exchange(other.impl_, nullptr)),
+      changes_at_begin_(other.changes_at_begin_),
+      unknown_changes_(other.unknown_changes_) {}
 
 GalleryStore::WriteBatch::~WriteBatch() {
   if (impl_) impl_->rollback();
@@ -425,11 +322,15 @@ Status GalleryStore::WriteBatch::commit() {
   if (!impl_) return Error{ErrorKind::Input, "the write batch has already ended"};
   Impl* impl = std::exchange(impl_, nullptr);
   if (impl->pg) return impl->pg->commit();
-  if (sqlite3_total_changes(impl->db) == changes_at_begin_) {  // nothing written: revision kept
+  const int changes = sqlite3_total_changes(impl->db) - changes_at_begin_;
+  if (changes == 0) {  // nothing written: revision kept
     sqlite3_exec(impl->db, "ROLLBACK", nullptr, nullptr, nullptr);
     return Ok{};
   }
-  Status s = impl->exec("UPDATE gallery SET revision = revision + 1 WHERE key = 1", "cannot write");
+  // Unknown faces are not what a pipeline searches: only identities and templates make a revision.
+  Status s = changes > unknown_changes_
+                 ? impl->exec("UPDATE gallery SET revision = revision + 1 WHERE key = 1", "cannot write")
+                 : Status(Ok{});
   if (s) s = impl->exec("COMMIT", "cannot commit");
   if (!s) sqlite3_exec(impl->db, "ROLLBACK", nullptr, nullptr, nullptr);
   return s;
@@ -445,7 +346,9 @@ Result<Enrolled> GalleryStore::WriteBatch::enroll(const std::string& name, const
   std::vector<std::vector<float>> units;
   std::vector<double> norms;
   for (const NewTemplate& t : templates) {
-    Result<StoredEmbedding> stored = unit_embedding(t, impl_->dim, file);
+    const std::string from =
+        file + ": embedding from " + (t.source.empty() ? std::string("(no source)") : printable_source(t.source));
+    Result<StoredEmbedding> stored = unit_embedding(t.embedding, t.norm, impl_->dim, from);
     if (!stored) return stored.error();
     units.push_back(std::move(stored.value().unit));
     norms.push_back(stored.value().norm);

@@ -17,6 +17,12 @@
 // (`service=...`, `host=... dbname=...`), is a gallery in a PostgreSQL database instead
 // (pg_store.hpp): the same calls, the same rules, the database as the source of truth.
 //
+// Unknown faces kept for review (unknown_face.hpp) live in the table `unknown_faces` of the same
+// gallery. They are not part of what a pipeline searches: writing them bumps no revision and
+// notifies nobody. The table is additive: `create` makes it, the first read-write open of an
+// older version 2 gallery adds it (no version bump: an older taconite still opens the file), and
+// a reader of a gallery without it sees no unknown faces.
+//
 // Every error names the file (or the connection string). No exception leaves these calls. One
 // GalleryStore is not safe for concurrent calls; open one per thread.
 #pragma once
@@ -31,6 +37,7 @@
 
 #include "model_fingerprint.hpp"
 #include "taconite/error.hpp"
+#include "unknown_face.hpp"
 
 namespace taconite::gallery {
 
@@ -155,7 +162,12 @@ class GalleryStore {
     // ids, names, metadata, sources and times (taconite-gallery copy). Fails when an id or name
     // is taken; the batch then ends, rolled back.
     Status copy_identity(const IdentityRow& identity, std::span<const TemplateRow> templates);
-    // Keeps the writes and bumps `revision` (when something changed). The batch ends either way.
+    // Deletes these unknown faces (ids that do not exist are ignored); returns how many went.
+    // `taconite-gallery name` enrols a cluster and removes its faces in one transaction; the
+    // removal alone bumps no revision.
+    Result<std::size_t> remove_unknown_faces(std::span<const std::int64_t> ids);
+    // Keeps the writes and bumps `revision` (when an identity or template changed). The batch
+    // ends either way.
     Status commit();
 
    private:
@@ -166,6 +178,7 @@ class GalleryStore {
     WriteBatch(Impl* impl, int changes_at_begin) : impl_(impl), changes_at_begin_(changes_at_begin) {}
     Impl* impl_ = nullptr;      // null once committed or rolled back
     int changes_at_begin_ = 0;  // SQLite's row change count at BEGIN: no change, no new revision
+    int unknown_changes_ = 0;   // of those since, rows of unknown_faces (no new revision either)
   };
   Result<WriteBatch> begin_write();
 
@@ -183,6 +196,17 @@ class GalleryStore {
   Status listen_for_changes();
   int change_socket() const;
   Result<bool> changes_notified();
+
+  // Stores one unknown face and applies `keep`, in one transaction. Does NOT bump the gallery's
+  // revision and sends no change notification (running pipelines have nothing to reload). Input
+  // error for a bad field (named), Io error naming the gallery otherwise. Returns its id.
+  Result<std::int64_t> add_unknown_face(const NewUnknownFace& face, const UnknownRetention& keep);
+  // Every kept unknown face in id order (none when the gallery has no table for them). Io error
+  // when it holds more than kMaxUnknownFaces or a corrupt row.
+  Result<std::vector<UnknownFaceRow>> unknown_faces(bool with_embeddings, bool with_jpeg) const;
+  // Deletes these unknown faces (ids that do not exist are ignored); returns how many went. No
+  // revision bump (`forget`).
+  Result<std::size_t> remove_unknown_faces(std::span<const std::int64_t> ids);
 
   Result<std::vector<IdentityRow>> identities() const;
   // Every template, in id order; without embeddings only ids, identity, norm, source and time.

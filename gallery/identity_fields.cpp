@@ -2,11 +2,17 @@
 
 #include <glib.h>
 
+#include <cmath>
+
 #include "json_text.hpp"
 
 namespace taconite::gallery {
 
 namespace {
+
+// An embedding whose squared norm is this close to 1 is already unit length: it is stored as
+// given, so a template exported and imported again keeps its exact bits (and is seen as a duplicate).
+constexpr double kUnitTolerance = 1e-6;
 
 bool breaks_a_line(gunichar c) {
   const GUnicodeType type = g_unichar_type(c);
@@ -21,25 +27,27 @@ std::string code_point(gunichar c) {
 
 }  // namespace
 
-Status check_identity_name(std::string_view name) {
+Status check_name_like(std::string_view what, std::string_view name) {
   if (name.empty() || name.size() > kMaxNameBytes)
-    return Error{ErrorKind::Input, "identity name of " + std::to_string(name.size()) + " bytes, must be 1.." +
+    return Error{ErrorKind::Input, std::string(what) + " of " + std::to_string(name.size()) + " bytes, must be 1.." +
                                        std::to_string(kMaxNameBytes)};
   const char* end = nullptr;
   if (!g_utf8_validate(name.data(), static_cast<gssize>(name.size()), &end))
-    return Error{ErrorKind::Input, "identity name is not valid UTF-8 (byte " + std::to_string(end - name.data()) + ")"};
+    return Error{ErrorKind::Input, std::string(what) + " is not valid UTF-8 (byte " + std::to_string(end - name.data()) + ")"};
   bool blank = true;
   long position = 0;
   for (const char* p = name.data(); p < name.data() + name.size(); p = g_utf8_next_char(p), ++position) {
     const gunichar c = g_utf8_get_char(p);
     if (breaks_a_line(c))
-      return Error{ErrorKind::Input, "identity name holds a control character (" + code_point(c) + " at character " +
+      return Error{ErrorKind::Input, std::string(what) + " holds a control character (" + code_point(c) + " at character " +
                                          std::to_string(position) + ")"};
     blank = blank && g_unichar_isspace(c);
   }
-  if (blank) return Error{ErrorKind::Input, "identity name is blank"};
+  if (blank) return Error{ErrorKind::Input, std::string(what) + " is blank"};
   return Ok{};
 }
+
+Status check_identity_name(std::string_view name) { return check_name_like("identity name", name); }
 
 Result<std::string> canonical_metadata(std::string_view text) {
   if (text.empty()) return std::string("{}");
@@ -70,6 +78,28 @@ std::string printable_source(std::string_view source) {
   }
   g_free(valid);
   return out;
+}
+
+Result<StoredEmbedding> unit_embedding(std::span<const float> embedding, double norm, int dim,
+                                       const std::string& what) {
+  if (embedding.size() != static_cast<std::size_t>(dim))
+    return Error{ErrorKind::Input, what + " has " + std::to_string(embedding.size()) + " values, the gallery holds " +
+                                       std::to_string(dim)};
+  double sum = 0.0;
+  for (std::size_t i = 0; i < embedding.size(); ++i) {
+    if (!std::isfinite(embedding[i]))
+      return Error{ErrorKind::Input,
+                   what + ": value " + std::to_string(i) + " is not finite (" + std::to_string(embedding[i]) + ")"};
+    sum += static_cast<double>(embedding[i]) * embedding[i];
+  }
+  if (sum <= 0.0) return Error{ErrorKind::Input, what + " is all zeros"};
+  if (norm < 0.0 || !std::isfinite(norm))
+    return Error{ErrorKind::Input, what + ": norm " + std::to_string(norm) + " is not a finite positive number"};
+  const double length = std::sqrt(sum);
+  StoredEmbedding stored{std::vector<float>(embedding.begin(), embedding.end()), norm > 0.0 ? norm : length};
+  if (std::abs(sum - 1.0) > kUnitTolerance)
+    for (std::size_t i = 0; i < stored.unit.size(); ++i) stored.unit[i] = static_cast<float>(embedding[i] / length);
+  return stored;
 }
 
 }  // namespace taconite::gallery

@@ -3,8 +3,10 @@
 // JSON documents and `taconite-gallery list` lines: they must be valid UTF-8 on one line.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gallery_store.hpp"
 
@@ -16,6 +18,9 @@ inline constexpr std::size_t kMaxSourceBytes = 1024;
 // Input error when `name` is empty, only white space, longer than kMaxNameBytes, not valid UTF-8,
 // or holds a control character (U+0000..U+001F, U+007F..U+009F) or a line/paragraph separator.
 Status check_identity_name(std::string_view name);
+// The same checks for another text that is shown like a name (a camera's stream name), with
+// `what` naming it in the error.
+Status check_name_like(std::string_view what, std::string_view name);
 
 // The metadata as stored: "{}" for empty text; a JSON object (at most kMaxMetadataBytes, no
 // non-finite number) re-written compactly on one line; anything else is an input error.
@@ -24,5 +29,17 @@ Result<std::string> canonical_metadata(std::string_view text);
 // The source as stored: invalid UTF-8 and control characters replaced by U+FFFD, cut (at a
 // character boundary) to kMaxSourceBytes. A source is informational, so it is mended, not refused.
 std::string printable_source(std::string_view source);
+
+// An embedding as stored: at unit length, with the norm to keep (the given one, or the
+// embedding's length when none was given).
+struct StoredEmbedding {
+  std::vector<float> unit;
+  double norm = 0.0;
+};
+
+// Input error, starting with `what` (the gallery and whose embedding), unless `embedding` has
+// `dim` finite values, not all zero, and `norm` is 0 or finite and positive.
+Result<StoredEmbedding> unit_embedding(std::span<const float> embedding, double norm, int dim,
+                                       const std::string& what);
 
 }  // namespace taconite::gallery

@@ -4,11 +4,12 @@
 
 #include <bit>
 #include <charconv>
-#include <chrono>
 #include <cstring>
 #include <utility>
 
 #include "identity_fields.hpp"
+#include "pg_query.hpp"
+#include "unix_time.hpp"
 
 namespace taconite::gallery {
 
@@ -41,21 +42,6 @@ CREATE TABLE templates(
 CREATE INDEX templates_by_identity ON templates(identity_id);
 )sql";
 
-std::int64_t now_unix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
-
-std::int64_t to_int(const char* text) {
-  std::int64_t value = 0;
-  std::from_chars(text, text + std::strlen(text), value);
-  return value;
-}
-
 // The connection string without its password, for messages: its options as key=value.
 std::string without_password(PQconninfoOption* options) {
   std::string shown;
@@ -76,55 +62,11 @@ std::string connection_hint(PGconn* conn, const std::string& message) {
   return " (server unreachable or refusing connections)";
 }
 
-// libpq's messages end with a newline and may hold several lines: one line for ours.
-std::string one_line(const char* text) {
-  std::string line = text ? text : "";
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-  for (char& c : line)
-    if (c == '\n') c = ' ';
-  return line;
-}
-
 }  // namespace
-
-struct PgStore::Connection {
-  PGconn* conn = nullptr;
-  ~Connection() {
-    if (conn) PQfinish(conn);
-  }
-};
 
 PgStore::PgStore(std::unique_ptr<Connection> connection, std::string name)
     : connection_(std::move(connection)), name_(std::move(name)) {}
 PgStore::~PgStore() = default;
-
-namespace {
-
-// Runs statements with text parameters (and binary ones where `binary` says so); an Io error
-// naming the gallery and the server's message when it fails.
-Result<PgResult> run(PGconn* conn, const std::string& gallery, const char* what, const char* sql,
-                     std::span<const std::string> params = {}, std::span<const int> binary = {}) {
-  std::vector<const char*> values;
-  std::vector<int> lengths, formats;
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    values.push_back(params[i].data());
-    lengths.push_back(static_cast<int>(params[i].size()));
-    formats.push_back(i < binary.size() ? binary[i] : 0);
-  }
-  // Without parameters PQexec, which also runs several statements (the schema).
-  PgResult r(params.empty() ? PQexec(conn, sql)
-                            : PQexecParams(conn, sql, static_cast<int>(params.size()), nullptr, values.data(),
-                                           lengths.data(), formats.data(), 0));
-  const ExecStatusType status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    std::string message = gallery + ": " + what + ": " + one_line(PQerrorMessage(conn));
-    if (PQstatus(conn) != CONNECTION_OK) message += " (connection to the server lost)";
-    return Error{ErrorKind::Io, message};
-  }
-  return r;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<PgStore>> PgStore::connect(const std::string& location) {
   char* parse_error = nullptr;
@@ -169,6 +111,7 @@ Status PgStore::create_schema(const ModelFingerprint& model, int dim) {
     return Error{ErrorKind::Input, name_ + ": already holds a taconite gallery (not overwritten)"};
   }
   if (Result<PgResult> r = run(conn, name_, "cannot create the tables", kSchema); !r) return rollback(), r.error();
+  if (Status s = create_unknown_faces_table(); !s) return rollback(), s.error();
   const std::string params[] = {std::to_string(kSchemaVersion), std::to_string(dim), model.sha256, model.model,
                                 std::to_string(now_unix())};
   if (Result<PgResult> r = run(conn, name_, "cannot write the gallery record",
@@ -354,17 +297,6 @@ Result<std::vector<IdentityRow>> PgStore::identities() const {
                           to_int(PQgetvalue(rows, i, 4)), to_int(PQgetvalue(rows, i, 3))});
   return identities;
 }
-
-namespace {
-
-// Binary result columns (network byte order).
-std::uint64_t be64(const char* bytes) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(bytes[i]);
-  return v;
-}
-
-}  // namespace
 
 // Row by row (libpq's single-row mode) and in binary: the load holds one row of the server's
 // answer at a time, not the whole table (100 k templates of 512 values are 200 MB as bytes, twice

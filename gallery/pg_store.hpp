@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gallery_store.hpp"
+#include "unknown_fields.hpp"
 
 namespace taconite::gallery {
 
@@ -58,6 +59,15 @@ class PgStore {
   Result<std::vector<IdentityRow>> identities() const;
   Result<std::vector<TemplateRow>> templates(bool with_embeddings, int dim) const;
 
+  // Unknown faces (pg_unknown_faces.cpp). None of these counts as a change: no revision bump, no
+  // NOTIFY. The first read-write open of a gallery made before the table existed adds it.
+  Status add_unknown_faces_table_if_missing();
+  // Inside a write: stores the face, then deletes what `keep` no longer keeps. Returns its id.
+  Result<std::int64_t> add_unknown_face(const StoredUnknownFace& face, const UnknownRetention& keep);
+  Result<std::vector<UnknownFaceRow>> unknown_faces(bool with_embeddings, bool with_jpeg, int dim) const;
+  // Inside a write.
+  Result<std::size_t> remove_unknown_faces(std::span<const std::int64_t> ids);
+
   // Change notification: every write that changed something sends NOTIFY taconite_gallery on commit.
   Status listen();
   int socket() const;
@@ -67,6 +77,10 @@ class PgStore {
  private:
   struct Connection;
   PgStore(std::unique_ptr<Connection> connection, std::string name);
+  // Inside a write transaction (create_schema, add_unknown_faces_table_if_missing).
+  Status create_unknown_faces_table();
+  // Whether the database holds the table.
+  Result<bool> has_unknown_faces_table() const;
   std::unique_ptr<Connection> connection_;
   std::string name_;
   std::int64_t changed_rows_ = 0;  // rows written by the open write transaction

@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -740,6 +742,225 @@ TEST_F(GalleryTest, AnIdentityWithThousandsOfTemplatesDoesNotHideTheOthers) {
   std::vector<float> query(kDim);
   for (float& x : query) x = normal(rng);
   EXPECT_EQ(hnsw.value().search(query, kMaxTopK).size(), std::size_t(kMaxTopK));
+}
+
+// Issue 24: unknown faces kept for review, in the gallery's table unknown_faces.
+NewUnknownFace unknown_face(int axis_index, const char* stream = "door") {
+  NewUnknownFace f;
+  f.embedding = axis(axis_index, 0.0f);
+  f.embedding[static_cast<std::size_t>(axis_index)] = 4.0f;  // raw: stored unit length, norm 4
+  f.jpeg = {0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9};
+  f.stream = stream;
+  f.track_id = 7;
+  f.first_seen_ms = 1700000000000;
+  f.last_seen_ms = 1700000004000;
+  f.quality = 0.8;
+  f.nearest_identity = 3;
+  f.nearest_name = "alice";
+  f.nearest_similarity = 0.25;
+  return f;
+}
+
+TEST_F(GalleryTest, UnknownFacesAreKeptAndReadBackWithoutANewRevision) {
+  GalleryStore store = make();
+  const std::int64_t revision = store.revision().value();
+  auto first = store.add_unknown_face(unknown_face(2), {});
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  NewUnknownFace no_picture = unknown_face(5, "yard");
+  no_picture.jpeg.clear();
+  no_picture.nearest_identity = 0;
+  no_picture.nearest_name = "";
+  no_picture.norm = 9.5;
+  auto second = store.add_unknown_face(no_picture, {});
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_GT(second.value(), first.value());
+  EXPECT_EQ(store.revision().value(), revision);  // pipelines have nothing to reload
+
+  auto faces = store.unknown_faces(true, true).value();
+  ASSERT_EQ(faces.size(), 2u);
+  const UnknownFaceRow& a = faces[0];
+  EXPECT_EQ(a.id, first.value());
+  EXPECT_EQ(a.embedding, axis(2));  // unit length
+  EXPECT_DOUBLE_EQ(a.norm, 4.0);
+  EXPECT_EQ(a.jpeg, unknown_face(2).jpeg);
+  EXPECT_EQ(a.stream, "door");
+  EXPECT_EQ(a.track_id, 7);
+  EXPECT_EQ(a.first_seen_ms, 1700000000000);
+  EXPECT_EQ(a.last_seen_ms, 1700000004000);
+  EXPECT_DOUBLE_EQ(a.quality, 0.8);
+  EXPECT_EQ(a.nearest_identity, 3);
+  EXPECT_EQ(a.nearest_name, "alice");
+  EXPECT_DOUBLE_EQ(a.nearest_similarity, 0.25);
+  EXPECT_LE(std::abs(a.created_unix - static_cast<std::int64_t>(std::time(nullptr))), 60);
+  EXPECT_TRUE(faces[1].jpeg.empty());
+  EXPECT_DOUBLE_EQ(faces[1].norm, 9.5);
+  EXPECT_EQ(faces[1].stream, "yard");
+
+  auto light = store.unknown_faces(false, false).value();
+  ASSERT_EQ(light.size(), 2u);
+  EXPECT_TRUE(light[0].embedding.empty());
+  EXPECT_TRUE(light[0].jpeg.empty());
+  EXPECT_EQ(light[0].stream, "door");
+  // Another process sees them (committed).
+  auto reader = GalleryStore::open(dir_ / "g.db", GalleryStore::Access::ReadOnly);
+  EXPECT_EQ(reader.value().unknown_faces(false, false).value().size(), 2u);
+}
+
+TEST_F(GalleryTest, UnknownFaceRetentionByCountKeepsTheNewestAndIdsAreNeverReused) {
+  GalleryStore store = make();
+  UnknownRetention three;
+  three.max_count = 3;
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(store.add_unknown_face(unknown_face(i), three).value());
+  auto faces = store.unknown_faces(false, false).value();
+  ASSERT_EQ(faces.size(), 3u);
+  EXPECT_EQ(faces[0].id, ids[2]);
+  EXPECT_EQ(faces[2].id, ids[4]);
+  const std::int64_t all[] = {ids[2], ids[3], ids[4], 999999};
+  EXPECT_EQ(store.remove_unknown_faces(all).value(), 3u);  // the unknown id is ignored
+  EXPECT_TRUE(store.unknown_faces(false, false).value().empty());
+  EXPECT_GT(store.add_unknown_face(unknown_face(0), three).value(), ids[4]);
+}
+
+TEST_F(GalleryTest, UnknownFaceRetentionByAgeDeletesFacesStoredTooLongAgo) {
+  GalleryStore store = make();
+  const std::int64_t old_id = store.add_unknown_face(unknown_face(0), {}).value();
+  const std::int64_t recent_id = store.add_unknown_face(unknown_face(1), {}).value();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "g.db").c_str(), &db), SQLITE_OK);
+  const std::string age = "UPDATE unknown_faces SET created_unix = created_unix - 1000 WHERE id = " +
+                          std::to_string(old_id);
+  ASSERT_EQ(sqlite3_exec(db, age.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  UnknownRetention ten_minutes;
+  ten_minutes.max_age_s = 600;
+  const std::int64_t newest = store.add_unknown_face(unknown_face(2), ten_minutes).value();
+  std::vector<std::int64_t> kept;
+  const auto faces = store.unknown_faces(false, false).value();
+  for (const UnknownFaceRow& f : faces) kept.push_back(f.id);
+  EXPECT_EQ(kept, (std::vector<std::int64_t>{recent_id, newest}));
+}
+
+// A version 2 gallery made before the table existed: readers see no unknown faces, the first
+// read-write open adds the table without a new schema version or revision.
+TEST_F(GalleryTest, AnOlderGalleryWithoutTheUnknownFacesTableGetsItOnTheFirstReadWriteOpen) {
+  { make(); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "g.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE unknown_faces", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto reader = GalleryStore::open(dir_ / "g.db", GalleryStore::Access::ReadOnly);
+  ASSERT_TRUE(reader.ok()) << reader.error().message;
+  auto none = reader.value().unknown_faces(true, true);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none.value().empty());
+  const std::int64_t revision = reader.value().revision().value();
+  // A read-only store writes nothing.
+  auto refused = reader.value().add_unknown_face(unknown_face(0), {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find((dir_ / "g.db").string()), std::string::npos) << refused.error().message;
+
+  auto writer = GalleryStore::open(dir_ / "g.db", GalleryStore::Access::ReadWrite);
+  ASSERT_TRUE(writer.ok()) << writer.error().message;
+  EXPECT_TRUE(writer.value().add_unknown_face(unknown_face(0), {}).ok());
+  EXPECT_EQ(reader.value().unknown_faces(false, false).value().size(), 1u);
+  EXPECT_EQ(writer.value().revision().value(), revision);
+  EXPECT_EQ(writer.value().info().value().schema_version, 2);
+}
+
+TEST_F(GalleryTest, HostileUnknownFacesAreRefusedNamingTheFieldAndTheGallery) {
+  GalleryStore store = make();
+  const std::string gallery = (dir_ / "g.db").string();
+  struct Case {
+    const char* expected;
+    void (*spoil)(NewUnknownFace&);
+  };
+  const Case cases[] = {
+      {"value 3 is not finite", [](NewUnknownFace& f) { f.embedding[3] = std::numeric_limits<float>::quiet_NaN(); }},
+      {"has 15 values, the gallery holds 16", [](NewUnknownFace& f) { f.embedding.pop_back(); }},
+      {"embedding is all zeros", [](NewUnknownFace& f) { f.embedding.assign(kDim, 0.0f); }},
+      {"norm", [](NewUnknownFace& f) { f.norm = -1.0; }},
+      {"jpeg of 262145 bytes, at most 262144",
+       [](NewUnknownFace& f) { f.jpeg.resize(kMaxUnknownJpegBytes + 1, 0); }},
+      {"jpeg does not start like a JPEG", [](NewUnknownFace& f) { f.jpeg = {'G', 'I', 'F', '8'}; }},
+      {"stream name of 0 bytes", [](NewUnknownFace& f) { f.stream.clear(); }},
+      {"stream name holds a control character", [](NewUnknownFace& f) { f.stream = "door\nEVIL"; }},
+      {"stream name is not valid UTF-8", [](NewUnknownFace& f) { f.stream = "door\xff"; }},
+      {"stream name of 257 bytes", [](NewUnknownFace& f) { f.stream.assign(257, 'x'); }},
+      {"track_id -5", [](NewUnknownFace& f) { f.track_id = -5; }},
+      {"first_seen_ms 1700000004001 is after last_seen_ms 1700000004000",
+       [](NewUnknownFace& f) { f.first_seen_ms = f.last_seen_ms + 1; }},
+      {"not Unix milliseconds", [](NewUnknownFace& f) { f.first_seen_ms = -1; }},
+      {"not Unix milliseconds", [](NewUnknownFace& f) { f.last_seen_ms = std::numeric_limits<std::int64_t>::max(); }},
+      {"quality nan", [](NewUnknownFace& f) { f.quality = std::nan(""); }},
+      {"quality -1", [](NewUnknownFace& f) { f.quality = -1.0; }},
+      {"nearest_identity -1", [](NewUnknownFace& f) { f.nearest_identity = -1; }},
+      {"nearest_similarity nan", [](NewUnknownFace& f) { f.nearest_similarity = std::nan(""); }},
+      {"nearest_similarity 2", [](NewUnknownFace& f) { f.nearest_similarity = 2.0; }},
+  };
+  for (const Case& c : cases) {
+    NewUnknownFace face = unknown_face(1);
+    c.spoil(face);
+    auto r = store.add_unknown_face(face, {});
+    ASSERT_FALSE(r.ok()) << c.expected;
+    EXPECT_EQ(r.error().kind, taconite::ErrorKind::Input) << r.error().message;
+    EXPECT_NE(r.error().message.find(c.expected), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(gallery + ": unknown face"), std::string::npos) << r.error().message;
+  }
+  UnknownRetention none;
+  none.max_count = 0;
+  auto r = store.add_unknown_face(unknown_face(1), none);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("max_count 0 out of range 1..100000"), std::string::npos) << r.error().message;
+  UnknownRetention too_many;
+  too_many.max_count = kMaxUnknownFaces + 1;
+  EXPECT_FALSE(store.add_unknown_face(unknown_face(1), too_many).ok());
+  UnknownRetention no_age;
+  no_age.max_age_s = 0;
+  r = store.add_unknown_face(unknown_face(1), no_age);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("max_age_s 0"), std::string::npos) << r.error().message;
+  // Rounding past +-1 is accepted and clamped; a nearest name is mended like a source.
+  NewUnknownFace rounded = unknown_face(1);
+  rounded.nearest_similarity = 1.0000001;
+  rounded.nearest_name = "al\nice";
+  ASSERT_TRUE(store.add_unknown_face(rounded, {}).ok());
+  const auto faces = store.unknown_faces(false, false).value();
+  ASSERT_EQ(faces.size(), 1u);  // nothing refused was stored
+  EXPECT_EQ(faces[0].nearest_similarity, 1.0);
+  EXPECT_EQ(faces[0].nearest_name, "al\xEF\xBF\xBDice");
+}
+
+// `taconite-gallery name`: the enrolment and the removal of the cluster's faces are one
+// transaction; the enrolment makes a revision, a removal alone does not.
+TEST_F(GalleryTest, RemovingUnknownFacesInABatchCommitsWithTheEnrolmentOrNotAtAll) {
+  GalleryStore store = make();
+  const std::int64_t a = store.add_unknown_face(unknown_face(0), {}).value();
+  const std::int64_t b = store.add_unknown_face(unknown_face(1), {}).value();
+  const std::int64_t c = store.add_unknown_face(unknown_face(2), {}).value();
+  const std::int64_t revision = store.revision().value();
+  {
+    auto batch = store.begin_write();
+    const std::int64_t ids[] = {a};
+    ASSERT_EQ(batch.value().remove_unknown_faces(ids).value(), 1u);
+  }  // not committed: kept
+  EXPECT_EQ(store.unknown_faces(false, false).value().size(), 3u);
+  {
+    auto batch = store.begin_write();
+    std::vector<NewTemplate> t = {{axis(0), 0.0, "review", 0}};
+    ASSERT_TRUE(batch.value().enroll("carol", R"({"from":"review"})", t).ok());
+    const std::int64_t ids[] = {a, b};
+    ASSERT_EQ(batch.value().remove_unknown_faces(ids).value(), 2u);
+    ASSERT_TRUE(batch.value().commit().ok());
+  }
+  EXPECT_EQ(store.revision().value(), revision + 1);
+  auto left = store.unknown_faces(false, false).value();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].id, c);
+  const std::int64_t forget[] = {c};
+  EXPECT_EQ(store.remove_unknown_faces(forget).value(), 1u);  // `forget`
+  EXPECT_TRUE(store.unknown_faces(false, false).value().empty());
+  EXPECT_EQ(store.revision().value(), revision + 1);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 Unix socket directory (no TCP) as a non-root user, with password (SCRAM) logins read from a
 password file, and stopped and removed at the end. One server for the whole file.
 
-Usage (from meson): test_gallery_postgres.py <taconite-gallery> <bundle dir> [<gst tests binary>]
+Usage (from meson): test_gallery_postgres.py <taconite-gallery> <bundle dir> <unknown_faces_helper>
+                    [<gst tests binary>]
 Skips (exit 77) when the PostgreSQL server binaries are absent. With the gst tests binary, its
 IdentifyTest.PostgresGallery* tests run against this server too (taconiteidentify names the
 astronaut from a PostgreSQL gallery; an enrolment while it plays arrives through LISTEN/NOTIFY;
@@ -18,8 +19,8 @@ import sys
 import tempfile
 import unittest
 
-CLI, BUNDLE = sys.argv[1:3]
-GST_TESTS = sys.argv[3] if len(sys.argv) > 3 else ""
+CLI, BUNDLE, UNKNOWN_FACES_HELPER = sys.argv[1:4]
+GST_TESTS = sys.argv[4] if len(sys.argv) > 4 else ""
 ASTRONAUT = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
 MESSI = "/usr/share/doc/opencv-doc/examples/data/messi5.jpg"
 USER, PASSWORD = "taconite", "s3cret-for-tests"
@@ -95,6 +96,28 @@ def run(*args, env=None):
     """The CLI with the test server's password file. The timeout only guards against a hang."""
     return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=600,
                           env=SERVER["env"] if env is None else env)
+
+
+def add_unknown(gallery, lines, *retention):
+    """Stores unknown faces (tests/gallery/unknown_faces_helper.cpp: one tab-separated face a line)."""
+    return subprocess.run([UNKNOWN_FACES_HELPER, gallery, *map(str, retention)], input="".join(lines),
+                          capture_output=True, text=True, timeout=600, env=SERVER["env"])
+
+
+def unknown_line(embedding, stream="door", track=7, first=1700000000000, last=1700000004000, quality=0.8,
+                 nearest=0, nearest_name="", similarity=0.0, jpeg="-"):
+    values = ",".join(str(v) for v in embedding)
+    return f"{stream}\t{track}\t{first}\t{last}\t{quality}\t{nearest}\t{nearest_name}\t{similarity}\t{jpeg}\t{values}\n"
+
+
+def notified_while(database, command):
+    """Whether `command` (a shell command) makes the server NOTIFY taconite_gallery: psql listens,
+    runs it, then asks the server once more and so prints what arrived meanwhile."""
+    script = f"LISTEN taconite_gallery;\n\\! {command}\nSELECT 1;\n"
+    r = subprocess.run([pg("psql"), "-v", "ON_ERROR_STOP=1", "-qAt", "-d", database], input=script,
+                       capture_output=True, text=True, timeout=600, env=SERVER["env"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    return "Asynchronous notification" in r.stdout
 
 
 def error_line(test, result):
@@ -262,6 +285,87 @@ class PostgresGalleryTest(unittest.TestCase):
         line = error_line(self, run("list", nowhere))
         self.assertIn(nowhere, line)
         self.assertIn("unreachable", line)
+
+    def dim(self, gallery):
+        return int(next(l for l in self.ok("stats", gallery).splitlines() if l.startswith("embedding size")).split()[-1])
+
+    def test_unknown_faces_are_kept_with_retention_and_no_revision_or_notification(self):
+        db = createdb("unknowns")
+        self.ok("create", db, "--bundle", BUNDLE)
+        dim = self.dim(db)
+        axis = lambda i: [4.0 if j == i else 0.0 for j in range(dim)]
+        jpeg = os.path.join(self.dir, "face.jpg")
+        with open(jpeg, "wb") as f:
+            f.write(bytes([0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9]))
+        r = add_unknown(db, [unknown_line(axis(0), jpeg=jpeg, nearest=3, nearest_name="alice", similarity=0.25),
+                             unknown_line(axis(1), stream="yard"), unknown_line(axis(2))], 2)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split(), ["1", "2", "3"])
+        listed = subprocess.run([UNKNOWN_FACES_HELPER, db, "--list"], capture_output=True, text=True, timeout=600,
+                                env=SERVER["env"])
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        rows = [l.split("\t") for l in listed.stdout.splitlines()]
+        self.assertEqual([row[0] for row in rows], ["2", "3"])  # max_count 2: the oldest went
+        self.assertEqual(rows[0][1:5], ["yard", "7", "1700000000000", "1700000004000"])
+        self.assertEqual((rows[0][10], rows[0][11]), ("4", "0"))  # norm 4, stored at unit length
+        self.assertIn("\nrevision 0\n", self.ok("stats", db))  # PostgreSQL: create made none
+        # A face with a picture reads back whole.
+        r = add_unknown(db, [unknown_line(axis(3), jpeg=jpeg, nearest=3, nearest_name="alice", similarity=0.25)])
+        self.assertEqual(r.stdout.split(), ["4"])
+        self.assertEqual(psql("unknowns", "SELECT length(jpeg), nearest_name, nearest_similarity FROM unknown_faces"
+                                          " WHERE id = 4").strip(), "9|alice|0.25")
+        # By age: a face stored 1000 s ago goes when the next add keeps 600 s.
+        psql("unknowns", "UPDATE unknown_faces SET created_unix = created_unix - 1000 WHERE id = 2")
+        self.assertEqual(add_unknown(db, [unknown_line(axis(4))], 10, 600).stdout.split(), ["5"])
+        self.assertEqual(psql("unknowns", "SELECT id FROM unknown_faces ORDER BY id").split(), ["3", "4", "5"])
+        # Ids are never given again.
+        psql("unknowns", "DELETE FROM unknown_faces")
+        self.assertEqual(add_unknown(db, [unknown_line(axis(5))]).stdout.split(), ["6"])
+        # No NOTIFY for an unknown face; an enrolment notifies (the check can see one).
+        face = os.path.join(self.dir, "face.txt")
+        with open(face, "w") as f:
+            f.write(unknown_line(axis(6)))
+        self.assertFalse(notified_while("unknowns", f"{UNKNOWN_FACES_HELPER} '{db}' < {face} >/dev/null"))
+        self.assertEqual(psql("unknowns", "SELECT count(*) FROM unknown_faces").strip(), "2")
+        self.assertIn("\nrevision 0\n", self.ok("stats", db))
+        self.assertTrue(notified_while("unknowns", f"{CLI} enroll '{db}' --bundle {BUNDLE} --name a {ASTRONAUT}"
+                                                   " >/dev/null"))
+
+    def test_hostile_unknown_faces_are_refused_naming_the_field_and_the_gallery(self):
+        db = createdb("hostileunknowns")
+        self.ok("create", db, "--bundle", BUNDLE)
+        dim = self.dim(db)
+        good = [1.0] * dim
+        huge = os.path.join(self.dir, "huge.jpg")
+        with open(huge, "wb") as f:
+            f.write(bytes([0xFF, 0xD8]) + bytes(256 * 1024))
+        cases = [(unknown_line(["nan"] + good[1:]), "value 0 is not finite"),
+                 (unknown_line(good[1:]), f"has {dim - 1} values, the gallery holds {dim}"),
+                 (unknown_line(good, jpeg=huge), "jpeg of 262146 bytes, at most 262144"),
+                 (unknown_line(good, stream="caf\u00e9\u2028x"), "stream name holds a control character"),
+                 (unknown_line(good, first=2000, last=1000), "first_seen_ms 2000 is after last_seen_ms 1000"),
+                 (unknown_line(good, quality="nan"), "quality nan"),
+                 (unknown_line(good, similarity="-1.5"), "nearest_similarity -1.5")]
+        for line, expected in cases:
+            r = add_unknown(db, [line])
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn(expected, r.stderr)
+            self.assertIn(db + ": unknown face", r.stderr)
+        self.assertEqual(psql("hostileunknowns", "SELECT count(*) FROM unknown_faces").strip(), "0")
+
+    def test_an_older_gallery_gets_the_unknown_faces_table_on_the_first_read_write_use(self):
+        db = createdb("olderunknowns")
+        self.ok("create", db, "--bundle", BUNDLE)
+        psql("olderunknowns", "DROP TABLE unknown_faces")
+        # Readers see none and write nothing.
+        listed = subprocess.run([UNKNOWN_FACES_HELPER, db, "--list"], capture_output=True, text=True, timeout=600,
+                                env=SERVER["env"])
+        self.assertEqual((listed.returncode, listed.stdout), (0, ""), listed.stderr)
+        self.assertEqual(psql("olderunknowns", "SELECT to_regclass('unknown_faces') IS NULL").strip(), "t")
+        r = add_unknown(db, [unknown_line([1.0] * self.dim(db))])
+        self.assertEqual(r.stdout.split(), ["1"], r.stderr)
+        self.assertIn("\nrevision 0\n", self.ok("stats", db))
+        self.assertIn("schema version 2", self.ok("stats", db))
 
     def test_identify_names_the_astronaut_from_a_postgres_gallery(self):
         if not GST_TESTS:

@@ -1,0 +1,205 @@
+// GalleryStore's unknown faces (gallery_store.hpp, unknown_face.hpp): the SQLite table
+// `unknown_faces`, and the calls that dispatch to PostgreSQL (pg_unknown_faces.cpp).
+#include <cstring>
+
+#include "store_impl.hpp"
+#include "unknown_fields.hpp"
+
+namespace taconite::gallery {
+
+// AUTOINCREMENT: an id is never given again, so `name 17 Alice` after a listing can never reach
+// a face stored later. The embedding is the unit float32 vector, like a template's; a face kept
+// without a picture has an empty jpeg.
+const char* const kSqliteUnknownFacesTable = R"sql(
+CREATE TABLE IF NOT EXISTS unknown_faces(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  embedding BLOB NOT NULL,
+  norm REAL NOT NULL,
+  jpeg BLOB NOT NULL,
+  stream TEXT NOT NULL,
+  track_id INTEGER NOT NULL,
+  first_seen_ms INTEGER NOT NULL,
+  last_seen_ms INTEGER NOT NULL,
+  quality REAL NOT NULL,
+  nearest_identity INTEGER NOT NULL,
+  nearest_name TEXT NOT NULL,
+  nearest_similarity REAL NOT NULL,
+  created_unix INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS unknown_faces_by_created ON unknown_faces(created_unix);
+)sql";
+
+namespace {
+
+Result<bool> has_table(const GalleryStore::Impl& impl) {
+  Result<std::int64_t> n =
+      impl.single_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'unknown_faces'");
+  if (!n) return n.error();
+  return n.value() > 0;
+}
+
+// A blob parameter; an empty one is an empty blob, not NULL.
+void bind_blob(sqlite3_stmt* st, int index, const void* data, std::size_t bytes) {
+  if (bytes == 0)
+    sqlite3_bind_zeroblob(st, index, 0);
+  else
+    sqlite3_bind_blob(st, index, data, static_cast<int>(bytes), SQLITE_STATIC);
+}
+
+Result<std::int64_t> insert_unknown_face(const GalleryStore::Impl& impl, const StoredUnknownFace& stored,
+                                         const UnknownRetention& keep) {
+  const NewUnknownFace& face = stored.face;
+  Result<Statement> insert = impl.prepare(
+      "INSERT INTO unknown_faces(embedding, norm, jpeg, stream, track_id, first_seen_ms, last_seen_ms, quality,"
+      " nearest_identity, nearest_name, nearest_similarity, created_unix)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!insert) return insert.error();
+  sqlite3_stmt* st = insert.value().get();
+  const std::vector<float>& unit = stored.embedding.unit;
+  bind_blob(st, 1, unit.data(), unit.size() * sizeof(float));
+  sqlite3_bind_double(st, 2, stored.embedding.norm);
+  bind_blob(st, 3, face.jpeg.data(), face.jpeg.size());
+  sqlite3_bind_text(st, 4, face.stream.c_str(), static_cast<int>(face.stream.size()), SQLITE_STATIC);
+  sqlite3_bind_int64(st, 5, face.track_id);
+  sqlite3_bind_int64(st, 6, face.first_seen_ms);
+  sqlite3_bind_int64(st, 7, face.last_seen_ms);
+  sqlite3_bind_double(st, 8, face.quality);
+  sqlite3_bind_int64(st, 9, face.nearest_identity);
+  sqlite3_bind_text(st, 10, stored.nearest_name.c_str(), static_cast<int>(stored.nearest_name.size()), SQLITE_STATIC);
+  sqlite3_bind_double(st, 11, stored.nearest_similarity);
+  sqlite3_bind_int64(st, 12, now_unix());
+  if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return impl.error("cannot add the unknown face", rc);
+  const std::int64_t id = sqlite3_last_insert_rowid(impl.db);
+
+  Result<Statement> too_old = impl.prepare("DELETE FROM unknown_faces WHERE created_unix < ?");
+  if (!too_old) return too_old.error();
+  sqlite3_bind_int64(too_old.value().get(), 1, now_unix() - keep.max_age_s);
+  if (const int rc = sqlite3_step(too_old.value().get()); rc != SQLITE_DONE)
+    return impl.error("cannot apply the unknown-face retention", rc);
+  Result<Statement> too_many = impl.prepare(
+      "DELETE FROM unknown_faces WHERE id <= (SELECT id FROM unknown_faces ORDER BY id DESC LIMIT 1 OFFSET ?)");
+  if (!too_many) return too_many.error();
+  sqlite3_bind_int64(too_many.value().get(), 1, static_cast<std::int64_t>(keep.max_count));
+  if (const int rc = sqlite3_step(too_many.value().get()); rc != SQLITE_DONE)
+    return impl.error("cannot apply the unknown-face retention", rc);
+  return id;
+}
+
+}  // namespace
+
+Status add_unknown_faces_table_if_missing(GalleryStore::Impl& impl) {
+  if (impl.pg) return impl.pg->add_unknown_faces_table_if_missing();
+  Result<bool> present = has_table(impl);
+  if (!present) return present.error();
+  if (present.value()) return Ok{};
+  // Its own transaction: a schema change writes no row, and a WriteBatch keeps only rows.
+  if (Status s = impl.exec("BEGIN IMMEDIATE", "cannot start a write"); !s) return s;
+  Status s = impl.exec(kSqliteUnknownFacesTable, "cannot add the table unknown_faces");
+  if (s) s = impl.exec("COMMIT", "cannot commit");
+  if (!s) impl.rollback();
+  return s;
+}
+
+Result<std::int64_t> GalleryStore::add_unknown_face(const NewUnknownFace& face, const UnknownRetention& keep) {
+  const std::string& gallery = impl_->path.string();
+  if (Status s = check_retention(keep, gallery); !s) return s.error();
+  Result<StoredUnknownFace> stored = check_unknown_face(face, impl_->dim, gallery);
+  if (!stored) return stored.error();
+  Result<WriteBatch> batch = begin_write();
+  if (!batch) return batch.error();
+  Result<std::int64_t> id = impl_->pg ? impl_->pg->add_unknown_face(stored.value(), keep)
+                                      : insert_unknown_face(*impl_, stored.value(), keep);
+  if (!id) return id.error();  // the batch rolls back
+  if (!impl_->pg) batch.value().unknown_changes_ = sqlite3_total_changes(impl_->db) - batch.value().changes_at_begin_;
+  if (Status s = batch.value().commit(); !s) return s.error();
+  return id.value();
+}
+
+Result<std::size_t> GalleryStore::WriteBatch::remove_unknown_faces(std::span<const std::int64_t> ids) {
+  if (!impl_) return Error{ErrorKind::Input, "the write batch has already ended"};
+  if (impl_->pg) return impl_->pg->remove_unknown_faces(ids);
+  Result<bool> present = has_table(*impl_);
+  if (!present) return present.error();
+  if (!present.value()) return std::size_t{0};
+  Result<Statement> del = impl_->prepare("DELETE FROM unknown_faces WHERE id = ?");
+  if (!del) return del.error();
+  std::size_t removed = 0;
+  for (const std::int64_t id : ids) {
+    sqlite3_stmt* st = del.value().get();
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return impl_->error("cannot remove unknown faces", rc);
+    removed += static_cast<std::size_t>(sqlite3_changes(impl_->db));
+  }
+  unknown_changes_ += static_cast<int>(removed);
+  return removed;
+}
+
+Result<std::size_t> GalleryStore::remove_unknown_faces(std::span<const std::int64_t> ids) {
+  Result<WriteBatch> batch = begin_write();
+  if (!batch) return batch.error();
+  Result<std::size_t> removed = batch.value().remove_unknown_faces(ids);
+  if (!removed) return removed.error();
+  if (Status s = batch.value().commit(); !s) return s.error();
+  return removed.value();
+}
+
+Result<std::vector<UnknownFaceRow>> GalleryStore::unknown_faces(bool with_embeddings, bool with_jpeg) const {
+  if (impl_->pg) return impl_->pg->unknown_faces(with_embeddings, with_jpeg, impl_->dim);
+  const std::string& gallery = impl_->path.string();
+  Result<bool> present = has_table(*impl_);
+  if (!present) return present.error();
+  if (!present.value()) return std::vector<UnknownFaceRow>{};
+  // Without embeddings or pictures the blobs are not even read.
+  const std::string sql = std::string(
+                              "SELECT id, norm, stream, track_id, first_seen_ms, last_seen_ms, quality, nearest_identity,"
+                              " nearest_name, nearest_similarity, created_unix, ") +
+                          (with_embeddings ? "embedding" : "NULL") + ", " + (with_jpeg ? "jpeg" : "NULL") +
+                          " FROM unknown_faces ORDER BY id";
+  Result<Statement> s = impl_->prepare(sql.c_str());
+  if (!s) return s.error();
+  sqlite3_stmt* st = s.value().get();
+  const std::size_t bytes = static_cast<std::size_t>(impl_->dim) * sizeof(float);
+  std::vector<UnknownFaceRow> faces;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (faces.size() >= kMaxUnknownFaces)
+      return Error{ErrorKind::Io, gallery + ": holds more than " + std::to_string(kMaxUnknownFaces) +
+                                      " unknown faces, more than this program reads (forget some, or lower the "
+                                      "retention)"};
+    UnknownFaceRow f;
+    f.id = sqlite3_column_int64(st, 0);
+    f.norm = sqlite3_column_double(st, 1);
+    f.stream = column_text(st, 2);
+    f.track_id = sqlite3_column_int64(st, 3);
+    f.first_seen_ms = sqlite3_column_int64(st, 4);
+    f.last_seen_ms = sqlite3_column_int64(st, 5);
+    f.quality = sqlite3_column_double(st, 6);
+    f.nearest_identity = sqlite3_column_int64(st, 7);
+    f.nearest_name = column_text(st, 8);
+    f.nearest_similarity = sqlite3_column_double(st, 9);
+    f.created_unix = sqlite3_column_int64(st, 10);
+    if (with_embeddings) {
+      const void* blob = sqlite3_column_blob(st, 11);
+      if (static_cast<std::size_t>(sqlite3_column_bytes(st, 11)) != bytes || !blob)
+        return Error{ErrorKind::Io, gallery + ": unknown face " + std::to_string(f.id) + " holds " +
+                                        std::to_string(sqlite3_column_bytes(st, 11)) + " embedding bytes, expected " +
+                                        std::to_string(bytes) + " (corrupt gallery)"};
+      f.embedding.resize(static_cast<std::size_t>(impl_->dim));
+      std::memcpy(f.embedding.data(), blob, bytes);
+    }
+    if (with_jpeg) {
+      const auto* jpeg = static_cast<const unsigned char*>(sqlite3_column_blob(st, 12));
+      const std::size_t jpeg_bytes = static_cast<std::size_t>(sqlite3_column_bytes(st, 12));
+      if (jpeg_bytes > kMaxUnknownJpegBytes)
+        return Error{ErrorKind::Io, gallery + ": unknown face " + std::to_string(f.id) + " holds a JPEG of " +
+                                        std::to_string(jpeg_bytes) + " bytes, more than " +
+                                        std::to_string(kMaxUnknownJpegBytes) + " (corrupt gallery)"};
+      if (jpeg) f.jpeg.assign(jpeg, jpeg + jpeg_bytes);
+    }
+    faces.push_back(std::move(f));
+  }
+  if (rc != SQLITE_DONE) return impl_->error("cannot read the unknown faces", rc);
+  return faces;
+}
+
+}  // namespace taconite::gallery
