@@ -1116,6 +1116,46 @@ TEST_F(IdentifyHarnessTest, KeepUnknownsUnreadableFramesKeepTheEmbeddingWithoutP
   EXPECT_EQ(about_pictures, 1);
 }
 
+void count_warning(const gchar*, GLogLevelFlags, const gchar*, gpointer data) { ++*static_cast<int*>(data); }
+
+// Hostile values: retention bounds outside 1..100000 faces / 1 s..100 years are refused by GObject
+// (a warning, the value unchanged); a stream name the gallery refuses (a control character) drops
+// each face with one warning naming the problem, and the video flows.
+TEST_F(IdentifyHarnessTest, KeepUnknownsHostileValuesAreRefused) {
+  GstElement* fresh = gst_element_factory_make("taconiteidentify", nullptr);
+  ASSERT_NE(fresh, nullptr);
+  int refused = 0;
+  const guint handler = g_log_set_handler("GLib-GObject", G_LOG_LEVEL_WARNING, count_warning, &refused);
+  g_object_set(fresh, "unknowns-max-count", 0u, nullptr);
+  g_object_set(fresh, "unknowns-max-count", 100001u, nullptr);
+  g_object_set(fresh, "unknowns-max-age", guint64(0), nullptr);
+  g_object_set(fresh, "unknowns-max-age", G_MAXUINT64, nullptr);
+  g_log_remove_handler("GLib-GObject", handler);
+  EXPECT_EQ(refused, 4);
+  guint max_count = 0;
+  guint64 max_age = 0;
+  g_object_get(fresh, "unknowns-max-count", &max_count, "unknowns-max-age", &max_age, nullptr);
+  EXPECT_EQ(max_count, 10000u);
+  EXPECT_EQ(max_age, guint64(30 * 24 * 3600));
+  gst_object_unref(fresh);
+
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true min-votes=1 track-timeout=0");
+  g_object_set(identify_, "stream", "door\n1", nullptr);
+  for (int frame = 0; frame < 4; ++frame) push(frame, {{frame + 1, unit_axis(3)}});  // push() checks GST_FLOW_OK
+  stop();
+  EXPECT_EQ(counter("unknowns-kept"), 0u);
+  EXPECT_EQ(counter("unknowns-dropped"), 4u);
+  int about_unknowns = 0;
+  for (const std::string& w : warnings())
+    if (w.find("unknown face") != std::string::npos) {
+      ++about_unknowns;
+      EXPECT_NE(w.find("stream"), std::string::npos) << w;
+    }
+  EXPECT_EQ(about_unknowns, 1);
+  EXPECT_TRUE(kept_unknowns(people).empty());
+}
+
 // The real pipeline: messi is not in the astronaut's gallery. Each track that ended decided unknown
 // (its last taconite-identity message) is kept once; messi's with its stream, track, time span,
 // nearest identity (the astronaut, below the threshold), 512-value embedding and aligned 112x112 JPEG.
