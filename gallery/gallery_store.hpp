@@ -204,6 +204,9 @@ class GalleryStore {
   // Every kept unknown face in id order (none when the gallery has no table for them). Io error
   // when it holds more than kMaxUnknownFaces or a corrupt row.
   Result<std::vector<UnknownFaceRow>> unknown_faces(bool with_embeddings, bool with_jpeg) const;
+  // The JPEG of each of these unknown faces, in the order asked; empty for a face kept without a
+  // picture or gone. Each is at most kMaxUnknownJpegBytes: ask for a few at a time.
+  Result<std::vector<std::vector<unsigned char>>> unknown_face_pictures(std::span<const std::int64_t> ids) const;
   // Deletes these unknown faces (ids that do not exist are ignored); returns how many went. No
   // revision bump (`forget`).
   Result<std::size_t> remove_unknown_faces(std::span<const std::int64_t> ids);

@@ -65,6 +65,7 @@ class PgStore {
   // Inside a write: stores the face, then deletes what `keep` no longer keeps. Returns its id.
   Result<std::int64_t> add_unknown_face(const StoredUnknownFace& face, const UnknownRetention& keep);
   Result<std::vector<UnknownFaceRow>> unknown_faces(bool with_embeddings, bool with_jpeg, int dim) const;
+  Result<std::vector<std::vector<unsigned char>>> unknown_face_pictures(std::span<const std::int64_t> ids) const;
   // Inside a write.
   Result<std::size_t> remove_unknown_faces(std::span<const std::int64_t> ids);
 

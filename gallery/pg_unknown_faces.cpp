@@ -2,6 +2,7 @@
 // the caller's write transaction without counting as a change (no revision bump, no NOTIFY).
 #include <bit>
 #include <cstring>
+#include <unordered_map>
 
 #include "pg_query.hpp"
 #include "pg_store.hpp"
@@ -191,6 +192,33 @@ Result<std::vector<UnknownFaceRow>> PgStore::unknown_faces(bool with_embeddings,
     return Error{ErrorKind::Io, problem};
   }
   return faces;
+}
+
+Result<std::vector<std::vector<unsigned char>>> PgStore::unknown_face_pictures(std::span<const std::int64_t> ids) const {
+  std::vector<std::vector<unsigned char>> pictures(ids.size());
+  Result<bool> present = has_unknown_faces_table();
+  if (!present) return present.error();
+  if (!present.value() || ids.empty()) return pictures;
+  PGconn* conn = connection_->conn;
+  std::unordered_multimap<std::int64_t, std::size_t> position;  // id -> where it was asked for
+  for (std::size_t i = 0; i < ids.size(); ++i) position.emplace(ids[i], i);
+  const std::string array = id_array(ids);
+  const char* values[] = {array.c_str()};
+  // Binary results: the bytea as it is, not hex text.
+  PgResult r(PQexecParams(conn, "SELECT id, jpeg FROM unknown_faces WHERE id = ANY($1::bigint[])", 1, nullptr,
+                          values, nullptr, nullptr, 1));
+  if (!r || PQresultStatus(r.get()) != PGRES_TUPLES_OK)
+    return Error{ErrorKind::Io, name_ + ": cannot read the unknown faces' pictures: " + one_line(PQerrorMessage(conn))};
+  for (int row = 0; row < PQntuples(r.get()); ++row) {
+    const std::size_t bytes = static_cast<std::size_t>(PQgetlength(r.get(), row, 1));
+    if (PQgetlength(r.get(), row, 0) != 8 || bytes > kMaxUnknownJpegBytes)
+      return Error{ErrorKind::Io, name_ + ": an unknown face's picture is not of this program's schema (corrupt gallery)"};
+    const auto id = static_cast<std::int64_t>(be64(PQgetvalue(r.get(), row, 0)));
+    const auto* jpeg = reinterpret_cast<const unsigned char*>(PQgetvalue(r.get(), row, 1));
+    const auto [first, last] = position.equal_range(id);
+    for (auto it = first; it != last; ++it) pictures[it->second].assign(jpeg, jpeg + bytes);
+  }
+  return pictures;
 }
 
 }  // namespace taconite::gallery

@@ -202,4 +202,31 @@ Result<std::vector<UnknownFaceRow>> GalleryStore::unknown_faces(bool with_embedd
   return faces;
 }
 
+Result<std::vector<std::vector<unsigned char>>> GalleryStore::unknown_face_pictures(
+    std::span<const std::int64_t> ids) const {
+  if (impl_->pg) return impl_->pg->unknown_face_pictures(ids);
+  std::vector<std::vector<unsigned char>> pictures(ids.size());
+  Result<bool> present = has_table(*impl_);
+  if (!present) return present.error();
+  if (!present.value()) return pictures;
+  Result<Statement> s = impl_->prepare("SELECT jpeg FROM unknown_faces WHERE id = ?");
+  if (!s) return s.error();
+  sqlite3_stmt* st = s.value().get();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, ids[i]);
+    const int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) continue;  // gone
+    if (rc != SQLITE_ROW) return impl_->error("cannot read an unknown face's picture", rc);
+    const auto* jpeg = static_cast<const unsigned char*>(sqlite3_column_blob(st, 0));
+    const std::size_t bytes = static_cast<std::size_t>(sqlite3_column_bytes(st, 0));
+    if (bytes > kMaxUnknownJpegBytes)
+      return Error{ErrorKind::Io, impl_->path.string() + ": unknown face " + std::to_string(ids[i]) +
+                                      " holds a JPEG of " + std::to_string(bytes) + " bytes, more than " +
+                                      std::to_string(kMaxUnknownJpegBytes) + " (corrupt gallery)"};
+    if (jpeg) pictures[i].assign(jpeg, jpeg + bytes);
+  }
+  return pictures;
+}
+
 }  // namespace taconite::gallery

@@ -2,7 +2,7 @@
 """End-to-end tests of taconite-gallery on real photos (python3-skimage's astronaut, opencv-doc's
 messi5.jpg) and the IR-tiny test bundle.
 
-Usage (from meson): test_gallery_cli.py <taconite-gallery> <bundle dir>
+Usage (from meson): test_gallery_cli.py <taconite-gallery> <bundle dir> <unknown_faces_helper>
 The test bundle's weights are synthetic: its embeddings identify the same photo again (what is
 asserted here), not a person across photos.
 """
@@ -17,10 +17,13 @@ import tempfile
 import unittest
 import zlib
 
+import cv2
 import numpy
 import skimage.io
 
-CLI, BUNDLE = sys.argv[1:3]
+import unknown_faces_fixture as fixture
+
+CLI, BUNDLE, UNKNOWN_FACES_HELPER = map(os.path.abspath, sys.argv[1:4])
 ASTRONAUT = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
 MESSI = "/usr/share/doc/opencv-doc/examples/data/messi5.jpg"
 WORK = tempfile.mkdtemp(prefix="taconite-gallery-cli-")
@@ -316,6 +319,131 @@ class GalleryCli(unittest.TestCase):
             self.assertIn("h%s: its %s header gives 20000x20000 pixels" % (ext, fmt), r.stderr)
         self.assertIn("5 image(s) skipped", r.stdout)
         self.assertIn("already enrolled (not added again)", r.stdout)  # z.png is the astronaut again
+
+
+class UnknownFacesReview(unittest.TestCase):
+    """unknowns / name / forget on kept unknown faces (unknown_faces_fixture.py's scenario)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="taconite-gallery-review-")
+        cls.faces = fixture.review_faces(fixture.photo_embeddings(CLI, BUNDLE, cls.work), cls.work)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work)
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(dir=self.work)
+        self.g = os.path.join(self.dir, "g.db")
+        self.ok("create", self.g, "--bundle", BUNDLE)
+        r = fixture.add_unknown(UNKNOWN_FACES_HELPER, self.g, self.faces)
+        self.assertEqual(r.stdout.split(), ["1", "2", "3", "4", "5", "6"], r.stderr)
+
+    def ok(self, *args, **kwargs):
+        r = run(*args, **kwargs)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        return r.stdout
+
+    def revision(self):
+        return next(l for l in self.ok("stats", self.g).splitlines() if l.startswith("revision "))
+
+    def listing(self, *options):
+        return [l.split("\t") for l in self.ok("unknowns", self.g, "--sheets", os.path.join(self.dir, "s"),
+                                               *options).splitlines()]
+
+    def test_unknowns_lists_clusters_largest_first_with_contact_sheets(self):
+        sheets = os.path.join(self.dir, "s")
+        rows = self.listing()
+        self.assertEqual(rows, [
+            ["cluster 1", "3 face(s)", "door,yard", "2025-12-01T12:00:00.000Z .. 2025-12-01T12:02:01.000Z",
+             "nearest messi (0.310)", os.path.join(sheets, "cluster-1.jpg")],
+            ["cluster 4", "2 face(s)", "door", "2025-12-01T12:00:05.000Z .. 2025-12-01T12:00:12.000Z",
+             "nearest none", os.path.join(sheets, "cluster-4.jpg")],
+            ["cluster 6", "1 face(s)", "lobby", "2025-12-01T12:00:30.000Z .. 2025-12-01T12:00:30.000Z",
+             "nearest none", os.path.join(sheets, "cluster-6.jpg")]])
+        # The sheets: one 112x112 tile per face, best quality first; grey where no picture was kept.
+        astronaut = cv2.imread(os.path.join(sheets, "cluster-1.jpg"))
+        self.assertEqual(astronaut.shape, (112, 336, 3))
+        self.assertGreater(astronaut.std(), 20)  # pictures, not grey
+        messi = cv2.imread(os.path.join(sheets, "cluster-4.jpg"))
+        self.assertEqual(messi.shape, (112, 224, 3))
+        self.assertGreater(messi[:, :112].std(), 20)  # face 4 (quality 0.8) has a picture
+        self.assertLess(abs(messi[:, 112:].mean() - 128), 3)  # face 5 (0.6) has none: grey
+        self.assertLess(messi[:, 112:].std(), 3)
+        self.assertEqual(cv2.imread(os.path.join(sheets, "cluster-6.jpg")).shape, (112, 112, 3))
+        # --json: one object a line.
+        objects = [json.loads(l) for l in self.ok("unknowns", self.g, "--json", "--sheets", sheets).splitlines()]
+        self.assertEqual([o["cluster"] for o in objects], [1, 4, 6])
+        self.assertEqual(objects[0]["faces"], [1, 2, 3])
+        self.assertEqual(objects[0]["cameras"], ["door", "yard"])
+        self.assertEqual(objects[0]["size"], 3)
+        self.assertEqual((objects[0]["first_seen"], objects[0]["last_seen"]),
+                         ("2025-12-01T12:00:00.000Z", "2025-12-01T12:02:01.000Z"))
+        self.assertEqual(objects[0]["nearest"], {"identity": 2, "name": "messi", "similarity": 0.31})
+        self.assertIsNone(objects[1]["nearest"])
+        self.assertEqual(objects[2]["sheet"], os.path.join(sheets, "cluster-6.jpg"))
+        # The default sheet directory is ./unknown-faces.
+        self.ok("unknowns", self.g, cwd=self.dir)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "unknown-faces", "cluster-4.jpg")))
+        # A threshold above every link: six clusters of one.
+        self.assertEqual(len(self.listing("--threshold", "1")), 6)
+
+    def test_name_enrols_the_best_faces_and_removes_the_cluster_in_one_revision(self):
+        before = int(self.revision().split()[1])
+        out = self.ok("name", self.g, "1", "Astronaut", "--templates", "2")
+        self.assertIn("named cluster 1 Astronaut: enrolled 2 template(s) (identity 1), removed 3 unknown face(s)", out)
+        listed = [l.split("\t") for l in self.ok("list", self.g).splitlines()]
+        self.assertEqual(listed[0][:3], ["1", "Astronaut", "2 template(s)"])
+        self.assertEqual(json.loads(listed[0][3])["enrolled_from"], "unknown-faces review")
+        self.assertEqual(self.revision(), f"revision {before + 1}")
+        self.assertEqual([r[0] for r in self.listing()], ["cluster 4", "cluster 6"])
+        # The best two by quality (faces 2 and 3) are the templates: face 2 matches itself.
+        exported = [json.loads(l) for l in self.ok("export", self.g).splitlines()[1:]]
+        self.assertEqual(len(exported), 2)
+        # Into an existing identity: its metadata is kept, the templates are added.
+        self.ok("enroll", self.g, "--bundle", BUNDLE, "--name", "messi", "--largest", MESSI)
+        self.assertIn("enrolled 2 template(s)", self.ok("name", self.g, "4", "messi"))
+        messi = [l.split("\t") for l in self.ok("list", self.g).splitlines() if "\tmessi\t" in l][0]
+        self.assertEqual((messi[2], messi[3]), ("3 template(s)", "{}"))
+        self.assertEqual(self.revision(), f"revision {before + 3}")
+
+    def test_forget_deletes_a_cluster_without_a_new_revision(self):
+        before = self.revision()
+        self.assertIn("forgot cluster 4: deleted 2 unknown face(s)", self.ok("forget", self.g, "4"))
+        self.assertEqual([r[0] for r in self.listing()], ["cluster 1", "cluster 6"])
+        self.assertEqual(self.revision(), before)
+        self.assertEqual(self.ok("list", self.g), "")
+
+    def test_an_unknown_cluster_is_a_clear_error_and_changes_nothing(self):
+        before = (self.revision(), self.listing())
+        line = one_error_line(self, run("name", self.g, "999", "Nobody"))
+        self.assertIn(self.g + ": no cluster 999 among 6 unknown face(s)", line)
+        self.assertIn("nothing changed", line)
+        line = one_error_line(self, run("forget", self.g, "2"))
+        self.assertIn("face 2 is in cluster 1", line)
+        self.assertEqual((self.revision(), self.listing()), before)
+        self.assertEqual(self.ok("list", self.g), "")
+
+    def test_hostile_options_are_usage_errors_and_change_nothing(self):
+        before = (self.revision(), self.listing())
+        for threshold in ("nan", "0", "-0.5", "1.5", "inf", "half"):
+            r = run("unknowns", self.g, "--threshold", threshold)
+            self.assertEqual(r.returncode, 2, threshold)
+            self.assertIn("--threshold takes a cosine similarity in (0, 1]", r.stderr)
+            self.assertEqual(run("forget", self.g, "1", "--threshold", threshold).returncode, 2)
+        for templates in ("0", "101", "99999999999999999999999", "-1"):
+            r = run("name", self.g, "1", "X", "--templates", templates)
+            self.assertEqual(r.returncode, 2, templates)
+            self.assertIn("--templates takes 1..100", r.stderr)
+        self.assertEqual(run("name", self.g, "one", "X").returncode, 2)
+        self.assertIn("identity name holds a control character", one_error_line(self, run("name", self.g, "1", "A\nB")))
+        self.assertEqual((self.revision(), self.listing()), before)
+
+    def test_copy_leaves_the_unknown_faces_behind(self):
+        copied = os.path.join(self.dir, "copy.db")
+        self.ok("copy", self.g, copied)
+        self.assertIn("no unknown faces kept in", self.ok("unknowns", copied, "--sheets", self.dir))
 
 
 if __name__ == "__main__":

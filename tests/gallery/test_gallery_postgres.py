@@ -19,7 +19,7 @@ import sys
 import tempfile
 import unittest
 
-CLI, BUNDLE, UNKNOWN_FACES_HELPER = sys.argv[1:4]
+CLI, BUNDLE, UNKNOWN_FACES_HELPER = map(os.path.abspath, sys.argv[1:4])
 GST_TESTS = sys.argv[4] if len(sys.argv) > 4 else ""
 ASTRONAUT = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
 MESSI = "/usr/share/doc/opencv-doc/examples/data/messi5.jpg"

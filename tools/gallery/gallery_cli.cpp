@@ -21,6 +21,7 @@
 #include "identity_fields.hpp"
 #include "image_faces.hpp"
 #include "model_fingerprint.hpp"
+#include "unknowns_cli.hpp"
 
 namespace {
 
@@ -52,7 +53,21 @@ GALLERY is an SQLite file, or a PostgreSQL database: postgresql://[user@]host[:p
   stats  GALLERY                              model, sizes, index kind
   copy   GALLERY DEST                         every identity and template into DEST (SQLite or
                                               PostgreSQL, created if missing, else empty and of
-                                              the same model), ids kept
+                                              the same model), ids kept; unknown faces kept for
+                                              review are not copied
+  unknowns GALLERY [--threshold T] [--sheets DIR] [--json]
+                                              clusters of the unknown faces taconiteidentify kept
+                                              (keep-unknowns), largest first: id, size, cameras,
+                                              first .. last seen (UTC), nearest identity, and a
+                                              contact sheet DIR/cluster-ID.jpg (DIR default
+                                              ./unknown-faces); --json: one JSON object a line
+  name   GALLERY CLUSTER NAME [--threshold T] [--templates N]
+                                              enrol the cluster's best N faces (default 5, at most
+                                              100) as identity NAME (new or existing) and remove
+                                              the cluster from the unknown faces
+  forget GALLERY CLUSTER [--threshold T]      delete the cluster's unknown faces
+  (--threshold: the cosine similarity that links two faces of a cluster, in (0, 1]; default 0.5.
+  name and forget need the threshold the listing used.)
 options: --backend NAME (auto), --threads N, --landmarks-model FILE (dlib 68-point predictor,
   default /usr/share/dlib/shape_predictor_68_face_landmarks.dat), --approximate-above N (templates
   beyond which an HNSW index serves search; default 1000000), --ef-search N (the HNSW query beam,
@@ -67,6 +82,8 @@ struct Options {
   int top_k = 5, threads = 0;
   std::size_t approximate_above = gallery::IndexOptions{}.approximate_above;
   int ef_search = gallery::IndexOptions{}.hnsw_ef_search;
+  gallery_cli::ReviewOptions review;
+  std::int64_t cluster = 0;  // name, forget
   std::vector<std::string> args;
 };
 
@@ -79,6 +96,7 @@ int fail(const std::string& message) {
   return kExitError;
 }
 int fail(const Error& error) { return fail(error.message); }
+int done(const gallery::Status& s) { return s ? kExitOk : fail(s.error()); }
 
 template <typename T>
 bool parse_number(const std::string& text, T& value) {
@@ -101,9 +119,22 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
     std::optional<std::string> v;
     if (a == "--largest")
       o.largest = true;
-    else if (a == "--bundle" || a == "--name" || a == "--metadata" || a == "--backend" || a == "--landmarks-model" ||
-             a == "--face" || a == "--top-k" || a == "--threads" || a == "--approximate-above" ||
-             a == "--ef-search") {
+    else if (a == "--json")
+      o.review.json = true;
+    else if (a == "--threshold" || a == "--sheets" || a == "--templates") {
+      if (!(v = value())) return std::nullopt;
+      if (a == "--sheets")
+        o.review.sheets = *v;
+      else if (a == "--threshold") {
+        if (!parse_number(*v, o.review.threshold) || !(o.review.threshold > 0.0 && o.review.threshold <= 1.0))
+          return usage_error = "--threshold takes a cosine similarity in (0, 1]", std::nullopt;
+      } else if (!parse_number(*v, o.review.templates) || o.review.templates < 1 ||
+                 o.review.templates > gallery_cli::kMaxNameTemplates) {
+        return usage_error = "--templates takes 1.." + std::to_string(gallery_cli::kMaxNameTemplates), std::nullopt;
+      }
+    } else if (a == "--bundle" || a == "--name" || a == "--metadata" || a == "--backend" || a == "--landmarks-model" ||
+               a == "--face" || a == "--top-k" || a == "--threads" || a == "--approximate-above" ||
+               a == "--ef-search") {
       if (!(v = value())) return std::nullopt;
       if (a == "--bundle")
         o.bundle = *v;
@@ -143,7 +174,7 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
   static const std::map<std::string, std::pair<std::size_t, std::size_t>> arity = {
       {"create", {0, 0}}, {"enroll", {1, SIZE_MAX}}, {"list", {0, 0}},  {"remove", {1, 1}},
       {"export", {0, 1}}, {"import", {1, 1}},        {"match", {1, 1}}, {"stats", {0, 0}},
-      {"copy", {1, 1}}};
+      {"copy", {1, 1}},   {"unknowns", {0, 0}},      {"name", {2, 2}},  {"forget", {1, 1}}};
   const auto it = arity.find(o.command);
   if (it == arity.end()) return usage_error = "unknown command " + o.command, std::nullopt;
   if (o.args.size() < it->second.first || o.args.size() > it->second.second)
@@ -152,6 +183,9 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
     return usage_error = o.command + " needs --bundle DIR", std::nullopt;
   if (o.command == "enroll" && o.name.empty()) return usage_error = "enroll needs --name NAME", std::nullopt;
   if (o.face && o.largest) return usage_error = "--face and --largest exclude each other", std::nullopt;
+  if ((o.command == "name" || o.command == "forget") && !parse_number(o.args[0], o.cluster))
+    return usage_error = o.command + " takes a cluster id (a number taconite-gallery unknowns listed)", std::nullopt;
+  o.review.gallery = o.gallery;
   return o;
 }
 
@@ -451,6 +485,9 @@ int main(int argc, char** argv) {
     if (c == "import") return import_gallery(*options);
     if (c == "match") return match(*options);
     if (c == "copy") return copy(*options);
+    if (c == "unknowns") return done(gallery_cli::list_unknowns(options->review));
+    if (c == "name") return done(gallery_cli::name_cluster(options->review, options->cluster, options->args[1]));
+    if (c == "forget") return done(gallery_cli::forget_cluster(options->review, options->cluster));
     return stats(*options);
   } catch (const std::exception& e) {  // e.g. std::bad_alloc, a filesystem error
     return fail(e.what());

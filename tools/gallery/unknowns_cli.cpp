@@ -1,0 +1,255 @@
+#include "unknowns_cli.hpp"
+
+#include <json-glib/json-glib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "contact_sheet.hpp"
+#include "identity_fields.hpp"
+#include "unix_time.hpp"
+
+namespace taconite::gallery_cli {
+
+using gallery::Status;
+
+namespace {
+
+using gallery::GalleryStore;
+using gallery::UnknownCluster;
+using gallery::UnknownFaceRow;
+namespace fs = std::filesystem;
+
+// 2026-12-01T10:15:02.250Z
+std::string iso_utc(std::int64_t unix_ms) {
+  const std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[40];
+  const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(text + n, sizeof text - n, ".%03lldZ", static_cast<long long>(unix_ms % 1000));
+  return text;
+}
+
+// What a listing says about a cluster.
+struct ClusterSummary {
+  std::set<std::string> cameras;
+  std::int64_t first_ms = 0, last_ms = 0;
+  const UnknownFaceRow* nearest = nullptr;  // the face closest to a known identity, if any had one
+};
+
+ClusterSummary summarize(const UnknownCluster& c, const std::vector<UnknownFaceRow>& faces) {
+  ClusterSummary s;
+  s.first_ms = faces[c.members.front()].first_seen_ms;
+  s.last_ms = faces[c.members.front()].last_seen_ms;
+  for (std::size_t m : c.members) {
+    const UnknownFaceRow& f = faces[m];
+    s.cameras.insert(f.stream);
+    s.first_ms = std::min(s.first_ms, f.first_seen_ms);
+    s.last_ms = std::max(s.last_ms, f.last_seen_ms);
+    if (f.nearest_identity != 0 && (!s.nearest || f.nearest_similarity > s.nearest->nearest_similarity))
+      s.nearest = &f;
+  }
+  return s;
+}
+
+std::string json_line(const UnknownCluster& c, const ClusterSummary& s, const std::vector<UnknownFaceRow>& faces,
+                      const std::string& sheet) {
+  JsonBuilder* b = json_builder_new();
+  json_builder_begin_object(b);
+  json_builder_set_member_name(b, "cluster");
+  json_builder_add_int_value(b, c.id);
+  json_builder_set_member_name(b, "size");
+  json_builder_add_int_value(b, static_cast<gint64>(c.members.size()));
+  json_builder_set_member_name(b, "cameras");
+  json_builder_begin_array(b);
+  for (const std::string& camera : s.cameras) json_builder_add_string_value(b, camera.c_str());
+  json_builder_end_array(b);
+  json_builder_set_member_name(b, "first_seen");
+  json_builder_add_string_value(b, iso_utc(s.first_ms).c_str());
+  json_builder_set_member_name(b, "last_seen");
+  json_builder_add_string_value(b, iso_utc(s.last_ms).c_str());
+  json_builder_set_member_name(b, "nearest");
+  if (s.nearest) {
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "identity");
+    json_builder_add_int_value(b, s.nearest->nearest_identity);
+    json_builder_set_member_name(b, "name");
+    json_builder_add_string_value(b, s.nearest->nearest_name.c_str());
+    json_builder_set_member_name(b, "similarity");
+    json_builder_add_double_value(b, s.nearest->nearest_similarity);
+    json_builder_end_object(b);
+  } else {
+    json_builder_add_null_value(b);
+  }
+  json_builder_set_member_name(b, "faces");
+  json_builder_begin_array(b);
+  for (std::size_t m : c.members) json_builder_add_int_value(b, faces[m].id);
+  json_builder_end_array(b);
+  json_builder_set_member_name(b, "sheet");
+  json_builder_add_string_value(b, sheet.c_str());
+  json_builder_end_object(b);
+  JsonNode* root = json_builder_get_root(b);
+  gchar* text = json_to_string(root, FALSE);
+  std::string line = text;
+  g_free(text);
+  json_node_unref(root);
+  g_object_unref(b);
+  return line;
+}
+
+Status sheet_of(const GalleryStore& store, const UnknownCluster& c, const std::vector<UnknownFaceRow>& faces,
+                const fs::path& path) {
+  // The best faces only, and their pictures only now: a sheet holds at most kSheetFaces.
+  std::vector<UnknownFaceRow> shown;
+  for (std::size_t m : c.members) {
+    shown.push_back(faces[m]);
+    shown.back().embedding.clear();
+  }
+  std::stable_sort(shown.begin(), shown.end(), [](const UnknownFaceRow& a, const UnknownFaceRow& b) {
+    return a.quality != b.quality ? a.quality > b.quality : a.id < b.id;
+  });
+  if (shown.size() > kSheetFaces) shown.resize(kSheetFaces);
+  std::vector<std::int64_t> ids;
+  for (const UnknownFaceRow& f : shown) ids.push_back(f.id);
+  Result<std::vector<std::vector<unsigned char>>> pictures = store.unknown_face_pictures(ids);
+  if (!pictures) return pictures.error();
+  std::vector<const UnknownFaceRow*> rows;
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    shown[i].jpeg = std::move(pictures.value()[i]);
+    rows.push_back(&shown[i]);
+  }
+  return write_contact_sheet(path, rows);
+}
+
+// The faces and their clusters, read in the caller's transaction; a cluster named by id.
+struct Clustered {
+  std::vector<UnknownFaceRow> faces;
+  std::vector<UnknownCluster> clusters;
+};
+
+Result<Clustered> read_clusters(const GalleryStore& store, double threshold) {
+  Result<std::vector<UnknownFaceRow>> faces = store.unknown_faces(true, false);
+  if (!faces) return faces.error();
+  Clustered c{std::move(faces.value()), {}};
+  Result<std::vector<UnknownCluster>> clusters = gallery::cluster_unknown_faces(c.faces, threshold);
+  if (!clusters) return Error{clusters.error().kind, store.path().string() + ": " + clusters.error().message};
+  c.clusters = std::move(clusters.value());
+  return c;
+}
+
+Result<const UnknownCluster*> find_cluster(const Clustered& c, std::int64_t id, double threshold,
+                                           const std::string& gallery) {
+  for (const UnknownCluster& cluster : c.clusters)
+    if (cluster.id == id) return &cluster;
+  std::string hint = " (list them with taconite-gallery unknowns)";
+  for (const UnknownCluster& cluster : c.clusters)
+    for (std::size_t m : cluster.members)
+      if (c.faces[m].id == id) hint = " (face " + std::to_string(id) + " is in cluster " + std::to_string(cluster.id) + ")";
+  return Error{ErrorKind::Input, gallery + ": no cluster " + std::to_string(id) + " among " +
+                                     std::to_string(c.faces.size()) + " unknown face(s) at threshold " +
+                                     std::to_string(threshold) + hint + "; nothing changed"};
+}
+
+std::vector<std::int64_t> ids_of(const UnknownCluster& cluster, const std::vector<UnknownFaceRow>& faces) {
+  std::vector<std::int64_t> ids;
+  for (std::size_t m : cluster.members) ids.push_back(faces[m].id);
+  return ids;
+}
+
+}  // namespace
+
+Status list_unknowns(const ReviewOptions& o) {
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
+  if (!store) return store.error();
+  Result<GalleryStore::ReadSnapshot> snapshot = store.value().read_snapshot();  // faces and pictures agree
+  if (!snapshot) return snapshot.error();
+  Result<Clustered> c = read_clusters(store.value(), o.threshold);
+  if (!c) return c.error();
+  if (c.value().clusters.empty()) {
+    if (!o.json) std::printf("no unknown faces kept in %s\n", o.gallery.c_str());
+    return gallery::Ok{};
+  }
+  std::error_code ec;
+  fs::create_directories(o.sheets, ec);
+  if (ec) return Error{ErrorKind::Io, o.sheets + ": cannot make the contact sheet directory: " + ec.message()};
+  for (const UnknownCluster& cluster : c.value().clusters) {
+    const fs::path sheet = fs::path(o.sheets) / ("cluster-" + std::to_string(cluster.id) + ".jpg");
+    if (Status s = sheet_of(store.value(), cluster, c.value().faces, sheet); !s) return s;
+    const ClusterSummary s = summarize(cluster, c.value().faces);
+    if (o.json) {
+      std::printf("%s\n", json_line(cluster, s, c.value().faces, sheet.string()).c_str());
+      continue;
+    }
+    std::string cameras;
+    for (const std::string& camera : s.cameras) cameras += (cameras.empty() ? "" : ",") + camera;
+    std::string nearest = "nearest none";
+    if (s.nearest) {
+      char score[32];
+      std::snprintf(score, sizeof score, "%.3f", s.nearest->nearest_similarity);
+      nearest = "nearest " + s.nearest->nearest_name + " (" + score + ")";
+    }
+    std::printf("cluster %lld\t%zu face(s)\t%s\t%s .. %s\t%s\t%s\n", static_cast<long long>(cluster.id),
+                cluster.members.size(), cameras.c_str(), iso_utc(s.first_ms).c_str(), iso_utc(s.last_ms).c_str(),
+                nearest.c_str(), sheet.c_str());
+  }
+  return gallery::Ok{};
+}
+
+Status name_cluster(const ReviewOptions& o, std::int64_t cluster_id, const std::string& name) {
+  if (Status s = gallery::check_identity_name(name); !s) return s.error();
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
+  if (!store) return store.error();
+  // Read inside the write: the cluster enrolled is the cluster removed, whatever arrives meanwhile.
+  Result<GalleryStore::WriteBatch> batch = store.value().begin_write();
+  if (!batch) return batch.error();
+  Result<Clustered> c = read_clusters(store.value(), o.threshold);
+  if (!c) return c.error();
+  Result<const UnknownCluster*> found = find_cluster(c.value(), cluster_id, o.threshold, o.gallery);
+  if (!found) return found.error();
+  const UnknownCluster& cluster = *found.value();
+  std::vector<const UnknownFaceRow*> best;
+  for (std::size_t m : cluster.members) best.push_back(&c.value().faces[m]);
+  std::stable_sort(best.begin(), best.end(), [](const UnknownFaceRow* a, const UnknownFaceRow* b) {
+    return a->quality != b->quality ? a->quality > b->quality : a->id < b->id;
+  });
+  if (best.size() > o.templates) best.resize(o.templates);
+  std::vector<gallery::NewTemplate> templates;
+  for (const UnknownFaceRow* f : best)
+    templates.push_back({f->embedding, f->norm, "unknown face " + std::to_string(f->id) + " (" + f->stream + ")", 0});
+  const std::string metadata = R"({"enrolled_from":"unknown-faces review","cluster":)" + std::to_string(cluster.id) +
+                               R"(,"named_unix":)" + std::to_string(gallery::now_unix()) + "}";
+  Result<gallery::Enrolled> enrolled = batch.value().enroll(name, metadata, templates);
+  if (!enrolled) return enrolled.error();
+  Result<std::size_t> removed = batch.value().remove_unknown_faces(ids_of(cluster, c.value().faces));
+  if (!removed) return removed.error();
+  if (Status s = batch.value().commit(); !s) return s;
+  std::printf("named cluster %lld %s: enrolled %zu template(s) (identity %lld), removed %zu unknown face(s)\n",
+              static_cast<long long>(cluster.id), name.c_str(), enrolled.value().added,
+              static_cast<long long>(enrolled.value().identity), removed.value());
+  return gallery::Ok{};
+}
+
+Status forget_cluster(const ReviewOptions& o, std::int64_t cluster_id) {
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
+  if (!store) return store.error();
+  Result<GalleryStore::WriteBatch> batch = store.value().begin_write();
+  if (!batch) return batch.error();
+  Result<Clustered> c = read_clusters(store.value(), o.threshold);
+  if (!c) return c.error();
+  Result<const UnknownCluster*> found = find_cluster(c.value(), cluster_id, o.threshold, o.gallery);
+  if (!found) return found.error();
+  Result<std::size_t> removed = batch.value().remove_unknown_faces(ids_of(*found.value(), c.value().faces));
+  if (!removed) return removed.error();
+  if (Status s = batch.value().commit(); !s) return s;
+  std::printf("forgot cluster %lld: deleted %zu unknown face(s)\n", static_cast<long long>(cluster_id),
+              removed.value());
+  return gallery::Ok{};
+}
+
+}  // namespace taconite::gallery_cli
