@@ -6,14 +6,15 @@
 # taconitedetect (YuNet DNN, 5 landmarks) with --detector MODEL.onnx (docs/models.md says where to
 # get it), else the slow stock fallback facedetect (Haar) -> taconitelandmarks (dlib).
 #   ./demo.sh [VIDEO] [--bundle DIR] [--backend NAME] [--detector YUNET.onnx] [--output FILE.mp4]
-#             [--gallery G [--keep-unknowns]]
+#             [--gallery G [--threshold T] [--keep-unknowns]]
 # Without VIDEO the video is made from a real photo Debian ships (a frozen image seen through a
 # panning, zooming window, out/synthetic-camera-4s.avi). The frames go to out/faces.jsonl, the
 # per-track events (new / update / end with dwell and best face) to out/tracks.jsonl and each
 # track's best face to out/best-faces/; with --output the video with every face drawn on it
 # (taconiteoverlay) goes to FILE.mp4 (H.264). With --gallery the faces are named from G (a gallery
-# made with build/tools/gallery/taconite-gallery create); --keep-unknowns keeps each track that ends
-# unknown in G for review (taconite-gallery unknowns / name: README, "Recognising people").
+# made with build/tools/gallery/taconite-gallery create for the same bundle; --threshold sets
+# taconiteidentify's); --keep-unknowns keeps each track that ends unknown in G for review
+# (taconite-gallery unknowns / name: docs/gstreamer.md, "Keeping unknown faces").
 set -euo pipefail
 cd "$(dirname "$0")"
 bundle=""
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
     --detector) detector="$2"; shift 2 ;;
     --output) video_out="$2"; shift 2 ;;
     --gallery) gallery_args+=(--gallery "$2"); shift 2 ;;
+    --threshold) gallery_args+=(--threshold "$2"); shift 2 ;;
     --keep-unknowns) gallery_args+=(--keep-unknowns); shift ;;
     -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *)
