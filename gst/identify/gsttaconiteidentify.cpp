@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "cxx_boundary.hpp"
+#include "face_selection.hpp"
 #include "gallery_watcher.hpp"
 #include "identity_structures.hpp"
 #include "identity_votes.hpp"
@@ -173,11 +174,9 @@ struct FaceAnswer {
 
 // The one ROI of the buffer with `id`; null when there is none or several (facedetect leaves every
 // id at 0: an embedding keyed by a shared id belongs to no single face).
-GstVideoRegionOfInterestMeta* unique_roi(GstBuffer* buffer, gint id) {
+GstVideoRegionOfInterestMeta* unique_roi(const std::vector<GstVideoRegionOfInterestMeta*>& rois, gint id) {
   GstVideoRegionOfInterestMeta* found = nullptr;
-  gpointer state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
-    auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+  for (GstVideoRegionOfInterestMeta* roi : rois) {
     if (roi->id != id) continue;
     if (found) return nullptr;
     found = roi;
@@ -246,19 +245,17 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
 
   // Tracking ids of the frame's ROIs: an id on two ROIs names neither.
   std::unordered_map<gint64, int> track_uses;
-  gpointer state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
-    const auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(buffer);
+  for (const GstVideoRegionOfInterestMeta* roi : rois)
     if (std::optional<gint64> id = roi_track_id(roi, s.track_id_param)) ++track_uses[*id];
-  }
 
   // The faces: embedding metas of ROIs, each once, with its tracking id when unique in the frame.
   std::vector<FaceAnswer> faces;
-  state = nullptr;
+  gpointer state = nullptr;
   while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE)) {
     auto* e = reinterpret_cast<const GstTaconiteEmbeddingMeta*>(meta);
     if (e->roi_id == GST_TACONITE_WHOLE_BUFFER_ROI_ID || e->dim == 0 || !e->embedding) continue;
-    GstVideoRegionOfInterestMeta* roi = unique_roi(buffer, e->roi_id);
+    GstVideoRegionOfInterestMeta* roi = unique_roi(rois, e->roi_id);
     if (!roi) {
       GST_LOG_OBJECT(self, "embedding of ROI id %d: no single ROI has that id, skipped", e->roi_id);
       continue;
@@ -351,9 +348,7 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
   // track's decision, or "pending"; an untracked face without an answer gets no identity param.
   std::unordered_set<const GstVideoRegionOfInterestMeta*> answered;
   for (const FaceAnswer& a : faces) answered.insert(a.roi);
-  state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
-    auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+  for (GstVideoRegionOfInterestMeta* roi : rois) {
     const std::optional<gint64> id = roi_track_id(roi, s.track_id_param);
     if (!id || track_uses[*id] > 1 || answered.contains(roi)) continue;
     replace_roi_param(roi, identity_param(stream.votes.decided(*id)));
