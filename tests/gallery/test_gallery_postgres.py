@@ -19,10 +19,13 @@ import sys
 import tempfile
 import unittest
 
+import cv2
+
+import unknown_faces_fixture as fixture
+
 CLI, BUNDLE, UNKNOWN_FACES_HELPER = map(os.path.abspath, sys.argv[1:4])
 GST_TESTS = sys.argv[4] if len(sys.argv) > 4 else ""
-ASTRONAUT = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
-MESSI = "/usr/share/doc/opencv-doc/examples/data/messi5.jpg"
+ASTRONAUT, MESSI = fixture.ASTRONAUT, fixture.MESSI
 USER, PASSWORD = "taconite", "s3cret-for-tests"
 PG_BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1:] or [""]
 PG_BIN = PG_BIN[0]
@@ -99,15 +102,7 @@ def run(*args, env=None):
 
 
 def add_unknown(gallery, lines, *retention):
-    """Stores unknown faces (tests/gallery/unknown_faces_helper.cpp: one tab-separated face a line)."""
-    return subprocess.run([UNKNOWN_FACES_HELPER, gallery, *map(str, retention)], input="".join(lines),
-                          capture_output=True, text=True, timeout=600, env=SERVER["env"])
-
-
-def unknown_line(embedding, stream="door", track=7, first=1700000000000, last=1700000004000, quality=0.8,
-                 nearest=0, nearest_name="", similarity=0.0, jpeg="-"):
-    values = ",".join(str(v) for v in embedding)
-    return f"{stream}\t{track}\t{first}\t{last}\t{quality}\t{nearest}\t{nearest_name}\t{similarity}\t{jpeg}\t{values}\n"
+    return fixture.add_unknown(UNKNOWN_FACES_HELPER, gallery, lines, *retention, env=SERVER["env"])
 
 
 def notified_while(database, command):
@@ -297,8 +292,8 @@ class PostgresGalleryTest(unittest.TestCase):
         jpeg = os.path.join(self.dir, "face.jpg")
         with open(jpeg, "wb") as f:
             f.write(bytes([0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9]))
-        r = add_unknown(db, [unknown_line(axis(0), jpeg=jpeg, nearest=3, nearest_name="alice", similarity=0.25),
-                             unknown_line(axis(1), stream="yard"), unknown_line(axis(2))], 2)
+        r = add_unknown(db, [fixture.line(axis(0), jpeg=jpeg, nearest=3, nearest_name="alice", similarity=0.25),
+                             fixture.line(axis(1), stream="yard"), fixture.line(axis(2))], 2)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.split(), ["1", "2", "3"])
         listed = subprocess.run([UNKNOWN_FACES_HELPER, db, "--list"], capture_output=True, text=True, timeout=600,
@@ -306,25 +301,25 @@ class PostgresGalleryTest(unittest.TestCase):
         self.assertEqual(listed.returncode, 0, listed.stderr)
         rows = [l.split("\t") for l in listed.stdout.splitlines()]
         self.assertEqual([row[0] for row in rows], ["2", "3"])  # max_count 2: the oldest went
-        self.assertEqual(rows[0][1:5], ["yard", "7", "1700000000000", "1700000004000"])
+        self.assertEqual(rows[0][1:5], ["yard", "7", str(fixture.T0), str(fixture.T0 + 4000)])
         self.assertEqual((rows[0][10], rows[0][11]), ("4", "0"))  # norm 4, stored at unit length
         self.assertIn("\nrevision 0\n", self.ok("stats", db))  # PostgreSQL: create made none
         # A face with a picture reads back whole.
-        r = add_unknown(db, [unknown_line(axis(3), jpeg=jpeg, nearest=3, nearest_name="alice", similarity=0.25)])
+        r = add_unknown(db, [fixture.line(axis(3), jpeg=jpeg, nearest=3, nearest_name="alice", similarity=0.25)])
         self.assertEqual(r.stdout.split(), ["4"])
         self.assertEqual(psql("unknowns", "SELECT length(jpeg), nearest_name, nearest_similarity FROM unknown_faces"
                                           " WHERE id = 4").strip(), "9|alice|0.25")
         # By age: a face stored 1000 s ago goes when the next add keeps 600 s.
         psql("unknowns", "UPDATE unknown_faces SET created_unix = created_unix - 1000 WHERE id = 2")
-        self.assertEqual(add_unknown(db, [unknown_line(axis(4))], 10, 600).stdout.split(), ["5"])
+        self.assertEqual(add_unknown(db, [fixture.line(axis(4))], 10, 600).stdout.split(), ["5"])
         self.assertEqual(psql("unknowns", "SELECT id FROM unknown_faces ORDER BY id").split(), ["3", "4", "5"])
         # Ids are never given again.
         psql("unknowns", "DELETE FROM unknown_faces")
-        self.assertEqual(add_unknown(db, [unknown_line(axis(5))]).stdout.split(), ["6"])
+        self.assertEqual(add_unknown(db, [fixture.line(axis(5))]).stdout.split(), ["6"])
         # No NOTIFY for an unknown face; an enrolment notifies (the check can see one).
         face = os.path.join(self.dir, "face.txt")
         with open(face, "w") as f:
-            f.write(unknown_line(axis(6)))
+            f.write(fixture.line(axis(6)))
         self.assertFalse(notified_while("unknowns", f"{UNKNOWN_FACES_HELPER} '{db}' < {face} >/dev/null"))
         self.assertEqual(psql("unknowns", "SELECT count(*) FROM unknown_faces").strip(), "2")
         self.assertIn("\nrevision 0\n", self.ok("stats", db))
@@ -339,13 +334,13 @@ class PostgresGalleryTest(unittest.TestCase):
         huge = os.path.join(self.dir, "huge.jpg")
         with open(huge, "wb") as f:
             f.write(bytes([0xFF, 0xD8]) + bytes(256 * 1024))
-        cases = [(unknown_line(["nan"] + good[1:]), "value 0 is not finite"),
-                 (unknown_line(good[1:]), f"has {dim - 1} values, the gallery holds {dim}"),
-                 (unknown_line(good, jpeg=huge), "jpeg of 262146 bytes, at most 262144"),
-                 (unknown_line(good, stream="caf\u00e9\u2028x"), "stream name holds a control character"),
-                 (unknown_line(good, first=2000, last=1000), "first_seen_ms 2000 is after last_seen_ms 1000"),
-                 (unknown_line(good, quality="nan"), "quality nan"),
-                 (unknown_line(good, similarity="-1.5"), "nearest_similarity -1.5")]
+        cases = [(fixture.line(["nan"] + good[1:]), "value 0 is not finite"),
+                 (fixture.line(good[1:]), f"has {dim - 1} values, the gallery holds {dim}"),
+                 (fixture.line(good, jpeg=huge), "jpeg of 262146 bytes, at most 262144"),
+                 (fixture.line(good, stream="caf\u00e9\u2028x"), "stream name holds a control character"),
+                 (fixture.line(good, first=2000, last=1000), "first_seen_ms 2000 is after last_seen_ms 1000"),
+                 (fixture.line(good, quality="nan"), "quality nan"),
+                 (fixture.line(good, similarity="-1.5"), "nearest_similarity -1.5")]
         for line, expected in cases:
             r = add_unknown(db, [line])
             self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
@@ -362,10 +357,39 @@ class PostgresGalleryTest(unittest.TestCase):
                                 env=SERVER["env"])
         self.assertEqual((listed.returncode, listed.stdout), (0, ""), listed.stderr)
         self.assertEqual(psql("olderunknowns", "SELECT to_regclass('unknown_faces') IS NULL").strip(), "t")
-        r = add_unknown(db, [unknown_line([1.0] * self.dim(db))])
+        r = add_unknown(db, [fixture.line([1.0] * self.dim(db))])
         self.assertEqual(r.stdout.split(), ["1"], r.stderr)
         self.assertIn("\nrevision 0\n", self.ok("stats", db))
         self.assertIn("schema version 2", self.ok("stats", db))
+
+    def test_review_unknown_faces_on_postgres(self):
+        db = createdb("review")
+        self.ok("create", db, "--bundle", BUNDLE)
+        faces = fixture.review_faces(fixture.photo_embeddings(CLI, BUNDLE, self.dir, env=SERVER["env"]), self.dir)
+        self.assertEqual(add_unknown(db, faces).stdout.split(), ["1", "2", "3", "4", "5", "6"])
+        sheets = os.path.join(self.dir, "sheets")
+        rows = [l.split("\t") for l in self.ok("unknowns", db, "--sheets", sheets).splitlines()]
+        self.assertEqual([r[:3] for r in rows], [["cluster 1", "3 face(s)", "door,yard"],
+                                                 ["cluster 4", "2 face(s)", "door"], ["cluster 6", "1 face(s)", "lobby"]])
+        self.assertEqual(rows[0][3], "2025-12-01T12:00:00.000Z .. 2025-12-01T12:02:01.000Z")
+        self.assertEqual(rows[0][4], "nearest messi (0.310)")
+        messi = cv2.imread(os.path.join(sheets, "cluster-4.jpg"))
+        self.assertEqual(messi.shape, (112, 224, 3))
+        self.assertGreater(messi[:, :112].std(), 20)  # a picture read back from bytea
+        self.assertLess(messi[:, 112:].std(), 3)  # none kept: grey
+        # An unknown cluster: a clear error, nothing changed.
+        line = error_line(self, run("name", db, "999", "Nobody"))
+        self.assertIn(db + ": no cluster 999", line)
+        self.assertIn("\nrevision 0\n", self.ok("stats", db))
+        # name: one revision and a NOTIFY, so running pipelines reload; the cluster is gone.
+        self.assertTrue(notified_while("review", f"{CLI} name '{db}' 1 Astronaut --templates 2 >/dev/null"))
+        self.assertIn("\nrevision 1\n", self.ok("stats", db))
+        self.assertEqual(self.ok("list", db).split("\t")[:3], ["1", "Astronaut", "2 template(s)"])
+        self.assertEqual(psql("review", "SELECT id FROM unknown_faces ORDER BY id").split(), ["4", "5", "6"])
+        # forget: deleted, no revision, no NOTIFY.
+        self.assertFalse(notified_while("review", f"{CLI} forget '{db}' 4 >/dev/null"))
+        self.assertEqual(psql("review", "SELECT id FROM unknown_faces ORDER BY id").split(), ["6"])
+        self.assertIn("\nrevision 1\n", self.ok("stats", db))
 
     def test_identify_names_the_astronaut_from_a_postgres_gallery(self):
         if not GST_TESTS:

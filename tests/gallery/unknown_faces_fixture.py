@@ -47,7 +47,9 @@ def view(embedding, seed, noise=0.05):
     return v / numpy.linalg.norm(v) * 20.0  # a raw embedding: stored at unit length, norm 20
 
 
-def line(embedding, stream, track, first, last, quality, jpeg="-", nearest=0, nearest_name="", similarity=0.0):
+def line(embedding, stream="door", track=7, first=T0, last=T0 + 4000, quality=0.8, jpeg="-", nearest=0,
+         nearest_name="", similarity=0.0):
+    """One face for unknown_faces_helper: tab-separated fields, the embedding's values by commas."""
     values = ",".join(repr(float(x)) if isinstance(x, (float, numpy.floating)) else str(x) for x in embedding)
     return f"{stream}\t{track}\t{first}\t{last}\t{quality}\t{nearest}\t{nearest_name}\t{similarity}\t{jpeg}\t{values}\n"
 
