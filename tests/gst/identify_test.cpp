@@ -1028,6 +1028,24 @@ TEST_F(IdentifyHarnessTest, KeepUnknownsStoresATrackThatEndsUnknownOnceWithItsBe
   EXPECT_EQ(picture.rows, 112);
 }
 
+// A flush and the end of the stream end every open track (kept while playing, before any stop).
+TEST_F(IdentifyHarnessTest, KeepUnknownsFlushAndEndOfStreamEndEveryTrack) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true min-votes=1");
+  push(0, {{1, unit_axis(3)}});
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_flush_start()));
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_flush_stop(TRUE)));
+  ASSERT_TRUE(wait_for_counter("unknowns-kept", 1));
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_segment(&segment)));
+  push(1, {{1, unit_axis(3)}});  // the same id after the flush: another track
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_eos()));
+  ASSERT_TRUE(wait_for_counter("unknowns-kept", 2));
+  stop();
+  EXPECT_EQ(kept_unknowns(people).size(), 2u);
+}
+
 // Off by default: nothing is written into the gallery.
 TEST_F(IdentifyHarnessTest, KeepUnknownsOffStoresNothing) {
   const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
