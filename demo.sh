@@ -6,17 +6,22 @@
 # taconitedetect (YuNet DNN, 5 landmarks) with --detector MODEL.onnx (docs/models.md says where to
 # get it), else the slow stock fallback facedetect (Haar) -> taconitelandmarks (dlib).
 #   ./demo.sh [VIDEO] [--bundle DIR] [--backend NAME] [--detector YUNET.onnx] [--output FILE.mp4]
+#             [--gallery G [--threshold T] [--keep-unknowns]]
 # Without VIDEO the video is made from a real photo Debian ships (a frozen image seen through a
 # panning, zooming window, out/synthetic-camera-4s.avi). The frames go to out/faces.jsonl, the
 # per-track events (new / update / end with dwell and best face) to out/tracks.jsonl and each
 # track's best face to out/best-faces/; with --output the video with every face drawn on it
-# (taconiteoverlay) goes to FILE.mp4 (H.264).
+# (taconiteoverlay) goes to FILE.mp4 (H.264). With --gallery the faces are named from G (a gallery
+# made with build/tools/gallery/taconite-gallery create for the same bundle; --threshold sets
+# taconiteidentify's); --keep-unknowns keeps each track that ends unknown in G for review
+# (taconite-gallery unknowns / name: docs/gstreamer.md, "Keeping unknown faces").
 set -euo pipefail
 cd "$(dirname "$0")"
 bundle=""
 backend=auto
 detector=""
 video_out=""
+gallery_args=()
 video=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -24,7 +29,10 @@ while [ $# -gt 0 ]; do
     --backend) backend="$2"; shift 2 ;;
     --detector) detector="$2"; shift 2 ;;
     --output) video_out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --gallery) gallery_args+=(--gallery "$2"); shift 2 ;;
+    --threshold) gallery_args+=(--threshold "$2"); shift 2 ;;
+    --keep-unknowns) gallery_args+=(--keep-unknowns); shift ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *)
       # Compatibility: a bundle directory as the only argument.
       if [ -f "$1/manifest.txt" ]; then bundle="$1"; else video+=("$1"); fi
@@ -71,6 +79,7 @@ echo "Running pipeline (a): ${video[*]:-synthetic video from astronaut.png} -> $
 BUILD_DIR="$build" pipelines/publish-video-faces.sh --bundle "$bundle" --backend "$backend" \
   --output out/faces.jsonl --tracks out/tracks.jsonl --best-faces out/best-faces \
   ${detector_args[@]+"${detector_args[@]}"} ${video_args[@]+"${video_args[@]}"} \
+  ${gallery_args[@]+"${gallery_args[@]}"} \
   ${video[@]+"${video[@]:0:1}"}
 echo "$(wc -l < out/faces.jsonl) frames written to out/faces.jsonl (one JSON document per frame, schema" \
   "taconite-faces/1 in docs/faces-message.md: stream, frame, PTS, running time, UTC time, and per face box," \

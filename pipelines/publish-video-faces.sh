@@ -10,7 +10,8 @@
 #                                         [--reinfer-interval R] [--output FILE.jsonl]
 #                                         [--detector YUNET.onnx] [--detect-interval N]
 #                                         [--reinfer-mode interval|best] [--tracks EVENTS.jsonl]
-#                                         [--best-faces DIR] [--video-out FILE.mp4] [VIDEO]
+#                                         [--best-faces DIR] [--video-out FILE.mp4]
+#                                         [--gallery G [--threshold T] [--keep-unknowns]] [VIDEO]
 #
 # Without VIDEO the synthetic camera (python3-skimage's astronaut, panned and zoomed) is first
 # written to a video file with pipelines/make_demo_video.py. Every frame gets a line
@@ -21,6 +22,11 @@
 # taconiteadaface's reinfer-mode. With --tracks a second taconitepublish (messages=tracks) writes
 # the track events (schema taconite-tracks/1, docs/tracks-message.md) to EVENTS.jsonl, with each
 # track's best face as a JPEG in DIR with --best-faces.
+# --gallery names the faces: taconiteidentify (gallery=G, a gallery made with taconite-gallery create)
+# after taconiteadaface, so each face's document carries its label and label_state; --threshold is
+# its threshold (default 0.4; calibrate it for your model). --keep-unknowns also keeps the best face
+# of each track that ends unknown in G (keep-unknowns=true), for review with `taconite-gallery
+# unknowns G` and `taconite-gallery name G CLUSTER NAME` (README, "Recognising people").
 # --video-out also writes the video with every face drawn on it (taconiteoverlay: box, landmarks,
 # track id; H.264 in MP4, openh264enc from gstreamer1.0-plugins-bad).
 set -euo pipefail
@@ -37,6 +43,9 @@ reinfer_mode=""
 tracks=""
 best_faces=""
 video_out=""
+gallery=""
+keep_unknowns=false
+threshold=0.4
 video=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -51,7 +60,10 @@ while [ $# -gt 0 ]; do
     --tracks) tracks="$2"; shift 2 ;;
     --best-faces) best_faces="$2"; shift 2 ;;
     --video-out) video_out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --gallery) gallery="$2"; shift 2 ;;
+    --threshold) threshold="$2"; shift 2 ;;
+    --keep-unknowns) keep_unknowns=true; shift ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) video="$1"; shift ;;
   esac
 done
@@ -71,6 +83,13 @@ else
   front=(facedetect display=false ! taconitelandmarks)
   reinfer_mode="${reinfer_mode:-interval}"
 fi
+if [ "$keep_unknowns" = true ] && [ -z "$gallery" ]; then
+  echo "--keep-unknowns needs --gallery G (the gallery the unknown faces are kept in)" >&2
+  exit 2
+fi
+identify=()
+[ -z "$gallery" ] || identify=(taconiteidentify gallery="$gallery" bundle="$bundle" stream=cam0
+  threshold="$threshold" keep-unknowns="$keep_unknowns" !)
 events=()
 if [ -n "$tracks" ]; then
   events=(taconitepublish messages=tracks method=file location="$tracks" stream=cam0)
@@ -80,6 +99,7 @@ fi
 pipeline=(filesrc location="$video" ! decodebin ! videoconvert ! "${front[@]}" !
   taconitetrack ! taconiteadaface bundle="$bundle" backend="$backend" input-mode=rois \
     reinfer-mode="$reinfer_mode" reinfer-interval="$reinfer" !
+  "${identify[@]}"
   taconitepublish method=file location="$output" stream=cam0 embedding=array publish-empty=true !
   "${events[@]}")
 if [ -n "$video_out" ]; then

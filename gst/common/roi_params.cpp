@@ -1,5 +1,6 @@
 #include "roi_params.hpp"
 
+#include <cmath>
 #include <set>
 
 #include "face_selection.hpp"
@@ -54,6 +55,16 @@ bool roi_predicted(const GstVideoRegionOfInterestMeta* roi) {
       gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "detection");
   gboolean predicted = FALSE;
   return s && gst_structure_get_boolean(s, "predicted", &predicted) && predicted;
+}
+
+std::optional<double> roi_quality(const GstVideoRegionOfInterestMeta* roi) {
+  const GstStructure* s =
+      gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "quality");
+  gdouble value = 0.0;
+  if (s && (gst_structure_get_double(s, "embedding-score", &value) || gst_structure_get_double(s, "score", &value)) &&
+      std::isfinite(value))
+    return value;
+  return std::nullopt;
 }
 
 std::vector<gint> unused_roi_ids(GstBuffer* buffer, std::size_t count) {

@@ -5,6 +5,7 @@
 
 #include <gst/video/video.h>
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -25,6 +26,10 @@ GstStructure* add_detection_param(GstVideoRegionOfInterestMeta* roi, double conf
 // True when the ROI's `detection` param says its box was predicted by a tracker, not measured by a
 // detector on this frame (`predicted`=TRUE; absent means measured).
 bool roi_predicted(const GstVideoRegionOfInterestMeta* roi);
+
+// taconiteadaface's best-shot quality of the face (its "quality" param): the embedding's score (with
+// AdaFace's norm) when it has one, else this frame's pre-embedding score; empty without either.
+std::optional<double> roi_quality(const GstVideoRegionOfInterestMeta* roi);
 
 // The `count` lowest positive ROI ids that no ROI meta of `buffer` has (whatever ids, G_MAXINT
 // included, its ROIs carry), ascending. There are fewer ROIs than positive ints, so there are enough.

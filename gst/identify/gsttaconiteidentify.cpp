@@ -35,6 +35,13 @@
  * check the gallery's model fingerprint against the bundle taconiteadaface runs; without it only
  * the model name and embedding size are checked.
  *
+ * With `keep-unknowns` (off by default) the best face (by taconiteadaface's quality) of each track
+ * that ends decided unknown (track-timeout, end of stream, flush, new stream, stop) is kept in the
+ * gallery for review with `taconite-gallery unknowns`: embedding, aligned 112x112 JPEG, stream,
+ * time span, nearest identity. A writer thread behind a queue of 32 does the writing; a full queue
+ * or a failed write drops the face (`unknowns-dropped`), the video never waits. Retention:
+ * `unknowns-max-count`, `unknowns-max-age`. It stores pictures of people: see docs/gstreamer.md.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 v4l2src ! videoconvert ! facedetect display=false ! taconitelandmarks ! taconitetrack ! \
@@ -58,11 +65,15 @@
 #include <vector>
 
 #include "cxx_boundary.hpp"
+#include "face_selection.hpp"
 #include "gallery_watcher.hpp"
+#include "identity_structures.hpp"
 #include "identity_votes.hpp"
 #include "model_fingerprint.hpp"
 #include "property_table.hpp"
+#include "roi_params.hpp"
 #include "roi_track_param.hpp"
+#include "unknown_keeper.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_identify_debug);
 #define GST_CAT_DEFAULT taconite_identify_debug
@@ -78,13 +89,7 @@ using taconite::vision::TrackSearch;
 using taconite::vision::VotePolicy;
 namespace gallery = taconite::gallery;
 
-constexpr const char* kIdentityParam = "identity";
-constexpr const char* kTaconiteIdentityParam = "taconite-identity";
 constexpr const char* kUnknownLabel = "unknown";
-// The identity param's label_state (docs/gstreamer.md): voting, decided on a gallery identity, decided unknown.
-constexpr const char* kPending = "pending";
-constexpr const char* kKnown = "known";
-constexpr const char* kUnknownState = "unknown";
 constexpr double kDefaultThreshold = 0.4;
 constexpr guint kDefaultTopK = 3;
 constexpr guint kDefaultVoteWindow = 5;
@@ -95,6 +100,7 @@ constexpr guint kMaxVoteWindow = 100;
 // Templates the exact searches of one buffer may scan: ~2 searches of a 1 M gallery, ~130 ms of
 // one AVX2 core (docs/performance.md).
 constexpr guint64 kDefaultSearchBudget = 2000000;
+constexpr guint64 kMaxUnknownsAge = 100ull * 365 * 24 * 3600;  // keep-unknowns: 100 years at most
 
 // Property values; guarded by the object lock.
 struct Settings {
@@ -107,6 +113,9 @@ struct Settings {
   guint ef_search = gallery::IndexOptions{}.hnsw_ef_search;
   guint64 search_budget = kDefaultSearchBudget;
   bool post_messages = true;
+  bool keep_unknowns = false;
+  guint unknowns_max_count = gallery::UnknownRetention{}.max_count;
+  guint64 unknowns_max_age = gallery::UnknownRetention{}.max_age_s;
 };
 
 // What only the streaming thread touches.
@@ -115,6 +124,7 @@ struct Stream {
   guint64 frame = 0;
   std::string stream_id;
   bool warned_empty = false, warned_non_finite = false;
+  std::unique_ptr<UnknownKeeper> unknowns;  // keep-unknowns: made in start, gone in stop
 };
 
 }  // namespace
@@ -126,6 +136,8 @@ struct _GstTaconiteIdentify {
   // Made in start, gone in stop; guarded by the object lock (the reload signal may come from any
   // thread, also while the streaming thread is blocked downstream).
   std::shared_ptr<GalleryWatcher>* watcher;
+  // keep-unknowns' counts, readable after stop; a fresh pair from each start.
+  std::shared_ptr<UnknownCounters>* unknown_counters;
 };
 
 
@@ -147,33 +159,6 @@ GST_ELEMENT_REGISTER_DEFINE(taconiteidentify, "taconiteidentify", GST_RANK_NONE,
 
 namespace {
 
-void remove_param(GstVideoRegionOfInterestMeta* roi, const char* name) {
-  for (GList* l = roi->params; l;) {
-    GList* next = l->next;
-    if (gst_structure_has_name(static_cast<GstStructure*>(l->data), name)) {
-      gst_structure_free(static_cast<GstStructure*>(l->data));
-      roi->params = g_list_delete_link(roi->params, l);
-    }
-    l = next;
-  }
-}
-
-// Replaces the ROI's param structure of the same name (the ROI's buffer is writable).
-void replace_param(GstVideoRegionOfInterestMeta* roi, GstStructure* param) {
-  remove_param(roi, gst_structure_get_name(param));
-  gst_video_region_of_interest_meta_add_param(roi, param);
-}
-
-// The `identity` param of a face: "pending" while its track votes (no label), else the decided
-// label, label_id (-1: unknown) and confidence (docs/gstreamer.md, label_state).
-GstStructure* identity_param(const IdentityVote* decided) {
-  if (!decided) return gst_structure_new(kIdentityParam, "label_state", G_TYPE_STRING, kPending, nullptr);
-  return gst_structure_new(kIdentityParam, "label_state", G_TYPE_STRING,
-                           decided->identity == kUnknownIdentity ? kUnknownState : kKnown, "label", G_TYPE_STRING,
-                           decided->name.c_str(), "label_id", G_TYPE_INT, static_cast<gint>(decided->identity),
-                           "confidence", G_TYPE_DOUBLE, decided->similarity, nullptr);
-}
-
 // One face of a buffer: its embedding, ROI, track and what the element answers.
 struct FaceAnswer {
   GstVideoRegionOfInterestMeta* roi = nullptr;
@@ -187,39 +172,11 @@ struct FaceAnswer {
   double similarity = 0.0;  // the best match's
 };
 
-GstStructure* taconite_param(const FaceAnswer& a, std::int64_t revision) {
-  GValue names = G_VALUE_INIT, sims = G_VALUE_INIT;
-  gst_value_array_init(&names, a.matches.size());
-  gst_value_array_init(&sims, a.matches.size());
-  for (const gallery::IdentityMatch& m : a.matches) {
-    GValue v = G_VALUE_INIT;
-    g_value_init(&v, G_TYPE_STRING);
-    g_value_set_string(&v, m.name.c_str());
-    gst_value_array_append_and_take_value(&names, &v);
-    GValue d = G_VALUE_INIT;
-    g_value_init(&d, G_TYPE_DOUBLE);
-    g_value_set_double(&d, m.similarity);
-    gst_value_array_append_and_take_value(&sims, &d);
-  }
-  const IdentityVote& who = a.decision.identity;
-  GstStructure* s = gst_structure_new(
-      kTaconiteIdentityParam, "name", G_TYPE_STRING, a.decision.settled ? who.name.c_str() : "", "identity-id",
-      G_TYPE_INT64, static_cast<gint64>(a.decision.settled ? who.identity : kUnknownIdentity), "similarity",
-      G_TYPE_DOUBLE, a.similarity, "settled", G_TYPE_BOOLEAN, a.decision.settled, "votes", G_TYPE_UINT,
-      a.decision.votes, "gallery-revision", G_TYPE_INT64, static_cast<gint64>(revision), nullptr);
-  if (a.track) gst_structure_set(s, "track-id", G_TYPE_INT64, *a.track, nullptr);
-  gst_structure_take_value(s, "candidates", &names);
-  gst_structure_take_value(s, "candidate-similarities", &sims);
-  return s;
-}
-
 // The one ROI of the buffer with `id`; null when there is none or several (facedetect leaves every
 // id at 0: an embedding keyed by a shared id belongs to no single face).
-GstVideoRegionOfInterestMeta* unique_roi(GstBuffer* buffer, gint id) {
+GstVideoRegionOfInterestMeta* unique_roi(const std::vector<GstVideoRegionOfInterestMeta*>& rois, gint id) {
   GstVideoRegionOfInterestMeta* found = nullptr;
-  gpointer state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
-    auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+  for (GstVideoRegionOfInterestMeta* roi : rois) {
     if (roi->id != id) continue;
     if (found) return nullptr;
     found = roi;
@@ -246,19 +203,31 @@ void plan_searches(std::vector<FaceAnswer>& faces, std::size_t cost, guint64 bud
   }
 }
 
+TrackState track_state(const TrackDecision& d) {
+  if (!d.settled) return TrackState::Pending;
+  return d.identity.identity == kUnknownIdentity ? TrackState::Unknown : TrackState::Known;
+}
+
 }  // namespace
+
+// The `stream` property, or the element's name when it is empty (taken under the object lock).
+static std::string stream_name_locked(GstTaconiteIdentify* self) {
+  return self->settings->stream.empty() ? GST_OBJECT_NAME(self) : self->settings->stream;
+}
 
 static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffer) {
   GstBaseTransform* trans = GST_BASE_TRANSFORM(self);
   Stream& stream = *self->stream;
   GST_OBJECT_LOCK(self);
   const Settings s = *self->settings;
-  const std::string stream_name = s.stream.empty() ? GST_OBJECT_NAME(self) : s.stream;
+  const std::string stream_name = stream_name_locked(self);
   const std::shared_ptr<GalleryWatcher> watcher = *self->watcher;
   GST_OBJECT_UNLOCK(self);
   if (!watcher) return GST_FLOW_OK;
   const std::shared_ptr<const gallery::GalleryIndex> index = watcher->current();
   const guint64 now = stream.frame++;
+  const std::int64_t utc_ms = g_get_real_time() / 1000;  // the clock of the messages' `utc`
+  if (stream.unknowns) stream.unknowns->begin_buffer(now, s.track_timeout, stream_name);
   VotePolicy policy;
   policy.window = s.vote_window;
   policy.min_votes = s.min_votes;
@@ -276,19 +245,17 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
 
   // Tracking ids of the frame's ROIs: an id on two ROIs names neither.
   std::unordered_map<gint64, int> track_uses;
-  gpointer state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
-    const auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(buffer);
+  for (const GstVideoRegionOfInterestMeta* roi : rois)
     if (std::optional<gint64> id = roi_track_id(roi, s.track_id_param)) ++track_uses[*id];
-  }
 
   // The faces: embedding metas of ROIs, each once, with its tracking id when unique in the frame.
   std::vector<FaceAnswer> faces;
-  state = nullptr;
+  gpointer state = nullptr;
   while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE)) {
     auto* e = reinterpret_cast<const GstTaconiteEmbeddingMeta*>(meta);
     if (e->roi_id == GST_TACONITE_WHOLE_BUFFER_ROI_ID || e->dim == 0 || !e->embedding) continue;
-    GstVideoRegionOfInterestMeta* roi = unique_roi(buffer, e->roi_id);
+    GstVideoRegionOfInterestMeta* roi = unique_roi(rois, e->roi_id);
     if (!roi) {
       GST_LOG_OBJECT(self, "embedding of ROI id %d: no single ROI has that id, skipped", e->roi_id);
       continue;
@@ -362,24 +329,17 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
     } else {
       a.decision = {true, *vote, false, 1};
     }
-    replace_param(a.roi, identity_param(a.decision.settled ? &a.decision.identity : nullptr));
-    replace_param(a.roi, taconite_param(a, index->revision()));
+    if (stream.unknowns && a.track)  // the face is a candidate when its embedding is searched for the first time
+      stream.unknowns->face(*a.track, now, utc_ms, track_state(a.decision), a.roi,
+                            a.search && a.votes ? a.embedding : nullptr, a.matches);
+    replace_roi_param(a.roi, identity_param(a.decision.settled ? &a.decision.identity : nullptr));
+    replace_roi_param(a.roi, taconite_param(a.matches, a.decision, a.similarity, a.track, index->revision()));
     GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": %s best %s %.4f, decided %s", a.roi->id,
                    a.track.value_or(-1), a.search ? "searched" : "kept",
                    a.matches.empty() ? "-" : a.matches.front().name.c_str(), a.similarity,
                    a.decision.settled ? a.decision.identity.name.c_str() : "(voting)");
     if (s.post_messages && a.track && a.decision.first_for_identity) {
-      const IdentityVote& who = a.decision.identity;
-      GDateTime* now_utc = g_date_time_new_now_utc();
-      gchar* utc = g_date_time_format_iso8601(now_utc);
-      g_date_time_unref(now_utc);
-      GstStructure* m = gst_structure_new(
-          kTaconiteIdentityParam, "stream", G_TYPE_STRING, stream_name.c_str(), "stream-id", G_TYPE_STRING,
-          stream.stream_id.c_str(), "track-id", G_TYPE_INT64, *a.track, "name", G_TYPE_STRING, who.name.c_str(),
-          "identity-id", G_TYPE_INT64, static_cast<gint64>(who.identity), "label-state", G_TYPE_STRING,
-          who.identity == kUnknownIdentity ? kUnknownState : kKnown, "similarity", G_TYPE_DOUBLE, who.similarity,
-          "running-time", G_TYPE_UINT64, static_cast<guint64>(running_time), "utc", G_TYPE_STRING, utc, nullptr);
-      g_free(utc);
+      GstStructure* m = identity_message(stream_name, stream.stream_id, *a.track, a.decision.identity, running_time);
       gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), m));
     }
   }
@@ -388,13 +348,12 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
   // track's decision, or "pending"; an untracked face without an answer gets no identity param.
   std::unordered_set<const GstVideoRegionOfInterestMeta*> answered;
   for (const FaceAnswer& a : faces) answered.insert(a.roi);
-  state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
-    auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+  for (GstVideoRegionOfInterestMeta* roi : rois) {
     const std::optional<gint64> id = roi_track_id(roi, s.track_id_param);
     if (!id || track_uses[*id] > 1 || answered.contains(roi)) continue;
-    replace_param(roi, identity_param(stream.votes.decided(*id)));
+    replace_roi_param(roi, identity_param(stream.votes.decided(*id)));
   }
+  if (stream.unknowns) stream.unknowns->end_buffer(buffer);
   return GST_FLOW_OK;
 }
 
@@ -425,13 +384,13 @@ static bool start_identifying(GstTaconiteIdentify* self) {
   gallery::IndexOptions options;
   options.approximate_above = s.approximate_above;
   options.hnsw_ef_search = static_cast<int>(s.ef_search);
-  auto watcher = std::make_shared<GalleryWatcher>(
-      s.gallery, options, s.poll_interval, [self](bool warning, const std::string& message) {
-        if (warning)
-          GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", message.c_str()), (nullptr));
-        else
-          GST_INFO_OBJECT(self, "%s", message.c_str());
-      });
+  const auto report = [self](bool warning, const std::string& message) {
+    if (warning)
+      GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", message.c_str()), (nullptr));
+    else
+      GST_INFO_OBJECT(self, "%s", message.c_str());
+  };
+  auto watcher = std::make_shared<GalleryWatcher>(s.gallery, options, s.poll_interval, report);
   std::string note;
   if (taconite::gallery::Status started = watcher->start(required, &note); !started) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not load the gallery %s.", s.gallery.c_str()),
@@ -441,8 +400,14 @@ static bool start_identifying(GstTaconiteIdentify* self) {
   GST_INFO_OBJECT(self, "gallery %s: %s", s.gallery.c_str(), note.c_str());
   if (watcher->current()->skipped_templates() > 0)
     GST_ELEMENT_WARNING(self, RESOURCE, READ, ("The gallery %s: %s", s.gallery.c_str(), note.c_str()), (nullptr));
+  auto counters = std::make_shared<UnknownCounters>();
+  if (s.keep_unknowns)
+    self->stream->unknowns = std::make_unique<UnknownKeeper>(
+        s.gallery, gallery::UnknownRetention{s.unknowns_max_count, static_cast<std::int64_t>(s.unknowns_max_age)},
+        counters, report);
   GST_OBJECT_LOCK(self);
   *self->watcher = std::move(watcher);
+  *self->unknown_counters = std::move(counters);
   GST_OBJECT_UNLOCK(self);
   return true;
 }
@@ -459,7 +424,9 @@ static gboolean stop(GstBaseTransform* trans) {
   GST_OBJECT_LOCK(self);
   std::shared_ptr<GalleryWatcher> watcher = std::move(*self->watcher);
   self->watcher->reset();
+  const std::string stream_name = stream_name_locked(self);
   GST_OBJECT_UNLOCK(self);
+  if (self->stream->unknowns) self->stream->unknowns->stop(stream_name);  // the open tracks end; bounded wait
   watcher.reset();  // joins its thread (outside the lock: its reports post messages)
   auto fresh = std::make_unique<Stream>();
   delete self->stream;
@@ -468,18 +435,32 @@ static gboolean stop(GstBaseTransform* trans) {
   });
 }
 
+// At the end of a stream, a flush or a new stream every track ends (a new stream's track ids are
+// other faces).
 static void forget_stream(GstTaconiteIdentify* self, GstEvent* event) {
-  switch (GST_EVENT_TYPE(event)) {
-    case GST_EVENT_STREAM_START: {
-      const gchar* id = nullptr;
-      gst_event_parse_stream_start(event, &id);
-      self->stream->stream_id = id ? id : "";
-      self->stream->votes.clear();  // a new stream's track ids are other faces
-      break;
-    }
-    case GST_EVENT_FLUSH_STOP: self->stream->votes.clear(); break;
-    default: break;
+  const GstEventType type = GST_EVENT_TYPE(event);
+  if (type != GST_EVENT_STREAM_START && type != GST_EVENT_FLUSH_STOP && type != GST_EVENT_EOS) return;
+  if (self->stream->unknowns) {
+    GST_OBJECT_LOCK(self);
+    const std::string stream_name = stream_name_locked(self);
+    GST_OBJECT_UNLOCK(self);
+    self->stream->unknowns->end_all(stream_name);
   }
+  if (type == GST_EVENT_STREAM_START) {
+    const gchar* id = nullptr;
+    gst_event_parse_stream_start(event, &id);
+    self->stream->stream_id = id ? id : "";
+  }
+  if (type != GST_EVENT_EOS) self->stream->votes.clear();
+}
+
+// The caps tell the unknown faces' pictures how to read a frame.
+static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
+  GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
+  return bool_guarded(GST_ELEMENT(trans), "taconiteidentify could not take the caps.", [&] {
+    if (self->stream->unknowns) self->stream->unknowns->set_caps(incaps);
+    return true;
+  });
 }
 
 static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
@@ -556,11 +537,28 @@ static void declare_properties(PropertyTable<GstTaconiteIdentify, Settings>& t) 
            "keep their track's last answer and are searched on a later buffer, longest waiting "
            "first. 0: no limit. Default: 2000000",
            0, G_MAXUINT64, &Settings::search_budget, Mutable::AnyTime);
+  t.boolean("keep-unknowns", "Keep unknowns",
+            "Keep the best face of each track that ends decided unknown (embedding, aligned 112x112 JPEG, stream, "
+            "time span, nearest identity) in the gallery, for review with taconite-gallery unknowns. Default: false",
+            &Settings::keep_unknowns, Mutable::ReadyOnly);
+  t.uint("unknowns-max-count", "Unknowns max count",
+         "keep-unknowns: unknown faces the gallery keeps at most (up to 100000); the oldest beyond go. Default: 10000", 1,
+         static_cast<guint>(gallery::kMaxUnknownFaces), &Settings::unknowns_max_count, Mutable::ReadyOnly);
+  t.uint64("unknowns-max-age", "Unknowns max age",
+           "keep-unknowns: seconds an unknown face is kept in the gallery. Default: 2592000 (30 days)", 1,
+           kMaxUnknownsAge, &Settings::unknowns_max_age, Mutable::ReadyOnly);
+  t.counter("unknowns-kept", "Unknowns kept", "keep-unknowns: unknown faces written into the gallery since the start",
+            [](GstTaconiteIdentify& self) -> guint64 { return (*self.unknown_counters)->kept; });
+  t.counter("unknowns-dropped", "Unknowns dropped",
+            "keep-unknowns: unknown faces lost since the start (the writer's queue was full, a write failed, or "
+            "they were still queued when the element stopped)",
+            [](GstTaconiteIdentify& self) -> guint64 { return (*self.unknown_counters)->dropped; });
 }
 
 static void finalize(GObject* object) {
   GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(object);
   delete self->watcher;
+  delete self->unknown_counters;
   delete self->settings;
   delete self->stream;
   G_OBJECT_CLASS(gst_taconite_identify_parent_class)->finalize(object);
@@ -570,6 +568,7 @@ static void gst_taconite_identify_init(GstTaconiteIdentify* self) {
   self->settings = new Settings();
   self->stream = new Stream();
   self->watcher = new std::shared_ptr<GalleryWatcher>();
+  self->unknown_counters = new std::shared_ptr<UnknownCounters>(std::make_shared<UnknownCounters>());
   gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
 }
 
@@ -582,6 +581,7 @@ static void gst_taconite_identify_class_init(GstTaconiteIdentifyClass* klass) {
   transform_class->start = GST_DEBUG_FUNCPTR(start);
   transform_class->stop = GST_DEBUG_FUNCPTR(stop);
   transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
+  transform_class->set_caps = GST_DEBUG_FUNCPTR(set_caps);
 
   PropertyTable<GstTaconiteIdentify, Settings>::install(gobject_class, &GstTaconiteIdentify::settings, declare_properties);
 

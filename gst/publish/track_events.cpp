@@ -1,30 +1,13 @@
 #include "track_events.hpp"
 
-#include <cmath>
-
 #include "face_selection.hpp"
 #include "readable_frame.hpp"
 #include "roi_landmarks.hpp"
+#include "roi_params.hpp"
 #include "roi_track_param.hpp"
 #include "track_event_document.hpp"
 
 namespace taconite::gst {
-
-namespace {
-
-// taconiteadaface's best-shot quality of the face: the embedding's score (with AdaFace's norm)
-// when it has one, else this frame's pre-embedding score.
-std::optional<double> roi_quality(const GstVideoRegionOfInterestMeta* roi) {
-  const GstStructure* s =
-      gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "quality");
-  gdouble value = 0.0;
-  if (s && (gst_structure_get_double(s, "embedding-score", &value) || gst_structure_get_double(s, "score", &value)) &&
-      std::isfinite(value))
-    return value;
-  return std::nullopt;
-}
-
-}  // namespace
 
 std::unique_ptr<TrackEvents> TrackEvents::start(const TrackEventsSettings& settings, std::string* error) {
   std::unique_ptr<TrackEvents> events(new TrackEvents(settings));

@@ -7,7 +7,8 @@ Usage (from meson): test_gallery_postgres.py <taconite-gallery> <bundle dir> <un
                     [<gst tests binary>]
 Skips (exit 77) when the PostgreSQL server binaries are absent. With the gst tests binary, its
 IdentifyTest.PostgresGallery* tests run against this server too (taconiteidentify names the
-astronaut from a PostgreSQL gallery; an enrolment while it plays arrives through LISTEN/NOTIFY).
+astronaut from a PostgreSQL gallery; an enrolment while it plays arrives through LISTEN/NOTIFY;
+keep-unknowns keeps messi's unknown track in it).
 """
 import glob
 import os
@@ -394,11 +395,12 @@ class PostgresGalleryTest(unittest.TestCase):
         if not GST_TESTS:
             self.skipTest("the gst tests binary was not given")
         env = dict(SERVER["env"], TACONITE_TEST_PG_GALLERY=createdb("identify"),
-                   TACONITE_TEST_PG_LIVE_GALLERY=createdb("identifylive"))
+                   TACONITE_TEST_PG_LIVE_GALLERY=createdb("identifylive"),
+                   TACONITE_TEST_PG_UNKNOWNS_GALLERY=createdb("identifyunknowns"))
         r = subprocess.run([GST_TESTS, "--gtest_filter=IdentifyTest.PostgresGallery*"],
                            capture_output=True, text=True, timeout=900, env=env)
         self.assertEqual(r.returncode, 0, r.stdout[-4000:] + r.stderr[-4000:])
-        self.assertIn("[  PASSED  ] 2 tests", r.stdout)
+        self.assertIn("[  PASSED  ] 3 tests", r.stdout)
         self.assertNotIn("SKIPPED", r.stdout)
 
 

@@ -14,6 +14,9 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <opencv2/imgcodecs.hpp>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -29,6 +32,7 @@
 #include "gallery_store.hpp"
 #include "gallery_watcher.hpp"
 #include "gst_test_support.hpp"
+#include "roi_params.hpp"
 
 namespace {
 
@@ -490,12 +494,14 @@ std::vector<float> unit_axis(int i) {
 }
 
 struct Face {
-  Face(std::optional<int> track_id, std::vector<float> values, bool reused = false, std::optional<gint> id = {})
-      : track(track_id), embedding(std::move(values)), cached(reused), roi_id(id) {}
+  Face(std::optional<int> track_id, std::vector<float> values, bool reused = false, std::optional<gint> id = {},
+       std::optional<double> score = {})
+      : track(track_id), embedding(std::move(values)), cached(reused), roi_id(id), quality(score) {}
   std::optional<int> track;
   std::vector<float> embedding;
   bool cached;
   std::optional<gint> roi_id;  // overrides the ROI's id (facedetect leaves them all at 0)
+  std::optional<double> quality;  // taconiteadaface's best-shot "quality" param (embedding-score)
 };
 
 GstBuffer* faces_frame(int index, const std::vector<Face>& faces) {
@@ -508,6 +514,14 @@ GstBuffer* faces_frame(int index, const std::vector<Face>& faces) {
       gst_video_region_of_interest_meta_add_param(roi,
                                                   gst_structure_new("object_id", "id", G_TYPE_INT, *f.track, nullptr));
     roi->id = f.roi_id.value_or(gint(i) + 1);  // (as taconiteadaface numbers the faces it embeds)
+    // Five landmarks inside the 20x20 box (eyes, nose, mouth corners): keep-unknowns crops with them.
+    const double x = 10 + 30 * double(i);
+    const std::vector<taconite::vision::Point2> points = {
+        {x + 6, 16}, {x + 14, 16}, {x + 10, 21}, {x + 7, 26}, {x + 13, 26}};
+    gst_video_region_of_interest_meta_add_param(roi, taconite::gst::points_structure("landmarks", points));
+    if (f.quality)
+      gst_video_region_of_interest_meta_add_param(
+          roi, gst_structure_new("quality", "embedding-score", G_TYPE_DOUBLE, *f.quality, nullptr));
     GstTaconiteEmbeddingMeta* e = gst_buffer_add_taconite_embedding_meta(
         buffer, roi->id, f.embedding.data(), guint(f.embedding.size()), 10.0, "IR-tiny", "cpu", TRUE);
     if (f.cached) e->status = GST_TACONITE_EMBEDDING_CACHED;
@@ -596,6 +610,18 @@ class IdentifyHarnessTest : public ::testing::Test {
     std::vector<Answer> result = answers(out);
     gst_buffer_unref(out);
     return result;
+  }
+
+  // Stops the element: every open track ends, the writer drains.
+  void stop() { gst_element_set_state(h_->element, GST_STATE_NULL); }
+  guint64 counter(const char* name) { return gsttest::counter(identify_, name); }
+  // Waits (hang guard only: ~2 min) until `name` reaches `value`.
+  bool wait_for_counter(const char* name, guint64 value) {
+    for (int i = 0; i < 6000; ++i) {
+      if (counter(name) >= value) return true;
+      g_usleep(20000);
+    }
+    return false;
   }
 
   std::vector<std::string> warnings() {
@@ -833,13 +859,20 @@ TEST_F(IdentifyHarnessTest, NonTimeSegmentGivesNoRunningTimeAndNoCritical) {
 TEST_F(IdentifyHarnessTest, ReadyOnlyPropertiesAreNotChangedWhilePlaying) {
   const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
   start("gallery=\"" + people.string() + "\"");
-  g_object_set(identify_, "gallery", "/elsewhere.db", "poll-interval", 7u, "threshold", 0.9, nullptr);
+  g_object_set(identify_, "gallery", "/elsewhere.db", "poll-interval", 7u, "threshold", 0.9, "keep-unknowns", TRUE,
+               "unknowns-max-count", 5u, "unknowns-max-age", guint64(60), nullptr);
   gchar* path = nullptr;
-  guint poll = 0;
+  guint poll = 0, max_count = 0;
   double threshold = 0;
-  g_object_get(identify_, "gallery", &path, "poll-interval", &poll, "threshold", &threshold, nullptr);
+  gboolean keep = TRUE;
+  guint64 max_age = 0;
+  g_object_get(identify_, "gallery", &path, "poll-interval", &poll, "threshold", &threshold, "keep-unknowns", &keep,
+               "unknowns-max-count", &max_count, "unknowns-max-age", &max_age, nullptr);
   EXPECT_STREQ(path, people.c_str());
   EXPECT_EQ(poll, 1000u);
+  EXPECT_FALSE(keep);
+  EXPECT_EQ(max_count, 10000u);
+  EXPECT_EQ(max_age, guint64(30 * 24 * 3600));
   EXPECT_DOUBLE_EQ(threshold, 0.9);
   g_free(path);
 }
@@ -938,6 +971,266 @@ TEST_F(IdentifyHarnessTest, NonFiniteTemplateIsLeftOutOfAReloadWithAWarning) {
   std::lock_guard guard(lock);
   ASSERT_EQ(warnings_seen.size(), 1u);
   EXPECT_NE(warnings_seen[0].find("left out 1 templates holding NaN or Inf"), std::string::npos) << warnings_seen[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 24: keep-unknowns keeps the best face of each track that ends decided unknown in the gallery.
+
+// A unit vector `a` x axis(i) + axis(j), normalised: similarity to axis(i) below the threshold.
+std::vector<float> mostly(int j, int i, float a) {
+  std::vector<float> v(kDim, 0.0f);
+  v[std::size_t(j)] = 1.0f;
+  v[std::size_t(i)] = a;
+  const float n = std::sqrt(1.0f + a * a);
+  for (float& x : v) x /= n;
+  return v;
+}
+
+std::vector<gallery::UnknownFaceRow> kept_unknowns(const std::string& location) {
+  auto store = GalleryStore::open(location, GalleryStore::Access::ReadOnly);
+  EXPECT_TRUE(store.ok()) << (store.ok() ? "" : store.error().message);
+  if (!store.ok()) return {};
+  auto rows = store.value().unknown_faces(true, true);
+  EXPECT_TRUE(rows.ok()) << (rows.ok() ? "" : rows.error().message);
+  return rows.ok() ? rows.value() : std::vector<gallery::UnknownFaceRow>{};
+}
+
+// A track evicted decided unknown is stored once, with its best face (by quality): its embedding,
+// nearest identity (below the threshold), stream, track id, time span and a 112x112 JPEG; a known
+// track and a track that ended pending (too few votes) are not.
+TEST_F(IdentifyHarnessTest, KeepUnknownsStoresATrackThatEndsUnknownOnceWithItsBestFace) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}, {"bob", {unit_axis(1)}}});
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true min-votes=2 track-timeout=2 stream=door1");
+  const std::vector<float> best = mostly(3, 1, 0.3f);
+  push(0, {{5, mostly(3, 1, 0.1f), false, {}, 0.2}, {6, unit_axis(0)}, {7, unit_axis(4)}});
+  push(1, {{5, best, false, {}, 0.9}, {6, unit_axis(0)}});
+  ASSERT_EQ(push(2, {{5, mostly(3, 1, 0.2f), false, {}, 0.5}, {6, unit_axis(0)}}).at(0).label_state, "unknown");
+  for (int frame = 3; frame < 6; ++frame) push(frame, {});  // the tracks time out
+  ASSERT_TRUE(wait_for_counter("unknowns-kept", 1));    // written while playing, not at stop
+  stop();
+  EXPECT_EQ(counter("unknowns-kept"), 1u);
+  EXPECT_EQ(counter("unknowns-dropped"), 0u);
+  const std::vector<gallery::UnknownFaceRow> rows = kept_unknowns(people);
+  ASSERT_EQ(rows.size(), 1u);
+  const gallery::UnknownFaceRow& r = rows[0];
+  EXPECT_EQ(r.stream, "door1");
+  EXPECT_EQ(r.track_id, 5);
+  ASSERT_EQ(r.embedding.size(), std::size_t(kDim));
+  for (int i = 0; i < kDim; ++i) EXPECT_NEAR(r.embedding[std::size_t(i)], best[std::size_t(i)], 1e-5);
+  EXPECT_NEAR(r.quality, 0.9, 1e-9);
+  EXPECT_EQ(r.nearest_name, "bob");
+  EXPECT_GT(r.nearest_identity, 0);
+  EXPECT_NEAR(r.nearest_similarity, best[1], 1e-5);
+  EXPECT_LE(r.first_seen_ms, r.last_seen_ms);
+  EXPECT_LT(std::abs(r.last_seen_ms / 1000 - g_get_real_time() / G_USEC_PER_SEC), 600);
+  const cv::Mat picture = cv::imdecode(r.jpeg, cv::IMREAD_COLOR);
+  EXPECT_EQ(picture.cols, 112);
+  EXPECT_EQ(picture.rows, 112);
+}
+
+// A flush and the end of the stream end every open track (kept while playing, before any stop).
+TEST_F(IdentifyHarnessTest, KeepUnknownsFlushAndEndOfStreamEndEveryTrack) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true min-votes=1");
+  push(0, {{1, unit_axis(3)}});
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_flush_start()));
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_flush_stop(TRUE)));
+  ASSERT_TRUE(wait_for_counter("unknowns-kept", 1));
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_segment(&segment)));
+  push(1, {{1, unit_axis(3)}});  // the same id after the flush: another track
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_eos()));
+  ASSERT_TRUE(wait_for_counter("unknowns-kept", 2));
+  stop();
+  EXPECT_EQ(kept_unknowns(people).size(), 2u);
+}
+
+// Off by default: nothing is written into the gallery.
+TEST_F(IdentifyHarnessTest, KeepUnknownsOffStoresNothing) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" min-votes=1 track-timeout=0");
+  for (int frame = 0; frame < 4; ++frame) push(frame, {{frame, unit_axis(3)}});
+  stop();
+  EXPECT_EQ(counter("unknowns-kept"), 0u);
+  EXPECT_TRUE(kept_unknowns(people).empty());
+}
+
+// unknowns-max-count bounds the gallery's unknown faces: the newest stay. Every track ends at stop.
+TEST_F(IdentifyHarnessTest, KeepUnknownsRetentionKeepsTheNewest) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true unknowns-max-count=2 min-votes=1 track-timeout=0");
+  for (int frame = 0; frame < 4; ++frame) push(frame, {{frame + 1, unit_axis(3)}});
+  stop();
+  EXPECT_EQ(counter("unknowns-kept"), 4u);
+  const std::vector<gallery::UnknownFaceRow> rows = kept_unknowns(people);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].track_id, 3);
+  EXPECT_EQ(rows[1].track_id, 4);
+}
+
+// A gallery whose writes block (another writer holds it) never holds the video: the queue fills
+// and the faces beyond it are dropped, counted; what is queued is written once the gallery is free.
+TEST_F(IdentifyHarnessTest, KeepUnknownsFullQueueDropsAreCounted) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  {  // the table exists before the lock (a first read-write use would create it)
+    auto store = GalleryStore::open(people, GalleryStore::Access::ReadWrite);
+    ASSERT_TRUE(store.ok());
+  }
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true min-votes=1 track-timeout=0");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(people.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  constexpr int kTracks = 41;  // 40 end while the gallery is held, the last at stop
+  for (int frame = 0; frame < kTracks; ++frame) push(frame, {{frame + 1, unit_axis(3)}});
+  // At most 32 queued and one being written: the rest were dropped, however slow this machine.
+  EXPECT_GE(counter("unknowns-dropped"), guint64(kTracks - 1 - 33));
+  EXPECT_EQ(counter("unknowns-kept"), 0u);
+  ASSERT_EQ(sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  stop();
+  EXPECT_EQ(counter("unknowns-kept") + counter("unknowns-dropped"), guint64(kTracks));
+  EXPECT_EQ(kept_unknowns(people).size(), counter("unknowns-kept"));
+}
+
+// A gallery that cannot be written (here: deleted while playing) posts one warning, not one per
+// face; the faces are dropped, counted, and every buffer still flows.
+TEST_F(IdentifyHarnessTest, KeepUnknownsUnwritableGalleryWarnsOnceAndVideoFlows) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true min-votes=1 track-timeout=0 poll-interval=0");
+  fs::remove(people);
+  for (int frame = 0; frame < 4; ++frame) push(frame, {{frame + 1, unit_axis(3)}});  // push() checks GST_FLOW_OK
+  stop();
+  EXPECT_EQ(counter("unknowns-kept"), 0u);
+  EXPECT_EQ(counter("unknowns-dropped"), 4u);
+  int about_unknowns = 0;
+  for (const std::string& w : warnings())
+    if (w.find("unknown face") != std::string::npos) {
+      ++about_unknowns;
+      EXPECT_NE(w.find("people.db"), std::string::npos) << w;
+    }
+  EXPECT_EQ(about_unknowns, 1);
+}
+
+// Frames in memory the element cannot read: the face is kept without a picture, one warning.
+TEST_F(IdentifyHarnessTest, KeepUnknownsUnreadableFramesKeepTheEmbeddingWithoutPicture) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  h_ = gst_harness_new_parse(("taconiteidentify name=identify keep-unknowns=true min-votes=1 track-timeout=0 "
+                              "gallery=\"" + people.string() + "\"").c_str());
+  identify_ = gst_bin_get_by_name(GST_BIN(h_->element), "identify");
+  bus_ = gst_bus_new();
+  gst_element_set_bus(h_->element, bus_);
+  gst_harness_set_src_caps_str(h_, "video/x-raw(memory:NotSystem),format=RGB,width=112,height=112,framerate=30/1");
+  for (int frame = 0; frame < 3; ++frame) push(frame, {{frame + 1, unit_axis(3)}});
+  stop();
+  const std::vector<gallery::UnknownFaceRow> rows = kept_unknowns(people);
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& r : rows) {
+    EXPECT_TRUE(r.jpeg.empty());
+    EXPECT_EQ(r.embedding.size(), std::size_t(kDim));
+  }
+  int about_pictures = 0;
+  for (const std::string& w : warnings()) about_pictures += w.find("without pictures") != std::string::npos;
+  EXPECT_EQ(about_pictures, 1);
+}
+
+void count_warning(const gchar*, GLogLevelFlags, const gchar*, gpointer data) { ++*static_cast<int*>(data); }
+
+// Hostile values: retention bounds outside 1..100000 faces / 1 s..100 years are refused by GObject
+// (a warning, the value unchanged); a stream name the gallery refuses (a control character) drops
+// each face with one warning naming the problem, and the video flows.
+TEST_F(IdentifyHarnessTest, KeepUnknownsHostileValuesAreRefused) {
+  GstElement* fresh = gst_element_factory_make("taconiteidentify", nullptr);
+  ASSERT_NE(fresh, nullptr);
+  int refused = 0;
+  const guint handler = g_log_set_handler("GLib-GObject", G_LOG_LEVEL_WARNING, count_warning, &refused);
+  g_object_set(fresh, "unknowns-max-count", 0u, nullptr);
+  g_object_set(fresh, "unknowns-max-count", 100001u, nullptr);
+  g_object_set(fresh, "unknowns-max-age", guint64(0), nullptr);
+  g_object_set(fresh, "unknowns-max-age", G_MAXUINT64, nullptr);
+  g_log_remove_handler("GLib-GObject", handler);
+  EXPECT_EQ(refused, 4);
+  guint max_count = 0;
+  guint64 max_age = 0;
+  g_object_get(fresh, "unknowns-max-count", &max_count, "unknowns-max-age", &max_age, nullptr);
+  EXPECT_EQ(max_count, 10000u);
+  EXPECT_EQ(max_age, guint64(30 * 24 * 3600));
+  gst_object_unref(fresh);
+
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true min-votes=1 track-timeout=0");
+  g_object_set(identify_, "stream", "door\n1", nullptr);
+  for (int frame = 0; frame < 4; ++frame) push(frame, {{frame + 1, unit_axis(3)}});  // push() checks GST_FLOW_OK
+  stop();
+  EXPECT_EQ(counter("unknowns-kept"), 0u);
+  EXPECT_EQ(counter("unknowns-dropped"), 4u);
+  int about_unknowns = 0;
+  for (const std::string& w : warnings())
+    if (w.find("unknown face") != std::string::npos) {
+      ++about_unknowns;
+      EXPECT_NE(w.find("stream"), std::string::npos) << w;
+    }
+  EXPECT_EQ(about_unknowns, 1);
+  EXPECT_TRUE(kept_unknowns(people).empty());
+}
+
+// The real pipeline: messi is not in the astronaut's gallery. Each track that ended decided unknown
+// (its last taconite-identity message) is kept once; messi's with its stream, track, time span,
+// nearest identity (the astronaut, below the threshold), 512-value embedding and aligned 112x112 JPEG.
+void expect_unknown_tracks_kept(const std::string& location, const std::string& stream, const PipelineRun& result,
+                                gint64 track) {
+  std::map<gint64, std::string> last_state;
+  for (GstStructure* s : result.identity_messages) {
+    gint64 id = -1;
+    if (gst_structure_get_int64(s, "track-id", &id)) last_state[id] = gst_structure_get_string(s, "label-state");
+  }
+  ASSERT_EQ(last_state[track], "unknown");
+  const auto unknown_tracks = std::count_if(last_state.begin(), last_state.end(),
+                                            [](const auto& entry) { return entry.second == "unknown"; });
+  const std::vector<gallery::UnknownFaceRow> rows = kept_unknowns(location);
+  EXPECT_EQ(rows.size(), std::size_t(unknown_tracks));
+  int of_track = 0;
+  for (const gallery::UnknownFaceRow& r : rows) {
+    EXPECT_EQ(r.stream, stream);
+    EXPECT_LE(r.first_seen_ms, r.last_seen_ms);
+    if (r.track_id != track) continue;
+    ++of_track;
+    EXPECT_EQ(r.nearest_name, "astronaut");
+    EXPECT_LT(r.nearest_similarity, 0.4);
+    EXPECT_EQ(r.embedding.size(), 512u);
+    const cv::Mat picture = cv::imdecode(r.jpeg, cv::IMREAD_COLOR);
+    EXPECT_EQ(picture.cols, 112);
+    EXPECT_EQ(picture.rows, 112);
+  }
+  EXPECT_EQ(of_track, 1);
+}
+
+TEST_F(IdentifyTest, UnknownTrackIsKeptOnceWithItsAlignedPicture) {
+  const std::string kept = (dir_ / "unknowns-sqlite.db").string();
+  fs::copy_file(gallery("astronaut"), kept);
+  Observed observed;
+  PipelineRun result;
+  run(messi_, 16, "gallery=\"" + kept + "\" keep-unknowns=true stream=cam-test", observed, result);
+  ASSERT_EQ(result.error, "");
+  EXPECT_TRUE(result.warnings.empty()) << result.warnings.front();
+  const gint64 track = main_track(observed);
+  ASSERT_GE(track, 0) << "no tracked face";
+  expect_unknown_tracks_kept(kept, "cam-test", result, track);
+}
+
+// The same into a PostgreSQL gallery (tests/gallery/test_gallery_postgres.py gives the database).
+TEST_F(IdentifyTest, PostgresGalleryKeepsUnknownFaces) {
+  const std::string database = env("TACONITE_TEST_PG_UNKNOWNS_GALLERY");
+  if (database.empty()) GTEST_SKIP() << "needs a PostgreSQL server (run by the gallery-postgres test)";
+  ASSERT_EQ(cli({"copy", gallery("astronaut"), database}), 0);
+  Observed observed;
+  PipelineRun result;
+  run(messi_, 16, "gallery=\"" + database + "\" keep-unknowns=true stream=cam-pg", observed, result);
+  ASSERT_EQ(result.error, "");
+  EXPECT_TRUE(result.warnings.empty()) << result.warnings.front();
+  const gint64 track = main_track(observed);
+  ASSERT_GE(track, 0) << "no tracked face";
+  expect_unknown_tracks_kept(database, "cam-pg", result, track);
 }
 
 }  // namespace

@@ -142,7 +142,19 @@ TEST_F(PluginTest, RegistersTaconiteidentifyWithDocumentedProperties) {
   const std::vector<std::string> ours = own_documented_properties(element);
   EXPECT_EQ(ours, (std::vector<std::string>{"gallery", "bundle", "threshold", "top-k", "vote-window", "min-votes",
                                             "stream", "track-id-param", "track-timeout", "poll-interval",
-                                            "approximate-above", "ef-search", "post-messages", "search-budget"}));
+                                            "approximate-above", "ef-search", "post-messages", "search-budget",
+                                            "keep-unknowns", "unknowns-max-count", "unknowns-max-age",
+                                            "unknowns-kept", "unknowns-dropped"}));
+  // keep-unknowns' retention as documented: 1..100000 faces (gallery::kMaxUnknownFaces), 1 s..100 years.
+  GParamSpecUInt* max_count =
+      G_PARAM_SPEC_UINT(g_object_class_find_property(G_OBJECT_GET_CLASS(element), "unknowns-max-count"));
+  EXPECT_EQ(max_count->minimum, 1u);
+  EXPECT_EQ(max_count->maximum, 100000u);
+  EXPECT_EQ(max_count->default_value, 10000u);
+  GParamSpecUInt64* max_age =
+      G_PARAM_SPEC_UINT64(g_object_class_find_property(G_OBJECT_GET_CLASS(element), "unknowns-max-age"));
+  EXPECT_EQ(max_age->minimum, 1u);
+  EXPECT_EQ(max_age->default_value, 2592000u);
   GParamSpecUInt64* budget =
       G_PARAM_SPEC_UINT64(g_object_class_find_property(G_OBJECT_GET_CLASS(element), "search-budget"));
   EXPECT_EQ(budget->default_value, 2000000u);  // as documented (docs/gstreamer.md)

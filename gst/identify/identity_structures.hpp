@@ -1,0 +1,29 @@
+// What taconiteidentify writes for applications (docs/gstreamer.md): the `identity` and
+// `taconite-identity` ROI params of a face and the `taconite-identity` element message.
+#pragma once
+
+#include <gst/gst.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gallery_index.hpp"
+#include "identity_votes.hpp"
+
+namespace taconite::gst {
+
+// The `identity` param: label_state "pending" while the track votes (`decided` null, no label),
+// else the decided label, label_id (-1: unknown) and confidence.
+GstStructure* identity_param(const vision::IdentityVote* decided);
+
+// The `taconite-identity` param: this frame's best match (`similarity`) and candidates, the track's
+// decision and votes, its track id (when tracked) and the gallery revision searched.
+GstStructure* taconite_param(const std::vector<gallery::IdentityMatch>& matches, const vision::TrackDecision& decision,
+                             double similarity, std::optional<gint64> track, std::int64_t revision);
+
+// The `taconite-identity` message of a track first decided on `who`; `utc` is now.
+GstStructure* identity_message(const std::string& stream, const std::string& stream_id, gint64 track,
+                               const vision::IdentityVote& who, GstClockTime running_time);
+
+}  // namespace taconite::gst

@@ -1,0 +1,113 @@
+#include "unknown_face_writer.hpp"
+
+#include <chrono>
+#include <exception>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <utility>
+#include <vector>
+
+namespace taconite::gst {
+
+UnknownFaceWriter::UnknownFaceWriter(std::string gallery, gallery::UnknownRetention keep,
+                                     std::shared_ptr<UnknownCounters> counters, Report report)
+    : gallery_(std::move(gallery)), keep_(keep), counters_(std::move(counters)), report_(std::move(report)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+UnknownFaceWriter::~UnknownFaceWriter() {
+  {
+    std::lock_guard<std::mutex> guard(lock_);
+    stopping_ = true;
+    counters_->dropped += queue_.size();
+    queue_.clear();
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool UnknownFaceWriter::submit(gallery::NewUnknownFace face, cv::Mat rgb) {
+  {
+    std::lock_guard<std::mutex> guard(lock_);
+    if (queue_.size() >= kMaxQueued) {
+      ++counters_->dropped;
+      return false;
+    }
+    queue_.push_back(Job{std::move(face), std::move(rgb)});
+  }
+  changed_.notify_all();
+  return true;
+}
+
+void UnknownFaceWriter::drain(unsigned timeout_ms) {
+  std::unique_lock<std::mutex> guard(lock_);
+  changed_.wait_for(guard, std::chrono::milliseconds(timeout_ms), [&] { return queue_.empty() && !busy_; });
+}
+
+void UnknownFaceWriter::run() {
+  std::unique_lock<std::mutex> guard(lock_);
+  for (;;) {
+    changed_.wait(guard, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) break;
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    guard.unlock();
+    std::string problem;
+    try {
+      problem = write(job);
+    } catch (const std::exception& e) {  // nothing may leave the thread
+      problem = "Could not keep an unknown face in the gallery " + gallery_ + ": " + e.what();
+    } catch (...) {
+      problem = "Could not keep an unknown face in the gallery " + gallery_;
+    }
+    if (problem.empty()) {
+      ++counters_->kept;
+      if (failing_)
+        report(false, "Unknown faces are kept in the gallery " + gallery_ + " again (" +
+                          std::to_string(counters_->dropped - dropped_at_failure_) + " dropped meanwhile).");
+      failing_ = false;
+    } else {
+      store_.reset();  // the next face opens the gallery again (a PostgreSQL server may be back)
+      if (!failing_) {
+        dropped_at_failure_ = counters_->dropped;
+        report(true, problem + ". Unknown faces are dropped (counted in unknowns-dropped) until a write works again.");
+      }
+      failing_ = true;
+      ++counters_->dropped;
+    }
+    guard.lock();
+    busy_ = false;
+    changed_.notify_all();
+  }
+  store_.reset();  // closed on the thread that opened it
+}
+
+std::string UnknownFaceWriter::write(Job& job) {
+  if (!job.rgb.empty()) {
+    cv::Mat bgr;
+    cv::cvtColor(job.rgb, bgr, cv::COLOR_RGB2BGR);
+    std::vector<unsigned char> jpeg;
+    // A crop that does not encode (or is too big) is kept without its picture, not lost.
+    if (cv::imencode(".jpg", bgr, jpeg, {cv::IMWRITE_JPEG_QUALITY, kJpegQuality}) &&
+        jpeg.size() <= gallery::kMaxUnknownJpegBytes)
+      job.face.jpeg = std::move(jpeg);
+  }
+  if (!store_) {
+    Result<gallery::GalleryStore> opened = gallery::GalleryStore::open(gallery_, gallery::GalleryStore::Access::ReadWrite);
+    if (!opened) return "Could not open the gallery " + gallery_ + " to keep unknown faces: " + opened.error().message;
+    store_.emplace(std::move(opened).value());
+  }
+  Result<std::int64_t> added = store_->add_unknown_face(job.face, keep_);
+  if (!added) return "Could not keep an unknown face in the gallery " + gallery_ + ": " + added.error().message;
+  return {};
+}
+
+void UnknownFaceWriter::report(bool warning, const std::string& message) noexcept {
+  try {
+    if (report_) report_(warning, message);
+  } catch (...) {  // a report that throws loses its message, never the thread
+  }
+}
+
+}  // namespace taconite::gst

@@ -1,0 +1,85 @@
+#include "unknown_keeper.hpp"
+
+#include <utility>
+
+#include "readable_frame.hpp"
+#include "roi_landmarks.hpp"
+#include "roi_params.hpp"
+
+namespace taconite::gst {
+
+namespace {
+
+constexpr int kPictureSize = 112;  // the aligned crop taconiteadaface embeds
+
+}  // namespace
+
+void UnknownKeeper::set_caps(GstCaps* caps) {
+  info_.reset();
+  GstVideoInfo info;
+  const GstCapsFeatures* features = gst_caps_get_features(caps, 0);
+  if (features && !gst_caps_features_is_equal(features, GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY)) return;
+  if (gst_video_info_from_caps(&info, caps)) info_ = info;
+}
+
+void UnknownKeeper::begin_buffer(std::uint64_t now, unsigned timeout, const std::string& stream) {
+  better_.clear();
+  hand_over(tracks_.end_stale(now, timeout), stream);
+}
+
+void UnknownKeeper::face(std::int64_t track, std::uint64_t now, std::int64_t utc_ms, TrackState state,
+                         GstVideoRegionOfInterestMeta* roi, const GstTaconiteEmbeddingMeta* embedding,
+                         const std::vector<gallery::IdentityMatch>& matches) {
+  std::optional<FaceCandidate> candidate;
+  if (embedding) {
+    candidate.emplace();
+    candidate->quality = roi_quality(roi).value_or(embedding->norm);
+    candidate->embedding = {embedding->embedding, embedding->dim};
+    candidate->norm = embedding->norm;
+    if (!matches.empty()) {
+      candidate->nearest_identity = matches.front().identity_id;
+      candidate->nearest_name = matches.front().name;
+      candidate->nearest_similarity = matches.front().similarity;
+    }
+  }
+  if (tracks_.seen(track, now, utc_ms, state, candidate ? &*candidate : nullptr)) better_.push_back({track, roi});
+}
+
+void UnknownKeeper::end_buffer(GstBuffer* buffer) {
+  if (better_.empty()) return;
+  std::string problem = "its caps are not raw video in system memory";
+  ReadableFrame frame;
+  if (!info_ || !frame.map(*info_, buffer, &problem)) {
+    if (!warned_unreadable_)
+      report_(true, "Unknown faces are kept without pictures: a frame cannot be read (" + problem + ").");
+    warned_unreadable_ = true;
+    better_.clear();
+    return;
+  }
+  for (const Better& b : better_) {
+    const std::optional<cv::Matx23d> to_template =
+        roi_alignment(b.roi, info_->width, info_->height, kPictureSize, kPictureSize, &problem);
+    if (!to_template) continue;  // no landmarks: the embedding is kept without a picture
+    tracks_.set_picture(b.track, vision::aligned_face_rgb(frame.view(), *to_template, kPictureSize, kPictureSize));
+  }
+  better_.clear();
+}
+
+void UnknownKeeper::end_all(const std::string& stream) {
+  better_.clear();
+  hand_over(tracks_.end_all(), stream);
+}
+
+void UnknownKeeper::stop(const std::string& stream) {
+  end_all(stream);
+  writer_.drain(kDrainMs);
+}
+
+void UnknownKeeper::hand_over(std::vector<EndedUnknown> ended, const std::string& stream) {
+  for (EndedUnknown& e : ended) {
+    e.face.stream = stream;
+    writer_.submit(std::move(e.face), std::move(e.rgb));
+  }
+}
+
+}  // namespace taconite::gst
