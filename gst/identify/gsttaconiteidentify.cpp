@@ -426,11 +426,16 @@ static bool start_identifying(GstTaconiteIdentify* self) {
   options.approximate_above = s.approximate_above;
   options.hnsw_ef_search = static_cast<int>(s.ef_search);
   auto watcher = std::make_shared<GalleryWatcher>(
-      s.gallery, options, s.poll_interval, [self](bool warning, const std::string& message) {
-        if (warning)
-          GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", message.c_str()), (nullptr));
-        else
-          GST_INFO_OBJECT(self, "%s", message.c_str());
+      s.gallery, options, s.poll_interval, [self](GalleryWatcher::Level level, const std::string& message) {
+        switch (level) {
+          case GalleryWatcher::Level::Warning:
+            GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", message.c_str()), (nullptr));
+            break;
+          case GalleryWatcher::Level::Info:  // a PostgreSQL gallery back after an outage
+            GST_ELEMENT_INFO(self, RESOURCE, READ, ("%s", message.c_str()), (nullptr));
+            break;
+          case GalleryWatcher::Level::Note: GST_INFO_OBJECT(self, "%s", message.c_str()); break;
+        }
       });
   std::string note;
   if (taconite::gallery::Status started = watcher->start(required, &note); !started) {
