@@ -216,7 +216,7 @@ void GalleryWatcher::run() {
   std::unique_lock lock(mutex_);
   while (!stop_) {
     const bool build_due = index_->approximate_pending() && index_->revision() != failed_build_revision_ &&
-                           last_problem_.empty();
+                           last_problem_.empty() && !unreachable_;
     if (build_due)
       ;  // no wait: the exact stand-in should be replaced as soon as possible
     else if (unreachable_)  // the backoff, whatever the poll: a gone database is not hammered
