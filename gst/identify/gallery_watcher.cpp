@@ -197,8 +197,8 @@ void GalleryWatcher::step(bool force) {
                                  std::to_string(current()->revision()) +
                                  " (tried again after 0.5 s, then at doubling intervals up to 30 s): " + cause);
     }
+    if (unreachable_) retry_ms_ = next_backoff(retry_ms_);  // (the first retry comes after kFirstBackoffMs)
     unreachable_ = true;
-    retry_ms_ = next_backoff(retry_ms_);
     return;
   }
   if (unreachable_) {
