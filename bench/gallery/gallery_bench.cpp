@@ -8,6 +8,12 @@
 //                 [--hnsw-m 32] [--ef-construction 64] [--ef-search 128,256] [--dir DIR]
 //                 (--ef-search: HNSW beams queried on one built index)
 //                 [--approximate-max N]  (no HNSW build above N identities: bounds the run time)
+//   gallery-bench --fill LOCATION --fill-count N   (a new gallery, SQLite file or PostgreSQL
+//                 database, of N random templates, one identity each, 10 000 per transaction;
+//                 the same seed: the same data wherever it goes)
+//   gallery-bench --load LOCATION [--passes 5]     (what taconiteidentify's start does: open the
+//                 store, read every template, build the exact index; median of the passes, and
+//                 the process's RSS growth over the first)
 // One line per measurement (markdown table rows) on stdout.
 #include <algorithm>
 #include <chrono>
@@ -230,6 +236,62 @@ void load_bench(std::size_t n, const std::filesystem::path& dir, const IndexOpti
     std::filesystem::remove(file.string() + suffix);
 }
 
+// --fill: the templates of load_bench, written in transactions of 10 000 (WriteBatch).
+int fill(const std::string& location, std::size_t n) {
+  auto store = GalleryStore::create(location, {std::string(64, '0'), "bench"}, kDim);
+  if (!store) {
+    std::fprintf(stderr, "gallery-bench: %s\n", store.error().message.c_str());
+    return 1;
+  }
+  std::mt19937 rng(7);
+  const auto start = Clock::now();
+  for (std::size_t done = 0; done < n;) {
+    const std::size_t count = std::min<std::size_t>(10000, n - done);
+    const std::vector<float> units = random_units(count, rng);
+    auto batch = store.value().begin_write();
+    if (!batch) return std::fprintf(stderr, "gallery-bench: %s\n", batch.error().message.c_str()), 1;
+    for (std::size_t i = 0; i < count; ++i) {
+      std::vector<NewTemplate> t(1);
+      t[0].embedding.assign(&units[i * kDim], &units[(i + 1) * kDim]);
+      t[0].source = "bench";
+      if (auto r = batch.value().enroll("id" + std::to_string(done + i), "", t); !r)
+        return std::fprintf(stderr, "gallery-bench: %s\n", r.error().message.c_str()), 1;
+    }
+    if (auto r = batch.value().commit(); !r) return std::fprintf(stderr, "gallery-bench: %s\n", r.error().message.c_str()), 1;
+    done += count;
+  }
+  std::printf("{\"what\":\"gallery_fill\",\"templates\":%zu,\"remote\":%s,\"ms\":%.0f}\n", n,
+              is_postgres_location(location) ? "true" : "false", ms_since(start));
+  return 0;
+}
+
+// --load: open + exact index load, as GalleryWatcher::start does.
+int load(const std::string& location, int passes) {
+  std::vector<double> times;
+  long rss_growth = 0;
+  std::size_t templates = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    const long rss_before = rss_kib();
+    const auto start = Clock::now();
+    auto opened = GalleryStore::open(location, GalleryStore::Access::ReadOnly);
+    if (!opened) return std::fprintf(stderr, "gallery-bench: %s\n", opened.error().message.c_str()), 1;
+    IndexOptions exact;
+    exact.approximate_above = SIZE_MAX;
+    std::string note;
+    auto index = GalleryIndex::load(opened.value(), exact, &note);
+    if (!index) return std::fprintf(stderr, "gallery-bench: %s\n", index.error().message.c_str()), 1;
+    times.push_back(ms_since(start));
+    templates = index.value().templates();
+    if (pass == 0) rss_growth = rss_kib() - rss_before;  // the index held (and what the read left)
+  }
+  std::sort(times.begin(), times.end());
+  std::printf("{\"what\":\"gallery_load\",\"templates\":%zu,\"dim\":%d,\"remote\":%s,\"passes\":%d,"
+              "\"median_ms\":%.0f,\"min_ms\":%.0f,\"max_ms\":%.0f,\"rss_growth_mib\":%.1f}\n",
+              templates, kDim, is_postgres_location(location) ? "true" : "false", passes, times[times.size() / 2],
+              times.front(), times.back(), rss_growth / 1024.0);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -238,6 +300,9 @@ int main(int argc, char** argv) {
   std::size_t queries = 200, approximate_max = SIZE_MAX;
   IndexOptions hnsw;
   std::filesystem::path dir = std::filesystem::temp_directory_path();
+  std::string fill_location, load_location;
+  std::size_t fill_count = 100000;
+  int passes = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
     if (a == "--sizes")
@@ -256,11 +321,21 @@ int main(int argc, char** argv) {
       dir = v;
     else if (a == "--approximate-max")
       approximate_max = std::stoul(v);
+    else if (a == "--fill")
+      fill_location = v;
+    else if (a == "--fill-count")
+      fill_count = std::stoul(v);
+    else if (a == "--load")
+      load_location = v;
+    else if (a == "--passes")
+      passes = std::clamp(std::stoi(v), 1, 100);
     else {
       std::fprintf(stderr, "gallery-bench: unknown option %s\n", a.c_str());
       return 2;
     }
   }
+  if (!fill_location.empty()) return fill(fill_location, fill_count);
+  if (!load_location.empty()) return load(load_location, passes);
   std::printf("dot kernels: %s\n\n", dot_kernels_isa());
   std::printf(
       "| identities | index | build ms | median query ms (1 probe, top-1) | median query thread-CPU ms | "

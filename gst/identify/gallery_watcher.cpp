@@ -11,12 +11,22 @@
 
 namespace taconite::gst {
 
+namespace {
+
+// The PostgreSQL reconnection backoff (the loader's and the listener's): soon after a short
+// hiccup, rarely during a long outage.
+constexpr unsigned kFirstBackoffMs = 500, kMaxBackoffMs = 30000;
+
+unsigned next_backoff(unsigned ms) { return std::min(ms * 2, kMaxBackoffMs); }
+
+}  // namespace
 
 GalleryWatcher::GalleryWatcher(std::filesystem::path path, gallery::IndexOptions options, unsigned poll_ms,
                                Report report)
     : path_(std::move(path)), options_(options), poll_ms_(poll_ms), report_(std::move(report)) {
   options_.defer_approximate = true;
   options_.cancel = &stopping_;
+  retry_ms_ = kFirstBackoffMs;
 }
 
 GalleryWatcher::~GalleryWatcher() {
@@ -77,7 +87,14 @@ void GalleryWatcher::install(gallery::GalleryIndex index, const std::string& not
     std::lock_guard lock(mutex_);
     index_ = std::move(fresh);
   }
-  report_(skipped, message);
+  report(skipped ? Level::Warning : Level::Note, message);
+}
+
+void GalleryWatcher::report(Level level, const std::string& message) {
+  try {
+    report_(level, message);
+  } catch (...) {  // a report that cannot be made (out of memory) is dropped, the thread goes on
+  }
 }
 
 // A gallery file replaced under its name (or a store lost before) is opened again: true then.
@@ -99,12 +116,12 @@ Result<bool> GalleryWatcher::reopen_if_replaced() {
 }
 
 Result<bool> GalleryWatcher::refresh(bool force) {
-  if (gallery::is_postgres_location(path_.string())) {
-    // No file to watch: the revision tells; a lost connection is opened again at the next poll.
-    if (!store_) {
+  const bool remote = gallery::is_postgres_location(path_.string());
+  if (remote) {
+    // No file to watch: the revision tells, also after a reconnection (the same database; the
+    // changes made while it was out of reach have bumped it).
+    if (!store_)
       if (gallery::Status opened = open_store(); !opened) return opened.error();
-      force = true;
-    }
   } else if (Result<bool> reopened = reopen_if_replaced(); !reopened) {
     return reopened.error();
   } else if (reopened.value()) {
@@ -119,7 +136,7 @@ Result<bool> GalleryWatcher::refresh(bool force) {
   std::string note;
   Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(*store_, options_, &note);
   if (!index) {
-    store_.reset();
+    if (!remote) store_.reset();  // (a PostgreSQL connection is judged by reachable())
     return index.error();
   }
   if (index.value().model_fingerprint() != current()->model_fingerprint())
@@ -146,22 +163,52 @@ void GalleryWatcher::build_approximate() {
   if (index.value().revision() == current()->revision()) install(std::move(index.value()), note);
 }
 
-// One poll: a reload when due, then a pending HNSW build; a problem is reported once.
+// A read of a PostgreSQL gallery failed: the database's fault (gone, refusing) or the data's? A
+// trivial query on the connection tells; a connection that does not answer is dropped.
+bool GalleryWatcher::reachable() {
+  if (store_ && store_->revision()) return true;
+  store_.reset();
+  return false;
+}
+
+// One poll: a reload when due, then a pending HNSW build; a problem is reported once, an outage
+// of a PostgreSQL gallery once when it starts and once when it ends.
 void GalleryWatcher::step(bool force) {
   std::string problem;
+  bool outage = false;
   try {
     Result<bool> refreshed = refresh(force);
-    if (!refreshed) problem = refreshed.error().message;
+    if (!refreshed) {
+      problem = refreshed.error().message;
+      outage = gallery::is_postgres_location(path_.string()) && !reachable();
+    }
     if (problem.empty()) build_approximate();
   } catch (const std::exception& e) {
     problem = e.what();
   } catch (...) {
     problem = path_.string() + ": unexpected failure while reloading the gallery";
   }
-  try {
-    if (!problem.empty() && problem != last_problem_) report_(true, problem);
-  } catch (...) {  // a report that cannot be made (out of memory) is dropped, the thread goes on
+  if (outage) {
+    if (!unreachable_) {
+      // The cause names the gallery already: said once, at the front.
+      const std::string prefix = path_.string() + ": ";
+      const std::string cause = problem.starts_with(prefix) ? problem.substr(prefix.size()) : problem;
+      report(Level::Warning, prefix + "the gallery is unreachable; identification continues on revision " +
+                                 std::to_string(current()->revision()) +
+                                 " (tried again after 0.5 s, then at doubling intervals up to 30 s): " + cause);
+    }
+    if (unreachable_) retry_ms_ = next_backoff(retry_ms_);  // (the first retry comes after kFirstBackoffMs)
+    unreachable_ = true;
+    return;
   }
+  if (unreachable_) {
+    unreachable_ = false;
+    retry_ms_ = kFirstBackoffMs;
+    last_problem_.clear();
+    report(Level::Info, path_.string() + ": the gallery is reachable again; identifying with revision " +
+                            std::to_string(current()->revision()));
+  }
+  if (!problem.empty() && problem != last_problem_) report(Level::Warning, problem);
   last_problem_ = problem;
 }
 
@@ -169,9 +216,11 @@ void GalleryWatcher::run() {
   std::unique_lock lock(mutex_);
   while (!stop_) {
     const bool build_due = index_->approximate_pending() && index_->revision() != failed_build_revision_ &&
-                           last_problem_.empty();
+                           last_problem_.empty() && !unreachable_;
     if (build_due)
       ;  // no wait: the exact stand-in should be replaced as soon as possible
+    else if (unreachable_)  // the backoff, whatever the poll: a gone database is not hammered
+      wake_.wait_for(lock, std::chrono::milliseconds(retry_ms_), [this] { return stop_ || forced_ || notified_; });
     else if (poll_ms_ > 0)
       wake_.wait_for(lock, std::chrono::milliseconds(poll_ms_), [this] { return stop_ || forced_ || notified_; });
     else
@@ -192,10 +241,11 @@ void GalleryWatcher::wait_unless_stopping(unsigned ms) {
 }
 
 // Waits on the listening connection's socket (a short timeout to notice the stop); a change wakes
-// the watcher thread. A lost connection is opened again after a backoff, and then wakes the
-// watcher once too: changes made meanwhile were not notified.
+// the watcher thread. Losing the connection (or not getting it at all) wakes it too: an outage is
+// noticed without waiting for the poll. The connection is opened again after a backoff, which
+// wakes it once more: changes made meanwhile were not notified.
 void GalleryWatcher::listen() {
-  constexpr unsigned kFirstBackoffMs = 500, kMaxBackoffMs = 30000, kStopCheckMs = 200;
+  constexpr unsigned kStopCheckMs = 200;
   std::optional<gallery::GalleryStore> listener;
   unsigned backoff_ms = kFirstBackoffMs;
   bool lost = false;
@@ -206,6 +256,11 @@ void GalleryWatcher::listen() {
     }
     wake_.notify_all();
   };
+  const auto lose = [&] {
+    listener.reset();
+    if (!lost) wake();
+    lost = true;
+  };
   while (!stopping_) {
     try {
       if (!listener) {
@@ -215,26 +270,24 @@ void GalleryWatcher::listen() {
           listener.emplace(std::move(opened.value()));
           backoff_ms = kFirstBackoffMs;
           if (lost) wake();
+          lost = false;
           continue;
         }
-        lost = true;
+        lose();
         wait_unless_stopping(backoff_ms);
-        backoff_ms = std::min(backoff_ms * 2, kMaxBackoffMs);
+        backoff_ms = next_backoff(backoff_ms);
         continue;
       }
       pollfd socket{listener->change_socket(), POLLIN, 0};
       const int ready = ::poll(&socket, 1, kStopCheckMs);
       if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
       Result<bool> notified = ready > 0 ? listener->changes_notified() : Result<bool>(Error{ErrorKind::Io, "poll"});
-      if (!notified) {
-        listener.reset();
-        lost = true;
-      } else if (notified.value()) {
+      if (!notified)
+        lose();
+      else if (notified.value())
         wake();
-      }
     } catch (...) {  // out of memory: try again later, the poll still serves
-      listener.reset();
-      lost = true;
+      lose();
       wait_unless_stopping(backoff_ms);
     }
   }

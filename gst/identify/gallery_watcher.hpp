@@ -8,8 +8,11 @@
 // one warning until the problem changes. A PostgreSQL gallery has no file: a second thread
 // listens for its change notifications (LISTEN/NOTIFY, on a connection of its own, reconnecting
 // with a backoff of 0.5 s doubling to 30 s) and wakes the watcher, which then reads the revision;
-// the poll stays as the fallback. A lost connection is opened again at the next poll (the loaded
-// index stays in use meanwhile). No exception leaves the threads.
+// the poll stays as the fallback. A database that goes away is an outage: one Warning, the loaded
+// index stays in use, the watcher tries again with the same backoff (not at every poll; reload()
+// still tries at once), and when the database answers again one Info, then the revision tells
+// whether changes were made meanwhile. Only the watcher's threads ever wait on the database.
+// No exception leaves the threads.
 #pragma once
 
 #include <sys/types.h>
@@ -30,8 +33,12 @@ namespace taconite::gst {
 
 class GalleryWatcher {
  public:
-  // Called from the watcher's thread: a reload failed or needs attention (warning), or succeeded (note).
-  using Report = std::function<void(bool warning, const std::string& message)>;
+  // What a report is: a reload that succeeded (Note, for the log), a reload that failed or needs
+  // attention, or a PostgreSQL gallery that became unreachable (Warning), or one reachable again
+  // after an outage (Info).
+  enum class Level { Note, Warning, Info };
+  // Called from the watcher's thread.
+  using Report = std::function<void(Level level, const std::string& message)>;
 
   GalleryWatcher(std::filesystem::path path, gallery::IndexOptions options, unsigned poll_ms, Report report);
   ~GalleryWatcher();  // cancels an HNSW build in progress, joins the thread
@@ -58,6 +65,8 @@ class GalleryWatcher {
   void listen();  // the PostgreSQL change listener's thread
   void wait_unless_stopping(unsigned ms);
   void step(bool force);
+  bool reachable();  // a PostgreSQL gallery: does the database answer (after a failed refresh)?
+  void report(Level level, const std::string& message);
   gallery::Status open_store();
   Result<bool> refresh(bool force);  // true when a new index was installed
   Result<bool> reopen_if_replaced();
@@ -73,6 +82,9 @@ class GalleryWatcher {
   std::optional<FileId> opened_;
   std::string last_problem_;  // a lasting problem is reported once, not on every poll
   std::int64_t failed_build_revision_ = -1;
+  // A PostgreSQL gallery that cannot be reached: an outage, retried after retry_ms_ (doubling).
+  bool unreachable_ = false;
+  unsigned retry_ms_ = 0;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

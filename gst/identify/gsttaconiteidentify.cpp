@@ -384,13 +384,18 @@ static bool start_identifying(GstTaconiteIdentify* self) {
   gallery::IndexOptions options;
   options.approximate_above = s.approximate_above;
   options.hnsw_ef_search = static_cast<int>(s.ef_search);
-  const auto report = [self](bool warning, const std::string& message) {
-    if (warning)
-      GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", message.c_str()), (nullptr));
-    else
-      GST_INFO_OBJECT(self, "%s", message.c_str());
+  // Warnings: a gallery outage or failing unknown-face writes (once each); infos (bus messages):
+  // they work again; notes: the debug log only.
+  const auto post = [self](GalleryWatcher::Level level, const std::string& message) {
+    switch (level) {
+      case GalleryWatcher::Level::Warning:
+        GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", message.c_str()), (nullptr));
+        break;
+      case GalleryWatcher::Level::Info: GST_ELEMENT_INFO(self, RESOURCE, READ, ("%s", message.c_str()), (nullptr)); break;
+      case GalleryWatcher::Level::Note: GST_INFO_OBJECT(self, "%s", message.c_str()); break;
+    }
   };
-  auto watcher = std::make_shared<GalleryWatcher>(s.gallery, options, s.poll_interval, report);
+  auto watcher = std::make_shared<GalleryWatcher>(s.gallery, options, s.poll_interval, post);
   std::string note;
   if (taconite::gallery::Status started = watcher->start(required, &note); !started) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not load the gallery %s.", s.gallery.c_str()),
@@ -404,7 +409,9 @@ static bool start_identifying(GstTaconiteIdentify* self) {
   if (s.keep_unknowns)
     self->stream->unknowns = std::make_unique<UnknownKeeper>(
         s.gallery, gallery::UnknownRetention{s.unknowns_max_count, static_cast<std::int64_t>(s.unknowns_max_age)},
-        counters, report);
+        counters, [post](bool warning, const std::string& message) {
+          post(warning ? GalleryWatcher::Level::Warning : GalleryWatcher::Level::Info, message);
+        });
   GST_OBJECT_LOCK(self);
   *self->watcher = std::move(watcher);
   *self->unknown_counters = std::move(counters);

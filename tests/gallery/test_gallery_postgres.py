@@ -8,11 +8,11 @@ Usage (from meson): test_gallery_postgres.py <taconite-gallery> <bundle dir> <un
 Skips (exit 77) when the PostgreSQL server binaries are absent. With the gst tests binary, its
 IdentifyTest.PostgresGallery* tests run against this server too (taconiteidentify names the
 astronaut from a PostgreSQL gallery; an enrolment while it plays arrives through LISTEN/NOTIFY;
-keep-unknowns keeps messi's unknown track in it).
+keep-unknowns keeps messi's unknown track in it), and IdentifyHarnessTest.PostgresOutage* (the server
+stopped and started while a pipeline plays: it is given the shell commands that do it).
 """
-import glob
 import os
-import pwd
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,96 +21,33 @@ import unittest
 
 import cv2
 
+import pg_server
 import unknown_faces_fixture as fixture
 
 CLI, BUNDLE, UNKNOWN_FACES_HELPER = map(os.path.abspath, sys.argv[1:4])
 GST_TESTS = sys.argv[4] if len(sys.argv) > 4 else ""
 ASTRONAUT, MESSI = fixture.ASTRONAUT, fixture.MESSI
-USER, PASSWORD = "taconite", "s3cret-for-tests"
-PG_BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1:] or [""]
-PG_BIN = PG_BIN[0]
-SERVER = {}  # work dir, socket dir, password file, environment
-
-
-def pg(tool):
-    return os.path.join(PG_BIN, tool)
-
-
-def as_server_user(args, **kwargs):
-    """initdb and postgres refuse to run as root: run them as `nobody` when we are root."""
-    if os.geteuid() == 0:
-        args = ["runuser", "-u", "nobody", "--", *args]
-    return subprocess.run(args, capture_output=True, text=True, timeout=300, **kwargs)
-
-
-def start_server():
-    work = tempfile.mkdtemp(prefix="taconite-pg-")
-    data, sockets = os.path.join(work, "data"), os.path.join(work, "sockets")
-    os.makedirs(sockets)
-    pwfile = os.path.join(work, "initdb-password")
-    with open(pwfile, "w") as f:
-        f.write(PASSWORD + "\n")
-    if os.geteuid() == 0:
-        nobody = pwd.getpwnam("nobody")
-        for p in (work, sockets, pwfile):
-            os.chown(p, nobody.pw_uid, nobody.pw_gid)
-    r = as_server_user([pg("initdb"), "-D", data, "-U", USER, "--pwfile", pwfile, "--auth=scram-sha-256",
-                        "--no-sync", "-E", "UTF8", "--locale=C"])
-    if r.returncode != 0:
-        raise RuntimeError("initdb failed: " + r.stdout + r.stderr)
-    r = as_server_user([pg("pg_ctl"), "-D", data, "-w", "-t", "120", "-l", os.path.join(work, "server.log"),
-                        "-o", f"-k {sockets} -c listen_addresses='' -c fsync=off", "start"])
-    if r.returncode != 0:
-        log = open(os.path.join(work, "server.log")).read() if os.path.exists(os.path.join(work, "server.log")) else ""
-        raise RuntimeError("pg_ctl start failed: " + r.stdout + r.stderr + log)
-    passfile = os.path.join(work, "pgpass")
-    with open(passfile, "w") as f:
-        f.write(f"*:*:*:{USER}:{PASSWORD}\n")
-    os.chmod(passfile, 0o600)
-    env = dict(os.environ, PGPASSFILE=passfile, PGHOST=sockets, PGUSER=USER)
-    SERVER.update(work=work, data=data, sockets=sockets, passfile=passfile, env=env)
-
-
-def stop_server():
-    if "data" in SERVER:
-        as_server_user([pg("pg_ctl"), "-D", SERVER["data"], "-w", "-m", "fast", "stop"])
-    if "work" in SERVER:
-        shutil.rmtree(SERVER["work"], ignore_errors=True)
-
-
-def createdb(name):
-    r = subprocess.run([pg("createdb"), name], capture_output=True, text=True, timeout=120, env=SERVER["env"])
-    assert r.returncode == 0, r.stderr
-    return location(name)
-
-
-def location(name):
-    return f"postgresql:///{name}?host={SERVER['sockets']}&user={USER}"
-
-
-def psql(database, sql):
-    r = subprocess.run([pg("psql"), "-v", "ON_ERROR_STOP=1", "-qAt", "-d", database, "-c", sql],
-                       capture_output=True, text=True, timeout=120, env=SERVER["env"])
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+USER, PASSWORD = pg_server.USER, pg_server.PASSWORD
+SERVER = pg_server.Server()  # one for the whole file
+createdb, location, psql = SERVER.createdb, SERVER.location, SERVER.psql
 
 
 def run(*args, env=None):
     """The CLI with the test server's password file. The timeout only guards against a hang."""
     return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=600,
-                          env=SERVER["env"] if env is None else env)
+                          env=SERVER.env if env is None else env)
 
 
 def add_unknown(gallery, lines, *retention):
-    return fixture.add_unknown(UNKNOWN_FACES_HELPER, gallery, lines, *retention, env=SERVER["env"])
+    return fixture.add_unknown(UNKNOWN_FACES_HELPER, gallery, lines, *retention, env=SERVER.env)
 
 
 def notified_while(database, command):
     """Whether `command` (a shell command) makes the server NOTIFY taconite_gallery: psql listens,
     runs it, then asks the server once more and so prints what arrived meanwhile."""
     script = f"LISTEN taconite_gallery;\n\\! {command}\nSELECT 1;\n"
-    r = subprocess.run([pg("psql"), "-v", "ON_ERROR_STOP=1", "-qAt", "-d", database], input=script,
-                       capture_output=True, text=True, timeout=600, env=SERVER["env"])
+    r = subprocess.run([pg_server.pg("psql"), "-v", "ON_ERROR_STOP=1", "-qAt", "-d", database], input=script,
+                       capture_output=True, text=True, timeout=600, env=SERVER.env)
     assert r.returncode == 0, r.stdout + r.stderr
     return "Asynchronous notification" in r.stdout
 
@@ -210,7 +147,7 @@ class PostgresGalleryTest(unittest.TestCase):
         self.ok("create", db, "--bundle", BUNDLE)
         names = [f"person{i}" for i in range(6)]
         procs = [subprocess.Popen([CLI, "enroll", db, "--bundle", BUNDLE, "--name", n, ASTRONAUT],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=SERVER["env"])
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=SERVER.env)
                  for n in names]
         for p in procs:
             out, err = p.communicate(timeout=600)
@@ -226,19 +163,19 @@ class PostgresGalleryTest(unittest.TestCase):
         with open(wrong, "w") as f:
             f.write(f"*:*:*:{USER}:not-the-password\n")
         os.chmod(wrong, 0o600)
-        line = error_line(self, run("list", db, env=dict(SERVER["env"], PGPASSFILE=wrong)))
+        line = error_line(self, run("list", db, env=dict(SERVER.env, PGPASSFILE=wrong)))
         self.assertIn(db, line)
         self.assertIn("password authentication failed", line)
         self.assertIn("wrong password", line)
         # No password at all: the error says where it goes.
         none = os.path.join(self.dir, "none")
-        line = error_line(self, run("list", db, env=dict(SERVER["env"], PGPASSFILE=none)))
+        line = error_line(self, run("list", db, env=dict(SERVER.env, PGPASSFILE=none)))
         self.assertIn("password file", line)
 
     def test_a_password_in_the_connection_string_is_refused_and_not_shown(self):
         db = createdb("passwordinstring")
         self.ok("create", db, "--bundle", BUNDLE)
-        with_password = f"postgresql://{USER}:{PASSWORD}@/passwordinstring?host={SERVER['sockets']}"
+        with_password = f"postgresql://{USER}:{PASSWORD}@/passwordinstring?host={SERVER.sockets}"
         line = error_line(self, run("list", with_password))
         self.assertIn("holds a password", line)
         self.assertIn("passwordinstring", line)
@@ -297,7 +234,7 @@ class PostgresGalleryTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.split(), ["1", "2", "3"])
         listed = subprocess.run([UNKNOWN_FACES_HELPER, db, "--list"], capture_output=True, text=True, timeout=600,
-                                env=SERVER["env"])
+                                env=SERVER.env)
         self.assertEqual(listed.returncode, 0, listed.stderr)
         rows = [l.split("\t") for l in listed.stdout.splitlines()]
         self.assertEqual([row[0] for row in rows], ["2", "3"])  # max_count 2: the oldest went
@@ -354,7 +291,7 @@ class PostgresGalleryTest(unittest.TestCase):
         psql("olderunknowns", "DROP TABLE unknown_faces")
         # Readers see none and write nothing.
         listed = subprocess.run([UNKNOWN_FACES_HELPER, db, "--list"], capture_output=True, text=True, timeout=600,
-                                env=SERVER["env"])
+                                env=SERVER.env)
         self.assertEqual((listed.returncode, listed.stdout), (0, ""), listed.stderr)
         self.assertEqual(psql("olderunknowns", "SELECT to_regclass('unknown_faces') IS NULL").strip(), "t")
         r = add_unknown(db, [fixture.line([1.0] * self.dim(db))])
@@ -365,7 +302,7 @@ class PostgresGalleryTest(unittest.TestCase):
     def test_review_unknown_faces_on_postgres(self):
         db = createdb("review")
         self.ok("create", db, "--bundle", BUNDLE)
-        faces = fixture.review_faces(fixture.photo_embeddings(CLI, BUNDLE, self.dir, env=SERVER["env"]), self.dir)
+        faces = fixture.review_faces(fixture.photo_embeddings(CLI, BUNDLE, self.dir, env=SERVER.env), self.dir)
         self.assertEqual(add_unknown(db, faces).stdout.split(), ["1", "2", "3", "4", "5", "6"])
         sheets = os.path.join(self.dir, "sheets")
         rows = [l.split("\t") for l in self.ok("unknowns", db, "--sheets", sheets).splitlines()]
@@ -394,7 +331,7 @@ class PostgresGalleryTest(unittest.TestCase):
     def test_identify_names_the_astronaut_from_a_postgres_gallery(self):
         if not GST_TESTS:
             self.skipTest("the gst tests binary was not given")
-        env = dict(SERVER["env"], TACONITE_TEST_PG_GALLERY=createdb("identify"),
+        env = dict(SERVER.env, TACONITE_TEST_PG_GALLERY=createdb("identify"),
                    TACONITE_TEST_PG_LIVE_GALLERY=createdb("identifylive"),
                    TACONITE_TEST_PG_UNKNOWNS_GALLERY=createdb("identifyunknowns"))
         r = subprocess.run([GST_TESTS, "--gtest_filter=IdentifyTest.PostgresGallery*"],
@@ -403,14 +340,30 @@ class PostgresGalleryTest(unittest.TestCase):
         self.assertIn("[  PASSED  ] 3 tests", r.stdout)
         self.assertNotIn("SKIPPED", r.stdout)
 
+    def test_identify_keeps_going_through_a_server_outage_and_recovers(self):
+        if not GST_TESTS:
+            self.skipTest("the gst tests binary was not given")
+        # The gst test stops and starts the server itself, when its pipeline is at the right point.
+        env = dict(SERVER.env, TACONITE_TEST_PG_OUTAGE_GALLERY=createdb("outage"),
+                   TACONITE_TEST_PG_STOP=shlex.join(pg_server.server_user_args(SERVER.stop_args())) + " >/dev/null",
+                   TACONITE_TEST_PG_START=shlex.join(pg_server.server_user_args(SERVER.start_args())) + " >/dev/null")
+        try:
+            r = subprocess.run([GST_TESTS, "--gtest_filter=IdentifyHarnessTest.PostgresOutage*"],
+                               capture_output=True, text=True, timeout=900, env=env)
+        finally:
+            SERVER.ensure_running()
+        self.assertEqual(r.returncode, 0, r.stdout[-4000:] + r.stderr[-4000:])
+        self.assertIn("[  PASSED  ] 1 test", r.stdout)
+        self.assertNotIn("SKIPPED", r.stdout)
+
 
 if __name__ == "__main__":
-    if not os.path.exists(pg("initdb")) or not os.path.exists(pg("pg_ctl")):
+    if not pg_server.installed():
         print("SKIP: the PostgreSQL server binaries (Debian package postgresql) are not installed")
         sys.exit(77)
     try:
-        start_server()
+        SERVER.start()
         result = unittest.main(argv=sys.argv[:1], exit=False).result
     finally:
-        stop_server()
+        SERVER.stop()
     sys.exit(0 if result.wasSuccessful() else 1)

@@ -17,10 +17,12 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -893,7 +895,7 @@ TEST_F(IdentifyHarnessTest, FirstHnswBuildRunsInTheBackgroundWhileExactSearchSer
   options.approximate_above = 100;
   std::vector<std::string> notes;
   std::mutex lock;
-  taconite::gst::GalleryWatcher watcher(people, options, 0, [&](bool, const std::string& message) {
+  taconite::gst::GalleryWatcher watcher(people, options, 0, [&](auto, const std::string& message) {
     std::lock_guard guard(lock);
     notes.push_back(message);
   });
@@ -917,7 +919,7 @@ TEST_F(IdentifyHarnessTest, FirstHnswBuildRunsInTheBackgroundWhileExactSearchSer
 TEST_F(IdentifyHarnessTest, WatcherThreadSurvivesAReportThatThrows) {
   const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
   std::atomic<int> reports{0};
-  taconite::gst::GalleryWatcher watcher(people, {}, 10, [&](bool, const std::string&) {
+  taconite::gst::GalleryWatcher watcher(people, {}, 10, [&](auto, const std::string&) {
     ++reports;
     throw std::bad_alloc();
   });
@@ -935,15 +937,159 @@ TEST_F(IdentifyHarnessTest, WatcherThreadSurvivesAReportThatThrows) {
   EXPECT_EQ(best(), "bob");
 }
 
+// Issue 24: a PostgreSQL gallery's database that goes away while a pipeline plays.
+// tests/gallery/test_gallery_postgres.py runs this with TACONITE_TEST_PG_OUTAGE_GALLERY (an empty
+// database's connection string) and the shell commands that stop and start its server
+// (TACONITE_TEST_PG_STOP, TACONITE_TEST_PG_START). A thread pushes frames like a live source; the
+// waits are hang guards only, nothing is timed.
+class PostgresOutage {
+ public:
+  PostgresOutage(GstHarness* h, GstBus* bus) : h_(h), bus_(bus) {
+    pusher_ = std::thread([this] {
+      // Three untracked faces (decided frame by frame): alice's, bob's and dave's embeddings.
+      const std::vector<Face> faces = {{std::nullopt, unit_axis(0)}, {std::nullopt, unit_axis(1)},
+                                       {std::nullopt, unit_axis(3)}};
+      for (int i = 0; !stop_; ++i) {
+        if (gst_harness_push(h_, faces_frame(i, faces)) != GST_FLOW_OK) break;
+        GstBuffer* out = gst_harness_pull(h_);
+        if (!out) break;
+        std::vector<std::string> labels;
+        for (const Answer& a : answers(out)) labels.push_back(a.label);
+        gst_buffer_unref(out);
+        {
+          std::lock_guard guard(lock_);
+          frames_.push_back(labels);
+        }
+        g_usleep(20000);  // a live source's pace
+      }
+    });
+  }
+  ~PostgresOutage() {
+    stop_ = true;
+    pusher_.join();
+  }
+
+  std::size_t frames() {
+    std::lock_guard guard(lock_);
+    return frames_.size();
+  }
+  std::vector<std::string> labels(std::size_t frame) {
+    std::lock_guard guard(lock_);
+    return frames_.at(frame);
+  }
+  // Hang guard: two minutes for anything to happen on a loaded machine.
+  bool wait_for(const std::function<bool()>& done) {
+    for (int i = 0; i < 12000; ++i) {
+      take_messages();
+      if (done()) return true;
+      g_usleep(10000);
+    }
+    return false;
+  }
+  bool wait_for_label(std::size_t face, const std::string& label) {
+    return wait_for([&] {
+      const std::size_t n = frames();
+      return n > 0 && labels(n - 1).at(face) == label;
+    });
+  }
+  void take_messages() {
+    while (GstMessage* m = gst_bus_pop_filtered(bus_, GstMessageType(GST_MESSAGE_WARNING | GST_MESSAGE_INFO))) {
+      GError* e = nullptr;
+      gchar* debug = nullptr;
+      const bool warning = GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING;
+      if (warning)
+        gst_message_parse_warning(m, &e, &debug);
+      else
+        gst_message_parse_info(m, &e, &debug);
+      (warning ? warnings : infos).push_back(e->message);
+      g_error_free(e);
+      g_free(debug);
+      gst_message_unref(m);
+    }
+  }
+  std::vector<std::string> warnings, infos;
+
+ private:
+  GstHarness* h_;
+  GstBus* bus_;
+  std::mutex lock_;
+  std::vector<std::vector<std::string>> frames_;  // per output frame: the faces' labels
+  std::atomic<bool> stop_{false};
+  std::thread pusher_;
+};
+
+// poll-interval=0: neither noticing the outage nor coming back may depend on the poll.
+TEST_F(IdentifyHarnessTest, PostgresOutageKeepsIdentifyingWarnsOnceAndRecovers) {
+  const std::string database = env("TACONITE_TEST_PG_OUTAGE_GALLERY");
+  const std::string stop_server = env("TACONITE_TEST_PG_STOP"), start_server = env("TACONITE_TEST_PG_START");
+  if (database.empty() || stop_server.empty() || start_server.empty())
+    GTEST_SKIP() << "needs a PostgreSQL server (run by the gallery-postgres test)";
+  {
+    auto store = GalleryStore::create(database, kModel, kDim);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    ASSERT_TRUE(store.value().enroll("alice", "", std::vector<gallery::NewTemplate>{{unit_axis(0), 0.0, "test", 0}}).ok());
+  }
+  const auto enroll = [&](const std::string& name, int axis) {
+    auto store = GalleryStore::open(database, GalleryStore::Access::ReadWrite);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    ASSERT_TRUE(store.value().enroll(name, "", std::vector<gallery::NewTemplate>{{unit_axis(axis), 0.0, "test", 0}}).ok());
+  };
+  start("gallery=\"" + database + "\" poll-interval=0");
+  {
+    PostgresOutage run(h_, bus_);
+    ASSERT_TRUE(run.wait_for_label(0, "alice"));
+    EXPECT_EQ(run.labels(run.frames() - 1), (std::vector<std::string>{"alice", "unknown", "unknown"}));
+
+    // The database goes away: one warning, and the video goes on identified as before.
+    const std::size_t before_stop = run.frames();
+    ASSERT_EQ(std::system(stop_server.c_str()), 0) << stop_server;
+    ASSERT_TRUE(run.wait_for([&] { return !run.warnings.empty(); }));
+    const std::size_t warned_at = run.frames();
+    // Long enough for the watcher to try again a few times (0.5 s, 1 s, 2 s): 100 frames of 20 ms.
+    ASSERT_TRUE(run.wait_for([&] { return run.frames() >= warned_at + 100; }));
+    for (std::size_t i = before_stop; i < run.frames(); ++i)
+      EXPECT_EQ(run.labels(i), (std::vector<std::string>{"alice", "unknown", "unknown"})) << "frame " << i;
+    ASSERT_EQ(run.warnings.size(), 1u);
+    EXPECT_NE(run.warnings[0].find(database + ": the gallery is unreachable; identification continues on revision 1"),
+              std::string::npos)
+        << run.warnings[0];
+    EXPECT_TRUE(run.infos.empty());
+
+    // Back: bob, enrolled at once (before the watcher reconnects, most likely: its notification is
+    // lost, the revision tells), then dave (through the notification, the listener back too).
+    ASSERT_EQ(std::system(start_server.c_str()), 0) << start_server;
+    enroll("bob", 1);
+    ASSERT_TRUE(run.wait_for([&] { return !run.infos.empty(); }));
+    EXPECT_NE(run.infos[0].find(database + ": the gallery is reachable again; identifying with revision"),
+              std::string::npos)
+        << run.infos[0];
+    ASSERT_TRUE(run.wait_for_label(1, "bob"));
+    enroll("dave", 3);
+    ASSERT_TRUE(run.wait_for_label(2, "dave"));
+    EXPECT_EQ(run.labels(run.frames() - 1), (std::vector<std::string>{"alice", "bob", "dave"}));
+    EXPECT_EQ(run.warnings.size(), 1u);
+    EXPECT_EQ(run.infos.size(), 1u);
+
+    // A second outage is a second warning; the element then stops with the server gone (a
+    // Unix socket with no server refuses at once: nothing waits).
+    ASSERT_EQ(std::system(stop_server.c_str()), 0) << stop_server;
+    ASSERT_TRUE(run.wait_for([&] { return run.warnings.size() == 2; }));
+    EXPECT_NE(run.warnings[1].find("continues on revision 3"), std::string::npos) << run.warnings[1];
+  }
+  gst_harness_teardown(h_);  // stops the element (a hang here is the failure)
+  h_ = nullptr;
+  EXPECT_EQ(std::system(start_server.c_str()), 0) << start_server;
+}
+
 // Issue 20 item 4: a template holding NaN (damaged in the file) never enters the index; the
 // reload that meets it is a warning.
 TEST_F(IdentifyHarnessTest, NonFiniteTemplateIsLeftOutOfAReloadWithAWarning) {
   const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}, {"bob", {unit_axis(1)}}});
   std::vector<std::string> warnings_seen;
   std::mutex lock;
-  taconite::gst::GalleryWatcher watcher(people, {}, 0, [&](bool warning, const std::string& message) {
+  taconite::gst::GalleryWatcher watcher(people, {}, 0, [&](auto level, const std::string& message) {
     std::lock_guard guard(lock);
-    if (warning) warnings_seen.push_back(message);
+    if (level == taconite::gst::GalleryWatcher::Level::Warning) warnings_seen.push_back(message);
   });
   std::string note;
   ASSERT_TRUE(watcher.start(std::nullopt, &note).ok());
