@@ -201,55 +201,60 @@ Status list_unknowns(const ReviewOptions& o) {
   return gallery::Ok{};
 }
 
-Status name_cluster(const ReviewOptions& o, std::int64_t cluster_id, const std::string& name) {
-  if (Status s = gallery::check_identity_name(name); !s) return s.error();
+// Opens a write, finds the cluster inside it (so what `change` sees is what it changes, whatever
+// arrives meanwhile), lets `change` write, commits, and then prints what `change` says it did.
+template <typename Change>
+Status change_cluster(const ReviewOptions& o, std::int64_t cluster_id, Change change) {
   Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
   if (!store) return store.error();
-  // Read inside the write: the cluster enrolled is the cluster removed, whatever arrives meanwhile.
   Result<GalleryStore::WriteBatch> batch = store.value().begin_write();
   if (!batch) return batch.error();
   Result<Clustered> c = read_clusters(store.value(), o.threshold);
   if (!c) return c.error();
   Result<const UnknownCluster*> found = find_cluster(c.value(), cluster_id, o.threshold, o.gallery);
   if (!found) return found.error();
-  const UnknownCluster& cluster = *found.value();
-  std::vector<const UnknownFaceRow*> best;
-  for (std::size_t m : cluster.members) best.push_back(&c.value().faces[m]);
-  std::stable_sort(best.begin(), best.end(), [](const UnknownFaceRow* a, const UnknownFaceRow* b) {
-    return a->quality != b->quality ? a->quality > b->quality : a->id < b->id;
-  });
-  if (best.size() > o.templates) best.resize(o.templates);
-  std::vector<gallery::NewTemplate> templates;
-  for (const UnknownFaceRow* f : best)
-    templates.push_back({f->embedding, f->norm, "unknown face " + std::to_string(f->id) + " (" + f->stream + ")", 0});
-  const std::string metadata = R"({"enrolled_from":"unknown-faces review","cluster":)" + std::to_string(cluster.id) +
-                               R"(,"named_unix":)" + std::to_string(gallery::now_unix()) + "}";
-  Result<gallery::Enrolled> enrolled = batch.value().enroll(name, metadata, templates);
-  if (!enrolled) return enrolled.error();
-  Result<std::size_t> removed = batch.value().remove_unknown_faces(ids_of(cluster, c.value().faces));
-  if (!removed) return removed.error();
+  Result<std::string> done = change(batch.value(), *found.value(), c.value().faces);
+  if (!done) return done.error();
   if (Status s = batch.value().commit(); !s) return s;
-  std::printf("named cluster %lld %s: enrolled %zu template(s) (identity %lld), removed %zu unknown face(s)\n",
-              static_cast<long long>(cluster.id), name.c_str(), enrolled.value().added,
-              static_cast<long long>(enrolled.value().identity), removed.value());
+  std::printf("%s\n", done.value().c_str());
   return gallery::Ok{};
 }
 
+Status name_cluster(const ReviewOptions& o, std::int64_t cluster_id, const std::string& name) {
+  if (Status s = gallery::check_identity_name(name); !s) return s.error();
+  return change_cluster(o, cluster_id, [&](GalleryStore::WriteBatch& batch, const UnknownCluster& cluster,
+                                           const std::vector<UnknownFaceRow>& faces) -> Result<std::string> {
+    std::vector<const UnknownFaceRow*> best;
+    for (std::size_t m : cluster.members) best.push_back(&faces[m]);
+    std::stable_sort(best.begin(), best.end(), [](const UnknownFaceRow* a, const UnknownFaceRow* b) {
+      return a->quality != b->quality ? a->quality > b->quality : a->id < b->id;
+    });
+    if (best.size() > o.templates) best.resize(o.templates);
+    std::vector<gallery::NewTemplate> templates;
+    for (const UnknownFaceRow* f : best)
+      templates.push_back({f->embedding, f->norm, "unknown face " + std::to_string(f->id) + " (" + f->stream + ")", 0});
+    const std::string metadata = R"({"enrolled_from":"unknown-faces review","cluster":)" +
+                                 std::to_string(cluster.id) + R"(,"named_unix":)" +
+                                 std::to_string(gallery::now_unix()) + "}";
+    Result<gallery::Enrolled> enrolled = batch.enroll(name, metadata, templates);
+    if (!enrolled) return enrolled.error();
+    Result<std::size_t> removed = batch.remove_unknown_faces(ids_of(cluster, faces));
+    if (!removed) return removed.error();
+    return "named cluster " + std::to_string(cluster.id) + " " + name + ": enrolled " +
+           std::to_string(enrolled.value().added) + " template(s) (identity " +
+           std::to_string(enrolled.value().identity) + "), removed " + std::to_string(removed.value()) +
+           " unknown face(s)";
+  });
+}
+
 Status forget_cluster(const ReviewOptions& o, std::int64_t cluster_id) {
-  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
-  if (!store) return store.error();
-  Result<GalleryStore::WriteBatch> batch = store.value().begin_write();
-  if (!batch) return batch.error();
-  Result<Clustered> c = read_clusters(store.value(), o.threshold);
-  if (!c) return c.error();
-  Result<const UnknownCluster*> found = find_cluster(c.value(), cluster_id, o.threshold, o.gallery);
-  if (!found) return found.error();
-  Result<std::size_t> removed = batch.value().remove_unknown_faces(ids_of(*found.value(), c.value().faces));
-  if (!removed) return removed.error();
-  if (Status s = batch.value().commit(); !s) return s;
-  std::printf("forgot cluster %lld: deleted %zu unknown face(s)\n", static_cast<long long>(cluster_id),
-              removed.value());
-  return gallery::Ok{};
+  return change_cluster(o, cluster_id, [&](GalleryStore::WriteBatch& batch, const UnknownCluster& cluster,
+                                           const std::vector<UnknownFaceRow>& faces) -> Result<std::string> {
+    Result<std::size_t> removed = batch.remove_unknown_faces(ids_of(cluster, faces));
+    if (!removed) return removed.error();
+    return "forgot cluster " + std::to_string(cluster.id) + ": deleted " + std::to_string(removed.value()) +
+           " unknown face(s)";
+  });
 }
 
 }  // namespace taconite::gallery_cli
