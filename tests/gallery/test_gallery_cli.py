@@ -191,6 +191,7 @@ class GalleryCli(unittest.TestCase):
         self.assertIn("templates 2\n", stats)
         self.assertIn("embedding size 512\n", stats)
         self.assertIn("search exact (IndexFlatIP)", stats)
+        self.assertRegex(stats, r"\nfile bytes [1-9][0-9]*\n")
 
     def test_09_corrupt_and_missing_files_name_the_file(self):
         with open(path("corrupt.db"), "wb") as f:
@@ -444,6 +445,8 @@ class UnknownFacesReview(unittest.TestCase):
         copied = os.path.join(self.dir, "copy.db")
         self.ok("copy", self.g, copied)
         self.assertIn("no unknown faces kept in", self.ok("unknowns", copied, "--sheets", self.dir))
+        self.assertIn("\nunknown faces 6\n", self.ok("stats", self.g))
+        self.assertIn("\nunknown faces 0\n", self.ok("stats", copied))
 
 
 if __name__ == "__main__":

@@ -91,6 +91,8 @@ class PostgresGalleryTest(unittest.TestCase):
         self.assertIn("3\tastronaut", self.ok("list", db))
         stats = self.ok("stats", db)
         self.assertIn("revision 4", stats)
+        self.assertIn("\nunknown faces 0\n", stats)
+        self.assertNotIn("file bytes", stats)  # no file of its own
         # Creating it again is refused, the gallery kept.
         self.assertIn("already holds a taconite gallery", error_line(self, run("create", db, "--bundle", BUNDLE)))
         self.assertEqual(len(self.ok("list", db).splitlines()), 2)

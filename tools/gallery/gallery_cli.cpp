@@ -406,15 +406,22 @@ int stats(const Options& o) {
   Result<gallery::GalleryInfo> info = store.value().info();
   if (!info) return fail(info.error());
   const gallery::GalleryInfo& i = info.value();
-  std::error_code ec;
-  const auto bytes = fs::file_size(o.gallery, ec);
+  Result<std::vector<gallery::UnknownFaceRow>> unknowns = store.value().unknown_faces(false, false);
+  if (!unknowns) return fail(unknowns.error());
   const bool approximate = static_cast<std::size_t>(i.templates) > o.approximate_above;
   std::printf(
       "gallery %s\nschema version %d\nmodel %s\nmodel fingerprint %s\nembedding size %d\nidentities %lld\n"
-      "templates %lld\nrevision %lld\nfile bytes %llu\nsearch %s\n",
+      "templates %lld\nrevision %lld\nunknown faces %zu\n",
       o.gallery.c_str(), i.schema_version, i.model.c_str(), i.model_fingerprint.c_str(), i.embedding_dim,
       static_cast<long long>(i.identities), static_cast<long long>(i.templates), static_cast<long long>(i.revision),
-      static_cast<unsigned long long>(ec ? 0 : bytes), approximate ? "HNSW (approximate)" : "exact (IndexFlatIP)");
+      unknowns.value().size());
+  // A PostgreSQL gallery has no file of its own to size.
+  if (!store.value().remote()) {
+    std::error_code ec;
+    const auto bytes = fs::file_size(o.gallery, ec);
+    std::printf("file bytes %llu\n", static_cast<unsigned long long>(ec ? 0 : bytes));
+  }
+  std::printf("search %s\n", approximate ? "HNSW (approximate)" : "exact (IndexFlatIP)");
   return kExitOk;
 }
 
