@@ -49,7 +49,8 @@ std::string without_password(PQconninfoOption* options) {
   std::string shown;
   for (PQconninfoOption* o = options; o && o->keyword; ++o) {
     if (!o->val || !*o->val || std::strcmp(o->keyword, "password") == 0) continue;
-    shown += (shown.empty() ? "" : " ") + std::string(o->keyword) + "=" + o->val;
+    if (!shown.empty()) shown += ' ';
+    shown.append(o->keyword).append("=").append(o->val);
   }
   return shown;
 }

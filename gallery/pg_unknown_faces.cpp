@@ -35,7 +35,10 @@ CREATE INDEX IF NOT EXISTS unknown_faces_by_created ON unknown_faces(created_uni
 // {1,2,3}: ids as one bigint[] parameter.
 std::string id_array(std::span<const std::int64_t> ids) {
   std::string text = "{";
-  for (std::size_t i = 0; i < ids.size(); ++i) text += (i ? "," : "") + std::to_string(ids[i]);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i) text += ',';
+    text += std::to_string(ids[i]);
+  }
   return text + "}";
 }
 

@@ -26,7 +26,12 @@ std::string face_label_text(const FaceMark& mark, std::size_t max_chars) {
     if (!text.empty()) text += ' ';
     text += part;
   };
-  if (mark.track_id) add("#" + std::to_string(*mark.track_id));
+  if (mark.track_id) {
+    // (appended, not "#" + to_string(...): GCC 12's -O3 warns falsely about that insert, -Wrestrict)
+    std::string track = "#";
+    track += std::to_string(*mark.track_id);
+    add(track);
+  }
   add(mark.state == GST_TACONITE_LABEL_STATE_PENDING && mark.label.empty() ? std::string("pending") : mark.label);
   if (mark.confidence) {
     char number[32];
