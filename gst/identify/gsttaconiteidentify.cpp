@@ -428,17 +428,17 @@ static gboolean stop(GstBaseTransform* trans) {
   GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
   // (joining the thread and freeing memory throw nothing the guard would not catch)
   return bool_guarded(GST_ELEMENT(trans), "taconiteidentify could not stop.", [self] {
-  GST_OBJECT_LOCK(self);
-  std::shared_ptr<GalleryWatcher> watcher = std::move(*self->watcher);
-  self->watcher->reset();
-  const std::string stream_name = stream_name_locked(self);
-  GST_OBJECT_UNLOCK(self);
-  if (self->stream->unknowns) self->stream->unknowns->stop(stream_name);  // the open tracks end; bounded wait
-  watcher.reset();  // joins its thread (outside the lock: its reports post messages)
-  auto fresh = std::make_unique<Stream>();
-  delete self->stream;
-  self->stream = fresh.release();
-  return true;
+    GST_OBJECT_LOCK(self);
+    std::shared_ptr<GalleryWatcher> watcher = std::move(*self->watcher);
+    self->watcher->reset();
+    const std::string stream_name = stream_name_locked(self);
+    GST_OBJECT_UNLOCK(self);
+    if (self->stream->unknowns) self->stream->unknowns->stop(stream_name);  // the open tracks end; bounded wait
+    watcher.reset();  // joins its thread (outside the lock: its reports post messages)
+    auto fresh = std::make_unique<Stream>();
+    delete self->stream;
+    self->stream = fresh.release();
+    return true;
   });
 }
 
