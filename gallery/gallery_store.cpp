@@ -532,10 +532,10 @@ Result<std::vector<TemplateRow>> GalleryStore::templates(bool with_embeddings) c
     row.created_unix = sqlite3_column_int64(st, 4);
     if (with_embeddings) {
       const void* blob = sqlite3_column_blob(st, 5);
-      if (static_cast<std::size_t>(sqlite3_column_bytes(st, 5)) != bytes || !blob)
-        return Error{ErrorKind::Io, impl_->path.string() + ": template " + std::to_string(row.id) + " holds " +
-                                        std::to_string(sqlite3_column_bytes(st, 5)) + " bytes, expected " +
-                                        std::to_string(bytes) + " (corrupt gallery)"};
+      if (Status ok = check_stored_embedding(blob, static_cast<std::size_t>(sqlite3_column_bytes(st, 5)),
+                                             impl_->dim, impl_->path.string(), "template", row.id);
+          !ok)
+        return ok.error();
       row.embedding.resize(static_cast<std::size_t>(impl_->dim));
       std::memcpy(row.embedding.data(), blob, bytes);
     }

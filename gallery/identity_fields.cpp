@@ -102,4 +102,13 @@ Result<StoredEmbedding> unit_embedding(std::span<const float> embedding, double 
   return stored;
 }
 
+Status check_stored_embedding(const void* bytes, std::size_t length, int dim, std::string_view gallery,
+                              std::string_view row, std::int64_t id) {
+  const std::size_t expected = static_cast<std::size_t>(dim) * sizeof(float);
+  if (bytes && length == expected) return Ok{};
+  return Error{ErrorKind::Io, std::string(gallery) + ": " + std::string(row) + " " + std::to_string(id) + " holds " +
+                                  std::to_string(length) + " bytes, expected " + std::to_string(expected) +
+                                  " (corrupt gallery)"};
+}
+
 }  // namespace taconite::gallery

@@ -42,4 +42,11 @@ struct StoredEmbedding {
 Result<StoredEmbedding> unit_embedding(std::span<const float> embedding, double norm, int dim,
                                        const std::string& what);
 
+// What every reader (SQLite and PostgreSQL, templates and unknown faces) checks of an embedding it
+// reads back: `length` bytes at `bytes` must be `dim` float32 values. Io error otherwise:
+// "<gallery>: <row> <id> holds N bytes, expected M (corrupt gallery)". (The message is made only
+// then: this runs once per template of a load.)
+Status check_stored_embedding(const void* bytes, std::size_t length, int dim, std::string_view gallery,
+                              std::string_view row, std::int64_t id);
+
 }  // namespace taconite::gallery

@@ -311,7 +311,6 @@ Result<std::vector<TemplateRow>> PgStore::templates(bool with_embeddings, int di
                         : "SELECT id, identity_id, norm, source, created_unix FROM templates ORDER BY id";
   if (!PQsendQueryParams(conn, sql, 0, nullptr, nullptr, nullptr, nullptr, 1) || !PQsetSingleRowMode(conn))
     return Error{ErrorKind::Io, name_ + ": cannot read the templates: " + one_line(PQerrorMessage(conn))};
-  const std::size_t bytes = static_cast<std::size_t>(dim) * sizeof(float);
   std::vector<TemplateRow> templates;
   std::string problem;
   // Every result is taken, even after a problem: the connection is usable again only then.
@@ -336,10 +335,10 @@ Result<std::vector<TemplateRow>> PgStore::templates(bool with_embeddings, int di
     t.source.assign(PQgetvalue(row, 0, 3), static_cast<std::size_t>(PQgetlength(row, 0, 3)));
     t.created_unix = static_cast<std::int64_t>(be64(PQgetvalue(row, 0, 4)));
     if (with_embeddings) {
-      const std::size_t length = static_cast<std::size_t>(PQgetlength(row, 0, 5));
-      if (length != bytes) {
-        problem = name_ + ": template " + std::to_string(t.id) + " holds " + std::to_string(length) +
-                  " bytes, expected " + std::to_string(bytes) + " (corrupt gallery)";
+      if (Status ok = check_stored_embedding(PQgetvalue(row, 0, 5), static_cast<std::size_t>(PQgetlength(row, 0, 5)),
+                                             dim, name_, "template", t.id);
+          !ok) {
+        problem = ok.error().message;
         continue;
       }
       const auto* values = reinterpret_cast<const float*>(PQgetvalue(row, 0, 5));  // (libpq aligns binary values)

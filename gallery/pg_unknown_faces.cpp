@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "identity_fields.hpp"
 #include "pg_query.hpp"
 #include "pg_store.hpp"
 #include "unix_time.hpp"
@@ -170,12 +171,14 @@ Result<std::vector<UnknownFaceRow>> PgStore::unknown_faces(bool with_embeddings,
     f.nearest_name.assign(PQgetvalue(row, 0, 8), static_cast<std::size_t>(PQgetlength(row, 0, 8)));
     f.nearest_similarity = std::bit_cast<double>(be64(PQgetvalue(row, 0, 9)));
     f.created_unix = static_cast<std::int64_t>(be64(PQgetvalue(row, 0, 10)));
-    const std::size_t embedding_bytes = static_cast<std::size_t>(PQgetlength(row, 0, 11));
     const std::size_t jpeg_bytes = static_cast<std::size_t>(PQgetlength(row, 0, 12));
-    if (with_embeddings && embedding_bytes != bytes) {
-      problem = name_ + ": unknown face " + std::to_string(f.id) + " holds " + std::to_string(embedding_bytes) +
-                " embedding bytes, expected " + std::to_string(bytes) + " (corrupt gallery)";
-      continue;
+    if (with_embeddings) {
+      if (Status ok = check_stored_embedding(PQgetvalue(row, 0, 11), static_cast<std::size_t>(PQgetlength(row, 0, 11)),
+                                             dim, name_, "the embedding of unknown face", f.id);
+          !ok) {
+        problem = ok.error().message;
+        continue;
+      }
     }
     if (jpeg_bytes > kMaxUnknownJpegBytes) {
       problem = name_ + ": unknown face " + std::to_string(f.id) + " holds a JPEG of " + std::to_string(jpeg_bytes) +

@@ -180,10 +180,10 @@ Result<std::vector<UnknownFaceRow>> GalleryStore::unknown_faces(bool with_embedd
     f.created_unix = sqlite3_column_int64(st, 10);
     if (with_embeddings) {
       const void* blob = sqlite3_column_blob(st, 11);
-      if (static_cast<std::size_t>(sqlite3_column_bytes(st, 11)) != bytes || !blob)
-        return Error{ErrorKind::Io, gallery + ": unknown face " + std::to_string(f.id) + " holds " +
-                                        std::to_string(sqlite3_column_bytes(st, 11)) + " embedding bytes, expected " +
-                                        std::to_string(bytes) + " (corrupt gallery)"};
+      if (Status ok = check_stored_embedding(blob, static_cast<std::size_t>(sqlite3_column_bytes(st, 11)),
+                                             impl_->dim, gallery, "the embedding of unknown face", f.id);
+          !ok)
+        return ok.error();
       f.embedding.resize(static_cast<std::size_t>(impl_->dim));
       std::memcpy(f.embedding.data(), blob, bytes);
     }

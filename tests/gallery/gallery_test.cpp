@@ -806,6 +806,36 @@ TEST_F(GalleryTest, UnknownFacesAreKeptAndReadBackWithoutANewRevision) {
   EXPECT_EQ(reader.value().unknown_faces(false, false).value().size(), 2u);
 }
 
+// A stored embedding of the wrong size (written past the store's checks) is named on reading, with
+// the gallery, the row and the sizes; the other readers' calls are not affected.
+TEST_F(GalleryTest, AStoredEmbeddingOfTheWrongSizeIsNamedOnReading) {
+  GalleryStore store = make();
+  std::vector<NewTemplate> alice = {{axis(0), 0.0, "a", 0}};
+  ASSERT_TRUE(store.enroll("alice", "", alice).ok());
+  const std::int64_t face = store.add_unknown_face(unknown_face(2), {}).value();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "g.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE templates SET embedding = x'00';"
+                         " UPDATE unknown_faces SET embedding = x'0000'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const std::string expected = std::to_string(kDim * sizeof(float));
+  auto templates = store.templates(true);
+  ASSERT_FALSE(templates.ok());
+  EXPECT_EQ(templates.error().message, (dir_ / "g.db").string() + ": template 1 holds 1 bytes, expected " + expected +
+                                           " (corrupt gallery)");
+  auto faces = store.unknown_faces(true, false);
+  ASSERT_FALSE(faces.ok());
+  EXPECT_EQ(faces.error().message, (dir_ / "g.db").string() + ": the embedding of unknown face " +
+                                       std::to_string(face) + " holds 2 bytes, expected " + expected +
+                                       " (corrupt gallery)");
+  // Read without embeddings, both are listed.
+  EXPECT_EQ(store.templates(false).value().size(), 1u);
+  EXPECT_EQ(store.unknown_faces(false, false).value().size(), 1u);
+}
+
 TEST_F(GalleryTest, UnknownFaceRetentionByCountKeepsTheNewestAndIdsAreNeverReused) {
   GalleryStore store = make();
   UnknownRetention three;
