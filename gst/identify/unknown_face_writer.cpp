@@ -1,6 +1,5 @@
 #include "unknown_face_writer.hpp"
 
-#include <chrono>
 #include <exception>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -11,76 +10,46 @@ namespace taconite::gst {
 
 UnknownFaceWriter::UnknownFaceWriter(std::string gallery, gallery::UnknownRetention keep,
                                      std::shared_ptr<UnknownCounters> counters, Report report)
-    : gallery_(std::move(gallery)), keep_(keep), counters_(std::move(counters)), report_(std::move(report)) {
-  thread_ = std::thread([this] { run(); });
-}
+    : gallery_(std::move(gallery)),
+      keep_(keep),
+      counters_(std::move(counters)),
+      report_(std::move(report)),
+      jobs_(kMaxQueued, [this](Job& job) { run(job); }) {}
 
-UnknownFaceWriter::~UnknownFaceWriter() {
-  {
-    std::lock_guard<std::mutex> guard(lock_);
-    stopping_ = true;
-    counters_->dropped += queue_.size();
-    queue_.clear();
-  }
-  changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+UnknownFaceWriter::~UnknownFaceWriter() { counters_->dropped += jobs_.stop(); }
 
 bool UnknownFaceWriter::submit(gallery::NewUnknownFace face, cv::Mat rgb) {
-  {
-    std::lock_guard<std::mutex> guard(lock_);
-    if (queue_.size() >= kMaxQueued) {
-      ++counters_->dropped;
-      return false;
-    }
-    queue_.push_back(Job{std::move(face), std::move(rgb)});
-  }
-  changed_.notify_all();
-  return true;
+  if (jobs_.submit(Job{std::move(face), std::move(rgb)})) return true;
+  ++counters_->dropped;
+  return false;
 }
 
-void UnknownFaceWriter::drain(unsigned timeout_ms) {
-  std::unique_lock<std::mutex> guard(lock_);
-  changed_.wait_for(guard, std::chrono::milliseconds(timeout_ms), [&] { return queue_.empty() && !busy_; });
-}
+void UnknownFaceWriter::drain(unsigned timeout_ms) { jobs_.drain(timeout_ms); }
 
-void UnknownFaceWriter::run() {
-  std::unique_lock<std::mutex> guard(lock_);
-  for (;;) {
-    changed_.wait(guard, [&] { return stopping_ || !queue_.empty(); });
-    if (stopping_) break;
-    Job job = std::move(queue_.front());
-    queue_.pop_front();
-    busy_ = true;
-    guard.unlock();
-    std::string problem;
-    try {
-      problem = write(job);
-    } catch (const std::exception& e) {  // nothing may leave the thread
-      problem = "Could not keep an unknown face in the gallery " + gallery_ + ": " + e.what();
-    } catch (...) {
-      problem = "Could not keep an unknown face in the gallery " + gallery_;
-    }
-    if (problem.empty()) {
-      ++counters_->kept;
-      if (failing_)
-        report(false, "Unknown faces are kept in the gallery " + gallery_ + " again (" +
-                          std::to_string(counters_->dropped - dropped_at_failure_) + " dropped meanwhile).");
-      failing_ = false;
-    } else {
-      store_.reset();  // the next face opens the gallery again (a PostgreSQL server may be back)
-      if (!failing_) {
-        dropped_at_failure_ = counters_->dropped;
-        report(true, problem + ". Unknown faces are dropped (counted in unknowns-dropped) until a write works again.");
-      }
-      failing_ = true;
-      ++counters_->dropped;
-    }
-    guard.lock();
-    busy_ = false;
-    changed_.notify_all();
+void UnknownFaceWriter::run(Job& job) noexcept {
+  std::string problem;
+  try {
+    problem = write(job);
+  } catch (const std::exception& e) {  // nothing may leave the thread
+    problem = "Could not keep an unknown face in the gallery " + gallery_ + ": " + e.what();
+  } catch (...) {
+    problem = "Could not keep an unknown face in the gallery " + gallery_;
   }
-  store_.reset();  // closed on the thread that opened it
+  if (problem.empty()) {
+    ++counters_->kept;
+    if (failing_)
+      report(false, "Unknown faces are kept in the gallery " + gallery_ + " again (" +
+                        std::to_string(counters_->dropped - dropped_at_failure_) + " dropped meanwhile).");
+    failing_ = false;
+  } else {
+    store_.reset();  // the next face opens the gallery again (a PostgreSQL server may be back)
+    if (!failing_) {
+      dropped_at_failure_ = counters_->dropped;
+      report(true, problem + ". Unknown faces are dropped (counted in unknowns-dropped) until a write works again.");
+    }
+    failing_ = true;
+    ++counters_->dropped;
+  }
 }
 
 std::string UnknownFaceWriter::write(Job& job) {

@@ -10,18 +10,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <opencv2/core.hpp>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "gallery_store.hpp"
+#include "job_thread.hpp"
 
 namespace taconite::gst {
 
@@ -57,7 +54,7 @@ class UnknownFaceWriter {
     cv::Mat rgb;
   };
 
-  void run();
+  void run(Job& job) noexcept;
   // Writes one face; "" or why it could not (naming the gallery).
   std::string write(Job& job);
   void report(bool warning, const std::string& message) noexcept;
@@ -66,17 +63,11 @@ class UnknownFaceWriter {
   const gallery::UnknownRetention keep_;
   const std::shared_ptr<UnknownCounters> counters_;
   const Report report_;
-  // Writer thread only.
+  // The writer thread's own.
   std::optional<gallery::GalleryStore> store_;
   bool failing_ = false;
   std::uint64_t dropped_at_failure_ = 0;
-
-  std::mutex lock_;
-  std::condition_variable changed_;
-  std::deque<Job> queue_;
-  bool busy_ = false;
-  bool stopping_ = false;
-  std::thread thread_;
+  JobThread<Job> jobs_;  // last: stopped first, before what its jobs use
 };
 
 }  // namespace taconite::gst

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <opencv2/imgcodecs.hpp>
@@ -41,69 +40,39 @@ std::unique_ptr<BestFaceWriter> BestFaceWriter::start(const BestFaceWriterSettin
       return nullptr;
     }
   }
-  std::unique_ptr<BestFaceWriter> writer(new BestFaceWriter(settings));
-  writer->thread_ = std::thread([w = writer.get()] { w->run(); });
-  return writer;
+  return std::unique_ptr<BestFaceWriter>(new BestFaceWriter(settings));
 }
 
 BestFaceWriter::BestFaceWriter(const BestFaceWriterSettings& settings)
-    : settings_(settings), prefix_(settings.dir + "/" + file_name_part(settings.stream) + "-") {}
+    : settings_(settings),
+      prefix_(settings.dir + "/" + file_name_part(settings.stream) + "-"),
+      jobs_(settings.max_queued, [this](Job& job) { run(job); }) {}
 
-BestFaceWriter::~BestFaceWriter() {
-  {
-    std::lock_guard<std::mutex> guard(lock_);
-    stopping_ = true;
-    dropped_ += queue_.size();
-    queue_.clear();
-  }
-  changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+BestFaceWriter::~BestFaceWriter() { dropped_ += jobs_.stop(); }
 
 std::string BestFaceWriter::path_of(std::int64_t track_id) const { return prefix_ + std::to_string(track_id) + ".jpg"; }
 
 bool BestFaceWriter::submit(std::int64_t track_id, double quality, cv::Mat rgb) {
-  {
-    std::lock_guard<std::mutex> guard(lock_);
-    if (queue_.size() >= settings_.max_queued) {
-      ++dropped_;
-      return false;
-    }
-    queue_.push_back(Job{track_id, quality, std::move(rgb)});
-  }
-  changed_.notify_all();
-  return true;
+  if (jobs_.submit(Job{track_id, quality, std::move(rgb)})) return true;
+  ++dropped_;
+  return false;
 }
 
 std::vector<EncodedFace> BestFaceWriter::take_finished() {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<std::mutex> guard(finished_lock_);
   return std::exchange(finished_, {});
 }
 
-void BestFaceWriter::drain(unsigned timeout_ms) {
-  std::unique_lock<std::mutex> guard(lock_);
-  changed_.wait_for(guard, std::chrono::milliseconds(timeout_ms), [&] { return queue_.empty() && !busy_; });
-}
+void BestFaceWriter::drain(unsigned timeout_ms) { jobs_.drain(timeout_ms); }
 
-void BestFaceWriter::run() {
-  std::unique_lock<std::mutex> guard(lock_);
-  for (;;) {
-    changed_.wait(guard, [&] { return stopping_ || !queue_.empty(); });
-    if (stopping_) return;
-    Job job = std::move(queue_.front());
-    queue_.pop_front();
-    busy_ = true;
-    guard.unlock();
-    EncodedFace face;
-    const bool ok = finish(job, &face);
-    guard.lock();
-    busy_ = false;
-    if (ok)
-      finished_.push_back(std::move(face));
-    else
-      ++dropped_;
-    changed_.notify_all();
+void BestFaceWriter::run(const Job& job) noexcept {
+  EncodedFace face;
+  if (!finish(job, &face)) {
+    ++dropped_;
+    return;
   }
+  std::lock_guard<std::mutex> guard(finished_lock_);
+  finished_.push_back(std::move(face));
 }
 
 bool BestFaceWriter::finish(const Job& job, EncodedFace* face) {

@@ -10,15 +10,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <opencv2/core.hpp>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "job_thread.hpp"
 
 namespace taconite::gst {
 
@@ -78,7 +78,7 @@ class BestFaceWriter {
   };
 
   explicit BestFaceWriter(const BestFaceWriterSettings& settings);
-  void run();
+  void run(const Job& job) noexcept;
   bool finish(const Job& job, EncodedFace* face);
   bool write_file(const std::string& path, const std::vector<unsigned char>& jpeg);
   void keep_within_limits(const std::string& path, std::uint64_t bytes);
@@ -89,13 +89,9 @@ class BestFaceWriter {
   std::deque<Kept> kept_;  // written files, oldest first (writer thread only)
   std::uint64_t kept_bytes_ = 0;
 
-  std::mutex lock_;
-  std::condition_variable changed_;
-  std::deque<Job> queue_;
-  bool busy_ = false;
-  bool stopping_ = false;
+  std::mutex finished_lock_;
   std::vector<EncodedFace> finished_;
-  std::thread thread_;
+  JobThread<Job> jobs_;  // last: stopped first, before what its jobs use
 };
 
 }  // namespace taconite::gst
