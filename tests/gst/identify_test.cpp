@@ -259,6 +259,40 @@ class IdentifyTest : public ::testing::Test {
     return best;
   }
 
+  // Plays the astronaut for 40 frames on the gallery `live` with `properties`; the first embedding
+  // the pipeline computes is enrolled as "astronaut" from another thread and connection meanwhile.
+  // Her track must end named from the changed gallery, with every buffer through.
+  void expect_enrollment_while_playing_arrives(const std::string& live, const std::string& properties) {
+    Observed observed;
+    std::thread writer;
+    std::string write_error;
+    observed.on_first_embedding = [&](const std::vector<float>& embedding) {
+      writer = std::thread([&, embedding] {
+        auto store = GalleryStore::open(live, GalleryStore::Access::ReadWrite);
+        if (!store) {
+          write_error = store.error().message;
+          return;
+        }
+        std::vector<taconite::gallery::NewTemplate> t = {{embedding, 0.0, "live frame", 0}};
+        auto id = store.value().enroll("astronaut", "", t);
+        if (!id) write_error = id.error().message;
+      });
+    };
+    PipelineRun result;
+    run(astronaut_, 40, "gallery=\"" + live + "\" " + properties, observed, result);
+    if (writer.joinable()) writer.join();
+    ASSERT_EQ(write_error, "");
+    ASSERT_EQ(result.error, "");
+    EXPECT_EQ(observed.buffers, 40);  // nothing lost while the gallery changed
+    const gint64 track = main_track(observed);
+    ASSERT_GE(track, 0);
+    // The track was named from the gallery as it was, then the enrolled identity was picked up.
+    const std::vector<std::string> names = result.names_for(track);
+    ASSERT_FALSE(names.empty());
+    EXPECT_EQ(names.back(), "astronaut");
+    EXPECT_EQ(observed.labels.back().at(track), "astronaut");
+  }
+
   static inline std::string bundle_, astronaut_, messi_, cli_, skip_;
   static inline fs::path dir_;
 };
@@ -325,33 +359,7 @@ TEST_F(IdentifyTest, PostgresGalleryEnrollmentWhilePlayingArrivesThroughNotify) 
   const std::string live = env("TACONITE_TEST_PG_LIVE_GALLERY");
   if (live.empty()) GTEST_SKIP() << "needs a PostgreSQL server (run by the gallery-postgres test)";
   ASSERT_EQ(cli({"copy", gallery("empty"), live}), 0);
-  Observed observed;
-  std::thread writer;
-  std::string write_error;
-  observed.on_first_embedding = [&](const std::vector<float>& embedding) {
-    writer = std::thread([&, embedding] {
-      auto store = GalleryStore::open(live, GalleryStore::Access::ReadWrite);
-      if (!store) {
-        write_error = store.error().message;
-        return;
-      }
-      std::vector<taconite::gallery::NewTemplate> t = {{embedding, 0.0, "live frame", 0}};
-      auto id = store.value().enroll("astronaut", "", t);
-      if (!id) write_error = id.error().message;
-    });
-  };
-  PipelineRun result;
-  run(astronaut_, 40, "gallery=\"" + live + "\" poll-interval=0", observed, result);
-  if (writer.joinable()) writer.join();
-  ASSERT_EQ(write_error, "");
-  ASSERT_EQ(result.error, "");
-  EXPECT_EQ(observed.buffers, 40);
-  const gint64 track = main_track(observed);
-  ASSERT_GE(track, 0);
-  const std::vector<std::string> names = result.names_for(track);
-  ASSERT_FALSE(names.empty());
-  EXPECT_EQ(names.back(), "astronaut");
-  EXPECT_EQ(observed.labels.back().at(track), "astronaut");
+  expect_enrollment_while_playing_arrives(live, "poll-interval=0");
 }
 
 TEST_F(IdentifyTest, FaceNotInTheGalleryIsUnknown) {
@@ -392,36 +400,8 @@ TEST_F(IdentifyTest, EmptyGalleryWarnsOnceAndEveryFaceIsUnknown) {
 TEST_F(IdentifyTest, EnrollmentWhilePlayingIsPickedUpWithoutStoppingVideo) {
   const std::string live = gallery("live");
   fs::copy_file(gallery("empty"), live);
-  Observed observed;
-  std::thread writer;
-  std::string write_error;
-  // The first embedding the pipeline computes is enrolled from another thread and connection
-  // while the pipeline plays (a WAL writer next to the element's reader).
-  observed.on_first_embedding = [&](const std::vector<float>& embedding) {
-    writer = std::thread([&, embedding] {
-      auto store = GalleryStore::open(live, GalleryStore::Access::ReadWrite);
-      if (!store) {
-        write_error = store.error().message;
-        return;
-      }
-      std::vector<taconite::gallery::NewTemplate> t = {{embedding, 0.0, "live frame", 0}};
-      auto id = store.value().enroll("astronaut", "", t);
-      if (!id) write_error = id.error().message;
-    });
-  };
-  PipelineRun result;
-  run(astronaut_, 40, "gallery=\"" + live + "\" poll-interval=50", observed, result);
-  if (writer.joinable()) writer.join();
-  ASSERT_EQ(write_error, "");
-  ASSERT_EQ(result.error, "");
-  EXPECT_EQ(observed.buffers, 40);  // nothing lost while the gallery changed
-  const gint64 track = main_track(observed);
-  ASSERT_GE(track, 0);
-  // The track was named from the gallery as it was, then the enrolled identity was picked up.
-  const std::vector<std::string> names = result.names_for(track);
-  ASSERT_FALSE(names.empty());
-  EXPECT_EQ(names.back(), "astronaut");
-  EXPECT_EQ(observed.labels.back().at(track), "astronaut");
+  // A WAL writer next to the element's reader.
+  expect_enrollment_while_playing_arrives(live, "poll-interval=50");
 }
 
 TEST_F(IdentifyTest, ReloadSignalIsAccepted) {
