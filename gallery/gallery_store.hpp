@@ -204,12 +204,19 @@ class GalleryStore {
   // Every kept unknown face in id order (none when the gallery has no table for them). Io error
   // when it holds more than kMaxUnknownFaces or a corrupt row.
   Result<std::vector<UnknownFaceRow>> unknown_faces(bool with_embeddings, bool with_jpeg) const;
+  // How many unknown faces it keeps (0 without the table), counted without reading them: also
+  // past kMaxUnknownFaces.
+  Result<std::size_t> unknown_face_count() const;
   // The JPEG of each of these unknown faces, in the order asked; empty for a face kept without a
   // picture or gone. Each is at most kMaxUnknownJpegBytes: ask for a few at a time.
   Result<std::vector<std::vector<unsigned char>>> unknown_face_pictures(std::span<const std::int64_t> ids) const;
   // Deletes these unknown faces (ids that do not exist are ignored); returns how many went. No
   // revision bump (`forget`).
   Result<std::size_t> remove_unknown_faces(std::span<const std::int64_t> ids);
+  // Deletes every unknown face stored before `cutoff_unix` (created_unix < cutoff_unix) in one
+  // statement, however many there are; returns how many went. No revision bump (`forget
+  // --older-than`, the way out of a gallery holding more than kMaxUnknownFaces).
+  Result<std::size_t> remove_unknown_faces_stored_before(std::int64_t cutoff_unix);
 
   Result<std::vector<IdentityRow>> identities() const;
   // Every template, in id order; without embeddings only ids, identity, norm, source and time.

@@ -66,8 +66,10 @@ class PgStore {
   Result<std::int64_t> add_unknown_face(const StoredUnknownFace& face, const UnknownRetention& keep);
   Result<std::vector<UnknownFaceRow>> unknown_faces(bool with_embeddings, bool with_jpeg, int dim) const;
   Result<std::vector<std::vector<unsigned char>>> unknown_face_pictures(std::span<const std::int64_t> ids) const;
+  Result<std::size_t> unknown_face_count() const;
   // Inside a write.
   Result<std::size_t> remove_unknown_faces(std::span<const std::int64_t> ids);
+  Result<std::size_t> remove_unknown_faces_stored_before(std::int64_t cutoff_unix);
 
   // Change notification: every write that changed something sends NOTIFY taconite_gallery on commit.
   Status listen();

@@ -121,6 +121,26 @@ Result<std::size_t> PgStore::remove_unknown_faces(std::span<const std::int64_t> 
   return static_cast<std::size_t>(to_int(PQcmdTuples(r.value().get())));
 }
 
+Result<std::size_t> PgStore::remove_unknown_faces_stored_before(std::int64_t cutoff_unix) {
+  Result<bool> present = has_unknown_faces_table();
+  if (!present) return present.error();
+  if (!present.value()) return std::size_t{0};
+  const std::string params[] = {std::to_string(cutoff_unix)};
+  Result<PgResult> r = run(connection_->conn, name_, "cannot remove unknown faces",
+                           "DELETE FROM unknown_faces WHERE created_unix < $1", params);
+  if (!r) return r.error();
+  return static_cast<std::size_t>(to_int(PQcmdTuples(r.value().get())));
+}
+
+Result<std::size_t> PgStore::unknown_face_count() const {
+  Result<bool> present = has_unknown_faces_table();
+  if (!present) return present.error();
+  if (!present.value()) return std::size_t{0};
+  Result<PgResult> r = run(connection_->conn, name_, "cannot count the unknown faces", "SELECT count(*) FROM unknown_faces");
+  if (!r) return r.error();
+  return static_cast<std::size_t>(to_int(PQgetvalue(r.value().get(), 0, 0)));
+}
+
 // Row by row and in binary, like templates(): one row of the server's answer held at a time.
 Result<std::vector<UnknownFaceRow>> PgStore::unknown_faces(bool with_embeddings, bool with_jpeg, int dim) const {
   Result<bool> present = has_unknown_faces_table();

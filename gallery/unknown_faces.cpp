@@ -143,6 +143,40 @@ Result<std::size_t> GalleryStore::remove_unknown_faces(std::span<const std::int6
   return removed.value();
 }
 
+Result<std::size_t> GalleryStore::remove_unknown_faces_stored_before(std::int64_t cutoff_unix) {
+  Result<WriteBatch> batch = begin_write();
+  if (!batch) return batch.error();
+  std::size_t removed = 0;
+  if (impl_->pg) {
+    Result<std::size_t> r = impl_->pg->remove_unknown_faces_stored_before(cutoff_unix);
+    if (!r) return r.error();
+    removed = r.value();
+  } else {
+    Result<bool> present = has_table(*impl_);
+    if (!present) return present.error();
+    if (!present.value()) return std::size_t{0};
+    Result<Statement> del = impl_->prepare("DELETE FROM unknown_faces WHERE created_unix < ?");
+    if (!del) return del.error();
+    sqlite3_bind_int64(del.value().get(), 1, cutoff_unix);
+    if (const int rc = sqlite3_step(del.value().get()); rc != SQLITE_DONE)
+      return impl_->error("cannot remove unknown faces", rc);
+    removed = static_cast<std::size_t>(sqlite3_changes64(impl_->db));
+    batch.value().unknown_changes_ = sqlite3_total_changes(impl_->db) - batch.value().changes_at_begin_;
+  }
+  if (Status s = batch.value().commit(); !s) return s.error();
+  return removed;
+}
+
+Result<std::size_t> GalleryStore::unknown_face_count() const {
+  if (impl_->pg) return impl_->pg->unknown_face_count();
+  Result<bool> present = has_table(*impl_);
+  if (!present) return present.error();
+  if (!present.value()) return std::size_t{0};
+  Result<std::int64_t> n = impl_->single_int("SELECT count(*) FROM unknown_faces");
+  if (!n) return n.error();
+  return static_cast<std::size_t>(n.value());
+}
+
 Result<std::vector<UnknownFaceRow>> GalleryStore::unknown_faces(bool with_embeddings, bool with_jpeg) const {
   if (impl_->pg) return impl_->pg->unknown_faces(with_embeddings, with_jpeg, impl_->dim);
   const std::string& gallery = impl_->path.string();
