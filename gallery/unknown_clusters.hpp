@@ -10,8 +10,8 @@
 // threads run (a pair scored within kClusterRoundingMargin of the threshold is decided again by a
 // dot product in double precision, in a fixed order, so not even the CPU's kernels matter). A cluster's id is the
 // smallest face id in it: it stays the cluster's id while faces are added (a newcomer only joins
-// or merges clusters, and a merged cluster keeps the smaller id), so `name 17 Alice` after a
-// listing names the faces that listing showed, plus any that joined since.
+// or merges clusters, and a merged cluster keeps the smaller id). Whether it still holds the faces
+// a listing showed is the key's job (taconite-gallery's unknowns_cli.hpp).
 #pragma once
 
 #include <cstddef>

@@ -26,7 +26,7 @@
 # after taconiteadaface, so each face's document carries its label and label_state; --threshold is
 # its threshold (default 0.4; calibrate it for your model). --keep-unknowns also keeps the best face
 # of each track that ends unknown in G (keep-unknowns=true), for review with `taconite-gallery
-# unknowns G` and `taconite-gallery name G CLUSTER NAME` (README, "Recognising people").
+# unknowns G` and `taconite-gallery name G KEY NAME` (README, "Recognising people").
 # --video-out also writes the video with every face drawn on it (taconiteoverlay: box, landmarks,
 # track id; H.264 in MP4, openh264enc from gstreamer1.0-plugins-bad).
 set -euo pipefail

@@ -6,10 +6,13 @@ Usage (from meson): test_gallery_cli.py <taconite-gallery> <bundle dir> <unknown
 The test bundle's weights are synthetic: its embeddings identify the same photo again (what is
 asserted here), not a person across photos.
 """
+import datetime
+import hashlib
 import json
 import os
 import resource
 import shutil
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -76,6 +79,64 @@ def headers_claiming(side):
 def limit_address_space():
     """2 GiB of address space for the child: reading a whole giant line would fail (bad_alloc)."""
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def expected_key(cluster, face_ids):
+    """A cluster's key as documented: ID:SIZE:first 8 hex digits of SHA-256("id,id,...")."""
+    ids = ",".join(str(i) for i in sorted(face_ids))
+    return f"{cluster}:{len(face_ids)}:{hashlib.sha256(ids.encode()).hexdigest()[:8]}"
+
+
+def iso(ms):
+    """Python's own ISO 8601 text of Unix ms (years 1..9999), to check the CLI's against."""
+    t = datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=ms)
+    return "%04d" % t.year + t.strftime("-%m-%dT%H:%M:%S.") + "%03dZ" % (t.microsecond // 1000)
+
+
+SHEET_TILE, SHEET_CAPTION = 112, 48  # contact_sheet.hpp: a tile and the caption under it
+
+
+def caption_image(lines):
+    """A caption as contact_sheet.cpp documents it: light Hershey text on a dark strip, BGR."""
+    strip = numpy.full((SHEET_CAPTION, SHEET_TILE, 3), 40, numpy.uint8)
+    for i, text in enumerate(lines):
+        cv2.putText(strip, text, (3, (i + 1) * SHEET_CAPTION // 4 - 3), cv2.FONT_HERSHEY_SIMPLEX, 0.35,
+                    (235, 235, 235), 1, cv2.LINE_AA)
+    return strip
+
+
+def fitted(text):
+    """A caption line cut with ".." to the tile's width less its margins, as the sheet does."""
+    width = lambda t: cv2.getTextSize(t, cv2.FONT_HERSHEY_SIMPLEX, 0.35, 1)[0][0]
+    text = text[:40]
+    if width(text) <= SHEET_TILE - 6:
+        return text
+    while text and width(text + "..") > SHEET_TILE - 6:
+        text = text[:-1]
+    return text + ".."
+
+
+def caption_difference(sheet, column, row, lines):
+    """Mean absolute difference between a tile's caption in the sheet and `lines` drawn."""
+    top = row * (SHEET_TILE + SHEET_CAPTION) + SHEET_TILE
+    strip = sheet[top:top + SHEET_CAPTION, column * SHEET_TILE:(column + 1) * SHEET_TILE].astype(int)
+    return numpy.abs(strip - caption_image(lines).astype(int)).mean()
+
+
+class TinyFilesystem:
+    """A tmpfs of `size` mounted at `where` (the tests run as root in CI); None when mounting is
+    not possible here."""
+
+    def __init__(self, where, size):
+        os.makedirs(where)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", where], capture_output=True,
+                           text=True)
+        self.where = where if r.returncode == 0 else None
+        self.why = r.stderr.strip()
+
+    def close(self):
+        if self.where:
+            subprocess.run(["umount", self.where], check=True)
 
 
 class GalleryCli(unittest.TestCase):
@@ -321,6 +382,38 @@ class GalleryCli(unittest.TestCase):
         self.assertIn("5 image(s) skipped", r.stdout)
         self.assertIn("already enrolled (not added again)", r.stdout)  # z.png is the astronaut again
 
+    def test_16_a_copy_that_fails_removes_what_it_created_and_only_that(self):
+        # A source of 600 templates (~2.5 MB) and a 256 KiB filesystem: the copy fails, disk full.
+        header = self.export_lines()[0]
+        rng = numpy.random.default_rng(5)
+        with open(path("many.jsonl"), "w") as f:
+            f.write(json.dumps(header) + "\n")
+            for i in range(600):
+                f.write(json.dumps({"name": f"p{i}", "embedding": rng.normal(size=header["embedding_dim"]).tolist()})
+                        + "\n")
+        self.assertEqual(run("import", path("many.db"), path("many.jsonl")).returncode, 0)
+        tiny = TinyFilesystem(path("tiny"), "256k")
+        if not tiny.where:
+            self.skipTest("cannot mount a tmpfs here (needs root): " + tiny.why)
+        try:
+            with open(os.path.join(tiny.where, "keep.txt"), "w") as f:
+                f.write("not the copy's")
+            dest = os.path.join(tiny.where, "copy.db")
+            line = one_error_line(self, run("copy", path("many.db"), dest))
+            self.assertIn(dest, line)
+            self.assertIn("full", line)
+            self.assertEqual(sorted(os.listdir(tiny.where)), ["keep.txt"])  # no 0-byte or partial copy.db
+            # An existing empty gallery is the user's: the failed copy leaves it as it was.
+            existing = os.path.join(tiny.where, "existing.db")
+            self.assertEqual(run("create", existing, "--bundle", BUNDLE).returncode, 0)
+            one_error_line(self, run("copy", path("many.db"), existing))
+            self.assertTrue(os.path.exists(existing))
+            self.assertIn("identities 0\n", run("stats", existing).stdout)
+            with open(os.path.join(tiny.where, "keep.txt")) as f:
+                self.assertEqual(f.read(), "not the copy's")
+        finally:
+            tiny.close()
+
 
 class UnknownFacesReview(unittest.TestCase):
     """unknowns / name / forget on kept unknown faces (unknown_faces_fixture.py's scenario)."""
@@ -353,29 +446,40 @@ class UnknownFacesReview(unittest.TestCase):
         return [l.split("\t") for l in self.ok("unknowns", self.g, "--sheets", os.path.join(self.dir, "s"),
                                                *options).splitlines()]
 
+    def key(self, cluster, *options):
+        """The key the listing gives the cluster."""
+        return next(o["key"] for o in map(json.loads, self.ok("unknowns", self.g, "--json", *options).splitlines())
+                    if o["cluster"] == cluster)
+
+    def sql(self, statement, *params):
+        with sqlite3.connect(self.g) as db:
+            db.execute(statement, params)
+
     def test_unknowns_lists_clusters_largest_first_with_contact_sheets(self):
         sheets = os.path.join(self.dir, "s")
         rows = self.listing()
         self.assertEqual(rows, [
             ["cluster 1", "3 face(s)", "door,yard", "2025-12-01T12:00:00.000Z .. 2025-12-01T12:02:01.000Z",
-             "nearest messi (0.310)", os.path.join(sheets, "cluster-1.jpg")],
+             "nearest messi (0.310)", "key " + expected_key(1, [1, 2, 3]), os.path.join(sheets, "cluster-1.jpg")],
             ["cluster 4", "2 face(s)", "door", "2025-12-01T12:00:05.000Z .. 2025-12-01T12:00:12.000Z",
-             "nearest none", os.path.join(sheets, "cluster-4.jpg")],
+             "nearest none", "key " + expected_key(4, [4, 5]), os.path.join(sheets, "cluster-4.jpg")],
             ["cluster 6", "1 face(s)", "lobby", "2025-12-01T12:00:30.000Z .. 2025-12-01T12:00:30.000Z",
-             "nearest none", os.path.join(sheets, "cluster-6.jpg")]])
-        # The sheets: one 112x112 tile per face, best quality first; grey where no picture was kept.
+             "nearest none", "key " + expected_key(6, [6]), os.path.join(sheets, "cluster-6.jpg")]])
+        # The sheets: one 112x112 tile per face (a caption under it), best quality first; grey where
+        # no picture was kept.
         astronaut = cv2.imread(os.path.join(sheets, "cluster-1.jpg"))
-        self.assertEqual(astronaut.shape, (112, 336, 3))
-        self.assertGreater(astronaut.std(), 20)  # pictures, not grey
+        self.assertEqual(astronaut.shape, (112 + SHEET_CAPTION, 336, 3))
+        self.assertGreater(astronaut[:112].std(), 20)  # pictures, not grey
         messi = cv2.imread(os.path.join(sheets, "cluster-4.jpg"))
-        self.assertEqual(messi.shape, (112, 224, 3))
-        self.assertGreater(messi[:, :112].std(), 20)  # face 4 (quality 0.8) has a picture
-        self.assertLess(abs(messi[:, 112:].mean() - 128), 3)  # face 5 (0.6) has none: grey
-        self.assertLess(messi[:, 112:].std(), 3)
-        self.assertEqual(cv2.imread(os.path.join(sheets, "cluster-6.jpg")).shape, (112, 112, 3))
+        self.assertEqual(messi.shape, (112 + SHEET_CAPTION, 224, 3))
+        self.assertGreater(messi[:112, :112].std(), 20)  # face 4 (quality 0.8) has a picture
+        self.assertLess(abs(messi[:112, 112:].mean() - 128), 3)  # face 5 (0.6) has none: grey
+        self.assertLess(messi[:112, 112:].std(), 3)
+        self.assertEqual(cv2.imread(os.path.join(sheets, "cluster-6.jpg")).shape, (112 + SHEET_CAPTION, 112, 3))
         # --json: one object a line.
         objects = [json.loads(l) for l in self.ok("unknowns", self.g, "--json", "--sheets", sheets).splitlines()]
         self.assertEqual([o["cluster"] for o in objects], [1, 4, 6])
+        self.assertEqual(objects[0]["key"], expected_key(1, [1, 2, 3]))
         self.assertEqual(objects[0]["faces"], [1, 2, 3])
         self.assertEqual(objects[0]["cameras"], ["door", "yard"])
         self.assertEqual(objects[0]["size"], 3)
@@ -384,15 +488,133 @@ class UnknownFacesReview(unittest.TestCase):
         self.assertEqual(objects[0]["nearest"], {"identity": 2, "name": "messi", "similarity": 0.31})
         self.assertIsNone(objects[1]["nearest"])
         self.assertEqual(objects[2]["sheet"], os.path.join(sheets, "cluster-6.jpg"))
-        # The default sheet directory is ./unknown-faces.
-        self.ok("unknowns", self.g, cwd=self.dir)
-        self.assertTrue(os.path.exists(os.path.join(self.dir, "unknown-faces", "cluster-4.jpg")))
         # A threshold above every link: six clusters of one.
         self.assertEqual(len(self.listing("--threshold", "1")), 6)
 
+    def test_unknowns_writes_contact_sheets_only_when_asked(self):
+        # SQLite's own -wal/-shm files (a reader of a WAL gallery makes them) aside.
+        files = lambda: sorted(f for f in os.listdir(self.dir) if f not in ("g.db-wal", "g.db-shm"))
+        before = files()
+        rows = [l.split("\t") for l in self.ok("unknowns", self.g, cwd=self.dir).splitlines()]
+        self.assertEqual([(r[0], r[-1]) for r in rows],
+                         [("cluster 1", "key " + expected_key(1, [1, 2, 3])), ("cluster 4", "key " + expected_key(4, [4, 5])),
+                          ("cluster 6", "key " + expected_key(6, [6]))])  # no sheet column
+        objects = [json.loads(l) for l in self.ok("unknowns", self.g, "--json", cwd=self.dir).splitlines()]
+        self.assertEqual([o["sheet"] for o in objects], [None, None, None])
+        self.assertEqual(files(), before)  # nothing written, ./unknown-faces included
+        self.assertIn("--sheets takes a directory", run("unknowns", self.g, "--sheets", "").stderr)
+
+    def test_contact_sheet_tiles_are_captioned_with_face_camera_and_time(self):
+        sheets = os.path.join(self.dir, "s")
+        self.listing()
+        sheet = cv2.imread(os.path.join(sheets, "cluster-1.jpg"))
+        # Best quality first: faces 2 (yard, T0 + 60 s), 3 (door, T0 + 120 s), 1 (door, T0).
+        captions = [["face 2", "yard", "2025-12-01", "12:01:00 UTC"], ["face 3", "door", "2025-12-01", "12:02:00 UTC"],
+                    ["face 1", "door", "2025-12-01", "12:00:00 UTC"]]
+        for column, lines in enumerate(captions):
+            drawn = caption_difference(sheet, column, 0, lines)
+            self.assertLess(drawn, 2.5, lines)  # these words, drawn there (JPEG noise: ~1.6)
+            for other in captions:  # another tile's words (one digit differs at least): clearly not
+                if other != lines:
+                    self.assertGreater(caption_difference(sheet, column, 0, other), drawn + 1, (lines, other))
+        messi = cv2.imread(os.path.join(sheets, "cluster-4.jpg"))
+        self.assertLess(caption_difference(messi, 1, 0, ["face 5", "door", "2025-12-01", "12:00:10 UTC"]), 2.5)
+        # A long or non-ASCII camera name stays inside its tile: cut with "..", '?' for what the
+        # font cannot draw; a time without an ISO text says so.
+        self.sql("UPDATE unknown_faces SET stream = ?, first_seen_ms = ?, last_seen_ms = ? WHERE id = 6",
+                 "caf\u00e9-" + "x" * 250, 2 ** 63 - 1, 2 ** 63 - 1)
+        self.listing()
+        lonely = cv2.imread(os.path.join(sheets, "cluster-6.jpg"))
+        self.assertEqual(lonely.shape, (112 + SHEET_CAPTION, 112, 3))
+        camera = fitted("caf?-" + "x" * 250)
+        self.assertTrue(camera.startswith("caf?-x") and camera.endswith("x.."), camera)
+        self.assertLess(caption_difference(lonely, 0, 0, ["face 6", camera, "time invalid", ""]), 2.5)
+
+    def test_times_are_iso_8601_for_any_stored_value(self):
+        for ms in (-5, -1000, -1001, 0, 1, 999, fixture.T0, -62135596800000, 253402300799999):
+            self.sql("UPDATE unknown_faces SET first_seen_ms = ?, last_seen_ms = ? WHERE id = 6", ms, ms)
+            row = next(r for r in self.listing() if r[0] == "cluster 6")
+            self.assertEqual(row[3], f"{iso(ms)} .. {iso(ms)}", ms)
+            obj = next(o for o in map(json.loads, self.ok("unknowns", self.g, "--json").splitlines())
+                       if o["cluster"] == 6)
+            self.assertEqual((obj["first_seen"], obj["last_seen"]), (iso(ms), iso(ms)))
+        self.assertEqual(iso(-5), "1969-12-31T23:59:59.995Z")  # the reference itself floors
+        # Year 0 (proleptic Gregorian, beyond Python's datetime) and past any four-digit year.
+        self.sql("UPDATE unknown_faces SET first_seen_ms = ?, last_seen_ms = ? WHERE id = 6", -62167219200000,
+                 253402300800000)
+        row = next(r for r in self.listing() if r[0] == "cluster 6")
+        self.assertEqual(row[3], "0000-01-01T00:00:00.000Z .. invalid time (253402300800000 ms)")
+        for low, high in ((-2 ** 63, 2 ** 63 - 1), (-62167219200001, 0)):
+            self.sql("UPDATE unknown_faces SET first_seen_ms = ?, last_seen_ms = ? WHERE id = 6", low, high)
+            row = next(r for r in self.listing() if r[0] == "cluster 6")
+            self.assertEqual(row[3], f"invalid time ({low} ms) .. " + (iso(high) if high == 0 else
+                                                                        f"invalid time ({high} ms)"))
+            obj = next(o for o in map(json.loads, self.ok("unknowns", self.g, "--json").splitlines())
+                       if o["cluster"] == 6)
+            self.assertIsNone(obj["first_seen"])
+
+    def test_name_and_forget_act_only_on_the_membership_listed(self):
+        before = (self.revision(), self.listing())
+        key = self.key(1)
+        self.assertEqual(key, expected_key(1, [1, 2, 3]))
+        # Another threshold: astronaut and messi (cosine ~0.24) join, the cluster is not the one listed.
+        merged = int(self.key(1, "--threshold", "0.0001").split(":")[1])
+        self.assertGreaterEqual(merged, 5)
+        line = one_error_line(self, run("forget", self.g, key, "--threshold", "0.0001"))
+        self.assertIn(self.g + f": cluster 1 is not the one listed: it now holds {merged} face(s) at threshold 0.0001 "
+                      "(3 listed)", line)
+        self.assertIn("list again; nothing changed", line)
+        # A bare id cannot be checked: refused, even when it is a cluster.
+        line = one_error_line(self, run("name", self.g, "1", "Astronaut"))
+        self.assertIn("cluster 1 (now 3 face(s) at threshold 0.5) is given by its id only", line)
+        self.assertEqual((self.revision(), self.listing()), before)
+        # A face arriving after the listing joins the cluster: refused.
+        self.assertEqual(fixture.add_unknown(UNKNOWN_FACES_HELPER, self.g, [self.faces[1]]).stdout.split(), ["7"])
+        line = one_error_line(self, run("name", self.g, key, "Astronaut"))
+        self.assertIn("cluster 1 is not the one listed: it now holds 4 face(s) at threshold 0.5 (3 listed)", line)
+        # As many faces as listed, but not the same ones: refused too.
+        self.sql("DELETE FROM unknown_faces WHERE id = 3")
+        line = one_error_line(self, run("forget", self.g, key))
+        self.assertIn("now holds 3 face(s) at threshold 0.5 (the same number of faces, but not the same faces)", line)
+        self.assertEqual(self.ok("list", self.g), "")
+        self.assertEqual(len(self.listing()), 3)
+        # Listed again, the new key acts.
+        self.assertIn("forgot cluster 1: deleted 3 unknown face(s)", self.ok("forget", self.g, self.key(1)))
+        # Malformed keys are usage errors.
+        for bad in ("1:3", "1:3:abc", "1:3:ABCDEF12", "1:0:abcdef12", "0", "1:3:abcdef12:", "x:3:abcdef12"):
+            r = run("forget", self.g, bad)
+            self.assertEqual(r.returncode, 2, bad)
+            self.assertIn("takes a cluster's key as taconite-gallery unknowns listed it (ID:SIZE:DIGEST)", r.stderr)
+
+    def test_past_the_clustering_bound_stats_counts_and_forget_older_than_is_the_way_out(self):
+        key = expected_key(4, [4, 5])
+        # 100 000 faces stored 10 days ago (as an edge without a bound on reads would leave them),
+        # with empty embeddings: reading one would be an error, so none is read.
+        self.sql("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000) "
+                 "INSERT INTO unknown_faces(embedding, norm, jpeg, stream, track_id, first_seen_ms, last_seen_ms, "
+                 "quality, nearest_identity, nearest_name, nearest_similarity, created_unix) "
+                 "SELECT x'', 1, x'', 'filler', i, 0, 0, 0, 0, '', 0, CAST(strftime('%s', 'now') AS INTEGER) - 864000 "
+                 "FROM n")
+        self.assertIn("\nunknown faces 100006\n", self.ok("stats", self.g))
+        for args in (("unknowns", self.g), ("forget", self.g, key), ("name", self.g, key, "messi")):
+            line = one_error_line(self, run(*args))
+            self.assertIn(self.g + ": holds 100006 unknown faces, more than the 100000 this program clusters: delete "
+                          "the oldest with taconite-gallery forget GALLERY --older-than DAYS", line)
+        self.assertIn("forgot 100000 unknown face(s) stored more than 5 day(s) ago; 6 kept",
+                      self.ok("forget", self.g, "--older-than", "5"))
+        self.assertEqual([r[0] for r in self.listing()], ["cluster 1", "cluster 4", "cluster 6"])
+        self.assertIn("forgot 0 unknown face(s) stored more than 1 day(s) ago; 6 kept",
+                      self.ok("forget", self.g, "--older-than", "1"))
+        self.assertIn("forgot 6 unknown face(s); 0 kept", self.ok("forget", self.g, "--older-than", "0"))
+        self.assertIn("\nunknown faces 0\n", self.ok("stats", self.g))
+        for bad in (("--older-than", "-1"), ("--older-than", "1.5"), ("--older-than", "36501"),
+                    ("1", "--older-than", "3"), ()):
+            self.assertEqual(run("forget", self.g, *bad).returncode, 2, bad)
+        self.assertEqual(run("unknowns", self.g, "--older-than", "3").returncode, 2)
+
     def test_name_enrols_the_best_faces_and_removes_the_cluster_in_one_revision(self):
         before = int(self.revision().split()[1])
-        out = self.ok("name", self.g, "1", "Astronaut", "--templates", "2")
+        out = self.ok("name", self.g, self.key(1), "Astronaut", "--templates", "2")
         self.assertIn("named cluster 1 Astronaut: enrolled 2 template(s) (identity 1), removed 3 unknown face(s)", out)
         listed = [l.split("\t") for l in self.ok("list", self.g).splitlines()]
         self.assertEqual(listed[0][:3], ["1", "Astronaut", "2 template(s)"])
@@ -404,14 +626,14 @@ class UnknownFacesReview(unittest.TestCase):
         self.assertEqual(len(exported), 2)
         # Into an existing identity: its metadata is kept, the templates are added.
         self.ok("enroll", self.g, "--bundle", BUNDLE, "--name", "messi", "--largest", MESSI)
-        self.assertIn("enrolled 2 template(s)", self.ok("name", self.g, "4", "messi"))
+        self.assertIn("enrolled 2 template(s)", self.ok("name", self.g, self.key(4), "messi"))
         messi = [l.split("\t") for l in self.ok("list", self.g).splitlines() if "\tmessi\t" in l][0]
         self.assertEqual((messi[2], messi[3]), ("3 template(s)", "{}"))
         self.assertEqual(self.revision(), f"revision {before + 3}")
 
     def test_forget_deletes_a_cluster_without_a_new_revision(self):
         before = self.revision()
-        self.assertIn("forgot cluster 4: deleted 2 unknown face(s)", self.ok("forget", self.g, "4"))
+        self.assertIn("forgot cluster 4: deleted 2 unknown face(s)", self.ok("forget", self.g, self.key(4)))
         self.assertEqual([r[0] for r in self.listing()], ["cluster 1", "cluster 6"])
         self.assertEqual(self.revision(), before)
         self.assertEqual(self.ok("list", self.g), "")

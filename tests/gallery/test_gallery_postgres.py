@@ -11,6 +11,7 @@ astronaut from a PostgreSQL gallery; an enrolment while it plays arrives through
 keep-unknowns keeps messi's unknown track in it), and IdentifyHarnessTest.PostgresOutage* (the server
 stopped and started while a pipeline plays: it is given the shell commands that do it).
 """
+import json
 import os
 import shlex
 import shutil
@@ -313,22 +314,49 @@ class PostgresGalleryTest(unittest.TestCase):
         self.assertEqual(rows[0][3], "2025-12-01T12:00:00.000Z .. 2025-12-01T12:02:01.000Z")
         self.assertEqual(rows[0][4], "nearest messi (0.310)")
         messi = cv2.imread(os.path.join(sheets, "cluster-4.jpg"))
-        self.assertEqual(messi.shape, (112, 224, 3))
-        self.assertGreater(messi[:, :112].std(), 20)  # a picture read back from bytea
-        self.assertLess(messi[:, 112:].std(), 3)  # none kept: grey
+        self.assertEqual(messi.shape, (112 + 48, 224, 3))  # tiles of 112 and their captions
+        self.assertGreater(messi[:112, :112].std(), 20)  # a picture read back from bytea
+        self.assertLess(messi[:112, 112:].std(), 3)  # none kept: grey
         # An unknown cluster: a clear error, nothing changed.
         line = error_line(self, run("name", db, "999", "Nobody"))
         self.assertIn(db + ": no cluster 999", line)
         self.assertIn("\nrevision 0\n", self.ok("stats", db))
         # name: one revision and a NOTIFY, so running pipelines reload; the cluster is gone.
-        self.assertTrue(notified_while("review", f"{CLI} name '{db}' 1 Astronaut --templates 2 >/dev/null"))
+        keys = {o["cluster"]: o["key"] for o in map(json.loads, self.ok("unknowns", db, "--json").splitlines())}
+        # A key of another membership (here: another threshold) is refused, nothing changed.
+        line = error_line(self, run("name", db, keys[1], "Astronaut", "--threshold", "0.0001"))
+        self.assertIn(db + ": cluster 1 is not the one listed", line)
+        self.assertIn("\nrevision 0\n", self.ok("stats", db))
+        self.assertTrue(notified_while("review", f"{CLI} name '{db}' {keys[1]} Astronaut --templates 2 >/dev/null"))
         self.assertIn("\nrevision 1\n", self.ok("stats", db))
         self.assertEqual(self.ok("list", db).split("\t")[:3], ["1", "Astronaut", "2 template(s)"])
         self.assertEqual(psql("review", "SELECT id FROM unknown_faces ORDER BY id").split(), ["4", "5", "6"])
         # forget: deleted, no revision, no NOTIFY.
-        self.assertFalse(notified_while("review", f"{CLI} forget '{db}' 4 >/dev/null"))
+        self.assertFalse(notified_while("review", f"{CLI} forget '{db}' {keys[4]} >/dev/null"))
         self.assertEqual(psql("review", "SELECT id FROM unknown_faces ORDER BY id").split(), ["6"])
         self.assertIn("\nrevision 1\n", self.ok("stats", db))
+
+    def test_past_the_clustering_bound_stats_counts_and_forget_older_than_is_the_way_out(self):
+        db = createdb("manyunknowns")
+        self.ok("create", db, "--bundle", BUNDLE)
+        faces = fixture.review_faces(fixture.photo_embeddings(CLI, BUNDLE, self.dir, env=SERVER.env), self.dir)
+        self.assertEqual(add_unknown(db, faces).stdout.split(), ["1", "2", "3", "4", "5", "6"])
+        # 100 000 faces stored 10 days ago, with empty embeddings: reading one would be an error.
+        psql("manyunknowns", "INSERT INTO unknown_faces(embedding, norm, jpeg, stream, track_id, first_seen_ms,"
+             " last_seen_ms, quality, nearest_identity, nearest_name, nearest_similarity, created_unix)"
+             " SELECT ''::bytea, 1, ''::bytea, 'filler', i, 0, 0, 0, 0, '', 0,"
+             " extract(epoch FROM now())::bigint - 864000 FROM generate_series(1, 100000) AS i")
+        self.assertIn("\nunknown faces 100006\n", self.ok("stats", db))
+        for args in (("unknowns", db), ("forget", db, "4:2:abcdef12")):
+            self.assertIn(db + ": holds 100006 unknown faces, more than the 100000 this program clusters: delete the "
+                          "oldest with taconite-gallery forget GALLERY --older-than DAYS", error_line(self, run(*args)))
+        self.assertIn("forgot 100000 unknown face(s) stored more than 5 day(s) ago; 6 kept",
+                      self.ok("forget", db, "--older-than", "5"))
+        self.assertEqual([l.split("\t")[0] for l in self.ok("unknowns", db).splitlines()],
+                         ["cluster 1", "cluster 4", "cluster 6"])
+        self.assertIn("\nrevision 0\n", self.ok("stats", db))  # no revision for unknown faces
+        self.assertIn("forgot 6 unknown face(s); 0 kept", self.ok("forget", db, "--older-than", "0"))
+        self.assertEqual(psql("manyunknowns", "SELECT count(*) FROM unknown_faces").strip(), "0")
 
     def test_identify_names_the_astronaut_from_a_postgres_gallery(self):
         if not GST_TESTS:

@@ -42,13 +42,13 @@ def main_track_labels(path):
 
 
 def clusters(cli, gallery):
-    """The clusters `taconite-gallery unknowns` lists, as (id, size) pairs; each has its contact sheet."""
+    """The clusters `taconite-gallery unknowns` lists, as (key, size) pairs; each has its contact sheet."""
     sheets = os.path.join(os.path.dirname(gallery), "sheets")
     out = run(cli, "unknowns", gallery, "--json", "--sheets", sheets)
     found = [json.loads(line) for line in out.splitlines() if line.strip()]
     for c in found:
         assert os.path.isfile(c["sheet"]), f"no contact sheet at {c['sheet']}"
-    return [(c["cluster"], c["size"]) for c in found]
+    return [(c["key"], c["size"]) for c in found]
 
 
 def main(pipelines, bundle, cli, messi, work):

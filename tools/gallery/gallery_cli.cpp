@@ -54,20 +54,25 @@ GALLERY is an SQLite file, or a PostgreSQL database: postgresql://[user@]host[:p
   copy   GALLERY DEST                         every identity and template into DEST (SQLite or
                                               PostgreSQL, created if missing, else empty and of
                                               the same model), ids kept; unknown faces kept for
-                                              review are not copied
+                                              review are not copied; an SQLite DEST it created
+                                              is removed again when the copy fails
   unknowns GALLERY [--threshold T] [--sheets DIR] [--json]
                                               clusters of the unknown faces taconiteidentify kept
                                               (keep-unknowns), largest first: id, size, cameras,
-                                              first .. last seen (UTC), nearest identity, and a
-                                              contact sheet DIR/cluster-ID.jpg (DIR default
-                                              ./unknown-faces); --json: one JSON object a line
-  name   GALLERY CLUSTER NAME [--threshold T] [--templates N]
+                                              first .. last seen (UTC), nearest identity, the key
+                                              (ID:SIZE:DIGEST) name and forget take, and with
+                                              --sheets a contact sheet DIR/cluster-ID.jpg (none
+                                              written without); --json: one JSON object a line
+  name   GALLERY KEY NAME [--threshold T] [--templates N]
                                               enrol the cluster's best N faces (default 5, at most
                                               100) as identity NAME (new or existing) and remove
                                               the cluster from the unknown faces
-  forget GALLERY CLUSTER [--threshold T]      delete the cluster's unknown faces
+  forget GALLERY KEY [--threshold T]          delete the cluster's unknown faces
+  forget GALLERY --older-than DAYS            delete every unknown face stored more than DAYS
+                                              days ago (0: all), however many there are
   (--threshold: the cosine similarity that links two faces of a cluster, in (0, 1]; default 0.5.
-  name and forget need the threshold the listing used.)
+  KEY is the cluster's key as unknowns listed it: name and forget cluster again and act only
+  when the cluster holds exactly the faces listed, else they refuse (list again).)
 options: --backend NAME (auto), --threads N, --landmarks-model FILE (dlib 68-point predictor,
   default /usr/share/dlib/shape_predictor_68_face_landmarks.dat), --approximate-above N (templates
   beyond which an HNSW index serves search; default 1000000), --ef-search N (the HNSW query beam,
@@ -83,7 +88,8 @@ struct Options {
   std::size_t approximate_above = gallery::IndexOptions{}.approximate_above;
   int ef_search = gallery::IndexOptions{}.hnsw_ef_search;
   gallery_cli::ReviewOptions review;
-  std::int64_t cluster = 0;  // name, forget
+  gallery_cli::ClusterKey cluster;         // name, forget
+  std::optional<std::int64_t> older_than;  // forget --older-than DAYS
   std::vector<std::string> args;
 };
 
@@ -121,11 +127,18 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
       o.largest = true;
     else if (a == "--json")
       o.review.json = true;
-    else if (a == "--threshold" || a == "--sheets" || a == "--templates") {
+    else if (a == "--threshold" || a == "--sheets" || a == "--templates" || a == "--older-than") {
       if (!(v = value())) return std::nullopt;
-      if (a == "--sheets")
+      if (a == "--sheets") {
+        if (v->empty()) return usage_error = "--sheets takes a directory", std::nullopt;
         o.review.sheets = *v;
-      else if (a == "--threshold") {
+      } else if (a == "--older-than") {
+        std::int64_t days = 0;
+        if (!parse_number(*v, days) || days < 0 || days > gallery_cli::kMaxOlderThanDays)
+          return usage_error = "--older-than takes whole days, 0.." + std::to_string(gallery_cli::kMaxOlderThanDays),
+                 std::nullopt;
+        o.older_than = days;
+      } else if (a == "--threshold") {
         if (!parse_number(*v, o.review.threshold) || !(o.review.threshold > 0.0 && o.review.threshold <= 1.0))
           return usage_error = "--threshold takes a cosine similarity in (0, 1]", std::nullopt;
       } else if (!parse_number(*v, o.review.templates) || o.review.templates < 1 ||
@@ -174,7 +187,7 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
   static const std::map<std::string, std::pair<std::size_t, std::size_t>> arity = {
       {"create", {0, 0}}, {"enroll", {1, SIZE_MAX}}, {"list", {0, 0}},  {"remove", {1, 1}},
       {"export", {0, 1}}, {"import", {1, 1}},        {"match", {1, 1}}, {"stats", {0, 0}},
-      {"copy", {1, 1}},   {"unknowns", {0, 0}},      {"name", {2, 2}},  {"forget", {1, 1}}};
+      {"copy", {1, 1}},   {"unknowns", {0, 0}},      {"name", {2, 2}},  {"forget", {0, 1}}};
   const auto it = arity.find(o.command);
   if (it == arity.end()) return usage_error = "unknown command " + o.command, std::nullopt;
   if (o.args.size() < it->second.first || o.args.size() > it->second.second)
@@ -183,8 +196,16 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
     return usage_error = o.command + " needs --bundle DIR", std::nullopt;
   if (o.command == "enroll" && o.name.empty()) return usage_error = "enroll needs --name NAME", std::nullopt;
   if (o.face && o.largest) return usage_error = "--face and --largest exclude each other", std::nullopt;
-  if ((o.command == "name" || o.command == "forget") && !parse_number(o.args[0], o.cluster))
-    return usage_error = o.command + " takes a cluster id (a number taconite-gallery unknowns listed)", std::nullopt;
+  if (o.older_than && o.command != "forget") return usage_error = "--older-than is forget's", std::nullopt;
+  if (o.command == "forget" && o.args.empty() == !o.older_than)
+    return usage_error = "forget takes a cluster KEY or --older-than DAYS (one of them)", std::nullopt;
+  if ((o.command == "name" || o.command == "forget") && !o.args.empty()) {
+    const std::optional<gallery_cli::ClusterKey> key = gallery_cli::parse_cluster_key(o.args[0]);
+    if (!key)
+      return usage_error = o.command + " takes a cluster's key as taconite-gallery unknowns listed it (ID:SIZE:DIGEST)",
+             std::nullopt;
+    o.cluster = *key;
+  }
   o.review.gallery = o.gallery;
   return o;
 }
@@ -406,7 +427,7 @@ int stats(const Options& o) {
   Result<gallery::GalleryInfo> info = store.value().info();
   if (!info) return fail(info.error());
   const gallery::GalleryInfo& i = info.value();
-  Result<std::vector<gallery::UnknownFaceRow>> unknowns = store.value().unknown_faces(false, false);
+  Result<std::size_t> unknowns = store.value().unknown_face_count();  // not read: any number is counted
   if (!unknowns) return fail(unknowns.error());
   const bool approximate = static_cast<std::size_t>(i.templates) > o.approximate_above;
   std::printf(
@@ -414,7 +435,7 @@ int stats(const Options& o) {
       "templates %lld\nrevision %lld\nunknown faces %zu\n",
       o.gallery.c_str(), i.schema_version, i.model.c_str(), i.model_fingerprint.c_str(), i.embedding_dim,
       static_cast<long long>(i.identities), static_cast<long long>(i.templates), static_cast<long long>(i.revision),
-      unknowns.value().size());
+      unknowns.value());
   // A PostgreSQL gallery has no file of its own to size.
   if (!store.value().remote()) {
     std::error_code ec;
@@ -426,11 +447,14 @@ int stats(const Options& o) {
 }
 
 // The destination of copy: a new gallery of the source's model, or an existing empty one of it.
-Result<GalleryStore> copy_destination(const std::string& location, const gallery::GalleryInfo& source) {
+// `created`: create() was the one to make it (it refuses a location that exists), even when it
+// then failed half-way (a full disk).
+Result<GalleryStore> copy_destination(const std::string& location, const gallery::GalleryInfo& source, bool& created) {
   const gallery::ModelFingerprint model{source.model_fingerprint, source.model};
   Result<GalleryStore> made = GalleryStore::create(location, model, source.embedding_dim);
+  created = made || made.error().kind != ErrorKind::Input;
   if (made) return made;
-  if (made.error().kind != ErrorKind::Input) return made.error();  // unreachable, not a gallery, ...
+  if (made.error().kind != ErrorKind::Input) return made.error();  // unreachable, not a gallery, a full disk, ...
   Result<GalleryStore> existing = GalleryStore::open(location, GalleryStore::Access::ReadWrite);
   if (!existing) return existing.error();
   if (gallery::Status s = existing.value().check_model(model); !s) return s.error();
@@ -442,30 +466,55 @@ Result<GalleryStore> copy_destination(const std::string& location, const gallery
   return existing;
 }
 
-int copy(const Options& o) {
+// Copies; returns what it did. Both galleries are closed when it returns.
+Result<std::string> copy_gallery(const Options& o, bool& created) {
   Result<GalleryStore> source = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
-  if (!source) return fail(source.error());
+  if (!source) return source.error();
   Result<GalleryStore::ReadSnapshot> snapshot = source.value().read_snapshot();
-  if (!snapshot) return fail(snapshot.error());
+  if (!snapshot) return snapshot.error();
   Result<gallery::GalleryInfo> info = source.value().info();
-  if (!info) return fail(info.error());
+  if (!info) return info.error();
   Result<std::vector<gallery::IdentityRow>> identities = source.value().identities();
-  if (!identities) return fail(identities.error());
+  if (!identities) return identities.error();
   Result<std::vector<gallery::TemplateRow>> templates = source.value().templates(true);
-  if (!templates) return fail(templates.error());
-  Result<GalleryStore> destination = copy_destination(o.args[0], info.value());
-  if (!destination) return fail(destination.error());
+  if (!templates) return templates.error();
+  Result<GalleryStore> destination = copy_destination(o.args[0], info.value(), created);
+  if (!destination) return destination.error();
   std::map<std::int64_t, std::vector<gallery::TemplateRow>> by_identity;
   for (gallery::TemplateRow& t : templates.value()) by_identity[t.identity_id].push_back(std::move(t));
   Result<GalleryStore::WriteBatch> batch = destination.value().begin_write();
-  if (!batch) return fail(batch.error());
+  if (!batch) return batch.error();
   for (const gallery::IdentityRow& identity : identities.value())
-    if (gallery::Status s = batch.value().copy_identity(identity, by_identity[identity.id]); !s) return fail(s.error());
-  if (gallery::Status s = batch.value().commit(); !s) return fail(s.error());
-  std::printf("copied %zu identit%s and %zu template(s) from %s to %s\n", identities.value().size(),
-              identities.value().size() == 1 ? "y" : "ies", templates.value().size(), o.gallery.c_str(),
-              o.args[0].c_str());
-  return kExitOk;
+    if (gallery::Status s = batch.value().copy_identity(identity, by_identity[identity.id]); !s) return s.error();
+  if (gallery::Status s = batch.value().commit(); !s) return s.error();
+  return "copied " + std::to_string(identities.value().size()) + " identit" +
+         (identities.value().size() == 1 ? "y" : "ies") + " and " + std::to_string(templates.value().size()) +
+         " template(s) from " + o.gallery + " to " + o.args[0];
+}
+
+int copy(const Options& o) {
+  // The SQLite files a new destination consists of, and which of them are not there yet: a copy
+  // that fails (a full disk) removes those it made, and nothing else. A PostgreSQL database is
+  // not removed (an empty gallery initialised in it is a valid destination for the next copy).
+  std::vector<fs::path> absent;
+  if (!gallery::is_postgres_location(o.args[0]))
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+      std::error_code ec;
+      if (!fs::exists(fs::symlink_status(o.args[0] + suffix, ec))) absent.emplace_back(o.args[0] + suffix);
+    }
+  bool created = false;
+  Result<std::string> copied = copy_gallery(o, created);
+  if (copied) {
+    std::printf("%s\n", copied.value().c_str());
+    return kExitOk;
+  }
+  std::string removed;
+  if (created)
+    for (const fs::path& p : absent) {
+      std::error_code ec;
+      if (fs::remove(p, ec)) removed += (removed.empty() ? "" : ", ") + p.string();
+    }
+  return fail(copied.error().message + (removed.empty() ? "" : " (removed what the copy made: " + removed + ")"));
 }
 
 }  // namespace
@@ -494,7 +543,9 @@ int main(int argc, char** argv) {
     if (c == "copy") return copy(*options);
     if (c == "unknowns") return done(gallery_cli::list_unknowns(options->review));
     if (c == "name") return done(gallery_cli::name_cluster(options->review, options->cluster, options->args[1]));
-    if (c == "forget") return done(gallery_cli::forget_cluster(options->review, options->cluster));
+    if (c == "forget")
+      return done(options->older_than ? gallery_cli::forget_older_than(options->review, *options->older_than)
+                                      : gallery_cli::forget_cluster(options->review, options->cluster));
     return stats(*options);
   } catch (const std::exception& e) {  // e.g. std::bad_alloc, a filesystem error
     return fail(e.what());

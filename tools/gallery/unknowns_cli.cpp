@@ -1,17 +1,20 @@
 #include "unknowns_cli.hpp"
 
+#include <glib.h>
 #include <json-glib/json-glib.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "contact_sheet.hpp"
 #include "identity_fields.hpp"
+#include "iso_time.hpp"
 #include "unix_time.hpp"
 
 namespace taconite::gallery_cli {
@@ -25,16 +28,7 @@ using gallery::UnknownCluster;
 using gallery::UnknownFaceRow;
 namespace fs = std::filesystem;
 
-// 2026-12-01T10:15:02.250Z
-std::string iso_utc(std::int64_t unix_ms) {
-  const std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char text[40];
-  const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(text + n, sizeof text - n, ".%03lldZ", static_cast<long long>(unix_ms % 1000));
-  return text;
-}
+constexpr std::size_t kDigestDigits = 8;
 
 // What a listing says about a cluster.
 struct ClusterSummary {
@@ -58,22 +52,37 @@ ClusterSummary summarize(const UnknownCluster& c, const std::vector<UnknownFaceR
   return s;
 }
 
+std::vector<std::int64_t> ids_of(const UnknownCluster& cluster, const std::vector<UnknownFaceRow>& faces) {
+  std::vector<std::int64_t> ids;
+  for (std::size_t m : cluster.members) ids.push_back(faces[m].id);
+  return ids;
+}
+
+// A time as a JSON string, null when it has no ISO 8601 text (a tampered row).
+void add_time(JsonBuilder* b, const char* member, std::int64_t unix_ms) {
+  json_builder_set_member_name(b, member);
+  if (const std::optional<std::string> text = iso_utc(unix_ms))
+    json_builder_add_string_value(b, text->c_str());
+  else
+    json_builder_add_null_value(b);
+}
+
 std::string json_line(const UnknownCluster& c, const ClusterSummary& s, const std::vector<UnknownFaceRow>& faces,
-                      const std::string& sheet) {
+                      const std::string& key, const std::string& sheet) {
   JsonBuilder* b = json_builder_new();
   json_builder_begin_object(b);
   json_builder_set_member_name(b, "cluster");
   json_builder_add_int_value(b, c.id);
+  json_builder_set_member_name(b, "key");
+  json_builder_add_string_value(b, key.c_str());
   json_builder_set_member_name(b, "size");
   json_builder_add_int_value(b, static_cast<gint64>(c.members.size()));
   json_builder_set_member_name(b, "cameras");
   json_builder_begin_array(b);
   for (const std::string& camera : s.cameras) json_builder_add_string_value(b, camera.c_str());
   json_builder_end_array(b);
-  json_builder_set_member_name(b, "first_seen");
-  json_builder_add_string_value(b, iso_utc(s.first_ms).c_str());
-  json_builder_set_member_name(b, "last_seen");
-  json_builder_add_string_value(b, iso_utc(s.last_ms).c_str());
+  add_time(b, "first_seen", s.first_ms);
+  add_time(b, "last_seen", s.last_ms);
   json_builder_set_member_name(b, "nearest");
   if (s.nearest) {
     json_builder_begin_object(b);
@@ -92,7 +101,10 @@ std::string json_line(const UnknownCluster& c, const ClusterSummary& s, const st
   for (std::size_t m : c.members) json_builder_add_int_value(b, faces[m].id);
   json_builder_end_array(b);
   json_builder_set_member_name(b, "sheet");
-  json_builder_add_string_value(b, sheet.c_str());
+  if (sheet.empty())
+    json_builder_add_null_value(b);
+  else
+    json_builder_add_string_value(b, sheet.c_str());
   json_builder_end_object(b);
   JsonNode* root = json_builder_get_root(b);
   gchar* text = json_to_string(root, FALSE);
@@ -134,6 +146,15 @@ struct Clustered {
 };
 
 Result<Clustered> read_clusters(const GalleryStore& store, double threshold) {
+  // Counted first, without reading a face: past the bound the answer says the way out, and
+  // `stats` and `forget --older-than` still work.
+  Result<std::size_t> count = store.unknown_face_count();
+  if (!count) return count.error();
+  if (count.value() > gallery::kMaxUnknownFaces)
+    return Error{ErrorKind::Io, store.path().string() + ": holds " + std::to_string(count.value()) +
+                                    " unknown faces, more than the " + std::to_string(gallery::kMaxUnknownFaces) +
+                                    " this program clusters: delete the oldest with taconite-gallery forget GALLERY "
+                                    "--older-than DAYS (taconite-gallery stats counts them), or lower the retention"};
   Result<std::vector<UnknownFaceRow>> faces = store.unknown_faces(true, false);
   if (!faces) return faces.error();
   Clustered c{std::move(faces.value()), {}};
@@ -141,6 +162,12 @@ Result<Clustered> read_clusters(const GalleryStore& store, double threshold) {
   if (!clusters) return Error{clusters.error().kind, store.path().string() + ": " + clusters.error().message};
   c.clusters = std::move(clusters.value());
   return c;
+}
+
+std::string threshold_text(double threshold) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", threshold);
+  return text;
 }
 
 Result<const UnknownCluster*> find_cluster(const Clustered& c, std::int64_t id, double threshold,
@@ -153,16 +180,84 @@ Result<const UnknownCluster*> find_cluster(const Clustered& c, std::int64_t id, 
       if (c.faces[m].id == id) hint = " (face " + std::to_string(id) + " is in cluster " + std::to_string(cluster.id) + ")";
   return Error{ErrorKind::Input, gallery + ": no cluster " + std::to_string(id) + " among " +
                                      std::to_string(c.faces.size()) + " unknown face(s) at threshold " +
-                                     std::to_string(threshold) + hint + "; nothing changed"};
+                                     threshold_text(threshold) + hint + "; nothing changed"};
 }
 
-std::vector<std::int64_t> ids_of(const UnknownCluster& cluster, const std::vector<UnknownFaceRow>& faces) {
-  std::vector<std::int64_t> ids;
-  for (std::size_t m : cluster.members) ids.push_back(faces[m].id);
-  return ids;
+// Input error unless the cluster holds exactly the faces its listed key names.
+Status check_membership(const UnknownCluster& cluster, const std::vector<UnknownFaceRow>& faces,
+                        const ClusterKey& listed, double threshold, const std::string& gallery) {
+  const std::string now = std::to_string(cluster.members.size()) + " face(s) at threshold " + threshold_text(threshold);
+  const std::string where = gallery + ": cluster " + std::to_string(cluster.id);
+  if (!listed.size)
+    return Error{ErrorKind::Input, where + " (now " + now + ") is given by its id only: give the key taconite-gallery "
+                                           "unknowns lists for it (ID:SIZE:DIGEST), so that only the faces listed are "
+                                           "changed; nothing changed"};
+  if (cluster_key(cluster.id, ids_of(cluster, faces)) == std::to_string(listed.id) + ":" +
+                                                             std::to_string(*listed.size) + ":" + listed.digest)
+    return gallery::Ok{};
+  const std::string differs = *listed.size == cluster.members.size()
+                                  ? "the same number of faces, but not the same faces"
+                                  : std::to_string(*listed.size) + " listed";
+  return Error{ErrorKind::Input, where + " is not the one listed: it now holds " + now + " (" + differs +
+                                     "): faces arrived or were deleted since the listing, or the listing used "
+                                     "another --threshold; list again; nothing changed"};
+}
+
+// Opens a write, finds the cluster inside it (so what `change` sees is what it changes, whatever
+// arrives meanwhile) and checks it holds the faces listed, lets `change` write, commits, and then
+// prints what `change` says it did.
+template <typename Change>
+Status change_cluster(const ReviewOptions& o, const ClusterKey& key, Change change) {
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
+  if (!store) return store.error();
+  Result<GalleryStore::WriteBatch> batch = store.value().begin_write();
+  if (!batch) return batch.error();
+  Result<Clustered> c = read_clusters(store.value(), o.threshold);
+  if (!c) return c.error();
+  Result<const UnknownCluster*> found = find_cluster(c.value(), key.id, o.threshold, o.gallery);
+  if (!found) return found.error();
+  if (Status s = check_membership(*found.value(), c.value().faces, key, o.threshold, o.gallery); !s) return s;
+  Result<std::string> done = change(batch.value(), *found.value(), c.value().faces);
+  if (!done) return done.error();
+  if (Status s = batch.value().commit(); !s) return s;
+  std::printf("%s\n", done.value().c_str());
+  return gallery::Ok{};
 }
 
 }  // namespace
+
+std::optional<ClusterKey> parse_cluster_key(const std::string& text) {
+  auto number = [](std::string_view part, auto& value) {
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    return ec == std::errc() && ptr == part.data() + part.size();
+  };
+  const std::string_view all(text);
+  ClusterKey key;
+  const std::size_t first = all.find(':');
+  if (!number(all.substr(0, first), key.id) || key.id < 1) return std::nullopt;
+  if (first == std::string_view::npos) return key;
+  const std::size_t second = all.find(':', first + 1);
+  if (second == std::string_view::npos) return std::nullopt;
+  std::size_t size = 0;
+  if (!number(all.substr(first + 1, second - first - 1), size) || size < 1) return std::nullopt;
+  const std::string_view digest = all.substr(second + 1);
+  if (digest.size() != kDigestDigits ||
+      !std::all_of(digest.begin(), digest.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }))
+    return std::nullopt;
+  key.size = size;
+  key.digest = digest;
+  return key;
+}
+
+std::string cluster_key(std::int64_t id, std::vector<std::int64_t> face_ids) {
+  std::sort(face_ids.begin(), face_ids.end());
+  std::string text;
+  for (std::size_t i = 0; i < face_ids.size(); ++i) text += (i ? "," : "") + std::to_string(face_ids[i]);
+  gchar* sha256 = g_compute_checksum_for_string(G_CHECKSUM_SHA256, text.c_str(), static_cast<gssize>(text.size()));
+  const std::string digest(sha256, kDigestDigits);
+  g_free(sha256);
+  return std::to_string(id) + ":" + std::to_string(face_ids.size()) + ":" + digest;
+}
 
 Status list_unknowns(const ReviewOptions& o) {
   Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
@@ -175,15 +270,21 @@ Status list_unknowns(const ReviewOptions& o) {
     if (!o.json) std::printf("no unknown faces kept in %s\n", o.gallery.c_str());
     return gallery::Ok{};
   }
-  std::error_code ec;
-  fs::create_directories(o.sheets, ec);
-  if (ec) return Error{ErrorKind::Io, o.sheets + ": cannot make the contact sheet directory: " + ec.message()};
+  if (!o.sheets.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.sheets, ec);
+    if (ec) return Error{ErrorKind::Io, o.sheets + ": cannot make the contact sheet directory: " + ec.message()};
+  }
   for (const UnknownCluster& cluster : c.value().clusters) {
-    const fs::path sheet = fs::path(o.sheets) / ("cluster-" + std::to_string(cluster.id) + ".jpg");
-    if (Status s = sheet_of(store.value(), cluster, c.value().faces, sheet); !s) return s;
+    std::string sheet;
+    if (!o.sheets.empty()) {
+      sheet = (fs::path(o.sheets) / ("cluster-" + std::to_string(cluster.id) + ".jpg")).string();
+      if (Status s = sheet_of(store.value(), cluster, c.value().faces, sheet); !s) return s;
+    }
     const ClusterSummary s = summarize(cluster, c.value().faces);
+    const std::string key = cluster_key(cluster.id, ids_of(cluster, c.value().faces));
     if (o.json) {
-      std::printf("%s\n", json_line(cluster, s, c.value().faces, sheet.string()).c_str());
+      std::printf("%s\n", json_line(cluster, s, c.value().faces, key, sheet).c_str());
       continue;
     }
     std::string cameras;
@@ -194,36 +295,18 @@ Status list_unknowns(const ReviewOptions& o) {
       std::snprintf(score, sizeof score, "%.3f", s.nearest->nearest_similarity);
       nearest = "nearest " + s.nearest->nearest_name + " (" + score + ")";
     }
-    std::printf("cluster %lld\t%zu face(s)\t%s\t%s .. %s\t%s\t%s\n", static_cast<long long>(cluster.id),
-                cluster.members.size(), cameras.c_str(), iso_utc(s.first_ms).c_str(), iso_utc(s.last_ms).c_str(),
-                nearest.c_str(), sheet.c_str());
+    std::printf("cluster %lld\t%zu face(s)\t%s\t%s .. %s\t%s\tkey %s%s%s\n", static_cast<long long>(cluster.id),
+                cluster.members.size(), cameras.c_str(), iso_utc_or_invalid(s.first_ms).c_str(),
+                iso_utc_or_invalid(s.last_ms).c_str(), nearest.c_str(), key.c_str(), sheet.empty() ? "" : "\t",
+                sheet.c_str());
   }
   return gallery::Ok{};
 }
 
-// Opens a write, finds the cluster inside it (so what `change` sees is what it changes, whatever
-// arrives meanwhile), lets `change` write, commits, and then prints what `change` says it did.
-template <typename Change>
-Status change_cluster(const ReviewOptions& o, std::int64_t cluster_id, Change change) {
-  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
-  if (!store) return store.error();
-  Result<GalleryStore::WriteBatch> batch = store.value().begin_write();
-  if (!batch) return batch.error();
-  Result<Clustered> c = read_clusters(store.value(), o.threshold);
-  if (!c) return c.error();
-  Result<const UnknownCluster*> found = find_cluster(c.value(), cluster_id, o.threshold, o.gallery);
-  if (!found) return found.error();
-  Result<std::string> done = change(batch.value(), *found.value(), c.value().faces);
-  if (!done) return done.error();
-  if (Status s = batch.value().commit(); !s) return s;
-  std::printf("%s\n", done.value().c_str());
-  return gallery::Ok{};
-}
-
-Status name_cluster(const ReviewOptions& o, std::int64_t cluster_id, const std::string& name) {
+Status name_cluster(const ReviewOptions& o, const ClusterKey& cluster_key, const std::string& name) {
   if (Status s = gallery::check_identity_name(name); !s) return s.error();
-  return change_cluster(o, cluster_id, [&](GalleryStore::WriteBatch& batch, const UnknownCluster& cluster,
-                                           const std::vector<UnknownFaceRow>& faces) -> Result<std::string> {
+  return change_cluster(o, cluster_key, [&](GalleryStore::WriteBatch& batch, const UnknownCluster& cluster,
+                                            const std::vector<UnknownFaceRow>& faces) -> Result<std::string> {
     std::vector<const UnknownFaceRow*> best;
     for (std::size_t m : cluster.members) best.push_back(&faces[m]);
     std::stable_sort(best.begin(), best.end(), [](const UnknownFaceRow* a, const UnknownFaceRow* b) {
@@ -247,14 +330,29 @@ Status name_cluster(const ReviewOptions& o, std::int64_t cluster_id, const std::
   });
 }
 
-Status forget_cluster(const ReviewOptions& o, std::int64_t cluster_id) {
-  return change_cluster(o, cluster_id, [&](GalleryStore::WriteBatch& batch, const UnknownCluster& cluster,
-                                           const std::vector<UnknownFaceRow>& faces) -> Result<std::string> {
+Status forget_cluster(const ReviewOptions& o, const ClusterKey& cluster_key) {
+  return change_cluster(o, cluster_key, [&](GalleryStore::WriteBatch& batch, const UnknownCluster& cluster,
+                                            const std::vector<UnknownFaceRow>& faces) -> Result<std::string> {
     Result<std::size_t> removed = batch.remove_unknown_faces(ids_of(cluster, faces));
     if (!removed) return removed.error();
     return "forgot cluster " + std::to_string(cluster.id) + ": deleted " + std::to_string(removed.value()) +
            " unknown face(s)";
   });
+}
+
+Status forget_older_than(const ReviewOptions& o, std::int64_t days) {
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
+  if (!store) return store.error();
+  // Stored before now - days (0 days: every face, a clock set back included).
+  const std::int64_t cutoff =
+      days == 0 ? std::numeric_limits<std::int64_t>::max() : gallery::now_unix() - days * 86400;
+  Result<std::size_t> removed = store.value().remove_unknown_faces_stored_before(cutoff);
+  if (!removed) return removed.error();
+  Result<std::size_t> left = store.value().unknown_face_count();
+  if (!left) return left.error();
+  const std::string which = days == 0 ? "" : " stored more than " + std::to_string(days) + " day(s) ago";
+  std::printf("forgot %zu unknown face(s)%s; %zu kept\n", removed.value(), which.c_str(), left.value());
+  return gallery::Ok{};
 }
 
 }  // namespace taconite::gallery_cli

@@ -1,33 +1,57 @@
-// taconite-gallery's review of kept unknown faces: `unknowns` lists their clusters with a contact
-// sheet each, `name` enrols a cluster as an identity, `forget` deletes a cluster's faces. The
-// clusters are computed on each call (gallery/unknown_clusters.hpp) at the threshold given.
+// taconite-gallery's review of kept unknown faces: `unknowns` lists their clusters (with a
+// contact sheet each when asked), `name` enrols a cluster as an identity, `forget` deletes a
+// cluster's faces (or every face stored before a time). The clusters are computed on each call
+// (gallery/unknown_clusters.hpp) at the threshold given.
+//
+// A listing prints each cluster's key, ID:SIZE:DIGEST (DIGEST: the first 8 hex digits of the
+// SHA-256 of its face ids in increasing order, as decimal text joined by ","). `name` and
+// `forget` take that key and act only when the cluster, clustered again at their threshold, holds
+// exactly those faces: another --threshold, faces arrived or deleted since the listing, give
+// another membership and a refusal ("list again") instead of acting on faces nobody saw.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "gallery_store.hpp"
 #include "unknown_clusters.hpp"
 
 namespace taconite::gallery_cli {
 
-// Where `unknowns` writes its contact sheets unless --sheets says otherwise.
-inline constexpr const char* kDefaultSheetsDir = "unknown-faces";
 // Templates `name` enrols from a cluster (its best faces by quality) unless --templates says.
 inline constexpr std::size_t kDefaultNameTemplates = 5;
 inline constexpr std::size_t kMaxNameTemplates = 100;
+// --older-than takes whole days up to this (a century).
+inline constexpr std::int64_t kMaxOlderThanDays = 36500;
 
 struct ReviewOptions {
   std::string gallery;
   double threshold = gallery::kDefaultClusterThreshold;
-  std::string sheets = kDefaultSheetsDir;
+  std::string sheets;  // where `unknowns` writes contact sheets; empty: none are written
   bool json = false;
   std::size_t templates = kDefaultNameTemplates;
 };
 
+// A cluster as name/forget are given it: the key a listing printed, or a bare id (refused
+// when it is a cluster: the membership cannot be checked).
+struct ClusterKey {
+  std::int64_t id = 0;
+  std::optional<std::size_t> size;  // with the digest, or neither
+  std::string digest;               // 8 lowercase hex digits
+};
+
+// "17:5:3fa9c2d1" or "17"; nullopt for anything else.
+std::optional<ClusterKey> parse_cluster_key(const std::string& text);
+// The key of the cluster `id` holding these face ids (any order).
+std::string cluster_key(std::int64_t id, std::vector<std::int64_t> face_ids);
+
 // Each prints what it did on stdout; an error names the gallery (and the cluster).
 gallery::Status list_unknowns(const ReviewOptions& o);
-gallery::Status name_cluster(const ReviewOptions& o, std::int64_t cluster, const std::string& name);
-gallery::Status forget_cluster(const ReviewOptions& o, std::int64_t cluster);
+gallery::Status name_cluster(const ReviewOptions& o, const ClusterKey& cluster, const std::string& name);
+gallery::Status forget_cluster(const ReviewOptions& o, const ClusterKey& cluster);
+// Deletes every unknown face stored more than `days` days ago (0: all of them).
+gallery::Status forget_older_than(const ReviewOptions& o, std::int64_t days);
 
 }  // namespace taconite::gallery_cli
