@@ -60,7 +60,10 @@ for camera in door1 door2; do
 done
 echo "two cameras: an end line each"
 
-[ -f "$astronaut" ] && [ -f "$messi" ] || { echo "no astronaut or messi photo: the gallery run is skipped"; exit 77; }
+if [ ! -f "$astronaut" ] || [ ! -f "$messi" ]; then
+  echo "no astronaut or messi photo: the gallery run is skipped"
+  exit 77
+fi
 gallery="$dir/people.db"
 "$cli" create "$gallery" --bundle "$bundle" > /dev/null
 "$cli" enroll "$gallery" --bundle "$bundle" --name astronaut "$astronaut" > /dev/null
