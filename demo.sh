@@ -43,9 +43,14 @@ done
 scripts/install-deps.sh
 build="${BUILD_DIR:-build}"
 [ -f "$build/build.ninja" ] || meson setup "$build" -Dbuildtype=release
-# What the main job needs, and the CLIs the README uses (build/tools/run_ir18, taconite-gallery).
+# What the main job needs, the CLIs the README uses (build/tools/run_ir18, taconite-gallery) and,
+# when introspection is configured, the GstTaconite typelib of the Python reader (docs/install.md).
+typelib=()
+if ninja -C "$build" -t query gst/meta/GstTaconite-1.0.typelib >/dev/null 2>&1; then
+  typelib=(gst/meta/GstTaconite-1.0.typelib)
+fi
 ninja -C "$build" tools/taconite-mkbundle gst/plugin/libgsttaconite.so tools/run_ir18 tools/run_ir101 \
-  tools/gallery/taconite-gallery
+  tools/gallery/taconite-gallery ${typelib[@]+"${typelib[@]}"}
 
 if [ -z "$bundle" ]; then
   bundle=out/ir18-test-bundle

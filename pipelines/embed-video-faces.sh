@@ -35,6 +35,7 @@ fi
 
 bundle="$(bundle_or_test_bundle "$bundle")"
 
-# facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing: not needed here.
+# facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing, as the element
+# is created (before any property could name other files): not needed here.
 exec /usr/bin/python3 "$here/faces_to_jsonl.py" --bundle "$bundle" ${args[@]+"${args[@]}"} \
   2> >(grep -v 'haarcascade_mcs_' >&2)

@@ -111,8 +111,10 @@ else
 fi
 echo "gst-launch-1.0 ${pipeline[*]}" >&2
 started=$EPOCHREALTIME
-# facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing: not needed here;
-# OpenH264 logs cmInitParaError when drained at EOS, with every frame already written.
+# facedetect's OpenCV logs that its optional nose/mouth/eye cascades are missing, as the element
+# is created (before any property could name other files): not needed here;
+# OpenH264 logs cmInitParaError when drained at EOS, with every frame already written, whatever
+# its settings (README).
 gst-launch-1.0 -q "${pipeline[@]}" 2> >(grep -v -e 'haarcascade_mcs_' -e 'EncodeFrame(), cmInitParaError' >&2)
 /usr/bin/python3 "$here/summarize_faces.py" "$output" --started "$started" \
   --reuse "reinfer-mode=$reinfer_mode$([ "$reinfer_mode" = interval ] && echo " reinfer-interval=$reinfer")" >&2

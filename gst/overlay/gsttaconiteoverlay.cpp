@@ -7,7 +7,9 @@
  * (`landmarks` param) and a label "#<track id> <name> <confidence>" (`object_id` and `identity`
  * params), coloured by the identity state taconiteidentify writes (`identity.label_state`):
  * pending yellow, known green, unknown red, no identity (untracked, or no taconiteidentify
- * upstream) white. The label sits on a black band above the box.
+ * upstream) white. The label sits on a black band above the box (else below it, else inside its
+ * top edge), moved further when it would cover a label drawn before on the frame. Line width, dots
+ * and font are the properties' sizes up to 480 lines and grow with taller frames (at most 4 times).
  *
  * Drawing is in place (OpenCV on the mapped frame): packed RGB-family frames get the colour's
  * bytes, I420 and NV12 its Y'CbCr (the caps' matrix and range) on the luma and the half-resolution
@@ -165,9 +167,11 @@ static GstFlowReturn transform_ip_unguarded(GstTaconiteOverlay* self, GstBuffer*
     return GST_FLOW_ERROR;
   }
   OverlayCanvas canvas = canvas_of(frame);
-  const OverlayStyle style{static_cast<int>(settings.line_width), settings.font_scale, settings.draw_landmarks,
-                           settings.draw_labels};
-  for (const GstVideoRegionOfInterestMeta* roi : rois) draw_face(canvas, read_face_mark(roi), style);
+  const OverlayStyle style = style_for_frame({static_cast<int>(settings.line_width), settings.font_scale,
+                                              settings.draw_landmarks, settings.draw_labels},
+                                             canvas.height());
+  LabelLayout labels(canvas.width(), canvas.height());
+  for (const GstVideoRegionOfInterestMeta* roi : rois) draw_face(canvas, read_face_mark(roi), style, labels);
   GST_LOG_OBJECT(self, "drew %zu faces", rois.size());
   return GST_FLOW_OK;
 }
@@ -197,11 +201,12 @@ static void declare_properties(PropertyTable<GstTaconiteOverlay, Settings>& t) {
             "Draw each face's label \"#<track id> <name> <confidence>\" on a black band above its box. Default: true",
             &Settings::draw_labels, Mutable::AnyTime);
   t.uint("line-width", "Line width",
-         "Width of the box edges in pixels, drawn inside the box (dots have this radius + 1, the text half of "
-         "it). Default: 2",
+         "Width of the box edges in pixels on frames up to 480 lines (taller frames: times height/480, at most 4), "
+         "drawn inside the box (dots have this radius + 1, the text half of it). Default: 2",
          1, kMaxLineWidth, &Settings::line_width, Mutable::AnyTime);
   t.real("font-scale", "Font scale",
-         "Scale of the label font (OpenCV's Hershey simplex; 1 is about 22 pixels high). Default: 0.5", 0.2, 4.0,
+         "Scale of the label font on frames up to 480 lines (taller frames: times height/480, at most 4; OpenCV's "
+         "Hershey simplex, 1 is about 22 pixels high). Default: 0.5", 0.2, 4.0,
          &Settings::font_scale, Mutable::AnyTime);
   t.uint("max-rois", "Maximum ROIs",
          "Draw at most this many ROIs per frame (the first ones of the buffer); the others are left undrawn. "

@@ -1,11 +1,13 @@
 // taconiteoverlay: in every accepted format a face ROI's box, landmarks and label come out in its
 // identity state's colour and the pixels away from it are untouched (read back through a real
 // videoconvert, so the colours are checked against GStreamer's conversion, not ours); hostile
-// ROIs (outside the frame, huge, NaN landmarks, odd 4:2:0 sizes) are survived; the bounds hold.
+// ROIs (outside the frame, huge, NaN landmarks, odd 4:2:0 sizes) are survived; the bounds hold;
+// lines and labels grow with the frame, and neighbouring faces' labels do not cover each other.
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -15,9 +17,11 @@
 #include <tuple>
 #include <vector>
 
+#include "face_drawing.hpp"
 #include "face_frames.hpp"
 #include "face_marks.hpp"
 #include "gst_test_support.hpp"
+#include "label_layout.hpp"
 #include "roi_params.hpp"
 #include "roi_track_param.hpp"
 
@@ -296,6 +300,103 @@ TEST(OverlayTest, DrawsAtMostMaxRois) {
   EXPECT_TRUE(near_colour(drawn.at(101, 75), kBackground, 0)) << "the ROIs past max-rois";
   gst_buffer_unref(out);
   gst_harness_teardown(h);
+}
+
+// The drawn sizes of one face on a frame `height` lines high (16:9): the box's left edge width and
+// the label band's height, both measured in the pixels (the band is black, the background grey).
+struct DrawnSizes {
+  int edge = 0, band = 0;
+};
+DrawnSizes drawn_sizes(int height) {
+  const int width = height * 16 / 9;
+  const guint x = static_cast<guint>(width / 4), y = static_cast<guint>(height / 2), side = static_cast<guint>(height / 4);
+  GstBuffer* in = background_frame("RGB", width, height);
+  taconite::gst::set_roi_track_id(add_face(in, x, y, side, side, {}), 7);
+  GstHarness* h = gst_harness_new("taconiteoverlay");  // the default line width and font scale
+  gst_harness_set_src_caps_str(h, gsttest::video_caps("RGB", width, height).c_str());
+  DrawnSizes sizes;
+  if (gst_harness_push(h, in) == GST_FLOW_OK) {
+    GstBuffer* out = gst_harness_pull(h);
+    const RgbPixels drawn(out, "RGB", width, height);
+    const auto white = [](const Rgb& p) { return std::min({p[0], p[1], p[2]}) > 200; };
+    const auto black = [](const Rgb& p) { return std::max({p[0], p[1], p[2]}) < 12; };
+    const int row = static_cast<int>(y + side / 2), column = static_cast<int>(x) + 1;  // the band's padding
+    while (sizes.edge < static_cast<int>(side) && white(drawn.at(static_cast<int>(x) + sizes.edge, row))) ++sizes.edge;
+    while (sizes.band < static_cast<int>(y) && black(drawn.at(column, static_cast<int>(y) - 1 - sizes.band))) ++sizes.band;
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(h);
+  return sizes;
+}
+
+// The defaults are sized for 480 lines: a 1080p frame gets its box edges and label 2.25 times as
+// large (they were the same few pixels on every frame size), smaller frames keep the defaults.
+TEST(OverlayTest, LinesAndLabelsGrowWithTheFrameHeight) {
+  const DrawnSizes small = drawn_sizes(240), reference = drawn_sizes(480), full_hd = drawn_sizes(1080);
+  EXPECT_EQ(reference.edge, 2);
+  EXPECT_EQ(small.edge, reference.edge);
+  EXPECT_EQ(small.band, reference.band);
+  EXPECT_GT(reference.band, 12);
+  EXPECT_GE(full_hd.edge, 4);
+  EXPECT_GT(full_hd.band, 1.8 * reference.band) << "480 lines: " << reference.band << " px, 1080: " << full_hd.band;
+}
+
+// The style scale is bounded: a huge frame gets at most 4 times the properties' sizes.
+TEST(OverlayTest, StyleScaleIsBounded) {
+  const taconite::gst::OverlayStyle base{3, 0.5, true, true};
+  const auto huge = taconite::gst::style_for_frame(base, 1 << 30);
+  EXPECT_EQ(huge.line_width, 12);
+  EXPECT_DOUBLE_EQ(huge.font_scale, 2.0);
+  EXPECT_EQ(taconite::gst::style_for_frame(base, 0).line_width, 3);
+}
+
+::testing::AssertionResult inside(const taconite::gst::PixelRect& r, int width, int height) {
+  if (r.x >= 0 && r.y >= 0 && r.x + r.width <= width && r.y + r.height <= height) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "band " << r.x << "," << r.y << " " << r.width << "x" << r.height
+                                       << " leaves the " << width << "x" << height << " frame";
+}
+
+// Two faces side by side, closer than a label is wide: the second label goes below its box instead
+// of over the first (both used to sit above their boxes, overlapping).
+TEST(LabelLayoutTest, NeighbouringFacesLabelsDoNotIntersect) {
+  using taconite::gst::PixelRect;
+  taconite::gst::LabelLayout layout(640, 480);
+  const PixelRect left_face{100, 200, 60, 60}, right_face{170, 200, 60, 60};
+  const PixelRect first = layout.place(left_face, 150, 20), second = layout.place(right_face, 150, 20);
+  EXPECT_EQ(first.y, 180) << "above its box";
+  EXPECT_EQ(first.x, 100);
+  EXPECT_FALSE(taconite::gst::rects_intersect(first, second));
+  EXPECT_EQ(second.y, 260) << "below its box";
+  EXPECT_EQ(second.x, 170);
+}
+
+// A row of ten touching faces with labels three faces wide, along the frame's top (no room above):
+// every label lands inside the frame and none covers another.
+TEST(LabelLayoutTest, ARowOfFacesGetsLabelsThatCoverNoOther) {
+  using taconite::gst::PixelRect;
+  constexpr int width = 640, height = 480;
+  taconite::gst::LabelLayout layout(width, height);
+  std::vector<PixelRect> bands;
+  for (int i = 0; i < 10; ++i) bands.push_back(layout.place({i * 40, 0, 40, 40}, 120, 16));
+  EXPECT_EQ(bands[0].y, 40) << "below the first box (no room above)";
+  for (std::size_t i = 0; i < bands.size(); ++i) {
+    EXPECT_TRUE(inside(bands[i], width, height));
+    for (std::size_t j = 0; j < i; ++j)
+      EXPECT_FALSE(taconite::gst::rects_intersect(bands[i], bands[j])) << "labels " << j << " and " << i;
+  }
+}
+
+// Bounded work: hundreds of faces on one spot each get a band in the frame (the first place once
+// every place is taken), and a band wider than the frame starts at its left edge.
+TEST(LabelLayoutTest, CrowdedAndOversizedLabelsStayInTheFrame) {
+  taconite::gst::LabelLayout layout(160, 120);
+  for (int i = 0; i < 256; ++i) {
+    const taconite::gst::PixelRect band = layout.place({60, 60, 20, 20}, 40, 12);
+    ASSERT_TRUE(inside(band, 160, 120)) << "label " << i;
+  }
+  const taconite::gst::PixelRect wide = layout.place({150, 10, 5, 5}, 400, 12);
+  EXPECT_EQ(wide.x, 0);
+  EXPECT_GE(wide.y, 0);
 }
 
 // The label reads "#<track> <name> <confidence>", each part when known, in printable ASCII, bounded.
