@@ -4,7 +4,9 @@
 
 #include <cmath>
 
-#include "json_text.hpp"
+#include "json_parse.hpp"
+#include "json_write.hpp"
+#include "utf8_repair.hpp"
 
 namespace taconite::gallery {
 
@@ -54,16 +56,88 @@ Result<std::string> canonical_metadata(std::string_view text) {
   if (text.size() > kMaxMetadataBytes)
     return Error{ErrorKind::Input, "metadata of " + std::to_string(text.size()) + " bytes, at most " +
                                        std::to_string(kMaxMetadataBytes)};
-  Result<JsonNodePtr> node = parse_json(text);
+  Result<json::JsonNodePtr> node = json::parse_json(text);
   if (!node) return Error{ErrorKind::Input, "metadata must be a JSON object: " + node.error().message};
   if (!JSON_NODE_HOLDS_OBJECT(node.value().get()))
-    return Error{ErrorKind::Input, "metadata must be a JSON object ({...}), not " + json_kind(node.value().get())};
-  if (!json_numbers_finite(node.value().get()))
+    return Error{ErrorKind::Input, "metadata must be a JSON object ({...}), not " + json::json_kind(node.value().get())};
+  if (!json::json_numbers_finite(node.value().get()))
     return Error{ErrorKind::Input, "metadata holds a number too large for a double"};
-  gchar* compact = json_to_string(node.value().get(), FALSE);
-  std::string out = compact;
-  g_free(compact);
+  return json::write_json(node.value().get());
+}
+
+namespace {
+
+// Whether `token` is a number with an exponent followed by ".0" (`1e+20.0`, `-2.5E-7.0`): json-glib
+// 1.6 appended ".0" to every double it printed without a '.', so galleries it wrote hold these.
+bool glib_exponent_form(std::string_view token) {
+  if (token.size() < 5 || !token.ends_with(".0")) return false;
+  const std::string_view number = token.substr(0, token.size() - 2);
+  const std::size_t e = number.find_first_of("eE");
+  if (e == std::string_view::npos || e + 1 >= number.size()) return false;
+  const std::size_t digits = e + 1 + (number[e + 1] == '+' || number[e + 1] == '-');
+  return digits < number.size() && number.find_first_not_of("0123456789", digits) == std::string_view::npos;
+}
+
+// `text` with the ".0" of every such number outside a string dropped; `changed` says whether any was.
+std::string without_glib_exponent_suffix(std::string_view text, bool* changed) {
+  constexpr std::string_view kNumberChars = "0123456789+-.eE";
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c != '-' && (c < '0' || c > '9')) {
+      out += c;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() && kNumberChars.find(text[end]) != std::string_view::npos) ++end;
+    const std::string_view token = text.substr(i, end - i);
+    const bool suffixed = glib_exponent_form(token);
+    out += suffixed ? token.substr(0, token.size() - 2) : token;
+    *changed = *changed || suffixed;
+    i = end - 1;
+  }
   return out;
+}
+
+}  // namespace
+
+StoredMetadata read_stored_metadata(std::string_view text) {
+  StoredMetadata read;
+  if (Result<json::JsonNodePtr> node = json::parse_json(text); node && JSON_NODE_HOLDS_OBJECT(node.value().get())) {
+    if (!json::json_numbers_finite(node.value().get())) read.problem = "holds a number too large for a double (written as null)";
+    read.object = std::move(node.value());
+    return read;
+  }
+  std::size_t replaced = 0;
+  bool renumbered = false;
+  const std::string mended = without_glib_exponent_suffix(json::repaired_utf8(text, &replaced), &renumbered);
+  Result<json::JsonNodePtr> node = json::parse_json(mended);
+  if (node && JSON_NODE_HOLDS_OBJECT(node.value().get()) && (replaced || renumbered)) {
+    read.problem = std::string("is not valid JSON (") +
+                   (renumbered ? "numbers as json-glib 1.6 wrote them, e.g. 1e+20.0" : "") +
+                   (renumbered && replaced ? "; " : "") + (replaced ? "bytes that are not UTF-8" : "") +
+                   "): written mended";
+    if (!json::json_numbers_finite(node.value().get())) read.problem += ", a number too large for a double as null";
+    read.object = std::move(node.value());
+    return read;
+  }
+  read.problem = "is not a JSON object (" + (node ? "it is " + json::json_kind(node.value().get()) : node.error().message) +
+                 "): written as a string";
+  read.text = json::repaired_utf8(text);
+  return read;
 }
 
 std::string printable_source(std::string_view source) {

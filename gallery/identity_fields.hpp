@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gallery_store.hpp"
+#include "json_parse.hpp"
 
 namespace taconite::gallery {
 
@@ -23,8 +24,21 @@ Status check_identity_name(std::string_view name);
 Status check_name_like(std::string_view what, std::string_view name);
 
 // The metadata as stored: "{}" for empty text; a JSON object (at most kMaxMetadataBytes, no
-// non-finite number) re-written compactly on one line; anything else is an input error.
+// non-finite number) re-written compactly on one line (json_write.hpp); anything else is an input error.
 Result<std::string> canonical_metadata(std::string_view text);
+
+// Stored metadata read back for a reader that must write it out (export). Galleries written before
+// it was checked, by json-glib 1.6 (which stored 1e20 as `1e+20.0`) or by sqlite3 may hold text that
+// is not JSON. Such text is mended when it can be: bytes that are not UTF-8 become U+FFFD and
+// json-glib's ".0" after an exponent is dropped; `object` is then the object and `problem` says what
+// was mended. Text that is still no JSON object leaves `object` null, `text` the stored text (UTF-8
+// mended) and `problem` why. `problem` is empty for valid metadata.
+struct StoredMetadata {
+  json::JsonNodePtr object;
+  std::string text;
+  std::string problem;
+};
+StoredMetadata read_stored_metadata(std::string_view text);
 
 // The source as stored: invalid UTF-8 and control characters replaced by U+FFFD, cut (at a
 // character boundary) to kMaxSourceBytes. A source is informational, so it is mended, not refused.

@@ -15,6 +15,7 @@
 #include "embedding_status.hpp"
 #include "roi_landmarks.hpp"
 #include "face_selection.hpp"
+#include "json_write.hpp"
 #include "roi_params.hpp"
 #include "roi_track_param.hpp"
 
@@ -22,8 +23,8 @@ namespace taconite::gst {
 
 namespace {
 
-// JSON has no NaN or infinity (json-glib would print `nan.0`, which no parser accepts): a value
-// that is not finite is written as null (docs/faces-message.md).
+// JSON has no NaN or infinity: a value that is not finite is written as null (docs/faces-message.md;
+// json_write.hpp would write it as null too, this keeps the tree honest).
 void add_number(JsonBuilder* b, double value) {
   if (std::isfinite(value))
     json_builder_add_double_value(b, value);
@@ -80,7 +81,7 @@ void add_embedding(JsonBuilder* b, const GstTaconiteEmbeddingMeta* meta, Embeddi
   json_builder_set_member_name(b, "embedding");
   if (format == EmbeddingFormat::Array) {
     json_builder_begin_array(b);
-    // json-glib prints doubles with 17 significant digits: ~20 bytes a value (base64 takes 5.3).
+    // A float32 as the shortest text of its double: up to ~20 bytes a value (base64 takes 5.3).
     for (guint i = 0; i < meta->dim; ++i) add_number(b, meta->embedding[i]);
     json_builder_end_array(b);
     return;
@@ -247,7 +248,7 @@ std::string utc_text(gint64 utc_us) {
   return text;
 }
 
-std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& context) {
+std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& context, json::Repairs* repairs) {
   const std::vector<GstVideoRegionOfInterestMeta*> all = buffer_rois(buffer);
   std::vector<const GstVideoRegionOfInterestMeta*> rois;
   for (const GstVideoRegionOfInterestMeta* roi : all)
@@ -290,9 +291,7 @@ std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& 
   json_builder_end_object(b);
 
   JsonNode* root = json_builder_get_root(b);
-  gchar* text = json_to_string(root, FALSE);
-  std::string document(text);
-  g_free(text);
+  std::string document = json::write_json(root, repairs);
   json_node_unref(root);
   g_object_unref(b);
   return document;

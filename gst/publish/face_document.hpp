@@ -1,13 +1,17 @@
 // The JSON document taconitepublish sends for one frame (schema "taconite-faces/1",
 // docs/faces-message.md): the frame's identity and timing plus one object per face, read from the
 // buffer's ROI metas (box, taconitetrack's object_id, landmarks, taconiteidentify's label) and
-// taconiteadaface's embedding metas. Built with json-glib.
+// taconiteadaface's embedding metas. Built as a json-glib tree, written by json_write.hpp.
 #pragma once
 
 #include <gst/gst.h>
 
 #include <optional>
 #include <string>
+
+namespace taconite::json {
+struct Repairs;
+}
 
 namespace taconite::gst {
 
@@ -35,7 +39,10 @@ struct FrameContext {
 std::string utc_text(gint64 utc_us);
 
 // The frame's document as one line of JSON (no newline), or nothing when the frame has no faces
-// and `publish_empty` is false. Reads the buffer only.
-std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& context);
+// and `publish_empty` is false. Reads the buffer only. Valid JSON whatever the metas hold: a string
+// that is not UTF-8 (a label an upstream element set, the stream name) is written with U+FFFD and
+// counted in `repairs` when given.
+std::optional<std::string> face_document(GstBuffer* buffer, const FrameContext& context,
+                                         json::Repairs* repairs = nullptr);
 
 }  // namespace taconite::gst

@@ -52,6 +52,7 @@
 #include "cxx_boundary.hpp"
 #include "face_document.hpp"
 #include "input_file.hpp"
+#include "json_write.hpp"
 #include "jsonl_file.hpp"
 #include "mqtt_publisher.hpp"
 #include "property_table.hpp"
@@ -111,6 +112,8 @@ struct Output {
   GstClockTime last_pts = GST_CLOCK_TIME_NONE;
   std::unique_ptr<JsonLinesFile> file;
   std::unique_ptr<MqttPublisher> mqtt;
+  taconite::json::Repairs repairs;  // of the frame documents (the track events count their own)
+  bool repair_warned = false;  // the first string that was not UTF-8 is warned about once per start
 };
 
 std::string substitute_stream(std::string topic, const std::string& stream) {
@@ -325,6 +328,22 @@ static void update_track_counters(GstTaconitePublish* self, const Output& out) {
   (*self->counters)->best_faces_dropped = out.tracks->faces_dropped();
 }
 
+// Strings that were not UTF-8 (a label an upstream element set, the stream name) went out with
+// U+FFFD: counted (strings-repaired), and the first one warned about, naming its member.
+static void update_repair_count(GstTaconitePublish* self, Output& out) {
+  const taconite::json::Repairs none;
+  const taconite::json::Repairs& events = out.tracks ? out.tracks->repairs() : none;
+  (*self->counters)->strings_repaired = out.repairs.strings + events.strings;
+  if (out.repair_warned || out.repairs.strings + events.strings == 0) return;
+  out.repair_warned = true;
+  const bool in_frames = out.repairs.strings != 0;
+  GST_ELEMENT_WARNING(self, STREAM, FORMAT,
+                      ("a string to publish is not valid UTF-8 (\"%s\" of a %s document): published with U+FFFD "
+                       "in place of the bad bytes, counted in strings-repaired",
+                       (in_frames ? out.repairs : events).first.c_str(), in_frames ? "faces" : "tracks"),
+                      (nullptr));
+}
+
 // Ends every open track (end of stream, flush, a new stream): their end events go out.
 static bool end_tracks(GstTaconitePublish* self, Output& out, const char* reason) {
   if (!out.tracks) return true;
@@ -332,6 +351,7 @@ static bool end_tracks(GstTaconitePublish* self, Output& out, const char* reason
       GST_CLOCK_TIME_IS_VALID(out.last_pts) ? std::optional<std::uint64_t>(out.last_pts) : std::nullopt;
   const bool sent = send(self, out, out.tracks_topic, out.tracks->end_all(reason, EventTime{g_get_real_time(), pts}));
   update_track_counters(self, out);
+  update_repair_count(self, out);
   return sent;
 }
 
@@ -346,7 +366,8 @@ static GstFlowReturn transform_ip_unguarded(GstBaseTransform* trans, GstBuffer* 
                              : GST_CLOCK_TIME_NONE;
   context.utc_us = g_get_real_time();
   out->last_pts = context.pts;
-  std::optional<std::string> document = out->frames ? face_document(buffer, context) : std::nullopt;
+  std::optional<std::string> document = out->frames ? face_document(buffer, context, &out->repairs) : std::nullopt;
+  update_repair_count(self, *out);
   ++context.frame;
   if (document && !send(self, *out, out->topic, {std::move(*document)})) return GST_FLOW_ERROR;
   if (out->tracks) {
@@ -355,6 +376,7 @@ static GstFlowReturn transform_ip_unguarded(GstBaseTransform* trans, GstBuffer* 
                                            : std::nullopt};
     std::vector<std::string> events = out->tracks->frame(buffer, out->info_known ? &out->info : nullptr, at);
     update_track_counters(self, *out);
+    update_repair_count(self, *out);
     if (!send(self, *out, out->tracks_topic, std::move(events))) return GST_FLOW_ERROR;
   }
   return GST_FLOW_OK;
@@ -520,6 +542,10 @@ static void declare_properties(PropertyTable<GstTaconitePublish, Settings>& t) {
             "best-face=path|base64: better faces not kept since the element started (the writer's queue was "
             "full, or the file could not be written)",
             [](GstTaconitePublish& self) -> guint64 { return (*self.counters)->best_faces_dropped; });
+  t.counter("strings-repaired", "Strings repaired",
+            "Strings published since the element started that were not valid UTF-8 (e.g. a label an upstream "
+            "element set): their bad bytes were replaced by U+FFFD, the first one is warned about on the bus",
+            [](GstTaconitePublish& self) -> guint64 { return (*self.counters)->strings_repaired; });
 }
 
 static void finalize(GObject* object) {

@@ -55,6 +55,7 @@ struct PublishCounters {
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<std::uint64_t> tracks_evicted{0};      // messages=tracks|both: ended early by max-tracks
   std::atomic<std::uint64_t> best_faces_dropped{0};  // best faces not written (queue full, write failed)
+  std::atomic<std::uint64_t> strings_repaired{0};    // strings written with U+FFFD for bytes that are not UTF-8
 };
 
 class MqttPublisher {

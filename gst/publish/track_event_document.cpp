@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "face_document.hpp"
+#include "json_write.hpp"
 
 namespace taconite::gst {
 
@@ -76,7 +77,7 @@ const char* event_name(TrackEvent::Kind kind) {
 
 }  // namespace
 
-std::string track_event_document(const TrackEvent& event, const std::string& stream) {
+std::string track_event_document(const TrackEvent& event, const std::string& stream, json::Repairs* repairs) {
   const TrackState& track = event.track;
   JsonBuilder* b = json_builder_new();
   json_builder_begin_object(b);
@@ -104,9 +105,7 @@ std::string track_event_document(const TrackEvent& event, const std::string& str
   }
   json_builder_end_object(b);
   JsonNode* root = json_builder_get_root(b);
-  gchar* text = json_to_string(root, FALSE);
-  std::string document(text);
-  g_free(text);
+  std::string document = json::write_json(root, repairs);
   json_node_unref(root);
   g_object_unref(b);
   return document;

@@ -5,10 +5,17 @@
 
 #include "track_book.hpp"
 
+namespace taconite::json {
+struct Repairs;
+}
+
 namespace taconite::gst {
 
 inline constexpr const char* kTracksSchema = "taconite-tracks/1";
 
-std::string track_event_document(const TrackEvent& event, const std::string& stream);
+// Written by json_write.hpp: valid JSON whatever the strings hold; a string that is not UTF-8 (a
+// label set upstream) is written with U+FFFD and counted in `repairs` when given.
+std::string track_event_document(const TrackEvent& event, const std::string& stream,
+                                 json::Repairs* repairs = nullptr);
 
 }  // namespace taconite::gst

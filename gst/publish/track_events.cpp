@@ -23,10 +23,10 @@ void TrackEvents::collect_finished(const EventTime& at, std::vector<TrackEvent>&
   for (EncodedFace& face : writer_->take_finished()) book_.face_ready(std::move(face), at, events);
 }
 
-std::vector<std::string> TrackEvents::documents(const std::vector<TrackEvent>& events) const {
+std::vector<std::string> TrackEvents::documents(const std::vector<TrackEvent>& events) {
   std::vector<std::string> lines;
   lines.reserve(events.size());
-  for (const TrackEvent& event : events) lines.push_back(track_event_document(event, settings_.stream));
+  for (const TrackEvent& event : events) lines.push_back(track_event_document(event, settings_.stream, &repairs_));
   return lines;
 }
 

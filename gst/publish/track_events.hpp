@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "best_face_writer.hpp"
+#include "json_write.hpp"
 #include "track_book.hpp"
 
 namespace taconite::gst {
@@ -39,16 +40,19 @@ class TrackEvents {
 
   std::uint64_t evicted() const { return book_.evicted(); }
   std::uint64_t faces_dropped() const { return writer_ ? writer_->dropped() : 0; }
+  // Strings of the events written so far that were not UTF-8 (a label set upstream).
+  const json::Repairs& repairs() const { return repairs_; }
 
  private:
   explicit TrackEvents(const TrackEventsSettings& settings)
       : settings_(settings), book_(settings.timeout_frames, settings.max_tracks) {}
   void collect_finished(const EventTime& at, std::vector<TrackEvent>& events);
-  std::vector<std::string> documents(const std::vector<TrackEvent>& events) const;
+  std::vector<std::string> documents(const std::vector<TrackEvent>& events);
 
   TrackEventsSettings settings_;
   TrackBook book_;
   std::unique_ptr<BestFaceWriter> writer_;
+  json::Repairs repairs_;
 };
 
 }  // namespace taconite::gst

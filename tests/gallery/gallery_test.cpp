@@ -17,6 +17,7 @@
 #include "gallery_index.hpp"
 #include "gallery_store.hpp"
 #include "identity_fields.hpp"
+#include "json_write.hpp"
 #include "model_fingerprint.hpp"
 
 namespace {
@@ -233,6 +234,8 @@ TEST_F(GalleryTest, MetadataMustBeAJsonObjectAndIsStoredCompact) {
       {"{'a': 1}", "single quotes and comments"},
       {"{/* \" */ \"a\": 1}", "single quotes and comments"},
       {"{\"a\": 1e999}", "too large"},
+      {"{\"a\": 99999999999999999999}", "the integer 99999999999999999999 is beyond 64 bits"},  // json-glib: -1
+      {"{\"a\": [-9223372036854775809]}", "beyond 64 bits"},
       {"{\"a\":" + std::string(40, '[') + std::string(40, ']') + "}", "nested 41 levels deep"},
       {std::string(kMaxMetadataBytes + 1, ' '), "at most 65536"},
   };
@@ -245,6 +248,41 @@ TEST_F(GalleryTest, MetadataMustBeAJsonObjectAndIsStoredCompact) {
   ASSERT_TRUE(store.enroll("alice", "{ \"team\" :\n [1, \"nasa\"] }", one).ok());
   EXPECT_EQ(store.identities().value().at(0).metadata, R"({"team":[1,"nasa"]})");
   EXPECT_EQ(canonical_metadata("").value(), "{}");
+}
+
+// json-glib 1.6 stored 1e20 as `1e+20.0` (not JSON); the metadata is now written by json_write.
+TEST_F(GalleryTest, MetadataNumbersAreStoredAsValidJsonInShortestForm) {
+  EXPECT_EQ(canonical_metadata(R"({"a":1e20,"b":1e-300,"c":[1e17, 1E+308, 5e-324, -0.0, 0.1, 2.50, 7]})").value(),
+            R"({"a":1e+20,"b":1e-300,"c":[1e+17,1e+308,5e-324,-0.0,0.1,2.5,7]})");
+}
+
+TEST_F(GalleryTest, StoredMetadataThatIsNotJsonIsMendedOrKeptAsText) {
+  const StoredMetadata valid = read_stored_metadata(R"({"a":1e+20,"s":"1e+20.0"})");
+  ASSERT_TRUE(valid.object);
+  EXPECT_EQ(valid.problem, "");
+  EXPECT_EQ(taconite::json::write_json(valid.object.get()), R"({"a":1e+20,"s":"1e+20.0"})");
+
+  // What json-glib 1.6 stored; the ".0" inside a string stays.
+  const StoredMetadata legacy = read_stored_metadata(R"({"a":1e+20.0,"b":[1e-300.0,-2.5E+17.0],"s":"1e+20.0"})");
+  ASSERT_TRUE(legacy.object);
+  EXPECT_EQ(taconite::json::write_json(legacy.object.get()), R"({"a":1e+20,"b":[1e-300,-2.5e+17],"s":"1e+20.0"})");
+  EXPECT_NE(legacy.problem.find("json-glib 1.6"), std::string::npos) << legacy.problem;
+
+  const StoredMetadata bytes = read_stored_metadata("{\"team\":\"caf\xC3\"}");
+  ASSERT_TRUE(bytes.object);
+  EXPECT_EQ(taconite::json::write_json(bytes.object.get()), "{\"team\":\"caf\xEF\xBF\xBD\"}");
+  EXPECT_NE(bytes.problem.find("not UTF-8"), std::string::npos) << bytes.problem;
+
+  for (const char* text : {"badge 7", "[1]", "{\"a\":1e+20.0.0}"}) {
+    const StoredMetadata kept = read_stored_metadata(text);
+    EXPECT_FALSE(kept.object) << text;
+    EXPECT_EQ(kept.text, text);
+    EXPECT_NE(kept.problem.find("written as a string"), std::string::npos) << kept.problem;
+  }
+  const StoredMetadata huge = read_stored_metadata(R"({"a":1e999})");
+  ASSERT_TRUE(huge.object);
+  EXPECT_EQ(taconite::json::write_json(huge.object.get()), R"({"a":null})");
+  EXPECT_NE(huge.problem.find("too large"), std::string::npos) << huge.problem;
 }
 
 TEST_F(GalleryTest, NonFiniteEmbeddingsAndNormsAreRefused) {

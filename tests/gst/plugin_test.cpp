@@ -131,7 +131,7 @@ TEST_F(PluginTest, RegistersTaconitepublishWithDocumentedProperties) {
                                       "tls-key", "max-pending", "retry-at-start", "messages", "tracks-topic",
                                       "track-timeout", "max-tracks", "best-face", "best-face-dir",
                                       "best-face-max-files", "best-face-max-bytes", "messages-published",
-                                      "messages-dropped", "tracks-evicted", "best-faces-dropped"}));
+                                      "messages-dropped", "tracks-evicted", "best-faces-dropped", "strings-repaired"}));
   gst_object_unref(element);
 }
 

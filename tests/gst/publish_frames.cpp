@@ -159,11 +159,11 @@ std::string strict_json_problem(const std::vector<std::string>& documents) {
       "import json, sys\n"
       "def refuse(name):\n"
       "    raise ValueError('not JSON: ' + name)\n"
-      "for number, line in enumerate(open(sys.argv[1], encoding='utf-8'), 1):\n"
+      "for number, raw in enumerate(open(sys.argv[1], 'rb'), 1):\n"
       "    try:\n"
-      "        json.loads(line, parse_constant=refuse)\n"
-      "    except ValueError as e:\n"
-      "        sys.exit(f'line {number}: {e}: {line.strip()}')\n";
+      "        json.loads(raw.decode('utf-8', errors='strict'), parse_constant=refuse)\n"
+      "    except ValueError as e:\n"  // UnicodeDecodeError is one
+      "        sys.exit(f'line {number}: {e}: {raw[:300]!r}')\n";
   const gchar* argv[] = {"/usr/bin/python3", "-c", script.c_str(), path, nullptr};
   gchar* errors = nullptr;
   gint status = -1;

@@ -31,9 +31,9 @@ GstHarness* publish_harness(const std::vector<std::pair<std::string, std::string
 // members and types schema taconite-faces/1 requires (docs/faces-message.md). The caller unrefs.
 JsonNode* parse_document(const std::string& line);
 
-// "" when every one of `documents` is standard JSON to a strict parser (Python's json with
-// parse_constant refusing NaN and Infinity; a line like `"norm":nan.0` fails any parser), else
-// the parser's complaint. Needs /usr/bin/python3.
+// "" when every one of `documents` is valid UTF-8 (decoded strictly) and standard JSON to a strict
+// parser (Python's json with parse_constant refusing NaN and Infinity; a line like `"norm":nan.0` or
+// `1e+17.0` fails any parser), else the parser's complaint. Needs /usr/bin/python3.
 std::string strict_json_problem(const std::vector<std::string>& documents);
 
 // A frame (as face_frame) whose first face carries NaN and infinite values wherever the document

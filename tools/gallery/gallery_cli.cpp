@@ -102,6 +102,7 @@ int fail(const std::string& message) {
   return kExitError;
 }
 int fail(const Error& error) { return fail(error.message); }
+void warn(const std::string& message) { std::fprintf(stderr, "%s: warning: %s\n", kProgram, message.c_str()); }
 int done(const gallery::Status& s) { return s ? kExitOk : fail(s.error()); }
 
 template <typename T>
@@ -401,12 +402,12 @@ int export_gallery(const Options& o) {
   Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
   if (!store) return fail(store.error());
   if (o.args.empty()) {
-    gallery::Status s = gallery_cli::export_jsonl(store.value(), std::cout);
+    gallery::Status s = gallery_cli::export_jsonl(store.value(), std::cout, warn);
     return s ? kExitOk : fail(s.error());
   }
   std::ofstream out(o.args[0], std::ios::trunc);
   if (!out) return fail(o.args[0] + ": cannot be written");
-  gallery::Status s = gallery_cli::export_jsonl(store.value(), out);
+  gallery::Status s = gallery_cli::export_jsonl(store.value(), out, warn);
   return s ? kExitOk : fail(o.args[0] + ": " + s.error().message);
 }
 

@@ -12,15 +12,17 @@
 #include "bundle/regular_file.hpp"
 #include "common/failure.hpp"
 #include "identity_fields.hpp"
-#include "json_text.hpp"
+#include "json_parse.hpp"
+#include "json_write.hpp"
 #include "line_reader.hpp"
+#include "utf8_repair.hpp"
 
 namespace taconite::gallery_cli {
 
 namespace {
 
 using gallery::GalleryStore;
-using gallery::JsonNodePtr;
+using json::JsonNodePtr;
 
 struct GObjectDeleter {
   void operator()(gpointer p) const { g_object_unref(p); }
@@ -28,25 +30,20 @@ struct GObjectDeleter {
 template <typename T>
 using GPtr = std::unique_ptr<T, GObjectDeleter>;
 
-std::string to_json(JsonBuilder* builder) {
+std::string to_json(JsonBuilder* builder, json::Repairs* repairs = nullptr) {
   JsonNodePtr root(json_builder_get_root(builder));
-  GPtr<JsonGenerator> generator(json_generator_new());
-  json_generator_set_root(generator.get(), root.get());
-  gchar* text = json_generator_to_data(generator.get(), nullptr);
-  std::string out = text;
-  g_free(text);
-  return out;
+  return json::write_json(root.get(), repairs);
 }
 
-// The stored metadata as a JSON node: an empty object for text that is not one (a gallery written
-// before metadata was checked may hold any text).
-JsonNode* metadata_node(const std::string& metadata) {
-  Result<JsonNodePtr> node = gallery::parse_json(metadata);
-  if (node && JSON_NODE_HOLDS_OBJECT(node.value().get()) && gallery::json_numbers_finite(node.value().get()))
-    return node.value().release();
-  JsonNode* empty = json_node_new(JSON_NODE_OBJECT);
-  json_node_take_object(empty, json_object_new());
-  return empty;
+// The stored metadata as a JSON node (the caller owns it): the object, mended if need be, or the
+// stored text as a string when it is no JSON object; what was wrong goes to `problem`.
+JsonNode* metadata_node(const std::string& metadata, std::string& problem) {
+  gallery::StoredMetadata read = gallery::read_stored_metadata(metadata);
+  problem = read.problem;
+  if (read.object) return read.object.release();
+  JsonNode* text = json_node_new(JSON_NODE_VALUE);
+  json_node_set_string(text, read.text.c_str());
+  return text;
 }
 
 // A member of a line, type-checked; the error names the line, the member and what it holds.
@@ -60,7 +57,7 @@ class LineObject {
   }
   Error wrong(const char* name, const char* wanted, JsonNode* node) const {
     return Error{ErrorKind::Input,
-                 where_ + "\"" + name + "\" must be " + wanted + ", not " + gallery::json_kind(node)};
+                 where_ + "\"" + name + "\" must be " + wanted + ", not " + json::json_kind(node)};
   }
   Error missing(const char* name, const char* wanted) const {
     return Error{ErrorKind::Input, where_ + "\"" + name + "\" (" + wanted + ") is missing"};
@@ -194,10 +191,10 @@ Result<ImportSummary> import_lines(const std::filesystem::path& path, const std:
     if (!got) return Error{got.error().kind, where + got.error().message};
     if (!got.value()) break;
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    Result<JsonNodePtr> node = gallery::parse_json(text);
+    Result<JsonNodePtr> node = json::parse_json(text);
     if (!node) return Error{ErrorKind::Input, where + node.error().message};
     if (!JSON_NODE_HOLDS_OBJECT(node.value().get()))
-      return Error{ErrorKind::Input, where + "a line must be a JSON object, not " + gallery::json_kind(node.value().get())};
+      return Error{ErrorKind::Input, where + "a line must be a JSON object, not " + json::json_kind(node.value().get())};
     const LineObject line(json_node_get_object(node.value().get()), where);
 
     if (!store) {
@@ -218,9 +215,7 @@ Result<ImportSummary> import_lines(const std::filesystem::path& path, const std:
     std::string metadata;
     if (JsonNode* meta = line.find("metadata")) {
       if (!JSON_NODE_HOLDS_OBJECT(meta)) return line.wrong("metadata", "an object", meta);
-      gchar* meta_text = json_to_string(meta, FALSE);
-      metadata = meta_text;
-      g_free(meta_text);
+      metadata = json::write_json(meta);
     }
     Result<std::optional<gallery::NewTemplate>> t = read_template(line, dim);
     if (!t) return t.error();
@@ -241,7 +236,7 @@ Result<ImportSummary> import_lines(const std::filesystem::path& path, const std:
 
 }  // namespace
 
-gallery::Status export_jsonl(const GalleryStore& store, std::ostream& out) {
+gallery::Status export_jsonl(const GalleryStore& store, std::ostream& out, const ExportWarning& warn) {
   // One read transaction: a write meanwhile must not give templates of an identity not listed.
   Result<GalleryStore::ReadSnapshot> snapshot = store.read_snapshot();
   if (!snapshot) return snapshot.error();
@@ -274,13 +269,16 @@ gallery::Status export_jsonl(const GalleryStore& store, std::ostream& out) {
   out << to_json(header.get()) << "\n";
 
   for (const gallery::IdentityRow& identity : identities.value()) {
+    std::string metadata_problem;
+    JsonNodePtr metadata(metadata_node(identity.metadata, metadata_problem));
+    json::Repairs repairs;  // strings of this identity's lines that are not UTF-8 (stored before the checks)
     auto line = [&](const gallery::TemplateRow* t) {
       GPtr<JsonBuilder> b(json_builder_new());
       json_builder_begin_object(b.get());
       json_builder_set_member_name(b.get(), "name");
       json_builder_add_string_value(b.get(), identity.name.c_str());
       json_builder_set_member_name(b.get(), "metadata");
-      json_builder_add_value(b.get(), metadata_node(identity.metadata));
+      json_builder_add_value(b.get(), json_node_copy(metadata.get()));
       if (t) {
         json_builder_set_member_name(b.get(), "embedding");
         json_builder_begin_array(b.get());
@@ -294,7 +292,7 @@ gallery::Status export_jsonl(const GalleryStore& store, std::ostream& out) {
         json_builder_add_int_value(b.get(), t->created_unix);
       }
       json_builder_end_object(b.get());
-      out << to_json(b.get()) << "\n";
+      out << to_json(b.get(), &repairs) << "\n";
     };
     bool any = false;
     for (const gallery::TemplateRow& t : templates.value())
@@ -303,6 +301,13 @@ gallery::Status export_jsonl(const GalleryStore& store, std::ostream& out) {
         any = true;
       }
     if (!any) line(nullptr);
+    // Named by id and (mended) name: what the gallery held that was written mended, once per identity.
+    const std::string who = store.path().string() + ": identity " + std::to_string(identity.id) + " \"" +
+                            json::repaired_utf8(identity.name) + "\": ";
+    if (!metadata_problem.empty()) warn(who + "its metadata " + metadata_problem);
+    if (repairs.strings)
+      warn(who + "\"" + repairs.first + "\"" + (repairs.strings > 1 ? " and other strings" : "") +
+           " held bytes that are not UTF-8, written as U+FFFD");
   }
   out.flush();
   if (!out) return Error{ErrorKind::Io, "writing the export failed"};

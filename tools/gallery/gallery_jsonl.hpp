@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -17,7 +18,12 @@
 
 namespace taconite::gallery_cli {
 
-gallery::Status export_jsonl(const gallery::GalleryStore& store, std::ostream& out);
+// Called with each problem of what the gallery holds that export mends rather than refuses (text
+// written before the checks: metadata that is no valid JSON, bytes that are not UTF-8), naming the
+// identity; the line is still written, as valid JSON (gallery::read_stored_metadata, json_write.hpp).
+using ExportWarning = std::function<void(const std::string&)>;
+
+gallery::Status export_jsonl(const gallery::GalleryStore& store, std::ostream& out, const ExportWarning& warn);
 
 // The "taconite_gallery" member of the header line: the version of this JSON lines format (not the
 // gallery file's schema version).

@@ -15,6 +15,7 @@
 #include "contact_sheet.hpp"
 #include "identity_fields.hpp"
 #include "iso_time.hpp"
+#include "json_write.hpp"
 #include "unix_time.hpp"
 
 namespace taconite::gallery_cli {
@@ -107,9 +108,7 @@ std::string json_line(const UnknownCluster& c, const ClusterSummary& s, const st
     json_builder_add_string_value(b, sheet.c_str());
   json_builder_end_object(b);
   JsonNode* root = json_builder_get_root(b);
-  gchar* text = json_to_string(root, FALSE);
-  std::string line = text;
-  g_free(text);
+  std::string line = json::write_json(root);
   json_node_unref(root);
   g_object_unref(b);
   return line;

@@ -1,18 +1,40 @@
-#include "json_text.hpp"
+#include "json_parse.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
-namespace taconite::gallery {
+namespace taconite::json {
 
 namespace {
 
-// What keeps `text` from the parse: too deep, or a token json-glib reads but strict JSON has not.
+// json-glib reads an integer beyond 64 bits as -1, silently: such a token is refused instead.
+std::string integer_problem(std::string_view token) {
+  if (token.find_first_of(".eE") != std::string_view::npos) return {};  // a double: json-glib reads it right
+  std::int64_t value = 0;
+  if (std::from_chars(token.data(), token.data() + token.size(), value).ec != std::errc::result_out_of_range)
+    return {};
+  const std::string shown = token.size() > 40 ? std::string(token.substr(0, 40)) + "..." : std::string(token);
+  return "the integer " + shown + " is beyond 64 bits (write it as a string, or as a number with an exponent)";
+}
+
+// What keeps `text` from the parse: too deep, an integer json-glib misreads, or a token json-glib
+// reads but strict JSON has not.
 std::string shape_problem(std::string_view text) {
+  constexpr std::string_view kNumberChars = "0123456789+-.eE";
   int depth = 0, deepest = 0;
   bool in_string = false, escaped = false;
-  for (const char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!in_string && (c == '-' || (c >= '0' && c <= '9'))) {
+      std::size_t end = i;
+      while (end < text.size() && kNumberChars.find(text[end]) != std::string_view::npos) ++end;
+      if (std::string problem = integer_problem(text.substr(i, end - i)); !problem.empty()) return problem;
+      i = end - 1;
+      continue;
+    }
     if (in_string) {
       if (escaped)
         escaped = false;
@@ -87,4 +109,4 @@ bool json_numbers_finite(JsonNode* node) {
   return true;
 }
 
-}  // namespace taconite::gallery
+}  // namespace taconite::json
