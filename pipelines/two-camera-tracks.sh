@@ -9,7 +9,7 @@
 #                                       [--host HOST] [--port PORT] [--best-faces DIR]
 #
 # Without --bundle a synthetic IR-tiny test bundle is written (meaningless identities). With
-# --best-faces each track's best face is a JPEG in DIR (door1-<track>.jpg, ...). BUILD_DIR
+# --best-faces each track's best face is a JPEG in DIR (door1-<track uid>.jpg, ...). BUILD_DIR
 # (default: build) is the meson build directory holding the plugin and tools.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -1,7 +1,8 @@
 // taconitepublish messages=tracks|both: reads each frame's tracked faces (taconitetrack's object_id,
 // taconiteidentify's identity, taconiteadaface's quality and the landmarks), keeps the track book
 // and hands better faces, aligned to 112x112 from the frame mapped read-only, to the best-face
-// writer. Gives the events as JSON lines (track_event_document.hpp).
+// writer. A better face that the writer's full queue would refuse is counted dropped before any
+// work (no mapping, no alignment). Gives the events as JSON lines (track_event_document.hpp).
 #pragma once
 
 #include <gst/video/video.h>
@@ -29,8 +30,10 @@ struct TrackEventsSettings {
 
 class TrackEvents {
  public:
-  // Null with `error` (naming the directory) when the best-face writer cannot start.
-  static std::unique_ptr<TrackEvents> start(const TrackEventsSettings& settings, std::string* error);
+  // Null with `error` (naming the directory) when the best-face writer cannot start. `report`: the
+  // writer's failure and recovery messages (its thread).
+  static std::unique_ptr<TrackEvents> start(const TrackEventsSettings& settings, std::string* error,
+                                            BestFaceWriter::Report report = nullptr);
 
   // The frame's events. `info`: the caps (null when unknown: no best faces).
   std::vector<std::string> frame(GstBuffer* buffer, const GstVideoInfo* info, const EventTime& at);
@@ -39,6 +42,7 @@ class TrackEvents {
 
   std::uint64_t evicted() const { return book_.evicted(); }
   std::uint64_t faces_dropped() const { return writer_ ? writer_->dropped() : 0; }
+  std::uint64_t faces_aligned() const { return aligned_; }  // crops made for the writer
 
  private:
   explicit TrackEvents(const TrackEventsSettings& settings)
@@ -49,6 +53,7 @@ class TrackEvents {
   TrackEventsSettings settings_;
   TrackBook book_;
   std::unique_ptr<BestFaceWriter> writer_;
+  std::uint64_t aligned_ = 0;
 };
 
 }  // namespace taconite::gst
