@@ -10,7 +10,7 @@
 #                                       [--detector YUNET.onnx] [--gallery G [--threshold T]]
 #
 # Without --bundle a synthetic IR-tiny test bundle is written (meaningless identities). With
-# --best-faces each track's best face is a JPEG in DIR (door1-<track>.jpg, ...). As in ./demo.sh:
+# --best-faces each track's best face is a JPEG in DIR (door1-<track uid>.jpg, ...). As in ./demo.sh:
 # --detector finds faces with taconitedetect (YuNet, on one frame in 3, best-shot embedding), else
 # facedetect (Haar) -> taconitelandmarks (dlib); --gallery names the faces from G (made with
 # taconite-gallery create for the same bundle; taconiteidentify, --threshold its threshold,

@@ -89,6 +89,14 @@ double iou(const Box& a, const Box& b) {
   return overlap / (a.width * a.height + b.width * b.height - overlap);
 }
 
+std::optional<Box> inside(const Box& box, const Box& frame) {
+  const double left = std::max(box.x, frame.x), top = std::max(box.y, frame.y);
+  const double right = std::min(box.x + box.width, frame.x + frame.width);
+  const double bottom = std::min(box.y + box.height, frame.y + frame.height);
+  if (!(right - left >= 1.0 && bottom - top >= 1.0)) return std::nullopt;  // NaN included
+  return Box{left, top, right - left, bottom - top};
+}
+
 BoxTracker::Track BoxTracker::start_track(const Box& box) const {
   Track track;
   cv::KalmanFilter& f = track.filter;
@@ -100,7 +108,7 @@ BoxTracker::Track BoxTracker::start_track(const Box& box) const {
   measurement_of(box).copyTo(f.statePost.rowRange(0, kMeasured));
   // Unknown velocity at first: a wide prior, so the first matches set it.
   set_noise(f.errorCovPost, static_cast<float>(box.height), 2 * kPositionNoise, 10 * kVelocityNoise);
-  track.predicted = box;
+  track.predicted = track.visible = box;
   track.measured = box;
   track.hits = 1;
   return track;
@@ -123,10 +131,10 @@ void BoxTracker::predict(Track& track, const TrackerPolicy& policy) const {
 }
 
 long BoxTracker::profit(const Track& track, const Box& box, const TrackerPolicy& policy) const {
-  const double overlap = iou(track.predicted, box);
+  const double overlap = iou(track.visible, box);
   const bool overlapping = overlap > 0.0 && overlap >= policy.iou_threshold;
   if (!policy.motion_gate) return overlapping ? std::max(1L, std::lround(overlap * kIouScale)) : 0;
-  const cv::Vec4d innovation = measurement_vector(box) - measurement_vector(track.predicted);
+  const cv::Vec4d innovation = measurement_vector(box) - measurement_vector(track.visible);
   const double distance = innovation.dot(track.gate_inverse * innovation);  // squared Mahalanobis
   if (!(distance <= kMotionGate)) return 0;                                  // NaN included
   if (overlapping) return std::max(1L, std::lround(overlap * kIouScale));
@@ -158,7 +166,8 @@ std::vector<std::optional<std::int64_t>> BoxTracker::update_boxes(const std::vec
   return ids;
 }
 
-std::vector<TrackResult> BoxTracker::update(const std::vector<Detection>& detections, const TrackerPolicy& policy) {
+std::vector<TrackResult> BoxTracker::update(const std::vector<Detection>& detections, const TrackerPolicy& policy,
+                                            const std::optional<Box>& frame) {
   drop_longest_lost(policy.max_tracks);  // the cap may have been lowered
 
   std::vector<std::size_t> all_tracks, tracked;  // tracked: matched in the previous frame
@@ -166,6 +175,7 @@ std::vector<TrackResult> BoxTracker::update(const std::vector<Detection>& detect
     if (tracks_[t].missed == 0) tracked.push_back(t);
     all_tracks.push_back(t);
     predict(tracks_[t], policy);
+    tracks_[t].visible = frame ? inside(tracks_[t].predicted, *frame).value_or(tracks_[t].predicted) : tracks_[t].predicted;
   }
 
   std::vector<std::size_t> high, low, stale;
@@ -214,7 +224,10 @@ std::vector<TrackResult> BoxTracker::update(const std::vector<Detection>& detect
 
   std::vector<TrackResult> results(detections.size());
   for (std::size_t d = 0; d < detections.size(); ++d) {
-    if (!track_of[d]) continue;
+    if (!track_of[d]) {
+      results[d].drop = !detections[d].fresh;  // carried, and no track to predict it from
+      continue;
+    }
     Track& track = tracks_[*track_of[d]];
     if (detections[d].fresh) {
       const Box& box = detections[d].box;
@@ -225,6 +238,9 @@ std::vector<TrackResult> BoxTracker::update(const std::vector<Detection>& detect
       track.hits = std::min(track.hits + 1, std::max<std::uint64_t>(policy.min_hits, 1));
       track.missed = 0;
       confirm(track, policy);
+    } else if (frame && !inside(track.predicted, *frame)) {
+      results[d].drop = true;  // the face has left the frame: held, but nothing of it to show
+      continue;
     } else {
       results[d].predicted = track.predicted;  // held: neither a hit nor a miss
     }

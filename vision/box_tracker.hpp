@@ -6,6 +6,8 @@
 // One frame (update):
 //  1. Every track's Kalman state advances one frame (predict), so velocities stay per frame and a
 //     lost track's covariance grows with every frame it is not measured.
+//     Boxes are compared with the prediction clipped to the frame (when update() is given it): a
+//     face leaving the frame is detected as its visible part.
 //  2. Motion gate (policy.motion_gate): a pair whose squared Mahalanobis distance between the box
 //     (centre, width, height) and the track's prediction, under the innovation covariance
 //     H P H^T + R, exceeds kMotionGate (the chi-square 95 % quantile for 4 degrees of freedom) is
@@ -21,7 +23,10 @@
 //  5. Stale boxes (Detection::fresh false: a detector's carried box, not a measurement) claim the
 //     tracks no fresh box matched whose last measured box overlaps them by >= iou_threshold; they
 //     get the track's id and its predicted box. A track so claimed is not missed, and on a frame
-//     with stale boxes and no fresh one no track is missed (no detector ran).
+//     with stale boxes and no fresh one no track is missed (no detector ran). A stale box that no
+//     track claims, or whose track's prediction has less than a pixel inside the frame (the face
+//     left it), is to be dropped: a carried box is either predicted or gone, never passed on as
+//     if it were a measurement.
 //  6. Matched tracks are corrected; the others count a miss. A track matched in min_hits
 //     consecutive frames gets its id; an unconfirmed track ends at its first miss, a confirmed one
 //     after max_age; unmatched pass-1 boxes start tracks (at most max_tracks are kept).
@@ -44,6 +49,10 @@ struct Box {
 
 // Intersection over union of two boxes (0 when either is empty).
 double iou(const Box& a, const Box& b);
+
+// The part of `box` inside `frame`, or none when less than one pixel wide or high of it is inside
+// (or it is not finite).
+std::optional<Box> inside(const Box& box, const Box& frame);
 
 // Chi-square 95 % quantile for 4 degrees of freedom: the squared Mahalanobis gate.
 inline constexpr double kMotionGate = 9.4877;
@@ -80,14 +89,18 @@ struct Detection {
 struct TrackResult {
   std::optional<std::int64_t> id;  // none for a track not yet confirmed, or once every 64-bit id was given out
   std::optional<Box> predicted;    // a stale detection claimed by a track: that track's predicted box
+                                   // (at least a pixel of it inside the frame)
+  bool drop = false;               // a stale detection neither claimed nor predicted inside the frame
 };
 
 class BoxTracker {
  public:
   explicit BoxTracker(std::int64_t first_id = 1) : next_id_(first_id) {}
 
-  // Advances one frame with its detections; returns what each got, in order.
-  std::vector<TrackResult> update(const std::vector<Detection>& detections, const TrackerPolicy& policy);
+  // Advances one frame with its detections; returns what each got, in order. `frame`: the image's
+  // bounds, which a stale detection's prediction must reach into (none: unbounded).
+  std::vector<TrackResult> update(const std::vector<Detection>& detections, const TrackerPolicy& policy,
+                                  const std::optional<Box>& frame = std::nullopt);
   // The same for fresh, fully confident boxes; returns the published id of each.
   std::vector<std::optional<std::int64_t>> update_boxes(const std::vector<Box>& boxes, const TrackerPolicy& policy);
 
@@ -106,6 +119,7 @@ class BoxTracker {
   struct Track {
     cv::KalmanFilter filter;
     Box predicted;
+    Box visible;                     // the prediction clipped to the frame: what a detector sees of it
     Box measured;                    // the last box matched (what a detector carries on stale frames)
     cv::Matx44d gate_inverse;        // inverse innovation covariance of this frame's prediction
     std::optional<std::int64_t> id;  // given when the track is confirmed (min_hits)

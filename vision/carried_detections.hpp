@@ -10,26 +10,32 @@ namespace taconite::vision {
 template <typename Face>
 class CarriedDetections {
  public:
-  // Whether this frame must run the detector (the first frame, and every `interval`th after).
-  bool due() const { return frames_left_ == 0; }
-  // Records the faces detected on this frame: they are this frame's and the next interval - 1's.
-  void detected(std::vector<Face> faces, unsigned interval) {
+  // Whether this frame must run the detector: the first frame, and once `interval` frames have
+  // passed since the last detection. The interval is this frame's, so a change applies at once
+  // (lowered from 1000 to 1, the next frame detects).
+  bool due(unsigned interval) const { return !detected_ || frames_since_ >= interval; }
+  // Records the faces detected on this frame: they are carried until the detector is due again.
+  void detected(std::vector<Face> faces) {
     faces_ = std::move(faces);
-    frames_left_ = interval;
+    detected_ = true;
+    frames_since_ = 0;
   }
   // This frame's faces; call once per frame, after detected() when due().
   const std::vector<Face>& take() {
-    if (frames_left_ > 0) --frames_left_;
+    if (detected_ && frames_since_ < kMaxCount) ++frames_since_;
     return faces_;
   }
   // Forgets the faces (a flush, a new stream, another frame size): the next frame detects.
   void reset() {
-    frames_left_ = 0;
+    detected_ = false;
+    frames_since_ = 0;
     faces_.clear();
   }
 
  private:
-  unsigned frames_left_ = 0;
+  static constexpr unsigned kMaxCount = ~0u;  // saturates: no wrap-around on endless streams
+  bool detected_ = false;
+  unsigned frames_since_ = 0;
   std::vector<Face> faces_;
 };
 

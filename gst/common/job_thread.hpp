@@ -39,6 +39,12 @@ class JobThread {
     return true;
   }
 
+  // Whether submit() would refuse a job now (stopping, or max_queued jobs wait).
+  bool full() const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return stopping_ || queue_.size() >= max_queued_;
+  }
+
   // Waits up to `timeout_ms` until every queued job has run.
   void drain(unsigned timeout_ms) {
     std::unique_lock<std::mutex> guard(lock_);
@@ -79,7 +85,7 @@ class JobThread {
 
   const std::size_t max_queued_;
   const Work work_;
-  std::mutex lock_;
+  mutable std::mutex lock_;
   std::condition_variable changed_;
   std::deque<Job> queue_;
   bool busy_ = false;

@@ -53,8 +53,10 @@ GstStructure* add_detection_param(GstVideoRegionOfInterestMeta* roi, double conf
 bool roi_predicted(const GstVideoRegionOfInterestMeta* roi) {
   const GstStructure* s =
       gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "detection");
-  gboolean predicted = FALSE;
-  return s && gst_structure_get_boolean(s, "predicted", &predicted) && predicted;
+  gboolean predicted = FALSE, fresh = TRUE;
+  if (!s) return false;
+  return (gst_structure_get_boolean(s, "predicted", &predicted) && predicted) ||
+         (gst_structure_get_boolean(s, "fresh", &fresh) && !fresh);
 }
 
 std::optional<double> roi_quality(const GstVideoRegionOfInterestMeta* roi) {

@@ -23,8 +23,9 @@ void replace_roi_param(GstVideoRegionOfInterestMeta* roi, GstStructure* s);
 // by the ROI) for more fields.
 GstStructure* add_detection_param(GstVideoRegionOfInterestMeta* roi, double confidence);
 
-// True when the ROI's `detection` param says its box was predicted by a tracker, not measured by a
-// detector on this frame (`predicted`=TRUE; absent means measured).
+// True when the ROI's `detection` param says its box was not measured by a detector on this frame:
+// predicted by a tracker (`predicted`=TRUE), or carried from an earlier frame (`fresh`=FALSE), which
+// a tracker should have predicted or removed. Both absent means measured.
 bool roi_predicted(const GstVideoRegionOfInterestMeta* roi);
 
 // taconiteadaface's best-shot quality of the face (its "quality" param): the embedding's score (with

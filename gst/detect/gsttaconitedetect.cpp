@@ -266,7 +266,7 @@ static GstFlowReturn detect_in_place(GstTaconiteDetect* self, GstBuffer* buffer)
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("A buffer arrived before caps."), (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  const bool fresh = stream.faces.due();
+  const bool fresh = stream.faces.due(interval);
   if (fresh) {
     ReadableFrame frame;
     std::string problem;
@@ -275,7 +275,7 @@ static GstFlowReturn detect_in_place(GstTaconiteDetect* self, GstBuffer* buffer)
                         ("%s", problem.c_str()));
       return GST_FLOW_ERROR;
     }
-    stream.faces.detected(detect_faces(self, frame.view(), min_face_size), interval);
+    stream.faces.detected(detect_faces(self, frame.view(), min_face_size));
   }
   write_faces(self, buffer, stream.faces.take(), fresh);  // the frame is unmapped: the buffer takes metas again
   return GST_FLOW_OK;

@@ -175,11 +175,11 @@ static bool wants_detection(DetectMode mode, bool has_face_rois) {
 static std::vector<FaceDetection> detections(GstTaconiteLandmarks* self, const ImageView& frame, guint interval,
                                              double scale) {
   Stream& stream = *self->stream;
-  if (stream.detected.due()) {
+  if (stream.detected.due(interval)) {
     if (!stream.detector) stream.detector = std::make_unique<FaceDetector>();
     std::vector<FaceDetection> faces = stream.detector->detect(frame, scale);
     GST_LOG_OBJECT(self, "detected %zu faces", faces.size());
-    stream.detected.detected(std::move(faces), interval);
+    stream.detected.detected(std::move(faces));
   }
   return stream.detected.take();
 }

@@ -4,11 +4,15 @@
 #include <glib/gstdio.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
+#include <queue>
 #include <utility>
 
 namespace taconite::gst {
@@ -26,7 +30,8 @@ std::string file_name_part(const std::string& stream) {
 
 }  // namespace
 
-std::unique_ptr<BestFaceWriter> BestFaceWriter::start(const BestFaceWriterSettings& settings, std::string* error) {
+std::unique_ptr<BestFaceWriter> BestFaceWriter::start(const BestFaceWriterSettings& settings, std::string* error,
+                                                     Report report) {
   if (settings.output == BestFaceOutput::Path) {
     if (settings.dir.empty()) {
       *error = "best-face=path needs a directory: set best-face-dir";
@@ -40,20 +45,63 @@ std::unique_ptr<BestFaceWriter> BestFaceWriter::start(const BestFaceWriterSettin
       return nullptr;
     }
   }
-  return std::unique_ptr<BestFaceWriter>(new BestFaceWriter(settings));
+  return std::unique_ptr<BestFaceWriter>(new BestFaceWriter(settings, std::move(report)));
 }
 
-BestFaceWriter::BestFaceWriter(const BestFaceWriterSettings& settings)
+BestFaceWriter::BestFaceWriter(const BestFaceWriterSettings& settings, Report report)
     : settings_(settings),
-      prefix_(settings.dir + "/" + file_name_part(settings.stream) + "-"),
-      jobs_(settings.max_queued, [this](Job& job) { run(job); }) {}
+      name_prefix_(file_name_part(settings.stream) + "-"),
+      prefix_(settings.dir + "/" + name_prefix_),
+      report_(std::move(report)),
+      jobs_(settings.max_queued, [this](Job& job) { run(job); }) {
+  // The thread touches kept_ only for a job, and none was submitted yet.
+  if (settings_.output == BestFaceOutput::Path) adopt_earlier_files();
+}
 
 BestFaceWriter::~BestFaceWriter() { dropped_ += jobs_.stop(); }
 
-std::string BestFaceWriter::path_of(std::int64_t track_id) const { return prefix_ + std::to_string(track_id) + ".jpg"; }
+std::string BestFaceWriter::path_of(const std::string& uid) const { return prefix_ + uid + ".jpg"; }
 
-bool BestFaceWriter::submit(std::int64_t track_id, double quality, cv::Mat rgb) {
-  if (jobs_.submit(Job{track_id, quality, std::move(rgb)})) return true;
+// Earlier runs' files of this stream (<stream>-<uuid>.jpg, nothing else) count against the limits,
+// so the directory stays bounded across restarts. At most max_files are held while scanning: past
+// that, the oldest seen goes at once.
+void BestFaceWriter::adopt_earlier_files() {
+  GDir* dir = g_dir_open(settings_.dir.c_str(), 0, nullptr);
+  if (!dir) return;
+  struct Found {
+    std::int64_t mtime_ns;
+    std::string path;
+    std::uint64_t bytes;
+  };
+  const auto newer = [](const Found& a, const Found& b) { return a.mtime_ns > b.mtime_ns; };
+  std::priority_queue<Found, std::vector<Found>, decltype(newer)> found(newer);  // top: the oldest
+  constexpr std::size_t kUuidLength = 36;
+  while (const gchar* name = g_dir_read_name(dir)) {
+    const std::string file = name;
+    if (file.size() != name_prefix_.size() + kUuidLength + 4 || file.compare(0, name_prefix_.size(), name_prefix_) != 0 ||
+        file.compare(file.size() - 4, 4, ".jpg") != 0 ||
+        !g_uuid_string_is_valid(file.substr(name_prefix_.size(), kUuidLength).c_str()))
+      continue;
+    const std::string path = settings_.dir + "/" + file;
+    GStatBuf st;
+    if (g_lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    found.push(Found{static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, path,
+                     static_cast<std::uint64_t>(st.st_size)});
+    if (found.size() > settings_.max_files) {
+      std::remove(found.top().path.c_str());
+      found.pop();
+    }
+  }
+  g_dir_close(dir);
+  for (; !found.empty(); found.pop()) {
+    kept_.push_back(Kept{found.top().path, found.top().bytes});
+    kept_bytes_ += found.top().bytes;
+  }
+  trim();
+}
+
+bool BestFaceWriter::submit(std::int64_t track_id, const std::string& uid, double quality, cv::Mat rgb) {
+  if (jobs_.submit(Job{track_id, uid, quality, std::move(rgb)})) return true;
   ++dropped_;
   return false;
 }
@@ -67,44 +115,69 @@ void BestFaceWriter::drain(unsigned timeout_ms) { jobs_.drain(timeout_ms); }
 
 void BestFaceWriter::run(const Job& job) noexcept {
   EncodedFace face;
-  if (!finish(job, &face)) {
+  std::string problem;
+  try {
+    problem = finish(job, &face);
+  } catch (const std::exception& e) {  // nothing may leave the thread
+    problem = std::string("could not encode a best face: ") + e.what();
+  }
+  if (!problem.empty()) {
+    if (!failing_) {
+      dropped_at_failure_ = dropped_;
+      report(true, "Best faces are dropped (counted in best-faces-dropped) until a write works again: " + problem);
+    }
+    failing_ = true;
     ++dropped_;
     return;
   }
+  if (failing_)
+    report(false, "Best faces are written to " + settings_.dir + " again (" +
+                      std::to_string(dropped_ - dropped_at_failure_) + " dropped meanwhile).");
+  failing_ = false;
   std::lock_guard<std::mutex> guard(finished_lock_);
   finished_.push_back(std::move(face));
 }
 
-bool BestFaceWriter::finish(const Job& job, EncodedFace* face) {
+// Empty when the face is ready, else what went wrong.
+std::string BestFaceWriter::finish(const Job& job, EncodedFace* face) {
   cv::Mat bgr;
   cv::cvtColor(job.rgb, bgr, cv::COLOR_RGB2BGR);
   std::vector<unsigned char> jpeg;
-  if (!cv::imencode(".jpg", bgr, jpeg, {cv::IMWRITE_JPEG_QUALITY, settings_.jpeg_quality})) return false;
+  if (!cv::imencode(".jpg", bgr, jpeg, {cv::IMWRITE_JPEG_QUALITY, settings_.jpeg_quality}))
+    return "could not encode a best face as JPEG";
   face->track_id = job.track_id;
+  face->uid = job.uid;
   face->quality = job.quality;
   if (settings_.output == BestFaceOutput::Base64) {
     gchar* text = g_base64_encode(jpeg.data(), jpeg.size());
     face->base64 = text;
     g_free(text);
-    return true;
+    return {};
   }
-  face->path = path_of(job.track_id);
-  if (!write_file(face->path, jpeg)) return false;
+  face->path = path_of(job.uid);
+  if (std::string problem = write_file(face->path, jpeg); !problem.empty()) return problem;
   keep_within_limits(face->path, jpeg.size());
-  return true;
+  return {};
 }
 
-bool BestFaceWriter::write_file(const std::string& path, const std::vector<unsigned char>& jpeg) {
+std::string BestFaceWriter::write_file(const std::string& path, const std::vector<unsigned char>& jpeg) {
   const std::string temporary = path + ".part";
   std::FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (!file) return false;
+  if (!file) return "cannot create '" + temporary + "': " + g_strerror(errno);
   const bool written = std::fwrite(jpeg.data(), 1, jpeg.size(), file) == jpeg.size();
+  int err = errno;
   const bool closed = std::fclose(file) == 0;
-  if (!written || !closed || std::rename(temporary.c_str(), path.c_str()) != 0) {
+  if (written && !closed) err = errno;
+  if (!written || !closed) {
     std::remove(temporary.c_str());
-    return false;
+    return "cannot write '" + temporary + "': " + g_strerror(err);
   }
-  return true;
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    err = errno;
+    std::remove(temporary.c_str());
+    return "cannot rename '" + temporary + "' to '" + path + "': " + g_strerror(err);
+  }
+  return {};
 }
 
 // `path` was just written with `bytes`: it becomes the newest kept file, and the oldest go while
@@ -118,10 +191,21 @@ void BestFaceWriter::keep_within_limits(const std::string& path, std::uint64_t b
     }
   kept_.push_back(Kept{path, bytes});
   kept_bytes_ += bytes;
+  trim();
+}
+
+void BestFaceWriter::trim() {
   while (kept_.size() > 1 && (kept_.size() > settings_.max_files || kept_bytes_ > settings_.max_bytes)) {
     std::remove(kept_.front().path.c_str());
     kept_bytes_ -= kept_.front().bytes;
     kept_.pop_front();
+  }
+}
+
+void BestFaceWriter::report(bool warning, const std::string& message) noexcept {
+  try {
+    if (report_) report_(warning, message);
+  } catch (...) {  // a report that throws loses its message, never the thread
   }
 }
 

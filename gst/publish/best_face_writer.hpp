@@ -1,17 +1,21 @@
 // The best faces of taconitepublish's tracks as JPEG files (or base64 text), encoded and written on
 // a thread of their own so the streaming thread only copies a 112x112 crop into a bounded queue.
 //
-// Files are named <stream>-<track id>.jpg in the directory (characters other than letters, digits,
-// '.', '_' and '-' in the stream name become '_'), written to a temporary name and renamed so a
-// reader never sees half a file; a better face of the same track replaces the file. Retention: the
-// files this writer wrote since it started, at most `max_files` of them and `max_bytes` together;
-// beyond, the oldest written are deleted (the newest is always kept). A job arriving at a full queue
-// is dropped, as is one whose file cannot be written; both are counted.
+// Files are named <stream>-<track uid>.jpg in the directory (characters other than letters, digits,
+// '.', '_' and '-' in the stream name become '_'; the uid is a random UUID, so no two tracks of any
+// run share a file), written to a temporary name and renamed so a reader never sees half a file; a
+// better face of the same track replaces the file. Retention: the files of this naming pattern for
+// this stream (those found at start, oldest first by modification time, then those written since),
+// at most `max_files` of them and `max_bytes` together; beyond, the oldest are deleted (the newest
+// written is always kept). No other file of the directory is ever deleted. A job arriving at a full
+// queue is dropped, as is one whose file cannot be written; both are counted. Failing writes are
+// reported once (a warning) until one works again (an info then).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <opencv2/core.hpp>
@@ -41,6 +45,7 @@ struct BestFaceWriterSettings {
 // A best face ready to be referenced: the file written, or the JPEG's base64.
 struct EncodedFace {
   std::int64_t track_id = 0;
+  std::string uid;  // the track's
   double quality = 0.0;
   std::string path;    // Path
   std::string base64;  // Base64
@@ -48,27 +53,36 @@ struct EncodedFace {
 
 class BestFaceWriter {
  public:
-  // Path: creates the directory when missing and checks it is one we can write; null with `error`
-  // naming it otherwise.
-  static std::unique_ptr<BestFaceWriter> start(const BestFaceWriterSettings& settings, std::string* error);
+  // `report(warning, message)` is called on the writer's thread (it must not throw; it is caught).
+  using Report = std::function<void(bool warning, const std::string& message)>;
+
+  // Path: creates the directory when missing, checks it is one we can write (null with `error`
+  // naming it otherwise) and takes the files of its pattern there into retention.
+  static std::unique_ptr<BestFaceWriter> start(const BestFaceWriterSettings& settings, std::string* error,
+                                               Report report = nullptr);
   ~BestFaceWriter();  // waits for the face being written; drops the queued ones
   BestFaceWriter(const BestFaceWriter&) = delete;
   BestFaceWriter& operator=(const BestFaceWriter&) = delete;
 
-  // Queues an RGB crop (the caller's copy) of track `track_id` with its quality; false (counted
-  // dropped) when the queue is full. Never waits for the thread's work.
-  bool submit(std::int64_t track_id, double quality, cv::Mat rgb);
+  // Queues an RGB crop (the caller's copy) of track `track_id` (`uid`) with its quality; false
+  // (counted dropped) when the queue is full. Never waits for the thread's work.
+  bool submit(std::int64_t track_id, const std::string& uid, double quality, cv::Mat rgb);
+  // Whether a submit() now would be refused: the caller skips preparing the crop and counts it
+  // dropped (refused()). Only the thread that submits fills the queue, so the answer holds for it.
+  bool full() const { return jobs_.full(); }
+  void refused() { ++dropped_; }
   // The faces finished since the last call, in the order submitted.
   std::vector<EncodedFace> take_finished();
   // Waits up to `timeout_ms` until every queued face is finished (end of stream).
   void drain(unsigned timeout_ms);
   std::uint64_t dropped() const { return dropped_; }
   // The file a track's best face goes to (Path).
-  std::string path_of(std::int64_t track_id) const;
+  std::string path_of(const std::string& uid) const;
 
  private:
   struct Job {
     std::int64_t track_id;
+    std::string uid;
     double quality;
     cv::Mat rgb;
   };
@@ -77,17 +91,24 @@ class BestFaceWriter {
     std::uint64_t bytes;
   };
 
-  explicit BestFaceWriter(const BestFaceWriterSettings& settings);
+  BestFaceWriter(const BestFaceWriterSettings& settings, Report report);
+  void adopt_earlier_files();
   void run(const Job& job) noexcept;
-  bool finish(const Job& job, EncodedFace* face);
-  bool write_file(const std::string& path, const std::vector<unsigned char>& jpeg);
+  std::string finish(const Job& job, EncodedFace* face);
+  std::string write_file(const std::string& path, const std::vector<unsigned char>& jpeg);
   void keep_within_limits(const std::string& path, std::uint64_t bytes);
+  void trim();
+  void report(bool warning, const std::string& message) noexcept;
 
   BestFaceWriterSettings settings_;
-  std::string prefix_;  // directory and sanitised stream name
+  std::string name_prefix_;  // the sanitised stream name and '-'
+  std::string prefix_;       // directory and name_prefix_
+  Report report_;
   std::atomic<std::uint64_t> dropped_{0};
-  std::deque<Kept> kept_;  // written files, oldest first (writer thread only)
+  std::deque<Kept> kept_;  // files of our pattern, oldest first (writer thread only, once started)
   std::uint64_t kept_bytes_ = 0;
+  bool failing_ = false;                  // writer thread only: the last write failed
+  std::uint64_t dropped_at_failure_ = 0;  // dropped_ when the failure began
 
   std::mutex finished_lock_;
   std::vector<EncodedFace> finished_;

@@ -12,7 +12,9 @@
  * the ROI metas of type `roi-type` plus a whole-buffer embedding (input-mode=crops). Frames
  * without faces publish nothing unless `publish-empty` is set. With `messages=tracks|both` it
  * publishes per-track events (schema `taconite-tracks/1`, docs/tracks-message.md: new, update, end
- * with dwell time and the best face as a JPEG) to the same file or on `tracks-topic`.
+ * with dwell time and the best face as a JPEG) to the same file or on `tracks-topic`; a stop
+ * without EOS (the pipeline set to READY or NULL) still ends every open track (reason `stopped`),
+ * waiting at most ~2 s for best faces being written and ~1 s for MQTT to send the events.
  *
  * Buffers pass through untouched. The file is written on the streaming thread (a write failure
  * is an error; a FIFO without a reader is refused, not waited on). MQTT never blocks the
@@ -71,6 +73,7 @@ constexpr const char* kDefaultTracksTopic = "taconite/{stream}/tracks";
 constexpr guint kDefaultMaxPending = 1000;
 constexpr guint kMaxMaxPending = 1000000;
 constexpr guint kEosDrainMs = 10000;
+constexpr guint kStopDrainMs = 1000;  // a stop waits this long at most for the end events to reach the broker
 constexpr gsize kMaxCredentialsBytes = 64 * 1024;
 
 // Property values; guarded by the object lock.
@@ -269,7 +272,12 @@ static bool start_unguarded(GstBaseTransform* trans) {
     t.best_face.max_files = s.best_face_max_files;
     t.best_face.max_bytes = s.best_face_max_bytes;
     std::string error;
-    out->tracks = TrackEvents::start(t, &error);
+    out->tracks = TrackEvents::start(t, &error, [self](bool warning, const std::string& text) {
+      if (warning)
+        GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", text.c_str()), ("property best-face-dir"));
+      else
+        GST_ELEMENT_INFO(self, RESOURCE, WRITE, ("%s", text.c_str()), ("property best-face-dir"));
+    });
     if (!out->tracks) {
       GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", error.c_str()), ("property best-face-dir"));
       return false;
@@ -295,9 +303,16 @@ static gboolean start(GstBaseTransform* trans) {
   return bool_guarded(GST_ELEMENT(trans), "taconitepublish could not start", [&] { return start_unguarded(trans); });
 }
 
+static bool end_tracks(GstTaconitePublish* self, Output& out, const char* reason, bool stopping = false);
+
 static gboolean stop(GstBaseTransform* trans) {
   GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
   return bool_guarded(GST_ELEMENT(trans), "taconitepublish could not stop", [&] {
+    // Stopped without EOS (set to READY or NULL): the open tracks still end, before the output closes.
+    if (Output* out = self->output) {
+      end_tracks(self, *out, "stopped", true);
+      if (out->mqtt && out->tracks) out->mqtt->drain(kStopDrainMs);
+    }
     delete std::exchange(self->output, nullptr);  // disconnects; what was still pending is counted dropped
     return true;
   });
@@ -306,8 +321,10 @@ static gboolean stop(GstBaseTransform* trans) {
 /* ------------------------------------------------------------------------------------------ */
 /* Streaming                                                                                   */
 
-// Sends `lines` to the file or to MQTT on `topic`; false after posting an error when the file fails.
-static bool send(GstTaconitePublish* self, Output& out, const std::string& topic, std::vector<std::string> lines) {
+// Sends `lines` to the file or to MQTT on `topic`; false after posting an error (a warning when
+// `stopping`: the stream is over) when the file fails.
+static bool send(GstTaconitePublish* self, Output& out, const std::string& topic, std::vector<std::string> lines,
+                 bool stopping = false) {
   for (std::string& line : lines) {
     if (out.mqtt) {
       out.mqtt->publish(topic, std::move(line));
@@ -315,7 +332,10 @@ static bool send(GstTaconitePublish* self, Output& out, const std::string& topic
     }
     std::string error;
     if (!out.file->write_line(line, &error)) {
-      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("%s", error.c_str()), (nullptr));
+      if (stopping)
+        GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", error.c_str()), ("the end events of the open tracks at stop"));
+      else
+        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("%s", error.c_str()), (nullptr));
       return false;
     }
     ++(*self->counters)->published;
@@ -344,12 +364,13 @@ static void update_repair_count(GstTaconitePublish* self, Output& out) {
                       (nullptr));
 }
 
-// Ends every open track (end of stream, flush, a new stream): their end events go out.
-static bool end_tracks(GstTaconitePublish* self, Output& out, const char* reason) {
+// Ends every open track (end of stream, flush, a new stream, a stop): their end events go out.
+static bool end_tracks(GstTaconitePublish* self, Output& out, const char* reason, bool stopping) {
   if (!out.tracks) return true;
   const std::optional<std::uint64_t> pts =
       GST_CLOCK_TIME_IS_VALID(out.last_pts) ? std::optional<std::uint64_t>(out.last_pts) : std::nullopt;
-  const bool sent = send(self, out, out.tracks_topic, out.tracks->end_all(reason, EventTime{g_get_real_time(), pts}));
+  const bool sent =
+      send(self, out, out.tracks_topic, out.tracks->end_all(reason, EventTime{g_get_real_time(), pts}), stopping);
   update_track_counters(self, out);
   update_repair_count(self, out);
   return sent;
@@ -517,15 +538,16 @@ static void declare_properties(PropertyTable<GstTaconitePublish, Settings>& t) {
                 "as a JPEG file in best-face-dir (path) or inline in the events (base64), or none. Default: none",
                 taconite_best_face_output_get_type, &Settings::best_face, ready);
   t.string("best-face-dir", "Best face directory",
-           "best-face=path: the directory of the <stream>-<track id>.jpg files (created when missing; one that "
+           "best-face=path: the directory of the <stream>-<track uid>.jpg files (created when missing; one that "
            "cannot be written fails the start). Default: \"\"",
            &Settings::best_face_dir, ready);
   t.uint("best-face-max-files", "Best face files at most",
-         "best-face=path: files written since start kept at most; beyond, the oldest are deleted. Default: 1000",
+         "best-face=path: files of this stream's <stream>-<track uid>.jpg pattern kept at most (those of earlier "
+         "runs included); beyond, the oldest are deleted. Default: 1000",
          1, 10000000, &Settings::best_face_max_files, ready);
   t.uint64("best-face-max-bytes", "Best face bytes at most",
-           "best-face=path: bytes of the files written since start kept at most; beyond, the oldest are deleted "
-           "(the newest is kept). Default: 67108864",
+           "best-face=path: bytes of this stream's files kept at most (those of earlier runs included); beyond, "
+           "the oldest are deleted (the newest is kept). Default: 67108864",
            1, G_MAXUINT64, &Settings::best_face_max_bytes, ready);
   t.counter("messages-published", "Messages published",
             "Documents written to the file, or sent (QoS 0) / acknowledged by the broker (QoS 1), since the "
@@ -540,7 +562,7 @@ static void declare_properties(PropertyTable<GstTaconitePublish, Settings>& t) {
             [](GstTaconitePublish& self) -> guint64 { return (*self.counters)->tracks_evicted; });
   t.counter("best-faces-dropped", "Best faces dropped",
             "best-face=path|base64: better faces not kept since the element started (the writer's queue was "
-            "full, or the file could not be written)",
+            "full: not even aligned, or the file could not be written: one warning until a write works again)",
             [](GstTaconitePublish& self) -> guint64 { return (*self.counters)->best_faces_dropped; });
   t.counter("strings-repaired", "Strings repaired",
             "Strings published since the element started that were not valid UTF-8 (e.g. a label an upstream "

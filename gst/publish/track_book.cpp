@@ -1,5 +1,7 @@
 #include "track_book.hpp"
 
+#include <glib.h>
+
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -40,6 +42,9 @@ void TrackBook::frame(std::span<const Sighting> sightings, const EventTime& at, 
       }
       TrackState track;
       track.track_id = s.track_id;
+      gchar* uid = g_uuid_string_random();
+      track.uid = uid;
+      g_free(uid);
       track.first = at;
       track.identity = s.identity;
       it = tracks_.emplace(s.track_id, std::move(track)).first;
@@ -67,13 +72,18 @@ void TrackBook::frame(std::span<const Sighting> sightings, const EventTime& at, 
   }
 }
 
+std::string TrackBook::uid_of(std::int64_t track_id) const {
+  const auto it = tracks_.find(track_id);
+  return it == tracks_.end() ? std::string() : it->second.uid;
+}
+
 void TrackBook::offered(std::int64_t track_id, double quality) {
   if (auto it = tracks_.find(track_id); it != tracks_.end()) it->second.offered_quality = quality;
 }
 
 void TrackBook::face_ready(EncodedFace face, const EventTime& at, std::vector<TrackEvent>& events) {
   auto it = tracks_.find(face.track_id);
-  if (it == tracks_.end()) return;
+  if (it == tracks_.end() || it->second.uid != face.uid) return;  // ended (the id may be a new track's now)
   it->second.best_face = std::move(face);
   events.push_back(TrackEvent{TrackEvent::Kind::Update, nullptr, at, it->second});
 }

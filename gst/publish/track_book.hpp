@@ -1,7 +1,8 @@
 // taconitepublish's open tracks and the events they make (docs/tracks-message.md): a track is new
-// on the first frame a face carries its id, updated when its identity is decided or changes or a
-// better best face is ready, and ends when not seen for `timeout_frames` frames, when evicted to
-// keep at most `max_tracks` open, or for all at once (end of stream, flush, new stream).
+// on the first frame a face carries its id (and gets a uid no other track of any run has), updated
+// when its identity is decided or changes or a better best face is ready, and ends when not seen
+// for `timeout_frames` frames, when evicted to keep at most `max_tracks` open, or for all at once
+// (end of stream, flush, new stream, the element stopping).
 // Plain bookkeeping on the streaming thread: no GStreamer, no JSON.
 #pragma once
 
@@ -25,6 +26,7 @@ struct EventTime {
 
 struct TrackState {
   std::int64_t track_id = 0;
+  std::string uid;                  // unique for good (a random UUID): names the track's files
   EventTime first, last;            // the first and last frames it was seen on
   std::uint64_t frames = 0;         // frames it was seen on
   std::uint64_t last_frame = 0;     // the book's frame number it was last seen on
@@ -36,7 +38,7 @@ struct TrackState {
 struct TrackEvent {
   enum class Kind { New, Update, End };
   Kind kind = Kind::New;
-  const char* end_reason = nullptr;  // End: "lost", "evicted", "eos", "flush", "stream-start"
+  const char* end_reason = nullptr;  // End: "lost", "evicted", "eos", "flush", "stream-start", "stopped"
   EventTime at;
   TrackState track;
 };
@@ -57,9 +59,11 @@ class TrackBook {
   // events and the indices of the sightings whose face beats its track's best so far.
   void frame(std::span<const Sighting> sightings, const EventTime& at, std::vector<TrackEvent>& events,
              std::vector<std::size_t>& better);
+  // The uid of open track `track_id` (empty when none is open).
+  std::string uid_of(std::int64_t track_id) const;
   // The writer took the better face of `track_id` with `quality`.
   void offered(std::int64_t track_id, double quality);
-  // The writer finished a face: an update when its track is still open.
+  // The writer finished a face: an update when its track (the same uid) is still open.
   void face_ready(EncodedFace face, const EventTime& at, std::vector<TrackEvent>& events);
   // Ends every open track, oldest first.
   void end_all(const char* reason, const EventTime& at, std::vector<TrackEvent>& events);

@@ -86,6 +86,7 @@ std::string track_event_document(const TrackEvent& event, const std::string& str
   add_member(b, "stream", stream);
   json_builder_set_member_name(b, "track_id");
   json_builder_add_int_value(b, track.track_id);
+  add_member(b, "uid", track.uid);
   add_member(b, "utc", utc_text(event.at.utc_us));
   add_pts(b, "pts_ns", event.at.pts_ns);
   add_identity(b, track.identity);

@@ -9,10 +9,11 @@
 
 namespace taconite::gst {
 
-std::unique_ptr<TrackEvents> TrackEvents::start(const TrackEventsSettings& settings, std::string* error) {
+std::unique_ptr<TrackEvents> TrackEvents::start(const TrackEventsSettings& settings, std::string* error,
+                                                BestFaceWriter::Report report) {
   std::unique_ptr<TrackEvents> events(new TrackEvents(settings));
   if (settings.best_face.output != BestFaceOutput::None) {
-    events->writer_ = BestFaceWriter::start(settings.best_face, error);
+    events->writer_ = BestFaceWriter::start(settings.best_face, error, std::move(report));
     if (!events->writer_) return nullptr;
   }
   return events;
@@ -46,19 +47,25 @@ std::vector<std::string> TrackEvents::frame(GstBuffer* buffer, const GstVideoInf
   std::vector<std::size_t> better;
   book_.frame(sightings, at, events, better);
 
-  // Better faces: the frame is mapped (read-only) only on a frame that has one.
+  // Better faces: the frame is mapped (read-only) only on a frame that has one the writer can take.
   if (!better.empty() && info) {
     ReadableFrame frame;
+    bool mapped = false;
     std::string problem;
-    if (frame.map(*info, buffer, &problem)) {
-      for (std::size_t i : better) {
-        const std::optional<cv::Matx23d> to_template =
-            roi_alignment(rois[i], info->width, info->height, kBestFaceSize, kBestFaceSize, &problem);
-        if (!to_template) continue;
-        cv::Mat crop = vision::aligned_face_rgb(frame.view(), *to_template, kBestFaceSize, kBestFaceSize);
-        if (writer_->submit(sightings[i].track_id, *sightings[i].quality, std::move(crop)))
-          book_.offered(sightings[i].track_id, *sightings[i].quality);
+    for (std::size_t i : better) {
+      if (writer_->full()) {  // it would be refused: no mapping, alignment or copy for nothing
+        writer_->refused();
+        continue;
       }
+      if (!mapped && !(mapped = frame.map(*info, buffer, &problem))) break;
+      const std::optional<cv::Matx23d> to_template =
+          roi_alignment(rois[i], info->width, info->height, kBestFaceSize, kBestFaceSize, &problem);
+      if (!to_template) continue;
+      cv::Mat crop = vision::aligned_face_rgb(frame.view(), *to_template, kBestFaceSize, kBestFaceSize);
+      ++aligned_;
+      if (writer_->submit(sightings[i].track_id, book_.uid_of(sightings[i].track_id), *sightings[i].quality,
+                          std::move(crop)))
+        book_.offered(sightings[i].track_id, *sightings[i].quality);
     }
   }
   return documents(events);

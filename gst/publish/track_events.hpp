@@ -1,7 +1,8 @@
 // taconitepublish messages=tracks|both: reads each frame's tracked faces (taconitetrack's object_id,
 // taconiteidentify's identity, taconiteadaface's quality and the landmarks), keeps the track book
 // and hands better faces, aligned to 112x112 from the frame mapped read-only, to the best-face
-// writer. Gives the events as JSON lines (track_event_document.hpp).
+// writer. A better face that the writer's full queue would refuse is counted dropped before any
+// work (no mapping, no alignment). Gives the events as JSON lines (track_event_document.hpp).
 #pragma once
 
 #include <gst/video/video.h>
@@ -30,8 +31,10 @@ struct TrackEventsSettings {
 
 class TrackEvents {
  public:
-  // Null with `error` (naming the directory) when the best-face writer cannot start.
-  static std::unique_ptr<TrackEvents> start(const TrackEventsSettings& settings, std::string* error);
+  // Null with `error` (naming the directory) when the best-face writer cannot start. `report`: the
+  // writer's failure and recovery messages (its thread).
+  static std::unique_ptr<TrackEvents> start(const TrackEventsSettings& settings, std::string* error,
+                                            BestFaceWriter::Report report = nullptr);
 
   // The frame's events. `info`: the caps (null when unknown: no best faces).
   std::vector<std::string> frame(GstBuffer* buffer, const GstVideoInfo* info, const EventTime& at);
@@ -42,6 +45,7 @@ class TrackEvents {
   std::uint64_t faces_dropped() const { return writer_ ? writer_->dropped() : 0; }
   // Strings of the events written so far that were not UTF-8 (a label set upstream).
   const json::Repairs& repairs() const { return repairs_; }
+  std::uint64_t faces_aligned() const { return aligned_; }  // crops made for the writer
 
  private:
   explicit TrackEvents(const TrackEventsSettings& settings)
@@ -53,6 +57,7 @@ class TrackEvents {
   TrackBook book_;
   std::unique_ptr<BestFaceWriter> writer_;
   json::Repairs repairs_;
+  std::uint64_t aligned_ = 0;
 };
 
 }  // namespace taconite::gst

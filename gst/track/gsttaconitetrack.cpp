@@ -27,8 +27,11 @@
  * detector's carried box, not a measurement. It is given to the track it was last measured as,
  * and rewritten with that track's prediction for this frame: the predicted box (clipped to the
  * frame), its landmarks moved with the box, `predicted` TRUE in its `detection` param, and the
- * track's id. No track counts a miss on such a frame. Downstream, taconiteadaface aligns the
- * face at the moved landmarks and reuses embeddings per id; taconiteidentify votes per id.
+ * track's id. No track counts a miss on such a frame. A carried ROI that no track claims, whose
+ * prediction has left the frame (less than a pixel inside), that lies outside the frame or is
+ * beyond `max-rois` is removed from the buffer: every carried ROI that passes on is predicted,
+ * none is passed on as a measurement. Downstream, taconiteadaface aligns the face at the moved
+ * landmarks and reuses embeddings per id; taconiteidentify votes per id.
  *
  * Ids count up from 1 and are never reused within a stream (beyond G_MAXINT they are written as
  * 64-bit integers).
@@ -94,9 +97,10 @@ struct Settings {
 
 // What a ROI of the buffer gets: its id param set to `id`, or removed when `id` is empty.
 // A stale ROI claimed by a track also moves from `measured` (its box as the tracker saw it) to
-// the track's `predicted` box.
+// the track's `predicted` box; one the tracker cannot predict is removed (`drop`).
 struct RoiChange {
   bool write = false;
+  bool drop = false;
   std::optional<gint64> id;
   std::optional<Box> measured, predicted;
 };
@@ -168,27 +172,38 @@ static GstFlowReturn prepare_output_buffer_unguarded(GstTaconiteTrack* self, Gst
     stream.changes[i].write = has_roi_track_id_param(rois[i]);
     write = write || stream.changes[i].write;
     const Box box = clipped_box(rois[i], stream.info);
-    if (box.width > 0 && box.height > 0)
-      candidates.push_back({i, roi_detection(rois[i], box)});
-    else
-      GST_LOG_OBJECT(self, "ROI %u,%u %ux%u has nothing inside the frame: no id", rois[i]->x, rois[i]->y, rois[i]->w,
-                     rois[i]->h);
+    const Detection detection = roi_detection(rois[i], box);
+    if (box.width > 0 && box.height > 0) {
+      candidates.push_back({i, detection});
+    } else {
+      GST_LOG_OBJECT(self, "ROI %u,%u %ux%u has nothing inside the frame: %s", rois[i]->x, rois[i]->y, rois[i]->w,
+                     rois[i]->h, detection.fresh ? "no id" : "carried, removed");
+      if (!detection.fresh) write = stream.changes[i].drop = true;
+    }
   }
   if (candidates.size() > policy.max_tracks) {
-    GST_DEBUG_OBJECT(self, "%zu ROIs, max-rois=%zu: the %zu smallest pass without an id", candidates.size(),
-                     policy.max_tracks, candidates.size() - policy.max_tracks);
+    GST_DEBUG_OBJECT(self, "%zu ROIs, max-rois=%zu: the %zu smallest pass without an id (carried ones are removed)",
+                     candidates.size(), policy.max_tracks, candidates.size() - policy.max_tracks);
     std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
       return a.detection.box.width * a.detection.box.height > b.detection.box.width * b.detection.box.height;
     });
+    for (std::size_t k = policy.max_tracks; k < candidates.size(); ++k)
+      if (!candidates[k].detection.fresh) write = stream.changes[candidates[k].index].drop = true;
     candidates.resize(policy.max_tracks);
   }
 
   std::vector<Detection> detections(candidates.size());
   std::transform(candidates.begin(), candidates.end(), detections.begin(),
                  [](const Candidate& c) { return c.detection; });
-  const std::vector<TrackResult> results = stream.tracker.update(detections, policy);
+  const Box frame{0.0, 0.0, static_cast<double>(GST_VIDEO_INFO_WIDTH(&stream.info)),
+                  static_cast<double>(GST_VIDEO_INFO_HEIGHT(&stream.info))};
+  const std::vector<TrackResult> results = stream.tracker.update(detections, policy, frame);
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     RoiChange& change = stream.changes[candidates[k].index];
+    if (results[k].drop) {
+      write = change.drop = true;
+      continue;
+    }
     change.id = results[k].id;
     if (results[k].predicted) {
       change.measured = detections[k].box;
@@ -225,12 +240,18 @@ static GstFlowReturn transform_ip_unguarded(GstTaconiteTrack* self, GstBuffer* b
     GST_WARNING_OBJECT(self, "buffer has %zu ROIs, %zu were tracked: ids not written", rois.size(), changes.size());
   } else {
     for (std::size_t i = 0; i < rois.size(); ++i) {
-      if (!changes[i].write) continue;
-      set_roi_track_id(rois[i], changes[i].id);
-      if (changes[i].predicted &&
+      // The tracker dropped the prediction of a box outside the frame: a move never fails, but
+      // were it to, the carried box goes rather than pass on unmoved and unflagged.
+      if (!changes[i].drop && changes[i].predicted &&
           !move_roi_to_prediction(rois[i], *changes[i].measured, *changes[i].predicted, self->stream->info))
-        GST_LOG_OBJECT(self, "the prediction for ROI %u,%u %ux%u leaves the frame: its box stays", rois[i]->x,
+        changes[i].drop = true;
+      if (changes[i].drop) {
+        GST_LOG_OBJECT(self, "carried ROI %u,%u %ux%u not predicted inside the frame: removed", rois[i]->x,
                        rois[i]->y, rois[i]->w, rois[i]->h);
+        gst_buffer_remove_meta(buffer, &rois[i]->meta);
+      } else if (changes[i].write) {
+        set_roi_track_id(rois[i], changes[i].id);
+      }
     }
   }
   changes.clear();

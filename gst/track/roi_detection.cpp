@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "roi_landmarks.hpp"
@@ -23,11 +24,9 @@ vision::Detection roi_detection(const GstVideoRegionOfInterestMeta* roi, const v
 
 bool move_roi_to_prediction(GstVideoRegionOfInterestMeta* roi, const vision::Box& measured, const vision::Box& predicted,
                             const GstVideoInfo& info) {
-  const double left = std::max(predicted.x, 0.0), top = std::max(predicted.y, 0.0);
-  const double right = std::min(predicted.x + predicted.width, static_cast<double>(GST_VIDEO_INFO_WIDTH(&info)));
-  const double bottom = std::min(predicted.y + predicted.height, static_cast<double>(GST_VIDEO_INFO_HEIGHT(&info)));
-  // NaN fails every comparison: a prediction that is not finite moves nothing.
-  if (!(right - left >= 1.0 && bottom - top >= 1.0) || !(measured.width > 0 && measured.height > 0)) return false;
+  const std::optional<vision::Box> visible = vision::inside(
+      predicted, {0.0, 0.0, static_cast<double>(GST_VIDEO_INFO_WIDTH(&info)), static_cast<double>(GST_VIDEO_INFO_HEIGHT(&info))});
+  if (!visible || !(measured.width > 0 && measured.height > 0)) return false;
 
   std::vector<Point2> landmarks = roi_landmarks(roi);
   const double sx = predicted.width / measured.width, sy = predicted.height / measured.height;
@@ -35,11 +34,11 @@ bool move_roi_to_prediction(GstVideoRegionOfInterestMeta* roi, const vision::Box
   if (!landmarks.empty()) replace_roi_param(roi, points_structure("landmarks", landmarks));
 
   // Rounded edges, so the box never reaches past the frame.
-  const long x = std::lround(left), y = std::lround(top);
+  const long x = std::lround(visible->x), y = std::lround(visible->y);
   roi->x = static_cast<guint>(x);
   roi->y = static_cast<guint>(y);
-  roi->w = static_cast<guint>(std::max(1L, std::lround(right) - x));
-  roi->h = static_cast<guint>(std::max(1L, std::lround(bottom) - y));
+  roi->w = static_cast<guint>(std::max(1L, std::lround(visible->x + visible->width) - x));
+  roi->h = static_cast<guint>(std::max(1L, std::lround(visible->y + visible->height) - y));
   if (GstStructure* s = gst_video_region_of_interest_meta_get_param(roi, "detection"))
     gst_structure_set(s, "predicted", G_TYPE_BOOLEAN, TRUE, nullptr);
   return true;

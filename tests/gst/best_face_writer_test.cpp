@@ -47,7 +47,7 @@ TEST_F(BestFaceWriterTest, AFullQueueDropsAndCountsEveryFaceItCannotHold) {
   ASSERT_TRUE(writer) << error;
   constexpr int kFaces = 200;
   int refused = 0;
-  for (int i = 0; i < kFaces; ++i) refused += !writer->submit(i, 0.5, face());
+  for (int i = 0; i < kFaces; ++i) refused += !writer->submit(i, "uid-" + std::to_string(i), 0.5, face());
   writer->drain(60000);
   const std::size_t finished = writer->take_finished().size();
   EXPECT_GT(refused, 0) << "200 faces into a queue of 1 faster than JPEG encoding";
@@ -63,7 +63,7 @@ TEST_F(BestFaceWriterTest, AFileThatCannotBeWrittenIsCountedDropped) {
   std::unique_ptr<BestFaceWriter> writer = BestFaceWriter::start(settings, &error);
   ASSERT_TRUE(writer) << error;
   ASSERT_EQ(g_rmdir(dir_.c_str()), 0);  // the directory went away after the start
-  ASSERT_TRUE(writer->submit(1, 0.5, face()));
+  ASSERT_TRUE(writer->submit(1, "uid-1", 0.5, face()));
   writer->drain(60000);
   EXPECT_TRUE(writer->take_finished().empty());
   EXPECT_EQ(writer->dropped(), 1u);

@@ -22,6 +22,7 @@ struct Face {
   int x, y, size;
   bool predicted = false;             // the tracker guessed this box (detection param predicted=TRUE)
   std::vector<taconite::vision::Point2> landmarks = {};  // frame pixels, template order
+  bool carried = false;  // a detector's carried box no tracker moved (fresh=FALSE, no predicted)
 };
 
 GstBuffer* frame(int index, const std::vector<Face>& faces) {
@@ -38,6 +39,7 @@ GstBuffer* frame(int index, const std::vector<Face>& faces) {
       gst_video_region_of_interest_meta_add_param(roi, gst_structure_new("object_id", "id", G_TYPE_INT, f.id, nullptr));
     GstStructure* detection = taconite::gst::add_detection_param(roi, 0.9);
     if (f.predicted) gst_structure_set(detection, "predicted", G_TYPE_BOOLEAN, TRUE, nullptr);
+    if (f.carried) gst_structure_set(detection, "fresh", G_TYPE_BOOLEAN, FALSE, nullptr);
     if (!f.landmarks.empty())
       gst_video_region_of_interest_meta_add_param(roi, taconite::gst::points_structure("landmarks", f.landmarks));
   }
@@ -156,6 +158,18 @@ TEST_F(BestShotTest, APredictedBoxIsNeverEmbeddedOnceTheTrackHasAnEmbedding) {
       << "a track without an embedding takes even a predicted box";
   EXPECT_EQ(push(frame(8, {{9, 150, 10, 60, true}})), GST_TACONITE_EMBEDDING_CACHED);
   EXPECT_EQ(engine->faces_seen(), 3u);
+}
+
+// Issue 29, bug 9 (defence in depth: taconitetrack never passes one on): a carried box that no
+// tracker moved or flagged is no measurement either.
+TEST_F(BestShotTest, ACarriedUnflaggedBoxIsNeverEmbeddedOnceTheTrackHasAnEmbedding) {
+  start({{"reinfer-mode", "best"}, {"best-min-gap", "1"}});
+  EXPECT_EQ(push(frame(0, {{7, 10, 10, 40}})), GST_TACONITE_EMBEDDING_COMPUTED);
+  for (int i = 1; i < 4; ++i)  // far better, but the box is an earlier frame's
+    EXPECT_EQ(push(frame(i, {{.id = 7, .x = 10, .y = 10, .size = 110, .carried = true}})),
+              GST_TACONITE_EMBEDDING_CACHED)
+        << i;
+  EXPECT_EQ(engine->faces_seen(), 1u);
 }
 
 TEST_F(BestShotTest, IntervalModeIsUnchangedByPredictedBoxes) {

@@ -4,15 +4,17 @@
 Usage: check_track_events.py EVENTS.jsonl SCHEMA.json [--frames FACES.jsonl]
 
 Every line must be standard JSON (NaN and Infinity refused) valid against the schema
-(docs/tracks-message.schema.json, jsonschema). Per stream and track the events come in order:
-one `new` first, `update`s, one `end` last (the file was written up to EOS, so every track
-ended). With --frames (taconite-faces/1 documents of the same frames, publish-empty=true): the
+(docs/tracks-message.schema.json, jsonschema). Per track (its `uid`: one stream and one track id)
+the events come in order: one `new` first, `update`s, one `end` last (the file was written up to
+EOS, so every track ended); a best face's file is named by the uid. With --frames (taconite-faces/1 documents of the same frames, publish-empty=true): the
 track holding the most faces of a stream (the demo's astronaut) has exactly one `new` and one
 `end`, its `frames` is the number of frames that carry its id and its `dwell_s` is the PTS span
 of those frames within one frame interval.
 """
 import argparse
 import json
+import os
+import re
 import sys
 
 import jsonschema
@@ -31,20 +33,30 @@ def read_lines(path):
 def check_events(path, schema_path):
     with open(schema_path, encoding="utf-8") as f:
         validator = jsonschema.Draft202012Validator(json.load(f))
-    tracks = {}
+    by_uid = {}
     for where, event in read_lines(path):
         errors = sorted(validator.iter_errors(event), key=str)
         assert not errors, f"{where}: {errors[0].message} at {list(errors[0].absolute_path)}"
-        tracks.setdefault((event["stream"], event["track_id"]), []).append((where, event))
-    assert tracks, f"{path}: no track events"
-    for (stream, track), events in tracks.items():
+        assert "uid" in event, f"{where}: no uid"
+        by_uid.setdefault(event["uid"], []).append((where, event))
+    assert by_uid, f"{path}: no track events"
+    tracks = {}  # (stream, track id) -> events of every track that had that id
+    for uid, events in by_uid.items():
         kinds = [e["event"] for _, e in events]
-        # A track id seen again after it ended is a new track: the kinds repeat new ... end.
-        text = " ".join(kinds)
-        assert kinds[0] == "new" and kinds[-1] == "end", f"{stream} track {track}: events {text}"
+        first = events[0][1]
+        assert kinds[0] == "new" and kinds[-1] == "end" and kinds.count("new") == 1 and kinds.count("end") == 1, \
+            f"track {uid}: events {' '.join(kinds)}"
+        assert {(e["stream"], e["track_id"]) for _, e in events} == {(first["stream"], first["track_id"])}, \
+            f"track {uid}: more than one stream or track id"
+        stream_part = re.sub(r"[^A-Za-z0-9._-]", "_", first["stream"])
+        stream_part = "_" + stream_part if not stream_part or stream_part[0] == "." else stream_part
         for where, e in events:
             if e["event"] == "end":
                 assert e["last_pts_ns"] is None or e["first_pts_ns"] <= e["last_pts_ns"], where
+            if e["best_face"] and "path" in e["best_face"]:
+                name = os.path.basename(e["best_face"]["path"])
+                assert name == f"{stream_part}-{uid}.jpg", f"{where}: best face {name} is not named by the uid"
+        tracks.setdefault((first["stream"], first["track_id"]), []).extend(events)
     return tracks
 
 

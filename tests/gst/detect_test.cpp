@@ -135,6 +135,62 @@ TEST_F(DetectAstronaut, IntervalCarriesTheLastFacesMarkedNotFreshUntilAFlush) {
   gst_harness_teardown(h);
 }
 
+// Issue 29: lowering `interval` while playing applies from the next frame, not once the old
+// countdown runs out.
+TEST_F(DetectAstronaut, LoweringTheIntervalWhilePlayingDetectsOnTheNextFrame) {
+  GstHarness* h = detect_harness("interval=1000");
+  gst_harness_set_src_caps_str(h, video_caps("RGB", width, height).c_str());
+  auto black = [&] { return gsttest::rgb_buffer(width, height, [](int, int) { return std::array<std::uint8_t, 3>{}; }); };
+  // The astronaut detected on frame 0, carried over a black frame 1.
+  for (GstBuffer* in : {gst_buffer_copy(rgb), black()}) {
+    GstBuffer* out = gst_harness_push_and_pull(h, in);
+    EXPECT_EQ(rois_of(out).size(), 1u);
+    gst_buffer_unref(out);
+  }
+  GstElement* detect = gst_harness_find_element(h, "taconitedetect");
+  ASSERT_NE(detect, nullptr);
+  g_object_set(detect, "interval", 1u, nullptr);
+  gst_object_unref(detect);
+  GstBuffer* out = gst_harness_push_and_pull(h, black());
+  EXPECT_TRUE(rois_of(out).empty()) << "frame 2 ran the detector (nothing on black), not carried the face";
+  gst_buffer_unref(out);
+  out = gst_harness_push_and_pull(h, gst_buffer_copy(rgb));
+  ASSERT_EQ(rois_of(out).size(), 1u);
+  gboolean fresh = FALSE;
+  confidence_of(rois_of(out)[0], &fresh);
+  EXPECT_TRUE(fresh) << "every frame detects now";
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+void count_warning(const gchar*, GLogLevelFlags, const gchar*, gpointer data) { ++*static_cast<int*>(data); }
+
+// Issue 29: input sizes outside 32-4096 are refused when set (GObject's range: a warning, the
+// property keeps its value), so the element starts and runs at the size it had.
+TEST_F(DetectAstronaut, InputSizesOutsideTheRangeAreRefusedAndTheValueStays) {
+  GstElement* element = gst_element_factory_make("taconitedetect", nullptr);
+  ASSERT_NE(element, nullptr);
+  g_object_set(element, "model", yunet_model().c_str(), "input-width", 320u, "input-height", 192u, nullptr);
+  int refused = 0;
+  const guint handler = g_log_set_handler("GLib-GObject", G_LOG_LEVEL_WARNING, count_warning, &refused);
+  for (const guint value : {0u, 1u, 31u, 8192u, 65536u, G_MAXUINT32})
+    for (const char* property : {"input-width", "input-height"}) g_object_set(element, property, value, nullptr);
+  g_log_remove_handler("GLib-GObject", handler);
+  EXPECT_EQ(refused, 12) << "each value refused with a warning";
+  guint input_width = 0, input_height = 0;
+  g_object_get(element, "input-width", &input_width, "input-height", &input_height, nullptr);
+  EXPECT_EQ(input_width, 320u);
+  EXPECT_EQ(input_height, 192u);
+  GstHarness* h = gst_harness_new_with_element(element, "sink", "src");
+  gst_object_unref(element);
+  gst_harness_set_src_caps_str(h, video_caps("RGB", width, height).c_str());
+  GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_copy(rgb));
+  ASSERT_NE(out, nullptr) << "the pipeline runs";
+  EXPECT_EQ(rois_of(out).size(), 1u) << "at 320x192 the astronaut is still found";
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
 TEST_F(DetectAstronaut, TaconiteadafaceAlignsTheDetectedFace) {
   auto fake = gsttest::install_fake_engine();
   GstHarness* h = gst_harness_new_parse(

@@ -210,6 +210,26 @@ TEST_F(PublishMqttTest, TrackEventsGoToTheirOwnTopic) {
   EXPECT_EQ(wait_counter(h_->element, "messages-published", 5, 30), 5u);
 }
 
+// Issue 29: stopped without EOS (set to NULL), the open track still ends: its `end` event (reason
+// "stopped") reaches the broker before the connection closes.
+TEST_F(PublishMqttTest, AStopWithoutEosSendsTheEndOfEveryOpenTrack) {
+  MosquittoBroker broker({});
+  std::string error;
+  ASSERT_TRUE(broker.start(&error)) << error;
+  MqttSubscriber subscriber(broker, "cams/#", "cams/probe", "sub-stop");
+  ASSERT_TRUE(subscriber.ready());
+  start_harness(mqtt(broker, {{"messages", "tracks"}, {"tracks-topic", "cams/{stream}/tracks"}}));
+  push_frames(h_, 0, 3, 2);
+  ASSERT_EQ(subscriber.wait_for(2, 30), 2u) << "the two new events";
+  ASSERT_EQ(gst_element_set_state(h_->element, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  ASSERT_EQ(subscriber.wait_for(4, 30), 4u);
+  int stopped = 0;
+  for (const auto& [topic, payload] : subscriber.messages())
+    stopped += payload.find("\"event\":\"end\"") != std::string::npos &&
+               payload.find("\"reason\":\"stopped\"") != std::string::npos;
+  EXPECT_EQ(stopped, 2) << "both tracks ended";
+}
+
 TEST_F(PublishMqttTest, BrokerRestartDeliversHeldMessagesUpToMaxPendingAndCountsTheRest) {
   MosquittoBroker broker({.persistence = true, .user = "", .password = "", .tls_ca = "", .tls_cert = "", .tls_key = ""});
   std::string error;

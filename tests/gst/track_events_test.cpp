@@ -1,14 +1,20 @@
 // taconitepublish messages=tracks|both through GstHarness: new / update / end events in order,
 // ends at EOS, on flush and when lost, the max-tracks bound, the best face (kept only when better,
 // retention by count and bytes, base64 inline) and start errors for unusable settings.
+#include <fcntl.h>
 #include <glib/gstdio.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <map>
 #include <opencv2/imgcodecs.hpp>
 #include <set>
 
 #include "gst_test_support.hpp"
 #include "publish_frames.hpp"
+#include "track_events.hpp"
 
 namespace {
 
@@ -88,10 +94,11 @@ class TrackEventsTest : public ::testing::Test {
     g_remove(path_.c_str());
     g_rmdir(dir_.c_str());
   }
-  void start(std::vector<std::pair<std::string, std::string>> props, const std::string& stream = "door") {
+  void start(std::vector<std::pair<std::string, std::string>> props, const std::string& stream = "door",
+             GstBus* bus = nullptr) {
     props.emplace_back("location", path_);
     props.emplace_back("stream", stream);
-    h_ = publish_harness(props);
+    h_ = publish_harness(props, bus);
     ASSERT_NE(h_, nullptr);
   }
   void push(int index, const std::vector<Face>& faces) {
@@ -126,6 +133,11 @@ class TrackEventsTest : public ::testing::Test {
   }
   static std::string kind(JsonObject* o) { return json_object_get_string_member(o, "event"); }
   static gint64 track(JsonObject* o) { return json_object_get_int_member(o, "track_id"); }
+  static std::string uid(JsonObject* o) { return json_object_get_string_member(o, "uid"); }
+  static std::string best_path(JsonObject* o) {
+    if (json_object_get_null_member(o, "best_face")) return "";
+    return json_object_get_string_member(json_object_get_object_member(o, "best_face"), "path");
+  }
   static std::string text(JsonObject* o, const char* member) {
     return json_object_get_null_member(o, member) ? "null" : json_object_get_string_member(o, member);
   }
@@ -238,7 +250,7 @@ TEST_F(TrackEventsTest, BestFaceReplacedOnlyByABetterOne) {
   ASSERT_NE(end, nullptr);
   EXPECT_DOUBLE_EQ(best_quality(end), 0.7);
   const std::string path = json_object_get_string_member(json_object_get_object_member(end, "best_face"), "path");
-  EXPECT_EQ(path, faces_ + "/door-5.jpg");
+  EXPECT_EQ(path, faces_ + "/door-" + uid(end) + ".jpg");
   const cv::Mat image = cv::imread(path);
   ASSERT_FALSE(image.empty());
   EXPECT_EQ(image.cols, 112);
@@ -255,6 +267,18 @@ std::set<std::string> files_in(const std::string& dir) {
   return names;
 }
 
+// The file names of the best faces the `end` events name, in order.
+std::vector<std::string> ended_files(const std::vector<JsonObject*>& events) {
+  std::vector<std::string> names;
+  for (JsonObject* o : events)
+    if (std::string(json_object_get_string_member(o, "event")) == "end" && !json_object_get_null_member(o, "best_face"))
+      names.push_back(std::filesystem::path(
+                          json_object_get_string_member(json_object_get_object_member(o, "best_face"), "path"))
+                          .filename()
+                          .string());
+  return names;
+}
+
 TEST_F(TrackEventsTest, RetentionKeepsTheNewestFilesWithinCount) {
   start({{"messages", "tracks"}, {"best-face", "path"}, {"best-face-dir", faces_}, {"best-face-max-files", "2"}});
   for (int t = 1; t <= 3; ++t) {
@@ -263,7 +287,9 @@ TEST_F(TrackEventsTest, RetentionKeepsTheNewestFilesWithinCount) {
     ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_flush_stop(TRUE)));
     new_segment();
   }
-  EXPECT_EQ(files_in(faces_), (std::set<std::string>{"door-2.jpg", "door-3.jpg"}));
+  const std::vector<std::string> ended = ended_files(events());
+  ASSERT_EQ(ended.size(), 3u);
+  EXPECT_EQ(files_in(faces_), (std::set<std::string>{ended[1], ended[2]}));
 }
 
 TEST_F(TrackEventsTest, RetentionKeepsOnlyTheNewestWhenBytesAreExceeded) {
@@ -274,7 +300,65 @@ TEST_F(TrackEventsTest, RetentionKeepsOnlyTheNewestWhenBytesAreExceeded) {
     ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_flush_stop(TRUE)));
     new_segment();
   }
-  EXPECT_EQ(files_in(faces_), (std::set<std::string>{"door-3.jpg"}));
+  const std::vector<std::string> ended = ended_files(events());
+  ASSERT_EQ(ended.size(), 3u);
+  EXPECT_EQ(files_in(faces_), (std::set<std::string>{ended[2]}));
+}
+
+// Issue 29, bug 8: a second run (ids from 1 again) never overwrites the first run's best face: each
+// track has a uid, in every one of its events and in its file's name.
+TEST_F(TrackEventsTest, ASecondRunNeverOverwritesTheFirstRunsBestFace) {
+  std::vector<std::string> paths, uids;
+  for (int run = 0; run < 2; ++run) {
+    start({{"messages", "tracks"}, {"best-face", "path"}, {"best-face-dir", faces_}});
+    push(0, {{1, 0.5}});
+    push(1, {{1, 0.5}});
+    eos();
+    gst_harness_teardown(h_);
+    h_ = nullptr;
+    const std::vector<JsonObject*> e = events();
+    ASSERT_GE(e.size(), 2u);
+    std::set<std::string> track_uids;
+    for (JsonObject* o : e) track_uids.insert(uid(o));
+    ASSERT_EQ(track_uids.size(), 1u) << "run " << run << ": one track, one uid in all its events";
+    EXPECT_TRUE(g_uuid_string_is_valid(uid(e[0]).c_str())) << uid(e[0]);
+    uids.push_back(uid(e.back()));
+    paths.push_back(best_path(e.back()));
+    EXPECT_EQ(paths.back(), faces_ + "/door-" + uids.back() + ".jpg");
+    forget_events();
+  }
+  EXPECT_NE(uids[0], uids[1]);
+  EXPECT_NE(paths[0], paths[1]) << "track 1 of the second run is another face";
+  EXPECT_TRUE(g_file_test(paths[0].c_str(), G_FILE_TEST_IS_REGULAR)) << "the first run's end event still holds";
+  EXPECT_TRUE(g_file_test(paths[1].c_str(), G_FILE_TEST_IS_REGULAR));
+}
+
+// Retention counts this stream's files of earlier runs (oldest first) and never deletes any other
+// file: not another stream's, not one named like ours without a uid, not one of another name.
+TEST_F(TrackEventsTest, RetentionDeletesOnlyThisStreamsOwnFilesEarlierRunsIncluded) {
+  ASSERT_EQ(g_mkdir_with_parents(faces_.c_str(), 0755), 0);
+  const std::string older = "door-00000000-0000-4000-8000-000000000001.jpg";
+  const std::string newer = "door-00000000-0000-4000-8000-000000000002.jpg";
+  const std::vector<std::string> others = {"door-1.jpg", "door-7.jpg.part", "notes.txt", "door-x.jpg",
+                                           "cam-00000000-0000-4000-8000-000000000003.jpg",
+                                           "door-00000000-0000-4000-8000-000000000004.png"};
+  for (const std::string& name : others) ASSERT_TRUE(g_file_set_contents((faces_ + "/" + name).c_str(), "x", 1, nullptr));
+  int age = 2;
+  for (const std::string& name : {older, newer}) {
+    const std::string path = faces_ + "/" + name;
+    ASSERT_TRUE(g_file_set_contents(path.c_str(), "jpeg", 4, nullptr));
+    const time_t mtime = time(nullptr) - 3600 * age--;  // hours old: older first
+    const struct timespec times[2] = {{mtime, 0}, {mtime, 0}};
+    ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  }
+  start({{"messages", "tracks"}, {"best-face", "path"}, {"best-face-dir", faces_}, {"best-face-max-files", "2"}});
+  push(0, {{1, 0.5}});
+  eos();
+  const std::vector<std::string> ended = ended_files(events());
+  ASSERT_EQ(ended.size(), 1u);
+  std::set<std::string> expected(others.begin(), others.end());
+  expected.insert({newer, ended[0]});
+  EXPECT_EQ(files_in(faces_), expected) << "the oldest of ours went; nothing else";
 }
 
 TEST_F(TrackEventsTest, Base64InlinesTheJpeg) {
@@ -302,11 +386,175 @@ TEST_F(TrackEventsTest, AStreamNameCannotLeaveTheBestFaceDirectory) {
   start({{"messages", "tracks"}, {"best-face", "path"}, {"best-face-dir", faces_}}, "../x/door");
   push(0, {{4, 0.5}});
   eos();
-  EXPECT_EQ(files_in(faces_), (std::set<std::string>{"_.._x_door-4.jpg"}));
+  const std::vector<std::string> ended = ended_files(events());
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].rfind("_.._x_door-", 0), 0u) << ended[0];
+  EXPECT_EQ(files_in(faces_), (std::set<std::string>{ended[0]}));
   EXPECT_FALSE(g_file_test((dir_ + "/x").c_str(), G_FILE_TEST_EXISTS));
   const std::vector<JsonObject*> e = events();
   ASSERT_FALSE(e.empty());
   EXPECT_STREQ(json_object_get_string_member(e.back(), "stream"), "../x/door") << "the events keep the name";
+}
+
+// Issue 29: a stop without EOS (the pipeline set to NULL) still ends every open track, reason
+// "stopped", written before the file closes; tracks that ended at EOS do not end again.
+TEST_F(TrackEventsTest, OpenTracksEndWhenTheElementStopsWithoutEos) {
+  start({{"messages", "tracks"}, {"best-face", "path"}, {"best-face-dir", faces_}});
+  push(0, {{1, 0.5}, {2}});
+  push(1, {{1, 0.5}});
+  ASSERT_EQ(gst_element_set_state(h_->element, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  std::vector<JsonObject*> e = events();
+  std::map<gint64, JsonObject*> ends;
+  for (JsonObject* o : e)
+    if (kind(o) == "end") ends[track(o)] = o;
+  ASSERT_EQ(ends.size(), 2u) << "every open track ended";
+  for (const auto& [id, end] : ends) {
+    EXPECT_EQ(text(end, "reason"), "stopped") << "track " << id;
+    EXPECT_EQ(json_object_get_int_member(end, "last_pts_ns"), id == 1 ? static_cast<gint64>(kFrame) : 0);
+  }
+  EXPECT_EQ(kind(e.back()), "end") << "nothing after the ends";
+  const std::string best = best_path(ends[1]);
+  EXPECT_TRUE(g_file_test(best.c_str(), G_FILE_TEST_IS_REGULAR)) << "the face being written was waited for: " << best;
+  gst_harness_teardown(h_);
+  h_ = nullptr;
+  forget_events();
+
+  start({{"messages", "tracks"}});
+  push(0, {{3}});
+  eos();
+  ASSERT_EQ(gst_element_set_state(h_->element, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  e = events();
+  ASSERT_EQ(e.size(), 2u) << "new and end (eos); the stop ends nothing more";
+  EXPECT_EQ(text(e[1], "reason"), "eos");
+}
+
+// The directory of the best faces made unwritable while playing: a tmpfs of 64 KiB filled up when
+// the test may mount one (root), else the honest substitute, the directory replaced by a file.
+class UnwritableDirectory {
+ public:
+  explicit UnwritableDirectory(std::string dir) : dir_(std::move(dir)) {
+    g_mkdir_with_parents(dir_.c_str(), 0755);
+    mounted_ = mount("tmpfs", dir_.c_str(), "tmpfs", 0, "size=64k") == 0;
+  }
+  ~UnwritableDirectory() {
+    restore();
+    if (mounted_) umount(dir_.c_str());
+  }
+  bool full_filesystem() const { return mounted_; }
+  void break_it() {
+    if (mounted_) {  // fill it: nothing more fits
+      const int fd = g_open(filler().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const std::vector<char> block(4096, 'x');
+      while (fd >= 0 && write(fd, block.data(), block.size()) > 0) {
+      }
+      if (fd >= 0) close(fd);
+    } else {
+      g_rename(dir_.c_str(), (dir_ + ".away").c_str());
+      g_file_set_contents(dir_.c_str(), "x", 1, nullptr);
+    }
+    broken_ = true;
+  }
+  void restore() {
+    if (!broken_) return;
+    broken_ = false;
+    if (mounted_) {
+      g_remove(filler().c_str());
+    } else {
+      g_remove(dir_.c_str());
+      g_rename((dir_ + ".away").c_str(), dir_.c_str());
+    }
+  }
+
+ private:
+  std::string filler() const { return dir_ + "/filler.bin"; }
+  std::string dir_;
+  bool mounted_ = false, broken_ = false;
+};
+
+// The texts of the warnings and the infos on the bus (every message is taken off it).
+struct BusTexts {
+  std::vector<std::string> warnings, infos;
+};
+BusTexts bus_texts(GstBus* bus) {
+  BusTexts texts;
+  while (GstMessage* m = gst_bus_pop(bus)) {
+    GError* error = nullptr;
+    gchar* debug = nullptr;
+    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING) {
+      gst_message_parse_warning(m, &error, &debug);
+      texts.warnings.emplace_back(error->message);
+    } else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_INFO) {
+      gst_message_parse_info(m, &error, &debug);
+      texts.infos.emplace_back(error->message);
+    }
+    g_clear_error(&error);
+    g_free(debug);
+    gst_message_unref(m);
+  }
+  return texts;
+}
+
+// Issue 29: every best face dropped on a full filesystem, with one warning for the episode (not
+// one per face) and an info once writes work again.
+TEST_F(TrackEventsTest, AnUnwritableBestFaceDirectoryWarnsOnceAndSaysWhenWritesWorkAgain) {
+  UnwritableDirectory directory(faces_);
+  RecordProperty("unwritable_by", directory.full_filesystem() ? "a full tmpfs" : "the directory replaced by a file");
+  GstBus* bus = gst_bus_new();
+  start({{"messages", "tracks"}, {"best-face", "path"}, {"best-face-dir", faces_}}, "door", bus);
+  const auto drain = [&] {  // a flush ends the tracks and waits for the writer
+    ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_flush_start()));
+    ASSERT_TRUE(gst_harness_push_event(h_, gst_event_new_flush_stop(TRUE)));
+    new_segment();
+  };
+  directory.break_it();
+  for (int t = 1; t <= 4; ++t) push(t, {{t, 0.5}});
+  drain();
+  EXPECT_EQ(counter(h_->element, "best-faces-dropped"), 4u);
+  BusTexts texts = bus_texts(bus);
+  ASSERT_EQ(texts.warnings.size(), 1u) << "one warning for the episode, not one per face";
+  EXPECT_NE(texts.warnings[0].find("best-faces-dropped"), std::string::npos) << texts.warnings[0];
+  EXPECT_NE(texts.warnings[0].find(faces_), std::string::npos) << "names the file: " << texts.warnings[0];
+  EXPECT_TRUE(texts.infos.empty());
+
+  directory.restore();
+  for (int t = 5; t <= 6; ++t) push(t, {{t, 0.5}});
+  drain();
+  EXPECT_EQ(counter(h_->element, "best-faces-dropped"), 4u);
+  texts = bus_texts(bus);
+  EXPECT_TRUE(texts.warnings.empty());
+  ASSERT_EQ(texts.infos.size(), 1u);
+  EXPECT_NE(texts.infos[0].find("again (4 dropped meanwhile)"), std::string::npos) << texts.infos[0];
+  EXPECT_EQ(files_in(faces_).size(), 2u) << "tracks 5 and 6 written";
+  gst_harness_teardown(h_);
+  h_ = nullptr;
+  gst_object_unref(bus);
+}
+
+// Issue 29: with the writer's queue full, a better face costs nothing (no mapping, no alignment,
+// no copy): it is counted dropped at once. Driven through TrackEvents with a queue of 0.
+TEST(TrackEventsQueueTest, AFullWriterQueueSkipsTheAlignmentAndCountsTheFaceDropped) {
+  for (const std::size_t max_queued : {std::size_t{0}, std::size_t{64}}) {
+    taconite::gst::TrackEventsSettings settings;
+    settings.stream = "door";
+    settings.best_face.output = taconite::gst::BestFaceOutput::Base64;
+    settings.best_face.max_queued = max_queued;
+    std::string error;
+    std::unique_ptr<taconite::gst::TrackEvents> events = taconite::gst::TrackEvents::start(settings, &error);
+    ASSERT_TRUE(events) << error;
+    GstVideoInfo info;
+    gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGB, 320, 240);
+    for (int i = 0; i < 10; ++i) {  // two tracks, each face better than the last
+      GstBuffer* buffer = tracked_frame(i, {{1, 0.1 + 0.05 * i}, {2, 0.1 + 0.05 * i}});
+      events->frame(buffer, &info, taconite::gst::EventTime{g_get_real_time(), i * kFrame});
+      gst_buffer_unref(buffer);
+    }
+    if (max_queued == 0) {
+      EXPECT_EQ(events->faces_aligned(), 0u) << "no alignment for a face the queue refuses";
+      EXPECT_EQ(events->faces_dropped(), 20u) << "each better face counted dropped";
+    } else {
+      EXPECT_EQ(events->faces_aligned(), 20u) << "with room every better face is aligned";
+    }
+  }
 }
 
 void expect_start_error(const std::vector<std::pair<std::string, std::string>>& properties,
