@@ -268,11 +268,14 @@ Status PgStore::copy_identity(const IdentityRow& identity, std::span<const Templ
       return r.error();
   }
   // Ids given here do not move the identity sequences: move them past the largest id, so that an
-  // id is never given again (as SQLite's AUTOINCREMENT does).
-  for (const char* sql : {"SELECT setval(pg_get_serial_sequence('identities', 'id'), max(id)) FROM identities"
-                          " HAVING max(id) > (SELECT last_value FROM identities_id_seq)",
-                          "SELECT setval(pg_get_serial_sequence('templates', 'id'), max(id)) FROM templates"
-                          " HAVING max(id) > (SELECT last_value FROM templates_id_seq)"})
+  // id is never given again (as SQLite's AUTOINCREMENT does), and never back. The last id a
+  // sequence gave is last_value once called, one less before (a fresh one's last_value 1 is next).
+  for (const char* sql : {"SELECT setval(pg_get_serial_sequence('identities', 'id'), max(id), true) FROM identities"
+                          " HAVING max(id) > (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END"
+                          " FROM identities_id_seq)",
+                          "SELECT setval(pg_get_serial_sequence('templates', 'id'), max(id), true) FROM templates"
+                          " HAVING max(id) > (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END"
+                          " FROM templates_id_seq)"})
     if (Result<PgResult> r = run(conn, name_, "cannot move the id sequences", sql); !r) return r.error();
   changed_rows_ += 1 + static_cast<std::int64_t>(templates.size());
   return Ok{};
