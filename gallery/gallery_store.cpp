@@ -1,8 +1,11 @@
 #include "gallery_store.hpp"
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -75,13 +78,18 @@ std::string migration_to_v2() {
 
 bool is_postgres_location(std::string_view location) {
   if (location.starts_with("postgresql://") || location.starts_with("postgres://")) return true;
-  // A libpq key=value string: a file path holding '=' and a space is far-fetched.
+  // A libpq key=value string: its first key is one of libpq's keywords (a file path holding '='
+  // is far-fetched). The keywords are those of an empty string's parse (it reads no file).
   const std::size_t equals = location.find('=');
   if (equals == std::string_view::npos) return false;
-  const std::string_view key = location.substr(0, equals);
-  for (const char* known : {"service", "host", "hostaddr", "dbname", "user", "port"})
-    if (key == known) return true;
-  return false;
+  std::string_view key = location.substr(0, equals);
+  while (!key.empty() && (key.front() == ' ' || key.front() == '\t')) key.remove_prefix(1);
+  while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.remove_suffix(1);
+  PQconninfoOption* keywords = PQconninfoParse("", nullptr);
+  bool known = false;
+  for (PQconninfoOption* o = keywords; o && o->keyword; ++o) known = known || key == o->keyword;
+  PQconninfoFree(keywords);
+  return known;
 }
 
 namespace {
@@ -94,6 +102,44 @@ Result<std::unique_ptr<GalleryStore::Impl>> connect_postgres(const std::string& 
   impl->path = pg.value()->name();
   impl->pg = std::move(pg.value());
   return impl;
+}
+
+// An SQLite URI opening `path` read-only and immutable (no lock, no -shm, no -wal).
+std::string immutable_uri(const std::filesystem::path& path) {
+  std::string uri = "file://";
+  for (const char c : std::filesystem::absolute(path).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[static_cast<unsigned char>(c) >> 4];
+      uri += kHex[c & 0xf];
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?mode=ro&immutable=1";
+}
+
+// A gallery is in WAL mode: SQLite reads it through a -shm file it creates beside it, so a
+// reader that cannot write the directory (a gallery shipped read-only, another user's directory)
+// fails at its first read. When no -wal file holds writes it would miss, such a gallery is opened
+// again immutable (`reopen_immutable`), which needs neither file; else the error says why.
+Status read_where_not_writable(GalleryStore::Impl& impl, const std::function<int()>& reopen_immutable) {
+  const int probe = sqlite3_exec(impl.db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+  if ((probe & 0xff) != SQLITE_READONLY && (probe & 0xff) != SQLITE_CANTOPEN) return Ok{};  // (read_info judges)
+  const std::filesystem::path dir = impl.path.has_parent_path() ? impl.path.parent_path() : ".";
+  if (::access(dir.c_str(), W_OK) == 0) return Ok{};  // not this case: read_info reports it
+  const std::string wal = impl.path.string() + "-wal";
+  std::error_code ec;
+  if (const auto bytes = std::filesystem::file_size(wal, ec); !ec && bytes > 0)
+    return Error{ErrorKind::Io, impl.path.string() + ": cannot be read: its directory is not writable for this user, "
+                                "and SQLite must create " + impl.path.string() + "-shm there to read the writes "
+                                "waiting in " + wal + " (WAL mode); make the directory writable, or let the "
+                                "gallery's writers finish (a gallery closed by its last writer needs neither file)"};
+  sqlite3_close_v2(impl.db);
+  impl.db = nullptr;
+  if (const int rc = reopen_immutable(); rc != SQLITE_OK) return impl.error("cannot open (read-only)", rc);
+  return Ok{};
 }
 
 // Opens the connection; the file must exist unless `create`.
@@ -111,10 +157,19 @@ Result<std::unique_ptr<GalleryStore::Impl>> connect(const std::filesystem::path&
   if (create) flags |= SQLITE_OPEN_CREATE;
   // Each store has its own connection and is used by one thread at a time.
   flags |= SQLITE_OPEN_NOMUTEX;
-  const int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr);
-  if (rc != SQLITE_OK) return impl->error("cannot open", rc);
-  sqlite3_extended_result_codes(impl->db, 1);
-  sqlite3_busy_timeout(impl->db, busy_timeout_ms);
+  const auto open = [&](const std::string& name, int how) {
+    const int rc = sqlite3_open_v2(name.c_str(), &impl->db, how, nullptr);
+    if (rc == SQLITE_OK) {
+      sqlite3_extended_result_codes(impl->db, 1);
+      sqlite3_busy_timeout(impl->db, busy_timeout_ms);
+    }
+    return rc;
+  };
+  if (const int rc = open(path.string(), flags); rc != SQLITE_OK) return impl->error("cannot open", rc);
+  if (!writable && !create)
+    if (Status s = read_where_not_writable(*impl, [&] { return open(immutable_uri(path), flags | SQLITE_OPEN_URI); });
+        !s)
+      return s.error();
   if (Status s = impl->exec("PRAGMA foreign_keys = ON", "cannot configure"); !s) return s.error();
   return impl;
 }

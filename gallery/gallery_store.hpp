@@ -14,8 +14,9 @@
 // a JSON object, embeddings finite.
 //
 // A location starting with postgresql:// or postgres://, or a libpq key=value connection string
-// (`service=...`, `host=... dbname=...`), is a gallery in a PostgreSQL database instead
-// (pg_store.hpp): the same calls, the same rules, the database as the source of truth.
+// (its first key one of libpq's: `service=...`, `host=... dbname=...`), is a gallery in a
+// PostgreSQL database instead (pg_store.hpp): the same calls, the same rules, the database as the
+// source of truth.
 //
 // Unknown faces kept for review (unknown_face.hpp) live in the table `unknown_faces` of the same
 // gallery. They are not part of what a pipeline searches: writing them bumps no revision and
@@ -23,7 +24,8 @@
 // older version 2 gallery adds it (no version bump: an older taconite still opens the file), and
 // a reader of a gallery without it sees no unknown faces.
 //
-// Every error names the file (or the connection string). No exception leaves these calls. One
+// Every error names the file (or the connection string, any password in it masked:
+// displayed_location.hpp). No exception leaves these calls. One
 // GalleryStore is not safe for concurrent calls; open one per thread.
 #pragma once
 

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "displayed_location.hpp"
+
 namespace taconite::gallery {
 
 std::int64_t to_int(const char* text) {
@@ -17,7 +19,7 @@ std::string one_line(const char* text) {
   while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
   for (char& c : line)
     if (c == '\n') c = ' ';
-  return line;
+  return mask_secrets(line, {});
 }
 
 std::string double_text(double value) {

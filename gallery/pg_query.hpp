@@ -29,7 +29,8 @@ using PgResult = std::unique_ptr<PGresult, PgResultDeleter>;
 // A text column as a number (0 when it is none).
 std::int64_t to_int(const char* text);
 
-// libpq's messages end with a newline and may hold several lines: one line for ours.
+// libpq's messages end with a newline and may hold several lines: one line for ours, anything
+// in it that reads as a password masked (displayed_location.hpp).
 std::string one_line(const char* text);
 
 // A double as a text parameter that reads back the same value.

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <utility>
 
+#include "displayed_location.hpp"
 #include "identity_fields.hpp"
+#include "pg_client_files.hpp"
 #include "pg_query.hpp"
 #include "unix_time.hpp"
 
@@ -44,17 +46,6 @@ CREATE TABLE templates(
 CREATE INDEX templates_by_identity ON templates(identity_id);
 )sql";
 
-// The connection string without its password, for messages: its options as key=value.
-std::string without_password(PQconninfoOption* options) {
-  std::string shown;
-  for (PQconninfoOption* o = options; o && o->keyword; ++o) {
-    if (!o->val || !*o->val || std::strcmp(o->keyword, "password") == 0) continue;
-    if (!shown.empty()) shown += ' ';
-    shown.append(o->keyword).append("=").append(o->val);
-  }
-  return shown;
-}
-
 // What the server's refusal most likely means, for the person reading the error.
 std::string connection_hint(PGconn* conn, const std::string& message) {
   if (PQconnectionNeedsPassword(conn))
@@ -72,34 +63,37 @@ PgStore::PgStore(std::unique_ptr<Connection> connection, std::string name)
 PgStore::~PgStore() = default;
 
 Result<std::unique_ptr<PgStore>> PgStore::connect(const std::string& location) {
+  // Messages name the gallery without a password, and libpq's text is masked too (a parse error
+  // quotes the string it was given).
+  const std::string shown = displayed_location(location);
   char* parse_error = nullptr;
   PQconninfoOption* options = PQconninfoParse(location.c_str(), &parse_error);
   if (!options) {
-    std::string why = one_line(parse_error ? parse_error : "out of memory");
+    std::string why = mask_secrets(one_line(parse_error ? parse_error : "out of memory"), location);
     PQfreemem(parse_error);
-    return Error{ErrorKind::Input, "postgresql gallery: malformed connection string: " + why};
+    return Error{ErrorKind::Input, shown + ": malformed connection string: " + why};
   }
   bool has_password = false;
   for (PQconninfoOption* o = options; o->keyword; ++o)
     if (std::strcmp(o->keyword, "password") == 0 && o->val && *o->val) has_password = true;
-  const std::string shown = without_password(options);
+  Status files = check_pg_client_files(options, shown);
   PQconninfoFree(options);
   if (has_password)
     return Error{ErrorKind::Input, shown +
                                        ": the connection string holds a password; refused (it would show in "
                                        "process lists and logs): put it in a password file (PGPASSFILE or "
                                        "~/.pgpass) or a service file (PGSERVICEFILE)"};
+  if (!files) return files.error();
   auto connection = std::make_unique<Connection>();
   connection->conn = PQconnectdb(location.c_str());
-  if (!connection->conn) return Error{ErrorKind::Io, location + ": cannot connect: out of memory"};
+  if (!connection->conn) return Error{ErrorKind::Io, shown + ": cannot connect: out of memory"};
   if (PQstatus(connection->conn) != CONNECTION_OK) {
-    const std::string message = one_line(PQerrorMessage(connection->conn));
-    return Error{ErrorKind::Io,
-                 location + ": cannot connect: " + message + connection_hint(connection->conn, message)};
+    const std::string message = mask_secrets(one_line(PQerrorMessage(connection->conn)), location);
+    return Error{ErrorKind::Io, shown + ": cannot connect: " + message + connection_hint(connection->conn, message)};
   }
   // Quiet notices (libpq prints them on stderr by default; a library never prints).
   PQsetNoticeProcessor(connection->conn, [](void*, const char*) {}, nullptr);
-  return std::unique_ptr<PgStore>(new PgStore(std::move(connection), location));
+  return std::unique_ptr<PgStore>(new PgStore(std::move(connection), shown));
 }
 
 bool PgStore::in_transaction() const { return PQtransactionStatus(connection_->conn) != PQTRANS_IDLE; }
@@ -268,11 +262,14 @@ Status PgStore::copy_identity(const IdentityRow& identity, std::span<const Templ
       return r.error();
   }
   // Ids given here do not move the identity sequences: move them past the largest id, so that an
-  // id is never given again (as SQLite's AUTOINCREMENT does).
-  for (const char* sql : {"SELECT setval(pg_get_serial_sequence('identities', 'id'), max(id)) FROM identities"
-                          " HAVING max(id) > (SELECT last_value FROM identities_id_seq)",
-                          "SELECT setval(pg_get_serial_sequence('templates', 'id'), max(id)) FROM templates"
-                          " HAVING max(id) > (SELECT last_value FROM templates_id_seq)"})
+  // id is never given again (as SQLite's AUTOINCREMENT does), and never back. The last id a
+  // sequence gave is last_value once called, one less before (a fresh one's last_value 1 is next).
+  for (const char* sql : {"SELECT setval(pg_get_serial_sequence('identities', 'id'), max(id), true) FROM identities"
+                          " HAVING max(id) > (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END"
+                          " FROM identities_id_seq)",
+                          "SELECT setval(pg_get_serial_sequence('templates', 'id'), max(id), true) FROM templates"
+                          " HAVING max(id) > (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END"
+                          " FROM templates_id_seq)"})
     if (Result<PgResult> r = run(conn, name_, "cannot move the id sequences", sql); !r) return r.error();
   changed_rows_ += 1 + static_cast<std::int64_t>(templates.size());
   return Ok{};

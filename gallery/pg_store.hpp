@@ -9,7 +9,8 @@
 // commits. Connection strings holding a password are refused: the password goes into a
 // password file (PGPASSFILE, ~/.pgpass) or a service file, never on a command line.
 //
-// Every error names the gallery (its connection string). Private to the gallery library.
+// Every error names the gallery: its connection string with any password masked
+// (displayed_location.hpp), libpq's own text masked too. Private to the gallery library.
 #pragma once
 
 #include <cstdint>
@@ -26,13 +27,15 @@ namespace taconite::gallery {
 
 class PgStore {
  public:
-  // Connects; Input error for a connection string holding a password, Io when the server cannot
-  // be reached or refuses the login (with a hint: unreachable, wrong password, no password file).
+  // Connects; Input error for a connection string holding a password or a service or password
+  // file libpq would hang on (pg_client_files.hpp), Io when the server cannot be reached or
+  // refuses the login (with a hint: unreachable, wrong password, no password file).
   static Result<std::unique_ptr<PgStore>> connect(const std::string& location);
   ~PgStore();
   PgStore(const PgStore&) = delete;
   PgStore& operator=(const PgStore&) = delete;
 
+  // The gallery for messages (displayed_location).
   const std::string& name() const { return name_; }
 
   // Creates the tables and the gallery row in one transaction; Input error when the database

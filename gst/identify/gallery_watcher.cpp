@@ -1,13 +1,14 @@
 #include "gallery_watcher.hpp"
 
 #include <poll.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <exception>
+
+#include "displayed_location.hpp"
 
 namespace taconite::gst {
 
@@ -23,7 +24,9 @@ unsigned next_backoff(unsigned ms) { return std::min(ms * 2, kMaxBackoffMs); }
 
 GalleryWatcher::GalleryWatcher(std::filesystem::path path, gallery::IndexOptions options, unsigned poll_ms,
                                Report report)
-    : path_(std::move(path)), options_(options), poll_ms_(poll_ms), report_(std::move(report)) {
+    : path_(std::move(path)),
+      shown_(gallery::displayed_location(path_.string())),
+      options_(options), poll_ms_(poll_ms), report_(std::move(report)) {
   options_.defer_approximate = true;
   options_.cancel = &stopping_;
   retry_ms_ = kFirstBackoffMs;
@@ -43,14 +46,13 @@ GalleryWatcher::~GalleryWatcher() {
 // Stats the path before opening it: if the file is replaced in between, the next poll sees
 // another id than the recorded one and reopens (once more than needed, never once too few).
 gallery::Status GalleryWatcher::open_store() {
-  struct stat st {};
-  const bool known = ::stat(path_.c_str(), &st) == 0;  // else the open below says why
+  int error = 0;
+  const std::optional<gallery::FileIdentity> named = gallery::file_identity(path_, error);  // else the open says why
   Result<gallery::GalleryStore> store = gallery::GalleryStore::open(path_, gallery::GalleryStore::Access::ReadOnly);
   if (!store) return store.error();
   store_.reset();
   store_.emplace(std::move(store.value()));
-  opened_.reset();
-  if (known) opened_ = FileId{st.st_dev, st.st_ino};
+  opened_ = named;
   return gallery::Ok{};
 }
 
@@ -99,17 +101,17 @@ void GalleryWatcher::report(Level level, const std::string& message) {
 
 // A gallery file replaced under its name (or a store lost before) is opened again: true then.
 Result<bool> GalleryWatcher::reopen_if_replaced() {
-  struct stat st {};
-  if (::stat(path_.c_str(), &st) != 0) {
-    const int error = errno;
+  int error = 0;
+  const std::optional<gallery::FileIdentity> named = gallery::file_identity(path_, error);
+  if (!named) {
     if (error == ENOENT)
-      return Error{ErrorKind::Io, path_.string() +
+      return Error{ErrorKind::Io, shown_ +
                                       ": the gallery file is gone (deleted or moved away); still searching "
                                       "the gallery as loaded (revision " +
                                       std::to_string(current()->revision()) + ") until a file is there again"};
-    return Error{ErrorKind::Io, path_.string() + ": " + std::strerror(error)};
+    return Error{ErrorKind::Io, shown_ + ": " + std::strerror(error)};
   }
-  if (store_ && opened_ && FileId{st.st_dev, st.st_ino} == *opened_) return false;
+  if (store_ && opened_ == named) return false;
   // Another file under the name (an atomic replace), or the connection failed before: reopen.
   if (gallery::Status opened = open_store(); !opened) return opened.error();
   return true;
@@ -140,7 +142,7 @@ Result<bool> GalleryWatcher::refresh(bool force) {
     return index.error();
   }
   if (index.value().model_fingerprint() != current()->model_fingerprint())
-    return Error{ErrorKind::Input, path_.string() + ": the gallery now belongs to another model (" +
+    return Error{ErrorKind::Input, shown_ + ": the gallery now belongs to another model (" +
                                        index.value().model() + "); keeping the previous one"};
   install(std::move(index.value()), note);
   return true;
@@ -156,7 +158,7 @@ void GalleryWatcher::build_approximate() {
   if (!index) {
     if (index.error().message == gallery::kIndexBuildCancelled) return;
     failed_build_revision_ = stand_in->revision();  // not retried until the gallery changes
-    throw std::runtime_error(path_.string() + ": the HNSW index could not be built, searching exactly: " +
+    throw std::runtime_error(shown_ + ": the HNSW index could not be built, searching exactly: " +
                              index.error().message);
   }
   // A gallery changed during the build is picked up by the next poll (and built again).
@@ -186,12 +188,12 @@ void GalleryWatcher::step(bool force) {
   } catch (const std::exception& e) {
     problem = e.what();
   } catch (...) {
-    problem = path_.string() + ": unexpected failure while reloading the gallery";
+    problem = shown_ + ": unexpected failure while reloading the gallery";
   }
   if (outage) {
     if (!unreachable_) {
       // The cause names the gallery already: said once, at the front.
-      const std::string prefix = path_.string() + ": ";
+      const std::string prefix = shown_ + ": ";
       const std::string cause = problem.starts_with(prefix) ? problem.substr(prefix.size()) : problem;
       report(Level::Warning, prefix + "the gallery is unreachable; identification continues on revision " +
                                  std::to_string(current()->revision()) +
@@ -205,7 +207,7 @@ void GalleryWatcher::step(bool force) {
     unreachable_ = false;
     retry_ms_ = kFirstBackoffMs;
     last_problem_.clear();
-    report(Level::Info, path_.string() + ": the gallery is reachable again; identifying with revision " +
+    report(Level::Info, shown_ + ": the gallery is reachable again; identifying with revision " +
                             std::to_string(current()->revision()));
   }
   if (!problem.empty() && problem != last_problem_) report(Level::Warning, problem);

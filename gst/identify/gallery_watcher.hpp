@@ -12,10 +12,9 @@
 // index stays in use, the watcher tries again with the same backoff (not at every poll; reload()
 // still tries at once), and when the database answers again one Info, then the revision tells
 // whether changes were made meanwhile. Only the watcher's threads ever wait on the database.
+// Messages name the gallery without its password (displayed_location.hpp).
 // No exception leaves the threads.
 #pragma once
-
-#include <sys/types.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -27,6 +26,7 @@
 #include <string>
 #include <thread>
 
+#include "file_identity.hpp"
 #include "gallery_index.hpp"
 
 namespace taconite::gst {
@@ -56,11 +56,6 @@ class GalleryWatcher {
   std::shared_ptr<const gallery::GalleryIndex> current() const;
 
  private:
-  struct FileId {
-    dev_t device = 0;
-    ino_t inode = 0;
-    bool operator==(const FileId&) const = default;
-  };
   void run();
   void listen();  // the PostgreSQL change listener's thread
   void wait_unless_stopping(unsigned ms);
@@ -74,12 +69,13 @@ class GalleryWatcher {
   void install(gallery::GalleryIndex index, const std::string& note);
 
   const std::filesystem::path path_;
+  const std::string shown_;  // path_ for messages (displayed_location: no password)
   gallery::IndexOptions options_;  // defer_approximate, cancel = &stopping_
   const unsigned poll_ms_;
   const Report report_;
   // The watcher thread's connection and the file it opened.
   std::optional<gallery::GalleryStore> store_;
-  std::optional<FileId> opened_;
+  std::optional<gallery::FileIdentity> opened_;
   std::string last_problem_;  // a lasting problem is reported once, not on every poll
   std::int64_t failed_build_revision_ = -1;
   // A PostgreSQL gallery that cannot be reached: an outage, retried after retry_ms_ (doubling).

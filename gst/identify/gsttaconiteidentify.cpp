@@ -39,7 +39,9 @@
  * that ends decided unknown (track-timeout, end of stream, flush, new stream, stop) is kept in the
  * gallery for review with `taconite-gallery unknowns`: embedding, aligned 112x112 JPEG, stream,
  * time span, nearest identity. A writer thread behind a queue of 32 does the writing; a full queue
- * or a failed write drops the face (`unknowns-dropped`), the video never waits. Retention:
+ * or a failed write drops the face (`unknowns-dropped`), the video never waits; a gallery file
+ * deleted while playing fails the writes, one replaced is written into when of the same model.
+ * Messages never show a PostgreSQL password (masked as ****). Retention:
  * `unknowns-max-count`, `unknowns-max-age`. It stores pictures of people: see docs/gstreamer.md.
  *
  * ## Example launch line
@@ -65,6 +67,7 @@
 #include <vector>
 
 #include "cxx_boundary.hpp"
+#include "displayed_location.hpp"
 #include "face_selection.hpp"
 #include "gallery_watcher.hpp"
 #include "identity_structures.hpp"
@@ -237,7 +240,8 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
   if (index->templates() == 0 && !stream.warned_empty) {
     stream.warned_empty = true;
     GST_ELEMENT_WARNING(self, RESOURCE, NOT_FOUND,
-                        ("The gallery %s is empty: every face is unknown.", s.gallery.c_str()),
+                        ("The gallery %s is empty: every face is unknown.",
+                         gallery::displayed_location(s.gallery).c_str()),
                         ("Enroll people with taconite-gallery enroll; the element picks them up while playing."));
   } else if (index->templates() > 0) {
     stream.warned_empty = false;
@@ -262,13 +266,15 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
     }
     if (static_cast<int>(e->dim) != index->dim()) {
       GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                        ("Embeddings of %u values, the gallery %s holds %d.", e->dim, s.gallery.c_str(), index->dim()),
+                        ("Embeddings of %u values, the gallery %s holds %d.", e->dim,
+                         gallery::displayed_location(s.gallery).c_str(), index->dim()),
                         ("Enroll the gallery with the bundle taconiteadaface runs."));
       return GST_FLOW_ERROR;
     }
     if (e->model && *e->model && !index->model().empty() && index->model() != e->model) {
       GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                        ("Embeddings of model %s, the gallery %s was made with %s.", e->model, s.gallery.c_str(),
+                        ("Embeddings of model %s, the gallery %s was made with %s.", e->model,
+                         gallery::displayed_location(s.gallery).c_str(),
                          index->model().c_str()),
                         ("Embeddings of different models are not comparable: enroll the gallery with the bundle "
                          "taconiteadaface runs."));
@@ -396,19 +402,21 @@ static bool start_identifying(GstTaconiteIdentify* self) {
     }
   };
   auto watcher = std::make_shared<GalleryWatcher>(s.gallery, options, s.poll_interval, post);
+  const std::string shown = gallery::displayed_location(s.gallery);  // messages never show a password
   std::string note;
   if (taconite::gallery::Status started = watcher->start(required, &note); !started) {
-    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not load the gallery %s.", s.gallery.c_str()),
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not load the gallery %s.", shown.c_str()),
                       ("%s", started.error().message.c_str()));
     return FALSE;
   }
-  GST_INFO_OBJECT(self, "gallery %s: %s", s.gallery.c_str(), note.c_str());
+  GST_INFO_OBJECT(self, "gallery %s: %s", shown.c_str(), note.c_str());
   if (watcher->current()->skipped_templates() > 0)
-    GST_ELEMENT_WARNING(self, RESOURCE, READ, ("The gallery %s: %s", s.gallery.c_str(), note.c_str()), (nullptr));
+    GST_ELEMENT_WARNING(self, RESOURCE, READ, ("The gallery %s: %s", shown.c_str(), note.c_str()), (nullptr));
   auto counters = std::make_shared<UnknownCounters>();
   if (s.keep_unknowns)
     self->stream->unknowns = std::make_unique<UnknownKeeper>(
-        s.gallery, gallery::UnknownRetention{s.unknowns_max_count, static_cast<std::int64_t>(s.unknowns_max_age)},
+        s.gallery, gallery::ModelFingerprint{watcher->current()->model_fingerprint(), watcher->current()->model()},
+        gallery::UnknownRetention{s.unknowns_max_count, static_cast<std::int64_t>(s.unknowns_max_age)},
         counters, [post](bool warning, const std::string& message) {
           post(warning ? GalleryWatcher::Level::Warning : GalleryWatcher::Level::Info, message);
         });

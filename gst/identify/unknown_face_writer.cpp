@@ -1,16 +1,23 @@
 #include "unknown_face_writer.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <utility>
 #include <vector>
 
+#include "displayed_location.hpp"
+
 namespace taconite::gst {
 
-UnknownFaceWriter::UnknownFaceWriter(std::string gallery, gallery::UnknownRetention keep,
-                                     std::shared_ptr<UnknownCounters> counters, Report report)
+UnknownFaceWriter::UnknownFaceWriter(std::string gallery, gallery::ModelFingerprint model,
+                                     gallery::UnknownRetention keep, std::shared_ptr<UnknownCounters> counters,
+                                     Report report)
     : gallery_(std::move(gallery)),
+      shown_(gallery::displayed_location(gallery_)),
+      model_(std::move(model)),
       keep_(keep),
       counters_(std::move(counters)),
       report_(std::move(report)),
@@ -31,14 +38,14 @@ void UnknownFaceWriter::run(Job& job) noexcept {
   try {
     problem = write(job);
   } catch (const std::exception& e) {  // nothing may leave the thread
-    problem = "Could not keep an unknown face in the gallery " + gallery_ + ": " + e.what();
+    problem = "Could not keep an unknown face in the gallery " + shown_ + ": " + e.what();
   } catch (...) {
-    problem = "Could not keep an unknown face in the gallery " + gallery_;
+    problem = "Could not keep an unknown face in the gallery " + shown_;
   }
   if (problem.empty()) {
     ++counters_->kept;
     if (failing_)
-      report(false, "Unknown faces are kept in the gallery " + gallery_ + " again (" +
+      report(false, "Unknown faces are kept in the gallery " + shown_ + " again (" +
                         std::to_string(counters_->dropped - dropped_at_failure_) + " dropped meanwhile).");
     failing_ = false;
   } else {
@@ -62,13 +69,32 @@ std::string UnknownFaceWriter::write(Job& job) {
         jpeg.size() <= gallery::kMaxUnknownJpegBytes)
       job.face.jpeg = std::move(jpeg);
   }
-  if (!store_) {
-    Result<gallery::GalleryStore> opened = gallery::GalleryStore::open(gallery_, gallery::GalleryStore::Access::ReadWrite);
-    if (!opened) return "Could not open the gallery " + gallery_ + " to keep unknown faces: " + opened.error().message;
-    store_.emplace(std::move(opened).value());
-  }
+  if (std::string problem = open_current(); !problem.empty()) return problem;
   Result<std::int64_t> added = store_->add_unknown_face(job.face, keep_);
-  if (!added) return "Could not keep an unknown face in the gallery " + gallery_ + ": " + added.error().message;
+  if (!added) return "Could not keep an unknown face in the gallery " + shown_ + ": " + added.error().message;
+  return {};
+}
+
+std::string UnknownFaceWriter::open_current() {
+  std::optional<gallery::FileIdentity> named;
+  if (!gallery::is_postgres_location(gallery_)) {
+    int error = 0;
+    named = gallery::file_identity(gallery_, error);
+    if (!named) {
+      store_.reset();
+      return "Could not keep an unknown face in the gallery " + shown_ + ": " +
+             (error == ENOENT ? std::string("the file is gone (deleted or moved away)") : std::strerror(error));
+    }
+    if (store_ && opened_ != named) store_.reset();  // replaced: write into the file the path names now
+  }
+  if (store_) return {};
+  // (Stat'ed before the open: a replacement in between is noticed at the next face.)
+  Result<gallery::GalleryStore> opened = gallery::GalleryStore::open(gallery_, gallery::GalleryStore::Access::ReadWrite);
+  if (!opened) return "Could not open the gallery " + shown_ + " to keep unknown faces: " + opened.error().message;
+  if (gallery::Status same = opened.value().check_model(model_); !same)
+    return "Could not keep an unknown face in the gallery " + shown_ + ": " + same.error().message;
+  store_.emplace(std::move(opened).value());
+  opened_ = named;
   return {};
 }
 

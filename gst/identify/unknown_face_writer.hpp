@@ -4,6 +4,12 @@
 // GalleryStore::add_unknown_face on its own read-write connection, opened on that thread when the
 // first face arrives and opened again after a failure (an SQLite file or a PostgreSQL database).
 //
+// An SQLite gallery's path is looked at before each write (device and inode, as the gallery watcher
+// does): SQLite would go on writing into a file deleted or replaced under its name, where nobody
+// finds the faces. A file gone fails the write; a file replaced (`mv new.db people.db`) is opened
+// again and written into when it is a gallery of the model the pipeline searches, else the write
+// fails. Every gallery opened is checked for that model.
+//
 // A face arriving at a full queue is dropped, as is one whose write fails; both are counted. A
 // failing gallery is reported once (a warning) until a write works again (an info then), never once
 // per face.
@@ -17,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include "file_identity.hpp"
 #include "gallery_store.hpp"
 #include "job_thread.hpp"
 
@@ -36,8 +43,9 @@ class UnknownFaceWriter {
 
   // `report(warning, message)` is called on the writer's thread (it must not throw; it is caught).
   using Report = std::function<void(bool warning, const std::string& message)>;
-  UnknownFaceWriter(std::string gallery, gallery::UnknownRetention keep, std::shared_ptr<UnknownCounters> counters,
-                    Report report);
+  // `model`: the model of the gallery the pipeline searches; faces go only into a gallery of it.
+  UnknownFaceWriter(std::string gallery, gallery::ModelFingerprint model, gallery::UnknownRetention keep,
+                    std::shared_ptr<UnknownCounters> counters, Report report);
   ~UnknownFaceWriter();  // drops what is still queued (counted), waits for the face being written
   UnknownFaceWriter(const UnknownFaceWriter&) = delete;
   UnknownFaceWriter& operator=(const UnknownFaceWriter&) = delete;
@@ -57,14 +65,19 @@ class UnknownFaceWriter {
   void run(Job& job) noexcept;
   // Writes one face; "" or why it could not (naming the gallery).
   std::string write(Job& job);
+  // Makes store_ the gallery the path names now; "" or why it cannot be written (naming it).
+  std::string open_current();
   void report(bool warning, const std::string& message) noexcept;
 
   const std::string gallery_;
+  const std::string shown_;  // gallery_ for messages (displayed_location: no password)
+  const gallery::ModelFingerprint model_;
   const gallery::UnknownRetention keep_;
   const std::shared_ptr<UnknownCounters> counters_;
   const Report report_;
   // The writer thread's own.
   std::optional<gallery::GalleryStore> store_;
+  std::optional<gallery::FileIdentity> opened_;  // the SQLite file store_ has open
   bool failing_ = false;
   std::uint64_t dropped_at_failure_ = 0;
   JobThread<Job> jobs_;  // last: stopped first, before what its jobs use

@@ -26,9 +26,10 @@ class UnknownKeeper {
   // How long stop() waits for the queued faces to be written before it drops the rest.
   static constexpr unsigned kDrainMs = 5000;
 
-  UnknownKeeper(std::string gallery, gallery::UnknownRetention keep, std::shared_ptr<UnknownCounters> counters,
-                UnknownFaceWriter::Report report)
-      : writer_(std::move(gallery), keep, std::move(counters), report), report_(std::move(report)) {}
+  // `model`: the model of the gallery searched (UnknownFaceWriter).
+  UnknownKeeper(std::string gallery, gallery::ModelFingerprint model, gallery::UnknownRetention keep,
+                std::shared_ptr<UnknownCounters> counters, UnknownFaceWriter::Report report)
+      : writer_(std::move(gallery), std::move(model), keep, std::move(counters), report), report_(std::move(report)) {}
 
   // The negotiated caps: pictures are cropped only from system-memory frames they describe.
   void set_caps(GstCaps* caps);

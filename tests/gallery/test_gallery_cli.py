@@ -363,6 +363,40 @@ class GalleryCli(unittest.TestCase):
         line = one_error_line(self, run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "x", path("face.png")))
         self.assertIn("face.png: is a FIFO, not a regular file", line)
 
+    def test_14b_passwords_never_show_in_messages(self):
+        """Issue 29 bug 3: a PostgreSQL password in any form (a malformed URI that libpq's parse
+        error quotes, the keyword, a query parameter) is masked; the rest still names the gallery."""
+        for location in ("postgresql://nobody:hunter2secret@[::1/g2",
+                         "host=/nonexistent port=5 user=nobody dbname=g2 password=hunter2secret",
+                         "postgresql:///g2?host=/nonexistent&password=hunter2secret&user=nobody"):
+            for command in (["list", location], ["stats", location], ["copy", path("g.db"), location]):
+                r = run(*command)
+                line = one_error_line(self, r)
+                self.assertNotIn("hunter2secret", r.stdout + r.stderr)
+                self.assertIn("nobody", line)
+                self.assertIn("g2", line)
+                self.assertIn("****", line)
+
+    def test_14c_service_and_password_files_libpq_would_hang_on_are_refused(self):
+        """Issue 29 bug 4: a FIFO (libpq blocked for good), a device (/dev/zero: it spun) or a
+        directory as the service or password file is refused, naming the setting and the path. The
+        timeout turns a regression into a failure instead of a hang."""
+        fifo = path("svc.fifo")
+        os.mkfifo(fifo)
+        nowhere = "host=/nonexistent dbname=g2 connect_timeout=2"
+        cases = [("PGSERVICEFILE", fifo, "service=gal", "is a FIFO"),
+                 ("PGSERVICEFILE", "/dev/zero", "service=gal", "is a device"),
+                 ("PGSERVICEFILE", WORK, "service=gal", "is a directory"),
+                 ("PGPASSFILE", fifo, nowhere, "is a FIFO"),
+                 ("PGPASSFILE", "/dev/zero", nowhere, "is a device")]
+        for variable, value, location, problem in cases:
+            env = {k: v for k, v in os.environ.items() if k not in ("PGSERVICEFILE", "PGPASSFILE", "PGSERVICE")}
+            r = subprocess.run([CLI, "list", location], capture_output=True, text=True, timeout=60,
+                               env=dict(env, **{variable: value}))
+            line = one_error_line(self, r)
+            self.assertIn(f"{variable} names {value}, which {problem}", line)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)  # nothing from libpq itself
+
     def test_15_huge_images_are_refused_from_their_header(self):
         with open(path("huge.png"), "wb") as f:
             f.write(png_claiming(20000, 20000))

@@ -15,6 +15,7 @@ import json
 import os
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -132,6 +133,32 @@ class PostgresGalleryTest(unittest.TestCase):
         # A non-empty destination is refused (ids would clash), the destination unchanged.
         self.assertIn("already holds", error_line(self, run("copy", lite, db)))
         self.assertEqual(len(self.ok("list", db).splitlines()), 3)
+
+    def test_copy_moves_the_sequences_past_every_copied_id(self):
+        """Issue 29 bug 5: after a copy the next enrolments get new ids whatever the largest copied
+        id: 1 (a fresh sequence's own last_value: the next enrolment collided on it), 2, a large
+        one, or none at all."""
+        for case, ids in (("one", [1]), ("two", [1, 2]), ("large", [1000000]), ("none", [])):
+            lite = os.path.join(self.dir, f"seq-{case}.db")
+            self.ok("create", lite, "--bundle", BUNDLE)
+            for i in range(len(ids)):
+                self.enroll(lite, f"person{i}", ASTRONAUT)
+            with sqlite3.connect(lite) as db:  # the ids wanted, identities and templates alike
+                for i, wanted in reversed(list(enumerate(ids, start=1))):
+                    db.execute("UPDATE identities SET id = ? WHERE id = ?", (wanted, i))
+                    db.execute("UPDATE templates SET id = ?, identity_id = ? WHERE id = ?", (wanted, wanted, i))
+            db.close()
+            copied = createdb(f"sequences_{case}")
+            self.ok("copy", lite, copied)
+            self.enroll(copied, "newcomer1", ASTRONAUT)
+            self.enroll(copied, "newcomer2", ASTRONAUT)
+            rows = [l.split("\t") for l in self.ok("list", copied).splitlines()]
+            self.assertEqual(sorted(int(r[0]) for r in rows if not r[1].startswith("newcomer")), ids, case)
+            new = sorted(int(r[0]) for r in rows if r[1].startswith("newcomer"))
+            self.assertEqual(len(new), 2, case)
+            self.assertGreater(new[0], max(ids, default=0), case)
+            templates = psql(f"sequences_{case}", "SELECT max(id), count(*) FROM templates").split("|")
+            self.assertEqual(int(templates[1]), len(ids) + 2, case)
 
     def test_copy_refuses_a_destination_of_another_model(self):
         lite = os.path.join(self.dir, "people.db")

@@ -7,12 +7,15 @@
 // identities ACROSS different photos of a person. What holds for them, and all these tests assert,
 // is that the same face (the enrolled photo, seen again through pan, zoom, detection and alignment)
 // matches itself far above the threshold, and a different face (messi vs the astronaut) does not.
+#include <fcntl.h>
 #include <gst/gst.h>
 #include <gst/taconite/gsttaconitemeta.h>
 #include <gst/taconite/gsttaconiteroi.h>
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <opencv2/imgcodecs.hpp>
 
@@ -23,6 +26,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -1236,6 +1240,123 @@ TEST_F(IdentifyHarnessTest, KeepUnknownsUnwritableGalleryWarnsOnceAndVideoFlows)
       EXPECT_NE(w.find("people.db"), std::string::npos) << w;
     }
   EXPECT_EQ(about_unknowns, 1);
+}
+
+// Issue 29 bug 1: the gallery file deleted while the writer has it open. SQLite would go on writing
+// into the deleted file (the faces counted kept, found nowhere): the writes fail instead, counted
+// dropped, with one warning naming the gallery.
+TEST_F(IdentifyHarnessTest, KeepUnknownsGalleryDeletedWhileWritingDropsAndWarnsOnce) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true min-votes=1 track-timeout=0 poll-interval=0");
+  push(0, {{1, unit_axis(3)}});
+  push(1, {{2, unit_axis(3)}});  // track 1 ends: written, the writer's connection open
+  ASSERT_TRUE(wait_for_counter("unknowns-kept", 1));
+  fs::remove(people);
+  push(2, {{3, unit_axis(3)}});
+  push(3, {{4, unit_axis(3)}});
+  stop();  // tracks 2, 3 ended while playing, 4 at stop
+  EXPECT_EQ(counter("unknowns-kept"), 1u);
+  EXPECT_EQ(counter("unknowns-dropped"), 3u);
+  int about_unknowns = 0;
+  for (const std::string& w : warnings())
+    if (w.find("unknown face") != std::string::npos) {
+      ++about_unknowns;
+      EXPECT_NE(w.find(people.string() + ": the file is gone"), std::string::npos) << w;
+    }
+  EXPECT_EQ(about_unknowns, 1);
+}
+
+// Issue 29 bug 2: the gallery replaced under its name (`mv new.db people.db`) while the writer has
+// the old file open: the faces go into the file the path names now.
+TEST_F(IdentifyHarnessTest, KeepUnknownsGalleryReplacedWhileWritingWritesIntoTheNewFile) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true min-votes=1 track-timeout=0 poll-interval=0");
+  push(0, {{1, unit_axis(3)}});
+  push(1, {{2, unit_axis(3)}});
+  ASSERT_TRUE(wait_for_counter("unknowns-kept", 1));
+  fs::rename(make_gallery("new.db", {{"bob", {unit_axis(1)}}}), people);
+  push(2, {{3, unit_axis(3)}});
+  push(3, {{4, unit_axis(3)}});
+  stop();
+  EXPECT_EQ(counter("unknowns-kept"), 4u);
+  EXPECT_EQ(counter("unknowns-dropped"), 0u);
+  const std::vector<gallery::UnknownFaceRow> rows = kept_unknowns(people);
+  ASSERT_EQ(rows.size(), 3u);
+  for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].track_id, std::int64_t(i) + 2);
+  for (const std::string& w : warnings()) EXPECT_EQ(w.find("unknown face"), std::string::npos) << w;
+}
+
+// ... and replaced by a gallery of another model: nothing is written into it (its unknown faces
+// could never be compared with this model's), the faces are dropped, counted, one warning.
+TEST_F(IdentifyHarnessTest, KeepUnknownsGalleryReplacedByAnotherModelsDropsAndWarnsOnce) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true min-votes=1 track-timeout=0 poll-interval=0");
+  push(0, {{1, unit_axis(3)}});
+  push(1, {{2, unit_axis(3)}});
+  ASSERT_TRUE(wait_for_counter("unknowns-kept", 1));
+  {
+    auto other = GalleryStore::create(dir_ / "other.db", {std::string(64, 'f'), "other"}, kDim);
+    ASSERT_TRUE(other.ok()) << other.error().message;
+  }
+  fs::rename(dir_ / "other.db", people);
+  push(2, {{3, unit_axis(3)}});
+  push(3, {{4, unit_axis(3)}});
+  stop();
+  EXPECT_EQ(counter("unknowns-kept"), 1u);
+  EXPECT_EQ(counter("unknowns-dropped"), 3u);
+  EXPECT_TRUE(kept_unknowns(people).empty());
+  int about_unknowns = 0;
+  for (const std::string& w : warnings())
+    if (w.find("unknown face") != std::string::npos) {
+      ++about_unknowns;
+      EXPECT_NE(w.find("another model"), std::string::npos) << w;
+    }
+  EXPECT_EQ(about_unknowns, 1);
+}
+
+// Issue 29 bug 3: no message names a PostgreSQL gallery with its password, in any form (the
+// keyword, a malformed URI libpq's parse error quotes, a query parameter); the rest still names it.
+TEST_F(IdentifyHarnessTest, GalleryMessagesNeverShowAPassword) {
+  for (const std::string& location :
+       {"host=" + dir_.string() + " port=5 user=nobody dbname=g2 password=hunter2secret",
+        std::string("postgresql://nobody:hunter2secret@[::1/g2"),
+        "postgresql:///g2?host=" + dir_.string() + "&password=hunter2secret&user=nobody"}) {
+    GstElement* identify = gst_element_factory_make("taconiteidentify", nullptr);
+    g_object_set(identify, "gallery", location.c_str(), nullptr);
+    const gsttest::StartFailure failure = gsttest::start_paused(identify);
+    EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+    const std::string said = failure.message + " | " + failure.debug;
+    EXPECT_EQ(said.find("hunter2secret"), std::string::npos) << said;
+    EXPECT_NE(said.find("Could not load the gallery"), std::string::npos) << said;
+    EXPECT_NE(said.find("g2"), std::string::npos) << said;
+    EXPECT_NE(said.find("nobody"), std::string::npos) << said;
+  }
+}
+
+// Issue 29 bug 4: a service file that is a FIFO fails the start at once, naming the variable and
+// the path, instead of blocking inside libpq. (A regression would block: after 30 s the FIFO is
+// opened for writing, which releases libpq, and the test fails.)
+TEST_F(IdentifyHarnessTest, AServiceFileThatIsAFifoFailsTheStartInsteadOfHanging) {
+  const fs::path fifo = dir_ / "svc.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ::setenv("PGSERVICEFILE", fifo.c_str(), 1);
+  GstElement* identify = gst_element_factory_make("taconiteidentify", nullptr);
+  g_object_set(identify, "gallery", "service=gal", nullptr);
+  std::promise<gsttest::StartFailure> started;
+  std::future<gsttest::StartFailure> result = started.get_future();
+  std::thread starter([&] { started.set_value(gsttest::start_paused(identify)); });
+  const bool in_time = result.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  if (!in_time) {
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer >= 0) ::close(writer);
+  }
+  starter.join();
+  ::unsetenv("PGSERVICEFILE");
+  EXPECT_TRUE(in_time) << "the start blocked on the FIFO";
+  const gsttest::StartFailure failure = result.get();
+  EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(failure.debug.find("PGSERVICEFILE names " + fifo.string()), std::string::npos) << failure.debug;
+  EXPECT_NE(failure.debug.find("is a FIFO"), std::string::npos) << failure.debug;
 }
 
 // Frames in memory the element cannot read: the face is kept without a picture, one warning.

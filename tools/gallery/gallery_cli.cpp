@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "displayed_location.hpp"
 #include "gallery_index.hpp"
 #include "gallery_jsonl.hpp"
 #include "gallery_store.hpp"
@@ -96,6 +97,9 @@ struct Options {
 struct UsageError {
   std::string message;
 };
+
+// A gallery as messages show it: never its password.
+std::string shown(const std::string& location) { return gallery::displayed_location(location); }
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "%s: error: %s\n", kProgram, message.c_str());
@@ -372,7 +376,7 @@ int create(const Options& o) {
   if (!engine) return fail(engine.error());
   Result<GalleryStore> store = GalleryStore::create(o.gallery, fingerprint.value(), engine.value().embed_dim());
   if (!store) return fail(store.error());
-  std::printf("created %s for %s (fingerprint %s, %d-d embeddings)\n", o.gallery.c_str(),
+  std::printf("created %s for %s (fingerprint %s, %d-d embeddings)\n", shown(o.gallery).c_str(),
               fingerprint.value().model.c_str(), fingerprint.value().sha256.c_str(), engine.value().embed_dim());
   return kExitOk;
 }
@@ -393,7 +397,7 @@ int remove_identity(const Options& o) {
   if (!store) return fail(store.error());
   Result<bool> removed = store.value().remove(o.args[0]);
   if (!removed) return fail(removed.error());
-  if (!removed.value()) return fail(o.gallery + ": no identity named " + o.args[0]);
+  if (!removed.value()) return fail(shown(o.gallery) + ": no identity named " + o.args[0]);
   std::printf("removed %s\n", o.args[0].c_str());
   return kExitOk;
 }
@@ -416,7 +420,7 @@ int import_gallery(const Options& o) {
   if (!summary) return fail(summary.error());
   const gallery_cli::ImportSummary& s = summary.value();
   std::printf("imported %lld template(s) of %lld identit%s into %s%s%s\n", static_cast<long long>(s.templates),
-              static_cast<long long>(s.identities), s.identities == 1 ? "y" : "ies", o.gallery.c_str(),
+              static_cast<long long>(s.identities), s.identities == 1 ? "y" : "ies", shown(o.gallery).c_str(),
               s.created ? " (created)" : "",
               s.duplicates ? (", " + std::to_string(s.duplicates) + " already present (not added again)").c_str() : "");
   return kExitOk;
@@ -434,7 +438,7 @@ int stats(const Options& o) {
   std::printf(
       "gallery %s\nschema version %d\nmodel %s\nmodel fingerprint %s\nembedding size %d\nidentities %lld\n"
       "templates %lld\nrevision %lld\nunknown faces %zu\n",
-      o.gallery.c_str(), i.schema_version, i.model.c_str(), i.model_fingerprint.c_str(), i.embedding_dim,
+      shown(o.gallery).c_str(), i.schema_version, i.model.c_str(), i.model_fingerprint.c_str(), i.embedding_dim,
       static_cast<long long>(i.identities), static_cast<long long>(i.templates), static_cast<long long>(i.revision),
       unknowns.value());
   // A PostgreSQL gallery has no file of its own to size.
@@ -462,7 +466,7 @@ Result<GalleryStore> copy_destination(const std::string& location, const gallery
   Result<gallery::GalleryInfo> info = existing.value().info();
   if (!info) return info.error();
   if (info.value().identities > 0)
-    return Error{ErrorKind::Input, location + ": already holds " + std::to_string(info.value().identities) +
+    return Error{ErrorKind::Input, shown(location) + ": already holds " + std::to_string(info.value().identities) +
                                        " identities; copy into a new or empty gallery (ids are kept)"};
   return existing;
 }
@@ -490,7 +494,7 @@ Result<std::string> copy_gallery(const Options& o, bool& created) {
   if (gallery::Status s = batch.value().commit(); !s) return s.error();
   return "copied " + std::to_string(identities.value().size()) + " identit" +
          (identities.value().size() == 1 ? "y" : "ies") + " and " + std::to_string(templates.value().size()) +
-         " template(s) from " + o.gallery + " to " + o.args[0];
+         " template(s) from " + shown(o.gallery) + " to " + shown(o.args[0]);
 }
 
 int copy(const Options& o) {
