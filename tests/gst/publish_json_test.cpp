@@ -88,6 +88,7 @@ class PublishJsonTest : public ::testing::Test {
     bus_ = gst_bus_new();
   }
   void TearDown() override {
+    gst_bus_set_flushing(bus_, TRUE);  // queued messages hold the element, which holds the bus
     if (h_) gst_harness_teardown(h_);
     gst_object_unref(bus_);
     g_remove(path_.c_str());
