@@ -141,7 +141,7 @@ Preprocessing Model::preprocessing() const {
   p.height = impl_->plan.input.h;
   const auto& params = impl_->bundle.manifest().params;  // input_channel_order is RGB or BGR (plan_builder)
   const auto order = params.find("input_channel_order");
-  p.channel_order = order != params.end() && order->second.value == "BGR" ? ChannelOrder::Bgr : ChannelOrder::Rgb;
+  p.channel_order = order != params.end() && order->second.value == "BGR" ? PlaneOrder::Bgr : PlaneOrder::Rgb;
   p.mean = {0.5f, 0.5f, 0.5f};
   p.std_dev = {0.5f, 0.5f, 0.5f};
   return p;

@@ -112,10 +112,10 @@ class Fields {
   const std::string& origin_;
 };
 
-ChannelOrder channel_order(const Fields& input) {
+PlaneOrder channel_order(const Fields& input) {
   const std::string order = input.string("channel_order");
-  if (order == "RGB") return ChannelOrder::Rgb;
-  if (order == "BGR") return ChannelOrder::Bgr;
+  if (order == "RGB") return PlaneOrder::Rgb;
+  if (order == "BGR") return PlaneOrder::Bgr;
   input.fail_field("channel_order", "expected \"RGB\" or \"BGR\", got \"" + order + "\"");
 }
 

@@ -52,14 +52,14 @@ TEST(EmbedderDescription, ReadsEveryField) {
   EXPECT_EQ(d.dim, 128);
   EXPECT_EQ(d.preprocessing.width, 112);
   EXPECT_EQ(d.preprocessing.height, 96);
-  EXPECT_EQ(d.preprocessing.channel_order, taconite::ChannelOrder::Rgb);
+  EXPECT_EQ(d.preprocessing.channel_order, taconite::PlaneOrder::Rgb);
   EXPECT_FLOAT_EQ(d.preprocessing.mean[0], 0.485f);
   EXPECT_FLOAT_EQ(d.preprocessing.mean[2], 0.406f);
   EXPECT_FLOAT_EQ(d.preprocessing.std_dev[1], 0.224f);
   ASSERT_TRUE(d.threshold.has_value());
   EXPECT_DOUBLE_EQ(*d.threshold, 0.33);
   const auto bgr = parse_embedder_description(replaced(R"("RGB")", R"("BGR")"), "m.json");
-  EXPECT_EQ(bgr.preprocessing.channel_order, taconite::ChannelOrder::Bgr);
+  EXPECT_EQ(bgr.preprocessing.channel_order, taconite::PlaneOrder::Bgr);
   const auto untuned = parse_embedder_description(replaced(R"(, "threshold": 0.33)", ""), "m.json");
   EXPECT_FALSE(untuned.threshold.has_value());
   // Integers are numbers too (mean 0, std 1: raw x/255).

@@ -90,7 +90,7 @@ TEST_F(TinyOnnx, LoadsWithTheDescriptionBesideItAndReportsIt) {
   const taconite::Preprocessing p = m.preprocessing();
   EXPECT_EQ(p.width, kWidth);
   EXPECT_EQ(p.height, kHeight);
-  EXPECT_EQ(p.channel_order, taconite::ChannelOrder::Bgr);
+  EXPECT_EQ(p.channel_order, taconite::PlaneOrder::Bgr);
   EXPECT_FLOAT_EQ(p.mean[1], 0.456f);
   EXPECT_FLOAT_EQ(p.std_dev[2], 0.225f);
   ASSERT_TRUE(m.recommended_threshold().has_value());
@@ -187,7 +187,7 @@ TEST_F(TinyOnnx, OnlyOpencvDnnRunsAnOnnxFileAndItRunsNothingElse) {
   auto loaded = Model::load(bundle.dir());
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   const taconite::Preprocessing p = loaded.value()->preprocessing();
-  EXPECT_EQ(p.channel_order, taconite::ChannelOrder::Rgb);
+  EXPECT_EQ(p.channel_order, taconite::PlaneOrder::Rgb);
   EXPECT_FLOAT_EQ(p.mean[0], 0.5f);
   EXPECT_FLOAT_EQ(p.std_dev[2], 0.5f);
   EXPECT_EQ(p.width, loaded.value()->input_dims().width);

@@ -150,6 +150,8 @@ TEST_P(RealEmbedders, TheSamePersonScoresAboveStrangersAndABatchEqualsSingleFace
 INSTANTIATE_TEST_SUITE_P(BothModels, RealEmbedders,
                          ::testing::Values(RealModel{"mobilefacenet_foamliu_opset10.onnx", kFoamliu, 128},
                                            RealModel{"fr_feature_faceplugin.onnx", kFaceplugin, 512}),
-                         [](const ::testing::TestParamInfo<RealModel>& info) { return std::string(info.param.dim == 128 ? "Foamliu128" : "Faceplugin512"); });
+                         [](const ::testing::TestParamInfo<RealModel>& info) {
+                           return std::string(info.param.dim == 128 ? "Foamliu128" : "Faceplugin512");
+                         });
 
 }  // namespace

@@ -99,8 +99,8 @@ struct InputDims {
   int width = 0;
 };
 
-// The order of the colour planes a model is fed.
-enum class ChannelOrder { Rgb, Bgr };
+// The order of the colour planes a model is fed (a description's channel_order).
+enum class PlaneOrder { Rgb, Bgr };
 
 // How a caller turns 8-bit pixels into the model's input (Model::preprocessing()): the aligned face
 // resized to width x height, planes in channel_order, and plane c's value (pixel/255 - mean[c]) /
@@ -109,7 +109,7 @@ enum class ChannelOrder { Rgb, Bgr };
 struct Preprocessing {
   int width = 0;
   int height = 0;
-  ChannelOrder channel_order = ChannelOrder::Rgb;
+  PlaneOrder channel_order = PlaneOrder::Rgb;
   std::array<float, 3> mean{};     // per fed plane, in channel_order
   std::array<float, 3> std_dev{};  // per fed plane, never 0
 };
