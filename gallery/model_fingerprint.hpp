@@ -22,6 +22,7 @@ struct ModelFingerprint {
 Result<ModelFingerprint> fingerprint_bundle(const std::filesystem::path& bundle_dir);
 
 // Any model taconite::Model::load takes: a bundle directory (fingerprint_bundle), or an ONNX file
+// (a path ending in .onnx)
 // and its description (`model_proc`, default the model's path with .json): a SHA-256 over the ONNX
 // file's bytes and the description's members that change the embeddings (input: name, width,
 // height, channel_order, mean, std; output: name, dim; compact JSON, so layout does not count);

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
-#include <system_error>
 
 namespace taconite::onnx {
 
@@ -14,15 +13,12 @@ namespace taconite::onnx {
 inline constexpr std::uint64_t kMaxModelBytes = 1ull << 30;
 inline constexpr std::uint64_t kMaxDescriptionBytes = 1u << 20;
 
-// Whether Model::load reads `path` as an ONNX file: it ends in .onnx, or it exists and is not a
-// directory (a bundle is a directory; a missing path without .onnx keeps the bundle's errors).
+// Whether Model::load reads `path` as an ONNX file: it ends in .onnx (any case). Everything else
+// is a bundle directory, with the bundle's errors (e.g. "not a directory").
 inline bool is_onnx_path(const std::filesystem::path& path) {
   std::string extension = path.extension().string();
   for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (extension == ".onnx") return true;
-  std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::status(path, error);
-  return !error && std::filesystem::exists(status) && !std::filesystem::is_directory(status);
+  return extension == ".onnx";
 }
 
 // The description beside a model: the same path with .json for its extension.

@@ -133,7 +133,7 @@ class TACONITE_API Model {
  public:
   struct Impl;  // private state (defined in the library)
 
-  // `path` is a bundle directory or an ONNX file (a path that is not a directory is read as one).
+  // `path` is a bundle directory or an ONNX file (a path ending in .onnx, any case).
   // A bundle: maps and validates every record and prepares the backend (weights in the layout it
   // runs, NPU device opened); the whole bundle is read once, seconds for IR-101. An ONNX file: reads
   // it and its description (LoadOptions::model_proc), parses it with OpenCV DNN, checks the
