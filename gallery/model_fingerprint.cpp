@@ -1,6 +1,7 @@
 #include "model_fingerprint.hpp"
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 #include <algorithm>
 #include <charconv>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "bundle/regular_file.hpp"
+#include "common/failure.hpp"
+#include "onnx/onnx_path.hpp"
 
 namespace taconite::gallery {
 
@@ -98,7 +101,79 @@ std::string model_param(const std::string& manifest) {
   return "";
 }
 
+// The whole of a regular file of at most `limit` bytes.
+Result<std::string> read_bounded(const std::filesystem::path& path, std::uint64_t limit, const char* what) {
+  try {
+    const bundle::RegularFile file = bundle::RegularFile::open(path);
+    if (file.size() > limit)
+      return Error{ErrorKind::Bundle, path.string() + ": " + std::to_string(file.size()) + " bytes, more than " +
+                                          what + " may hold (" + std::to_string(limit) + ")"};
+    std::string bytes(static_cast<std::size_t>(file.size()), '\0');
+    file.read_all(bytes.data());
+    return bytes;
+  } catch (const Failure& failure) {
+    return failure.error();
+  }
+}
+
+struct ObjectUnref {
+  void operator()(gpointer object) const { g_object_unref(object); }
+};
+
+// The member at a dotted path as compact JSON, or "absent".
+std::string member_json(JsonObject* top, const char* object, const char* member) {
+  JsonNode* outer = json_object_get_member(top, object);
+  if (outer == nullptr || !JSON_NODE_HOLDS_OBJECT(outer)) return "absent";
+  JsonNode* node = json_object_get_member(json_node_get_object(outer), member);
+  if (node == nullptr) return "absent";
+  gchar* text = json_to_string(node, FALSE);
+  std::string compact = text;
+  g_free(text);
+  return compact;
+}
+
+Result<ModelFingerprint> fingerprint_onnx(const std::filesystem::path& model, const std::filesystem::path& proc) {
+  Result<std::string> network = read_bounded(model, onnx::kMaxModelBytes, "an ONNX face embedder");
+  if (!network) return network.error();
+  Result<std::string> description = read_bounded(proc, onnx::kMaxDescriptionBytes, "a model description");
+  if (!description) return description.error();
+  std::unique_ptr<JsonParser, ObjectUnref> parser(json_parser_new());
+  GError* error = nullptr;
+  if (!json_parser_load_from_data(parser.get(), description.value().data(),
+                                  static_cast<gssize>(description.value().size()), &error)) {
+    const std::string message = error ? error->message : "unknown error";
+    g_clear_error(&error);
+    return Error{ErrorKind::Bundle, proc.string() + ": not valid JSON: " + message};
+  }
+  JsonNode* root = json_parser_get_root(parser.get());
+  if (root == nullptr || !JSON_NODE_HOLDS_OBJECT(root))
+    return Error{ErrorKind::Bundle, proc.string() + ": expected a JSON object (a taconite-embedder/1 description)"};
+  JsonObject* top = json_node_get_object(root);
+
+  Checksum sum(g_checksum_new(G_CHECKSUM_SHA256));
+  update(sum.get(), "taconite-model-fingerprint-onnx-1");
+  update(sum.get(), network.value());
+  for (const char* member : {"name", "width", "height", "channel_order", "mean", "std"})
+    update(sum.get(), std::string("input.") + member + "=" + member_json(top, "input", member));
+  for (const char* member : {"name", "dim"})
+    update(sum.get(), std::string("output.") + member + "=" + member_json(top, "output", member));
+  JsonNode* name = json_object_get_member(top, "name");
+  const bool named = name != nullptr && JSON_NODE_HOLDS_VALUE(name) && json_node_get_value_type(name) == G_TYPE_STRING;
+  return ModelFingerprint{g_checksum_get_string(sum.get()), named ? json_node_get_string(name) : model.stem().string()};
+}
+
 }  // namespace
+
+Result<ModelFingerprint> fingerprint_model(const std::filesystem::path& model,
+                                           const std::filesystem::path& model_proc) {
+  if (!onnx::is_onnx_path(model)) {
+    if (!model_proc.empty())
+      return Error{ErrorKind::Input, "a model description (" + model_proc.string() + ") is for an ONNX model; " +
+                                         model.string() + " is a bundle directory"};
+    return fingerprint_bundle(model);
+  }
+  return fingerprint_onnx(model, model_proc.empty() ? onnx::default_description_path(model) : model_proc);
+}
 
 Result<ModelFingerprint> fingerprint_bundle(const std::filesystem::path& bundle_dir) {
   const std::filesystem::path manifest_path = bundle_dir / "manifest.txt";

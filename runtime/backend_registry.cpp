@@ -83,12 +83,19 @@ std::string joined_names(const std::vector<BackendEntry>& table) {
   return names;
 }
 
+bool is_bundle_backend_name(std::string_view name) {
+  return name == kBackendCpu || name == kBackendCpuReference || name == kBackendNpuDirect || name == kBackendNpuXrt;
+}
+
 }  // namespace
 
 std::vector<std::string> compiled_backends() {
   try {
     std::vector<std::string> names;
     for (const BackendEntry& entry : backend_table()) names.emplace_back(entry.name);
+#ifdef TACONITE_HAVE_OPENCV_DNN
+    names.emplace_back(kBackendOpenCvDnn);
+#endif
     return names;
   } catch (...) {  // only allocation can fail here; the API lets no exception out
     return {};
@@ -116,11 +123,28 @@ OpenedBackend open_backend(const plan::Plan& plan, const Settings& settings) {
   }
   for (const BackendEntry& entry : table)
     if (entry.name == requested) return opened(entry.open(plan, settings), entry.name, "requested");
-  const bool known = requested == kBackendCpu || requested == kBackendCpuReference || requested == kBackendNpuDirect ||
-                     requested == kBackendNpuXrt;
+  if (requested == kBackendOpenCvDnn)
+    fail(ErrorKind::Input, "backend 'opencv-dnn' runs ONNX files, not bundles; for a bundle choose one of " +
+                               joined_names(table) + " (or auto)");
+  const bool known = is_bundle_backend_name(requested);
   fail(ErrorKind::Device, "backend '" + requested + "' " +
                               (known ? "is not compiled into this build" : "is unknown") +
                               "; compiled backends: " + joined_names(table) + " (or auto)");
+}
+
+OpenedBackend choose_onnx_backend(const std::filesystem::path& model, const Settings& settings) {
+  const std::string& requested = settings.backend;
+  if (requested == kBackendAuto || requested == kBackendOpenCvDnn) {
+    OpenedBackend backend;
+    backend.name = kBackendOpenCvDnn;
+    backend.reason = requested == kBackendAuto ? "auto: opencv-dnn (the model is an ONNX file)" : "requested";
+    backend.reason += "; precision " + std::string(kPrecisionF32);
+    return backend;
+  }
+  if (is_bundle_backend_name(requested))
+    fail(ErrorKind::Input, "backend '" + requested + "' runs AdaFace bundles and cannot run the ONNX file " +
+                               model.string() + "; use backend opencv-dnn (or auto)");
+  fail(ErrorKind::Device, "backend '" + requested + "' is unknown; an ONNX file runs on opencv-dnn (or auto)");
 }
 
 }  // namespace taconite

@@ -3,6 +3,7 @@
 // plan (reported once, as a load diagnostic).
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,7 +22,13 @@ struct OpenedBackend {
 };
 
 // Throws Failure(Device) for an unknown, not-compiled or unopenable backend; the message lists
-// the compiled ones. The plan must outlive the backend.
+// the compiled ones; Failure(Input) for opencv-dnn, which runs ONNX files only. The plan must
+// outlive the backend.
 OpenedBackend open_backend(const plan::Plan& plan, const Settings& settings);
+
+// The backend for the ONNX file `model`: opencv-dnn for `auto` and `opencv-dnn` (its name and
+// reason; prepared stays empty: runtime/onnx/ runs it). Throws Failure(Input) for a bundle backend,
+// Failure(Device) for an unknown name.
+OpenedBackend choose_onnx_backend(const std::filesystem::path& model, const Settings& settings);
 
 }  // namespace taconite

@@ -61,6 +61,7 @@ int conv_dispatches(const IrEmbedder& embedder) {
 }
 
 InputDims padded_input_dims(const Model& model) {
+  if (detail::Access::of(model).onnx) return model.input_dims();  // an ONNX network takes its input unpadded
   const plan::Dims& d = detail::Access::of(model).plan.input;
   return {d.c, d.h, d.w};
 }

@@ -91,12 +91,25 @@ Model::Impl::~Impl() {
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
-Result<std::shared_ptr<const Model>> Model::load(const std::filesystem::path& bundle_dir, const LoadOptions& options) {
+Result<std::shared_ptr<const Model>> Model::load(const std::filesystem::path& path, const LoadOptions& options) {
   return guarded_call([&]() -> std::shared_ptr<const Model> {
     const auto start = std::chrono::steady_clock::now();
     const Settings settings = resolve_settings(options);  // checked before any file is read
     auto impl = std::make_unique<Impl>();
-    impl->bundle = bundle::Bundle::open(bundle_dir);
+    if (onnx::is_onnx_path(path)) {
+      impl->backend = choose_onnx_backend(path, settings);
+      const std::filesystem::path description =
+          options.model_proc.empty() ? onnx::default_description_path(path) : options.model_proc;
+      impl->onnx = onnx::load_onnx_model(path, description, settings.threads);
+      impl->diagnostics = impl->onnx->diagnostics();
+      impl->timing = settings.timing;
+      impl->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return std::shared_ptr<const Model>(new Model(std::move(impl)));
+    }
+    if (!options.model_proc.empty())
+      fail(ErrorKind::Input, "a model description (" + options.model_proc.string() + ") is for an ONNX model; " +
+                                 path.string() + " is a bundle directory, which describes itself");
+    impl->bundle = bundle::Bundle::open(path);
     impl->plan = plan::build_plan(impl->bundle);
     if (auto warning = plan::check_stem_zero_pattern(impl->plan)) impl->diagnostics.push_back(*warning);
     impl->backend = open_backend(impl->plan, settings);
@@ -109,12 +122,32 @@ Result<std::shared_ptr<const Model>> Model::load(const std::filesystem::path& bu
 }
 
 InputDims Model::input_dims() const {
+  if (impl_->onnx) {
+    const Preprocessing& p = impl_->onnx->description().preprocessing;
+    return {kFaceChannels, p.height, p.width};
+  }
   const plan::Dims& d = impl_->plan.input;
   return {std::min(kFaceChannels, d.c), d.h, d.w};
 }
-int Model::embed_dim() const { return impl_->plan.embed_dim; }
+int Model::embed_dim() const { return impl_->onnx ? impl_->onnx->description().dim : impl_->plan.embed_dim; }
 std::string Model::name() const {
-  return value_or_empty<std::string>([&] { return impl_->plan.model; });
+  return value_or_empty<std::string>([&] { return impl_->onnx ? impl_->onnx->description().name : impl_->plan.model; });
+}
+Preprocessing Model::preprocessing() const {
+  if (impl_->onnx) return impl_->onnx->description().preprocessing;
+  // cvlface's normalisation, the bundle format's contract (bundle-format.md §8).
+  Preprocessing p;
+  p.width = impl_->plan.input.w;
+  p.height = impl_->plan.input.h;
+  const auto& params = impl_->bundle.manifest().params;  // input_channel_order is RGB or BGR (plan_builder)
+  const auto order = params.find("input_channel_order");
+  p.channel_order = order != params.end() && order->second.value == "BGR" ? PlaneOrder::Bgr : PlaneOrder::Rgb;
+  p.mean = {0.5f, 0.5f, 0.5f};
+  p.std_dev = {0.5f, 0.5f, 0.5f};
+  return p;
+}
+std::optional<double> Model::recommended_threshold() const {
+  return impl_->onnx ? impl_->onnx->description().threshold : std::nullopt;
 }
 std::string Model::backend() const {
   return value_or_empty<std::string>([&] { return impl_->backend.name; });
@@ -123,7 +156,8 @@ std::string Model::backend_reason() const {
   return value_or_empty<std::string>([&] { return impl_->backend.reason; });
 }
 std::string Model::precision() const {
-  return value_or_empty<std::string>([&] { return impl_->backend.prepared->precision(); });
+  return value_or_empty<std::string>(
+      [&] { return impl_->onnx ? std::string(kPrecisionF32) : impl_->backend.prepared->precision(); });
 }
 const std::vector<std::string>& Model::diagnostics() const { return impl_->diagnostics; }
 
@@ -138,12 +172,22 @@ Session::Impl::~Impl() {
 }
 
 std::vector<std::vector<float>> Session::Impl::run(std::span<const std::span<const numerics::bf16_t>> inputs) {
+  if (!executor) fail(ErrorKind::Input, "this session's model is an ONNX file, not a bundle: it has no tiled input");
   const auto start = std::chrono::steady_clock::now();
   auto outputs = inputs.size() == 1 ? std::vector<std::vector<float>>{executor->forward(inputs[0])}
                                     : executor->forward_batch(inputs);
   forward_nanoseconds += static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   forwards += inputs.size();
+  return outputs;
+}
+
+std::vector<Embedding> Session::Impl::run_onnx(std::span<const FaceChw> faces) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Embedding> outputs = onnx->embed(faces);
+  forward_nanoseconds += static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  forwards += faces.size();
   return outputs;
 }
 
@@ -161,7 +205,9 @@ Result<Session> Session::create(std::shared_ptr<const Model> model) {
   return guarded_call([&]() -> Session {
     if (!model) fail(ErrorKind::Input, "Session::create needs a loaded model, got none");
     auto impl = std::make_unique<Impl>();
-    impl->executor = detail::Access::of(*model).backend.prepared->new_executor();
+    const Model::Impl& shared = detail::Access::of(*model);
+    if (shared.onnx) impl->onnx = shared.onnx->new_session();
+    else impl->executor = shared.backend.prepared->new_executor();
     impl->model = std::move(model);
     return Session(std::move(impl));
   });
@@ -170,6 +216,7 @@ Result<Session> Session::create(std::shared_ptr<const Model> model) {
 Result<Embedding> Session::embed(const FaceChw& face) {
   return guarded_call([&]() -> Embedding {
     Impl& session = detail::Access::of(*this);
+    if (session.onnx) return std::move(session.run_onnx({&face, 1}).front());
     const std::vector<numerics::bf16_t> tiled = tile(detail::Access::of(*session.model).plan, face);
     const std::span<const numerics::bf16_t> input(tiled);
     return std::move(session.run({&input, 1}).front());
@@ -180,6 +227,7 @@ Result<std::vector<Embedding>> Session::embed_batch(std::span<const FaceChw> fac
   return guarded_call([&]() -> std::vector<Embedding> {
     Impl& session = detail::Access::of(*this);
     if (faces.empty()) return {};
+    if (session.onnx) return session.run_onnx(faces);
     const plan::Plan& plan = detail::Access::of(*session.model).plan;
     std::vector<std::vector<numerics::bf16_t>> tiled;
     tiled.reserve(faces.size());

@@ -15,7 +15,8 @@ Region square_with_margin(const PixelBox& box, double margin) {
   return {std::llround(cx - s / 2.0), std::llround(cy - s / 2.0), s, s};
 }
 
-void to_normalised_chw(const cv::Mat& rgb, int width, int height, ChannelOrder order, std::vector<float>& chw) {
+void to_normalised_chw(const cv::Mat& rgb, int width, int height, const PixelNormalisation& norm,
+                       std::vector<float>& chw) {
   cv::Mat sized = rgb;
   if (rgb.cols != width || rgb.rows != height) {
     const bool shrinking = rgb.cols >= width && rgb.rows >= height;
@@ -24,24 +25,26 @@ void to_normalised_chw(const cv::Mat& rgb, int width, int height, ChannelOrder o
   const std::size_t plane = static_cast<std::size_t>(width) * height;
   chw.resize(3 * plane);
   // Output plane c takes source channel source[c]: RGB keeps R,G,B; BGR feeds B,G,R.
-  const int source[3] = {order == ChannelOrder::Rgb ? 0 : 2, 1, order == ChannelOrder::Rgb ? 2 : 0};
+  const bool rgb_order = norm.order != ChannelOrder::Bgr;
+  const int source[3] = {rgb_order ? 0 : 2, 1, rgb_order ? 2 : 0};
   for (int y = 0; y < height; ++y) {
     const auto* row = sized.ptr<cv::Vec3b>(y);
     for (int x = 0; x < width; ++x)
       for (int c = 0; c < 3; ++c)
-        chw[c * plane + static_cast<std::size_t>(y) * width + x] = (row[x][source[c]] / 255.0f - 0.5f) / 0.5f;
+        chw[c * plane + static_cast<std::size_t>(y) * width + x] =
+            (row[x][source[c]] / 255.0f - norm.mean[c]) / norm.std_dev[c];
   }
 }
 
-void region_to_chw(const ImageView& image, const Region& region, int width, int height, ChannelOrder order,
-                   std::vector<float>& chw) {
+void region_to_chw(const ImageView& image, const Region& region, int width, int height,
+                   const PixelNormalisation& norm, std::vector<float>& chw) {
   const std::int64_t fw = image.width, fh = image.height;
   const std::int64_t padded_limit = 4 * std::max(fw * fh, static_cast<std::int64_t>(width) * height);
   if (region.width <= padded_limit / std::max<std::int64_t>(1, region.height)) {
     // Such a region intersects the image (as every face box does), so it fits an int rectangle.
     const cv::Rect rect(static_cast<int>(region.x), static_cast<int>(region.y), static_cast<int>(region.width),
                         static_cast<int>(region.height));
-    to_normalised_chw(extract_rgb(image, rect), width, height, order, chw);
+    to_normalised_chw(extract_rgb(image, rect), width, height, norm, chw);
     return;
   }
   // Far larger than the image: scale just the part inside the image to its place in the square.
@@ -61,7 +64,7 @@ void region_to_chw(const ImageView& image, const Region& region, int width, int 
     cv::Mat place = canvas(cv::Rect(left, top, w, h));
     cv::resize(inside, place, place.size(), 0, 0, cv::INTER_AREA);
   }
-  to_normalised_chw(canvas, width, height, order, chw);
+  to_normalised_chw(canvas, width, height, norm, chw);
 }
 
 }  // namespace taconite::vision

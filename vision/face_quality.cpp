@@ -102,14 +102,17 @@ double sharpness_score(double laplacian_variance) {
   return laplacian_variance / (laplacian_variance + kSharpnessHalf);
 }
 
-double laplacian_variance(std::span<const float> chw, int width, int height) {
+double laplacian_variance(std::span<const float> chw, int width, int height, const PixelNormalisation& norm) {
   if (width < 3 || height < 3) return 0.0;
   const std::size_t plane = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
   if (chw.size() != 3 * plane) return 0.0;
   cv::Mat luma(height, width, CV_32F);
   auto* out = luma.ptr<float>();
-  for (std::size_t i = 0; i < plane; ++i)  // back to 0..255: the threshold is in 8-bit units
-    out[i] = ((chw[i] + chw[plane + i] + chw[2 * plane + i]) / 3.0f * 0.5f + 0.5f) * 255.0f;
+  for (std::size_t i = 0; i < plane; ++i) {  // back to 0..255: the threshold is in 8-bit units
+    float sum = 0.0f;
+    for (std::size_t c = 0; c < 3; ++c) sum += chw[c * plane + i] * norm.std_dev[c] + norm.mean[c];
+    out[i] = sum / 3.0f * 255.0f;
+  }
   cv::Mat laplacian;
   cv::Laplacian(luma, laplacian, CV_32F);
   cv::Scalar mean, deviation;
@@ -119,12 +122,12 @@ double laplacian_variance(std::span<const float> chw, int width, int height) {
 }
 
 FaceQuality assess_face(double box_width, std::span<const cv::Point2d> landmarks, std::span<const float> chw,
-                        int width, int height) {
+                        int width, int height, const PixelNormalisation& norm) {
   FaceQuality q;
   q.size = size_score(box_width, landmarks);
   q.angles = estimate_pose(landmarks);
   q.pose = q.angles ? pose_score(*q.angles) : 1.0;  // no landmarks: the pose is not judged
-  q.sharpness = sharpness_score(laplacian_variance(chw, width, height));
+  q.sharpness = sharpness_score(laplacian_variance(chw, width, height, norm));
   const auto part = [](double v, double weight) { return std::pow(std::max(v, kPartFloor), weight); };
   q.score = part(q.size, kSizeWeight) * part(q.pose, kPoseWeight) * part(q.sharpness, kSharpnessWeight);
   return q;

@@ -20,6 +20,8 @@
 #include <optional>
 #include <span>
 
+#include "pixel_normalisation.hpp"
+
 namespace taconite::vision {
 
 // Head pose estimated from 5 landmarks, degrees (0 = frontal). Rough: 5 points give yaw and roll
@@ -48,14 +50,14 @@ double pose_score(const FacePose& pose);
 double sharpness_score(double laplacian_variance);
 
 // The variance of the Laplacian of the luma of a network input: `chw` holds 3 planes of
-// width x height normalised as ((x/255)-0.5)/0.5 (bundle.md §8), in any channel order. 0 for an
-// empty or mis-sized input.
-double laplacian_variance(std::span<const float> chw, int width, int height);
+// width x height normalised with `norm` (the model's; the luma is measured in 8-bit units), in any
+// channel order. 0 for an empty or mis-sized input.
+double laplacian_variance(std::span<const float> chw, int width, int height, const PixelNormalisation& norm);
 
 // The pre-embedding quality of a face: its box width, its landmarks (0, 2 or 5 points) and the
-// network input prepared for it.
+// network input prepared for it (normalised with `norm`).
 FaceQuality assess_face(double box_width, std::span<const cv::Point2d> landmarks, std::span<const float> chw,
-                        int width, int height);
+                        int width, int height, const PixelNormalisation& norm);
 
 // Running mean and deviation of the embedding norms of a stream (exponential, like AdaFace's
 // batch statistics), and the 0.5..1 factor a norm gives a pre-embedding score.

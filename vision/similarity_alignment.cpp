@@ -122,8 +122,8 @@ cv::Mat aligned_face_rgb(const ImageView& image, const cv::Matx23d& to_template,
 }
 
 void aligned_face_to_chw(const ImageView& image, const cv::Matx23d& to_template, int width, int height,
-                         ChannelOrder order, std::vector<float>& chw) {
-  to_normalised_chw(aligned_face_rgb(image, to_template, width, height), width, height, order, chw);
+                         const PixelNormalisation& norm, std::vector<float>& chw) {
+  to_normalised_chw(aligned_face_rgb(image, to_template, width, height), width, height, norm, chw);
 }
 
 }  // namespace taconite::vision

@@ -10,8 +10,8 @@
 #include <span>
 #include <vector>
 
-#include "channel_order.hpp"
 #include "image_view.hpp"
+#include "pixel_normalisation.hpp"
 
 namespace taconite::vision {
 
@@ -34,8 +34,8 @@ std::optional<cv::Matx23d> alignment_transform(std::span<const Point2> landmarks
 // (8-bit, 3 channels; bilinear, black outside the image): the aligned face as a person sees it.
 cv::Mat aligned_face_rgb(const ImageView& image, const cv::Matx23d& to_template, int width, int height);
 
-// aligned_face_rgb's image as the normalised planes in `order` (the model input), written into `chw`.
+// aligned_face_rgb's image as the model's normalised planes (the model input), written into `chw`.
 void aligned_face_to_chw(const ImageView& image, const cv::Matx23d& to_template, int width, int height,
-                         ChannelOrder order, std::vector<float>& chw);
+                         const PixelNormalisation& norm, std::vector<float>& chw);
 
 }  // namespace taconite::vision

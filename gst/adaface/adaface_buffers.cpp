@@ -111,7 +111,9 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
     claim_face_rois(buffer, jobs, rules.roi_type);
   }
   const EngineInfo& engine = client.info();
-  if (order == ChannelOrder::Auto) order = engine.bgr_input ? ChannelOrder::Bgr : ChannelOrder::Rgb;
+  // The model's normalisation; an explicit channel-order replaces only its plane order.
+  taconite::vision::PixelNormalisation norm = taconite::vision::normalisation_of(engine.preprocessing);
+  if (order != ChannelOrder::Auto) norm.order = order;
 
   std::vector<FaceEmbedding> faces;
   if (due && skip) {
@@ -194,16 +196,16 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
         std::vector<cv::Point2d> landmarks;  // the plausible ones only, for the quality
         if (to_template) {
           taconite::vision::aligned_face_to_chw(frame.view(), *to_template, engine.input_width, engine.input_height,
-                                                order, one);
+                                                norm, one);
           faces[prepared[k]].aligned = true;
           for (const Point2& p : roi_landmarks(job.roi)) landmarks.emplace_back(p.x, p.y);
         } else {
-          face_to_chw(frame.view(), job, margin, engine.input_width, engine.input_height, order, one);
+          face_to_chw(frame.view(), job, margin, engine.input_width, engine.input_height, norm, one);
           faces[prepared[k]].aligned = job.aligned_crop;
         }
         std::copy(one.begin(), one.end(), st->scratch.begin() + static_cast<std::ptrdiff_t>(k * face_size));
         faces[prepared[k]].quality =
-            taconite::vision::assess_face(job.box.width, landmarks, one, engine.input_width, engine.input_height);
+            taconite::vision::assess_face(job.box.width, landmarks, one, engine.input_width, engine.input_height, norm);
       }
       frame.unmap();
 

@@ -31,7 +31,8 @@ constexpr guint kLatencyWarmupFrames = 30;
 
 // Property values and their defaults (see declare_properties()); guarded by the object lock.
 struct Settings {
-  std::string bundle;
+  std::string bundle;      // `model` and its alias `bundle`
+  std::string model_proc;  // `model-proc`
   BackendChoice backend = BackendChoice::Auto;
   gint threads = 0;
   gint sessions = 1;

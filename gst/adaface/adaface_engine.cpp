@@ -16,17 +16,17 @@ namespace taconite::gst::adaface {
 static const char* what_to_do(taconite::ErrorKind kind) {
   switch (kind) {
     case taconite::ErrorKind::Io:
-      return "Set the 'bundle' property to a bundle directory (manifest.txt, tensors.txt, tensors.bin) that this "
-             "process can read.";
+      return "Set the 'model' property to a bundle directory (manifest.txt, tensors.txt, tensors.bin) or an ONNX "
+             "file with its description (model-proc) that this process can read.";
     case taconite::ErrorKind::Bundle:
-      return "The bundle is malformed at the line quoted above: re-export it, or write a test bundle with "
-             "taconite-mkbundle.";
+      return "The model is malformed where quoted above: re-export the bundle (or write a test bundle with "
+             "taconite-mkbundle), or fix the ONNX file or its description (docs/models.md).";
     case taconite::ErrorKind::Device:
       return "Choose another backend (backend=cpu or backend=cpu-reference), or check the NPU driver and device "
              "permissions.";
-    case taconite::ErrorKind::Input:  // at load: a setting out of range, never the element's own doing
-      return "Check the 'threads' and 'sessions' properties and the TACONITE_* environment variables: the value "
-             "named above is outside its range.";
+    case taconite::ErrorKind::Input:  // at load: a setting out of range or not for this model
+      return "Check the 'threads', 'sessions', 'backend' and 'model-proc' properties and the TACONITE_* "
+             "environment variables: the value named above does not fit.";
   }
   return "";
 }
@@ -35,6 +35,7 @@ gboolean load_engine(GstTaconiteAdaface* self) {
   EngineRequest request;
   GST_OBJECT_LOCK(self);
   request.bundle = self->settings->bundle;
+  request.model_proc = self->settings->model_proc;
   request.backend = backend_choice_name(self->settings->backend);
   request.threads = self->settings->threads;
   request.sessions = self->settings->sessions;
@@ -44,9 +45,9 @@ gboolean load_engine(GstTaconiteAdaface* self) {
   GST_OBJECT_UNLOCK(self);
 
   if (request.bundle.empty()) {
-    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No face-embedding bundle set."),
-                      ("Set the 'bundle' property to an AdaFace IR bundle directory (write a test bundle with "
-                       "taconite-mkbundle --model ir18 --out DIR)."));
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No face-embedding model set."),
+                      ("Set the 'model' property to an AdaFace IR bundle directory (write a test bundle with "
+                       "taconite-mkbundle --model ir18 --out DIR) or an ONNX face embedder (docs/models.md)."));
     return FALSE;
   }
   GST_CAT_INFO_OBJECT(taconite_runtime_debug, self, "loading bundle %s with backend %s", request.bundle.c_str(),
@@ -59,12 +60,13 @@ gboolean load_engine(GstTaconiteAdaface* self) {
         error.kind == taconite::ErrorKind::Io ? GST_RESOURCE_ERROR_OPEN_READ : GST_RESOURCE_ERROR_SETTINGS;
     gst_element_message_full_with_details(
         GST_ELEMENT(self), GST_MESSAGE_ERROR, GST_RESOURCE_ERROR, code,
-        g_strdup_printf("Could not load the face-embedding bundle '%s'.", request.bundle.c_str()),
+        g_strdup_printf("Could not load the face-embedding model '%s'.", request.bundle.c_str()),
         g_strdup_printf("%s error: %s. %s", taconite::to_string(error.kind), error.message.c_str(),
                         what_to_do(error.kind)),
         __FILE__, GST_FUNCTION, __LINE__,
         gst_structure_new("details", "bundle", G_TYPE_STRING, request.bundle.c_str(), "backend", G_TYPE_STRING,
-                          request.backend.c_str(), "error-kind", G_TYPE_STRING, taconite::to_string(error.kind),
+                          request.backend.c_str(), "model-proc", G_TYPE_STRING, request.model_proc.c_str(),
+                          "error-kind", G_TYPE_STRING, taconite::to_string(error.kind),
                           nullptr));
     return FALSE;
   }

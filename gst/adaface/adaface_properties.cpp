@@ -12,13 +12,21 @@ namespace taconite::gst::adaface {
 void declare_properties(PropertyTable<GstTaconiteAdaface, Settings>& t) {
   using Self = GstTaconiteAdaface;
   constexpr Mutable ready = Mutable::ReadyOnly, any_time = Mutable::AnyTime;
-  t.optional_string("bundle", "Bundle",
-                    "Path of the AdaFace IR bundle directory (manifest.txt, tensors.txt, tensors.bin); loaded "
-                    "when going from READY to PAUSED. Default: none (required)",
+  t.optional_string("model", "Model",
+                    "The face embedder: an AdaFace IR bundle directory (manifest.txt, tensors.txt, tensors.bin) "
+                    "or an ONNX file (run by opencv-dnn, described by model-proc); loaded when going from READY "
+                    "to PAUSED. Default: none (required)",
                     &Settings::bundle, ready);
+  t.optional_string("bundle", "Bundle", "Alias of 'model' (both set the same path). Default: none",
+                    &Settings::bundle, ready);
+  t.optional_string("model-proc", "Model description",
+                    "The ONNX model's description (JSON, format taconite-embedder/1: input size, channel order, "
+                    "mean, std, output, threshold); a bundle takes none. Default: none (the model's path with "
+                    ".json for .onnx)",
+                    &Settings::model_proc, ready);
   t.enumeration("backend", "Backend",
-                "Inference backend; 'auto' picks an NPU when one opens, else the fast CPU backend, else "
-                "cpu-reference. Default: auto",
+                "Inference backend; 'auto' picks, for a bundle, an NPU when one opens, else the fast CPU "
+                "backend, else cpu-reference, and for an ONNX file opencv-dnn. Default: auto",
                 taconite_backend_get_type, &Settings::backend, ready);
   t.integer("threads", "Threads",
             "CPU worker threads of the engine; 0 uses TACONITE_THREADS when set, else all cores. Default: 0", 0,
@@ -47,8 +55,9 @@ void declare_properties(PropertyTable<GstTaconiteAdaface, Settings>& t) {
          "before the square crop is resized to the model input (rois mode). Default: 0",
          0.0, 1.0, &Settings::margin, any_time);
   t.enumeration("channel-order", "Channel order",
-                "Colour plane order fed to the network: auto (the bundle's param input_channel_order, rgb "
-                "when it has none), rgb, or bgr (for BGR-trained checkpoints). Default: auto",
+                "Colour plane order fed to the network: auto (the model's: a bundle's param "
+                "input_channel_order, rgb when it has none; an ONNX model's description), rgb, or bgr (for "
+                "BGR-trained checkpoints; the mean and std stay the model's). Default: auto",
                 taconite_channel_order_get_type, &Settings::channel_order, any_time);
   t.custom(
       [](GParamFlags flags) {

@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "shared_engine.hpp"
-#include "taconite/inspect.hpp"
 
 namespace taconite::gst {
 
@@ -28,7 +27,7 @@ class ModelEngineClient final : public EngineClient {
     info_.embed_dim = model_->embed_dim();
     info_.input_width = model_->input_dims().width;
     info_.input_height = model_->input_dims().height;
-    info_.bgr_input = inspect::param(*model_, "input_channel_order") == "BGR";
+    info_.preprocessing = model_->preprocessing();
     info_.diagnostics = model_->diagnostics();
   }
 
@@ -90,6 +89,7 @@ Result<std::unique_ptr<EngineClient>> open_model_engine(const EngineRequest& req
   LoadOptions options;
   options.backend = request.backend;
   options.threads = request.threads;
+  options.model_proc = request.model_proc;
   Result<std::shared_ptr<const Model>> model = Model::load(request.bundle, options);
   if (!model) return model.error();
   Result<Session> session = Session::create(model.value());
@@ -103,6 +103,19 @@ Result<std::string> canonical_bundle(const std::string& bundle) {
   const std::filesystem::path path = std::filesystem::canonical(bundle, error);
   if (error) return Error{ErrorKind::Io, "cannot resolve the bundle path '" + bundle + "': " + error.message()};
   return path.string();
+}
+
+// The model's identity in the registry: its canonical path, and its description's when one is given
+// (one ONNX file with two descriptions is two models).
+Result<std::string> canonical_model(const EngineRequest& request) {
+  Result<std::string> model = canonical_bundle(request.bundle);
+  if (!model || request.model_proc.empty()) return model;
+  std::error_code error;
+  const std::filesystem::path proc = std::filesystem::canonical(request.model_proc, error);
+  if (error)
+    return Error{ErrorKind::Io, "cannot resolve the model description path '" + request.model_proc + "': " +
+                                    error.message()};
+  return model.value() + "\nmodel-proc " + proc.string();
 }
 
 std::string registry_key(const std::string& bundle, const std::string& backend, unsigned long long generation) {
@@ -155,7 +168,7 @@ const std::string& EngineClient::sharing_note() const {
 
 std::shared_ptr<SharedEngine> find_shared_engine(const EngineRequest& request) {
   const unsigned long long generation = current_generation(nullptr);
-  Result<std::string> bundle = canonical_bundle(request.bundle);
+  Result<std::string> bundle = canonical_model(request);
   if (!bundle) return nullptr;
   std::lock_guard<std::mutex> guard(registry_lock);
   return find_locked(bundle.value(), request.backend, generation);
@@ -167,7 +180,7 @@ Result<std::unique_ptr<EngineClient>> open_engine_client(const EngineRequest& re
                                        std::to_string(kMaxEngineSessions)};
   EngineOpener opener;
   const unsigned long long generation = current_generation(&opener);
-  Result<std::string> canonical = canonical_bundle(request.bundle);
+  Result<std::string> canonical = canonical_model(request);
   if (!canonical) return canonical.error();
   const std::string& bundle = canonical.value();
   const std::string key = registry_key(bundle, request.backend, generation);

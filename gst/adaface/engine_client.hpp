@@ -24,7 +24,8 @@ namespace taconite::gst {
 inline constexpr int kMaxEngineSessions = 16;
 
 struct EngineRequest {
-  std::string bundle;             // bundle directory
+  std::string bundle;             // bundle directory or ONNX file
+  std::string model_proc;         // an ONNX model's description ("" = beside the model)
   std::string backend = "auto";   // runtime backend name
   int threads = 0;                // CPU worker threads per call (0 = runtime default)
   int sessions = 1;               // sessions of the model run concurrently, 1..kMaxEngineSessions
@@ -38,7 +39,8 @@ struct EngineInfo {
   int embed_dim = 0;
   int input_width = 0;
   int input_height = 0;
-  bool bgr_input = false;  // the bundle's param input_channel_order is BGR (channel-order=auto follows it)
+  // How faces are normalised for the model (Model::preprocessing(); channel-order=auto follows its order).
+  Preprocessing preprocessing;
   std::vector<std::string> diagnostics;  // non-fatal findings of the load
 };
 

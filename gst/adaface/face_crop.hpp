@@ -4,15 +4,15 @@
 
 #include <vector>
 
-#include "channel_order.hpp"
 #include "face_selection.hpp"
 #include "image_view.hpp"
+#include "pixel_normalisation.hpp"
 
 namespace taconite::gst {
 
-// The face's pixels (black outside the frame) as normalised width x height planes in `order`:
+// The face's pixels (black outside the frame) as width x height planes normalised with `norm`:
 // the whole frame for a whole-buffer job, else the square around its box enlarged by `margin`.
 void face_to_chw(const vision::ImageView& frame, const FaceJob& face, double margin, int width, int height,
-                 vision::ChannelOrder order, std::vector<float>& chw);
+                 const vision::PixelNormalisation& norm, std::vector<float>& chw);
 
 }  // namespace taconite::gst

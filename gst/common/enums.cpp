@@ -66,7 +66,8 @@ GType taconite_backend_get_type() {
   static gsize type = 0;
   static const GEnumValue values[] = {
       // The nicks are the runtime's backend names (string literals, so data() is NUL-terminated).
-      {static_cast<gint>(BackendChoice::Auto), "NPU when available, else the fast CPU backend, else cpu-reference",
+      {static_cast<gint>(BackendChoice::Auto),
+       "A bundle: NPU when available, else the fast CPU backend, else cpu-reference; an ONNX file: opencv-dnn",
        taconite::kBackendAuto.data()},
       {static_cast<gint>(BackendChoice::Cpu), "Fast CPU backend (oneDNN)", taconite::kBackendCpu.data()},
       {static_cast<gint>(BackendChoice::CpuReference), "Exact CPU emulation of the NPU numerics (slow)",
@@ -74,6 +75,8 @@ GType taconite_backend_get_type() {
       {static_cast<gint>(BackendChoice::NpuDirect), "AMD XDNA NPU through the amdxdna driver directly",
        taconite::kBackendNpuDirect.data()},
       {static_cast<gint>(BackendChoice::NpuXrt), "AMD XDNA NPU through XRT", taconite::kBackendNpuXrt.data()},
+      {static_cast<gint>(BackendChoice::OpenCvDnn), "An ONNX face embedder through OpenCV DNN (ONNX files only)",
+       taconite::kBackendOpenCvDnn.data()},
       {0, nullptr, nullptr},
   };
   if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconiteAdafaceBackend", values));
@@ -87,6 +90,7 @@ const char* backend_choice_name(BackendChoice choice) {
     case BackendChoice::CpuReference: return taconite::kBackendCpuReference.data();
     case BackendChoice::NpuDirect: return taconite::kBackendNpuDirect.data();
     case BackendChoice::NpuXrt: return taconite::kBackendNpuXrt.data();
+    case BackendChoice::OpenCvDnn: return taconite::kBackendOpenCvDnn.data();
   }
   return taconite::kBackendAuto.data();
 }

@@ -20,6 +20,7 @@ enum class BackendChoice : int {
   CpuReference = 2,
   NpuDirect = 3,
   NpuXrt = 4,
+  OpenCvDnn = 5,  // ONNX files only
 };
 
 enum class LeakyMode : int {

@@ -379,7 +379,7 @@ static bool start_identifying(GstTaconiteIdentify* self) {
   }
   std::optional<gallery::ModelFingerprint> required;
   if (!s.bundle.empty()) {
-    taconite::Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_bundle(s.bundle);
+    taconite::Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_model(s.bundle);
     if (!fingerprint) {
       GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not read the bundle %s.", s.bundle.c_str()),
                         ("%s", fingerprint.error().message.c_str()));

@@ -118,15 +118,18 @@ class AlignmentQuality : public ::testing::Test {
     EXPECT_TRUE(to_template.has_value());
     std::vector<float> chw;
     taconite::vision::aligned_face_to_chw(photo.frame.view(), to_template.value_or(cv::Matx23d()), kInput, kInput,
-                                       taconite::vision::ChannelOrder::Rgb, chw);
+                                       normalisation(), chw);
     return chw;
+  }
+  taconite::vision::PixelNormalisation normalisation() const {
+    return taconite::vision::normalisation_of(embedder_->shared_model()->preprocessing());
   }
   std::vector<float> box_input(const Photo& photo, const FaceBox& box) {
     const taconite::vision::PixelBox pixels{static_cast<int>(box.x), static_cast<int>(box.y),
                                          static_cast<int>(box.width), static_cast<int>(box.height)};
     std::vector<float> chw;
     taconite::vision::region_to_chw(photo.frame.view(), taconite::vision::square_with_margin(pixels, 0.0), kInput, kInput,
-                                 taconite::vision::ChannelOrder::Rgb, chw);
+                                 normalisation(), chw);
     return chw;
   }
 

@@ -29,8 +29,8 @@ TEST(LoadErrors, NoBundleSet) {
   const LoadFailure f = start_with_bundle(nullptr);
   EXPECT_EQ(f.state_change, GST_STATE_CHANGE_FAILURE);
   EXPECT_EQ(f.domain, GST_RESOURCE_ERROR);
-  EXPECT_NE(f.message.find("No face-embedding bundle"), std::string::npos) << f.message;
-  EXPECT_NE(f.debug.find("'bundle' property"), std::string::npos) << f.debug;
+  EXPECT_NE(f.message.find("No face-embedding model"), std::string::npos) << f.message;
+  EXPECT_NE(f.debug.find("'model' property"), std::string::npos) << f.debug;
 }
 
 TEST(LoadErrors, MissingBundleDirectory) {
@@ -38,7 +38,7 @@ TEST(LoadErrors, MissingBundleDirectory) {
   EXPECT_EQ(f.state_change, GST_STATE_CHANGE_FAILURE);
   EXPECT_EQ(f.domain, GST_RESOURCE_ERROR);
   EXPECT_NE(f.message.find("/nonexistent/taconite/bundle"), std::string::npos) << f.message;
-  EXPECT_NE(f.debug.find("Set the 'bundle' property"), std::string::npos) << "what to do: " << f.debug;
+  EXPECT_NE(f.debug.find("Set the 'model' property"), std::string::npos) << "what to do: " << f.debug;
 }
 
 TEST(LoadErrors, MalformedManifestNamesFileAndLine) {

@@ -62,6 +62,7 @@ class FakeEngine final : public taconite::gst::EngineClient {
     info_.embed_dim = 512;
     info_.input_width = 112;
     info_.input_height = 112;
+    info_.preprocessing = {112, 112, taconite::PlaneOrder::Rgb, {0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}};  // a bundle's
   }
   const taconite::gst::EngineInfo& info() const override { return info_; }
 

@@ -34,7 +34,13 @@ std::array<cv::Point2d, 5> face(double scale = 1.0, double nose_dx = 0.0, double
 }
 
 // A textured 112x112 input (a face-like pattern of edges), optionally blurred, as normalised CHW.
-std::vector<float> input(double blur_sigma) {
+// A bundle's normalisation (cvlface) and an ONNX embedder's (ImageNet mean and std, per plane).
+constexpr taconite::vision::PixelNormalisation kCvlface{taconite::vision::ChannelOrder::Rgb, {0.5f, 0.5f, 0.5f},
+                                                         {0.5f, 0.5f, 0.5f}};
+constexpr taconite::vision::PixelNormalisation kImageNet{
+    taconite::vision::ChannelOrder::Rgb, {0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
+
+std::vector<float> input(double blur_sigma, const taconite::vision::PixelNormalisation& norm = kCvlface) {
   cv::Mat image(112, 112, CV_8UC3, cv::Scalar(120, 110, 100));
   for (int i = 0; i < 12; ++i)
     cv::rectangle(image, cv::Rect(8 * i, 5 * i, 20, 30), cv::Scalar(30 + 18 * i, 200 - 12 * i, 90), -1);
@@ -45,13 +51,13 @@ std::vector<float> input(double blur_sigma) {
   for (int c = 0; c < 3; ++c)
     for (int y = 0; y < 112; ++y)
       for (int x = 0; x < 112; ++x)
-        chw[(c * 112 + y) * 112 + x] = (image.at<cv::Vec3b>(y, x)[c] / 255.0f - 0.5f) / 0.5f;
+        chw[(c * 112 + y) * 112 + x] = (image.at<cv::Vec3b>(y, x)[c] / 255.0f - norm.mean[c]) / norm.std_dev[c];
   return chw;
 }
 
 FaceQuality assess(const std::array<cv::Point2d, 5>& points, double blur = 0.0) {
   const std::vector<float> chw = input(blur);
-  return assess_face(0.0, points, chw, 112, 112);
+  return assess_face(0.0, points, chw, 112, 112, kCvlface);
 }
 
 }  // namespace
@@ -99,10 +105,21 @@ TEST(FaceQuality, RollIsMeasuredButOnlyLargeRollCosts) {
   EXPECT_LT(pose_score(*lying), 0.5);
 }
 
+// The sharpness is measured on the pixels, whatever normalisation the model's input has: the same
+// image normalised for an ONNX embedder (ImageNet mean/std) has the variance of its cvlface input.
+TEST(FaceQuality, SharpnessUndoesTheModelsNormalisation) {
+  const double cvlface = laplacian_variance(input(1.5, kCvlface), 112, 112, kCvlface);
+  const double imagenet = laplacian_variance(input(1.5, kImageNet), 112, 112, kImageNet);
+  ASSERT_GT(cvlface, 1.0);
+  EXPECT_NEAR(imagenet, cvlface, 1e-3 * cvlface);
+  // Read with the wrong normalisation the same input measures otherwise (what a fixed 0.5/0.5 did).
+  EXPECT_GT(std::abs(laplacian_variance(input(1.5, kImageNet), 112, 112, kCvlface) - cvlface), 0.1 * cvlface);
+}
+
 TEST(FaceQuality, SharpInputsScoreHigherThanBlurredOnes) {
-  const double sharp = laplacian_variance(input(0.0), 112, 112);
-  const double soft = laplacian_variance(input(1.5), 112, 112);
-  const double blurred = laplacian_variance(input(4.0), 112, 112);
+  const double sharp = laplacian_variance(input(0.0), 112, 112, kCvlface);
+  const double soft = laplacian_variance(input(1.5), 112, 112, kCvlface);
+  const double blurred = laplacian_variance(input(4.0), 112, 112, kCvlface);
   EXPECT_GT(sharp, soft);
   EXPECT_GT(soft, blurred);
   EXPECT_GT(assess(face(), 0.0).sharpness, assess(face(), 4.0).sharpness);
@@ -136,8 +153,8 @@ TEST(FaceQuality, ImpossibleLandmarksGiveNoPoseAndNoCrash) {
   EXPECT_FALSE(estimate_pose(mouth_above));
   EXPECT_FALSE(estimate_pose(std::span<const cv::Point2d>(face().data(), 3)));
   const std::vector<float> wrong(10, 0.0f);
-  EXPECT_EQ(laplacian_variance(wrong, 112, 112), 0.0);
-  const FaceQuality q = assess_face(NAN, {}, {}, 112, 112);
+  EXPECT_EQ(laplacian_variance(wrong, 112, 112, kCvlface), 0.0);
+  const FaceQuality q = assess_face(NAN, {}, {}, 112, 112, kCvlface);
   EXPECT_TRUE(std::isfinite(q.score));
   EXPECT_GE(q.score, 0.0);
 }

@@ -22,6 +22,9 @@ namespace {
 using taconite::vision::ImageView;
 using taconite::vision::PixelFormat;
 using Rgb = std::array<std::uint8_t, 3>;
+// A bundle's normalisation (cvlface: (x/255-0.5)/0.5), RGB.
+constexpr taconite::vision::PixelNormalisation kCvlface{taconite::vision::ChannelOrder::Rgb, {0.5f, 0.5f, 0.5f},
+                                                         {0.5f, 0.5f, 0.5f}};
 
 // Three pixels in a row: red-ish, green-ish, blue-ish.
 constexpr std::array<Rgb, 3> kPixels{{{200, 10, 20}, {30, 180, 40}, {50, 60, 170}}};
@@ -146,9 +149,8 @@ TEST(ImageViewChw, AnAlignedCropAndARegionGiveTheSameInputForTheIdentityFit) {
   view.planes[0] = memory.data();
   view.strides[0] = 112 * 3;
   std::vector<float> aligned, cropped;
-  taconite::vision::aligned_face_to_chw(view, cv::Matx23d(1, 0, 0, 0, 1, 0), 112, 112,
-                                        taconite::vision::ChannelOrder::Rgb, aligned);
-  taconite::vision::region_to_chw(view, {0, 0, 112, 112}, 112, 112, taconite::vision::ChannelOrder::Rgb, cropped);
+  taconite::vision::aligned_face_to_chw(view, cv::Matx23d(1, 0, 0, 0, 1, 0), 112, 112, kCvlface, aligned);
+  taconite::vision::region_to_chw(view, {0, 0, 112, 112}, 112, 112, kCvlface, cropped);
   ASSERT_EQ(aligned.size(), 3u * 112 * 112);
   ASSERT_EQ(aligned, cropped);
   // Plane 0 is R, which BGR memory holds at byte 2.
@@ -173,8 +175,29 @@ TEST(ImageViewChw, TheAlignedRgbFaceIsThePictureTheModelInputIsMadeOf) {
       for (int c = 0; c < 3; ++c)
         EXPECT_EQ(rgb.at<cv::Vec3b>(y, x)[c], memory[(y * 112 + x) * 3 + (2 - c)]) << x << "," << y << " " << c;
   std::vector<float> chw;
-  taconite::vision::aligned_face_to_chw(view, identity, 112, 112, taconite::vision::ChannelOrder::Rgb, chw);
+  taconite::vision::aligned_face_to_chw(view, identity, 112, 112, kCvlface, chw);
   EXPECT_FLOAT_EQ(chw[0], (rgb.at<cv::Vec3b>(0, 0)[0] / 255.0f - 0.5f) / 0.5f);
+}
+
+TEST(ImageViewChw, EachPlaneTakesTheModelsOrderMeanAndStd) {
+  // An ONNX embedder's normalisation: BGR planes, ImageNet-like mean and std per plane.
+  std::vector<std::uint8_t> memory(112 * 112 * 3);
+  for (std::size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<std::uint8_t>((i * 11) % 253);
+  ImageView view;
+  view.format = PixelFormat::Bgr;
+  view.width = view.height = 112;
+  view.planes[0] = memory.data();
+  view.strides[0] = 112 * 3;
+  const taconite::vision::PixelNormalisation bgr{taconite::vision::ChannelOrder::Bgr, {0.406f, 0.456f, 0.485f},
+                                                 {0.225f, 0.224f, 0.229f}};
+  std::vector<float> chw;
+  taconite::vision::region_to_chw(view, {0, 0, 112, 112}, 112, 112, bgr, chw);
+  ASSERT_EQ(chw.size(), 3u * 112 * 112);
+  const std::size_t plane = 112 * 112;
+  for (std::size_t pixel : {std::size_t{0}, std::size_t{5000}, plane - 1})
+    for (std::size_t c = 0; c < 3; ++c)  // plane c of BGR is byte c of BGR memory
+      EXPECT_FLOAT_EQ(chw[c * plane + pixel], (memory[pixel * 3 + c] / 255.0f - bgr.mean[c]) / bgr.std_dev[c])
+          << "pixel " << pixel << " plane " << c;
 }
 
 TEST(LandmarkModelFile, AMissingFileOrADirectoryIsRefusedByName) {

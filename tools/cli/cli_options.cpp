@@ -20,15 +20,17 @@ bool parse_positive(const std::string& text, int& value) {
 std::string usage_text(const std::string& program) {
   return "usage: " + program +
          " [--backend B] [--json] [--image FILE | --input FILE.f32] [--channel-order O] [--output FILE.f32]"
-         " [--threads N] <bundle_dir> [reps]\n"
-         "  --backend B    auto (default), cpu, cpu-reference, npu-direct, npu-xrt\n"
+         " [--threads N] [--model-proc FILE] <bundle_dir | model.onnx> [reps]\n"
+         "  --backend B    auto (default), cpu, cpu-reference, npu-direct, npu-xrt, opencv-dnn (ONNX)\n"
          "  --json         print one JSON object instead of text\n"
-         "  --image FILE   embed an aligned face image (resized to the bundle's input, cvlface scaling)\n"
+         "  --image FILE   embed an aligned face image (resized to the model's input, normalised as it says)\n"
          "  --channel-order O  planes --image feeds: auto (default: the bundle's param input_channel_order,\n"
          "                 else RGB), rgb, bgr\n"
          "  --input FILE   embed a raw little-endian f32 CHW tensor\n"
          "  --output FILE  write the embedding as raw f32\n"
          "  --threads N    CPU threads (default: TACONITE_THREADS, else all cores)\n"
+         "  --model-proc FILE  an ONNX model's description (default: the model's path with .json);\n"
+         "                 an ONNX model has no recorded input: give --image or --input\n"
          "  reps           forwards to time (default: NREPS, else 3)\n"
          "exit: 0 ok, 1 error, 2 usage, 3 MISMATCH\n";
 }
@@ -67,6 +69,8 @@ ParsedCli parse_cli(const std::vector<std::string>& args, const char* nreps_env)
         parsed.usage_error = "--channel-order must be auto, rgb or bgr, got '" + options.channel_order + "'";
         return parsed;
       }
+    } else if (arg == "--model-proc") {
+      if (!value(options.model_proc)) return parsed;
     } else if (arg == "--input") {
       if (!value(options.input_path)) return parsed;
     } else if (arg == "--output") {

@@ -16,7 +16,8 @@ struct CliOptions {
   std::string channel_order = "auto";  // --channel-order for --image: auto (the bundle's), rgb, bgr
   std::string output_path;    // --output: the embedding as raw f32
   int threads = 0;
-  std::string bundle_dir;
+  std::string bundle_dir;     // a bundle directory or an ONNX file
+  std::string model_proc;     // --model-proc: an ONNX model's description (default beside it)
   int reps = 3;
 };
 

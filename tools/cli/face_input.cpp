@@ -10,7 +10,8 @@
 
 namespace taconite::cli {
 
-Result<OwnedFace> read_face_image(const std::string& path, int height, int width, bool want_bgr) {
+Result<OwnedFace> read_face_image(const std::string& path, const Preprocessing& model) {
+  const int height = model.height, width = model.width;
   std::ifstream probe(path, std::ios::binary);
   if (!probe) return Error{ErrorKind::Io, path + ": cannot open: " + std::strerror(errno)};
   // Our error line is the report; OpenCV's own warnings would only repeat it.
@@ -22,14 +23,15 @@ Result<OwnedFace> read_face_image(const std::string& path, int height, int width
     cv::resize(bgr, resized, cv::Size(width, height), 0, 0, cv::INTER_AREA);
   else
     resized = bgr;
-  if (want_bgr) ordered = resized;  // OpenCV decodes to B,G,R already
+  if (model.channel_order == PlaneOrder::Bgr) ordered = resized;  // OpenCV decodes to B,G,R already
   else cv::cvtColor(resized, ordered, cv::COLOR_BGR2RGB);
   OwnedFace face{std::vector<float>(static_cast<std::size_t>(3) * height * width), 3, height, width};
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x) {
       const cv::Vec3b& pixel = ordered.at<cv::Vec3b>(y, x);
       for (int c = 0; c < 3; ++c)
-        face.data[(static_cast<std::size_t>(c) * height + y) * width + x] = (pixel[c] / 255.0f - 0.5f) / 0.5f;
+        face.data[(static_cast<std::size_t>(c) * height + y) * width + x] =
+            (pixel[c] / 255.0f - model.mean[c]) / model.std_dev[c];
     }
   return face;
 }

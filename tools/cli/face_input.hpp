@@ -16,9 +16,9 @@ struct OwnedFace {
   FaceChw view() const { return {data, channels, height, width}; }
 };
 
-// Decodes, resizes to width x height and applies ((x/255)-0.5)/0.5, CHW with R,G,B planes (B,G,R
-// when `want_bgr`: the order a BGR-trained bundle expects).
-Result<OwnedFace> read_face_image(const std::string& path, int height, int width, bool want_bgr);
+// Decodes, resizes to the model's width x height and normalises as `model` says (Model::
+// preprocessing(): for a bundle ((x/255)-0.5)/0.5), CHW planes in its channel order.
+Result<OwnedFace> read_face_image(const std::string& path, const Preprocessing& model);
 // A raw little-endian f32 CHW file of c*height*width values (c = file size / (4*h*w)).
 Result<OwnedFace> read_face_f32(const std::string& path, int height, int width);
 // Writes values as raw f32; an Io error naming the path when that fails, else nothing.

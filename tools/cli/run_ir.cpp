@@ -1,5 +1,6 @@
 // run_ir18 / run_ir101: load a bundle, replay its recorded input `reps` times, and check the
-// replay against the bundle's reference embeddings. One implementation, two names.
+// replay against the bundle's reference embeddings. One implementation, two names. An ONNX model
+// (which records no input) embeds the caller's face only.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,10 +34,20 @@ std::optional<double> cosine_with(const IrEmbedder& engine, const char* name, co
   return cosine(embedding, reference);
 }
 
-// --channel-order auto follows the bundle's `param input_channel_order` (RGB when absent).
-bool image_bgr(const cli::CliOptions& options, const IrEmbedder& engine) {
-  if (options.channel_order == "auto") return inspect::param(engine, "input_channel_order") == "BGR";
-  return options.channel_order == "bgr";
+// The model's normalisation; --channel-order other than auto replaces its plane order.
+Preprocessing image_preprocessing(const cli::CliOptions& options, const IrEmbedder& engine) {
+  Preprocessing p = engine.shared_model()->preprocessing();
+  if (options.channel_order != "auto")
+    p.channel_order = options.channel_order == "bgr" ? PlaneOrder::Bgr : PlaneOrder::Rgb;
+  return p;
+}
+
+int print_report(const cli::CliOptions& options, const cli::RunReport& report) {
+  const std::string text = options.json ? cli::format_json(report) : cli::format_text(report);
+  std::fputs(text.c_str(), stdout);
+  if (options.json)  // the JSON object has a fixed shape; diagnostics go to stderr
+    for (const std::string& line : report.diagnostics) std::fprintf(stderr, "%s: %s\n", options.program.c_str(), line.c_str());
+  return report.matches() ? kExitOk : kExitMismatch;
 }
 
 // Runs `forward` reps times: the first is the cold latency, the rest give the warm mean.
@@ -61,6 +72,7 @@ int run(const cli::CliOptions& options) {
   LoadOptions load_options;
   load_options.backend = options.backend;
   load_options.threads = options.threads;
+  load_options.model_proc = options.model_proc;
   Result<IrEmbedder> loaded = IrEmbedder::load(options.bundle_dir, load_options);
   if (!loaded) return report_error(options.program, loaded.error());
   IrEmbedder& engine = loaded.value();
@@ -78,16 +90,26 @@ int run(const cli::CliOptions& options) {
   std::optional<cli::OwnedFace> face;
   const InputDims dims = engine.input_dims();
   if (!options.image_path.empty() || !options.input_path.empty()) {
-    auto read = options.image_path.empty() ? cli::read_face_f32(options.input_path, dims.height, dims.width)
-                                           : cli::read_face_image(options.image_path, dims.height, dims.width,
-                                                                  image_bgr(options, engine));
+    auto read = options.image_path.empty()
+                    ? cli::read_face_f32(options.input_path, dims.height, dims.width)
+                    : cli::read_face_image(options.image_path, image_preprocessing(options, engine));
     if (!read) return report_error(options.program, read.error());
     face = std::move(read.value());
   }
+  const bool onnx = engine.backend() == kBackendOpenCvDnn;
+  if (onnx && !face)
+    return report_error(options.program, {ErrorKind::Input, options.bundle_dir + ": an ONNX model records no input "
+                                                            "to replay: give --image FILE or --input FILE.f32"});
 
   Result<Embedding> timed = face ? timed_reps(options.reps, report, [&] { return engine.embed(face->view()); })
                                  : timed_reps(options.reps, report, [&] { return inspect::embed_recorded(engine); });
   if (!timed) return report_error(options.program, timed.error());
+  if (onnx) {  // no references to check against: the face's embedding is the result
+    if (!options.output_path.empty())
+      if (const std::optional<Error> error = cli::write_f32(options.output_path, timed.value()))
+        return report_error(options.program, *error);
+    return print_report(options, report);
+  }
 
   // The self-checks always concern the bundle's recorded input.
   Result<Embedding> replay = face ? inspect::embed_recorded(engine) : std::move(timed.value());
@@ -111,11 +133,7 @@ int run(const cli::CliOptions& options) {
       return report_error(options.program, *error);
   }
 
-  const std::string text = options.json ? cli::format_json(report) : cli::format_text(report);
-  std::fputs(text.c_str(), stdout);
-  if (options.json)  // the JSON object has a fixed shape; diagnostics go to stderr
-    for (const std::string& line : report.diagnostics) std::fprintf(stderr, "%s: %s\n", options.program.c_str(), line.c_str());
-  return report.matches() ? kExitOk : kExitMismatch;
+  return print_report(options, report);
 }
 
 }  // namespace

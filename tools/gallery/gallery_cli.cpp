@@ -41,15 +41,16 @@ GALLERY is an SQLite file, or a PostgreSQL database: postgresql://[user@]host[:p
   postgres://..., or a libpq key=value string (service=NAME, host=... dbname=...). A connection
   string holding a password is refused: put the password in a password file (PGPASSFILE, default
   ~/.pgpass) or a service file (PGSERVICEFILE).
-  create GALLERY --bundle DIR                 a new, empty gallery for the bundle's model
-  enroll GALLERY --bundle DIR --name NAME [--face N | --largest] [--metadata JSON] IMAGE|DIR...
+  create GALLERY --model MODEL                a new, empty gallery for the model (MODEL: a bundle
+                                              directory, or an ONNX file described by --model-proc)
+  enroll GALLERY --model MODEL --name NAME [--face N | --largest] [--metadata JSON] IMAGE|DIR...
                                               add the face of each image (each image of a DIR)
   list   GALLERY                              identities: id, name, templates, metadata
   remove GALLERY NAME                         remove an identity and its templates
   export GALLERY [FILE]                       JSON lines (stdout without FILE)
   import GALLERY FILE                         JSON lines of export (creates an SQLite GALLERY if
                                               missing; a PostgreSQL one must exist)
-  match  GALLERY --bundle DIR [--top-k K] [--face N | --largest] IMAGE
+  match  GALLERY --model MODEL [--top-k K] [--face N | --largest] IMAGE
                                               the best K identities for the image's face
   stats  GALLERY                              model, sizes, index kind
   copy   GALLERY DEST                         every identity and template into DEST (SQLite or
@@ -74,7 +75,8 @@ GALLERY is an SQLite file, or a PostgreSQL database: postgresql://[user@]host[:p
   (--threshold: the cosine similarity that links two faces of a cluster, in (0, 1]; default 0.5.
   KEY is the cluster's key as unknowns listed it: name and forget cluster again and act only
   when the cluster holds exactly the faces listed, else they refuse (list again).)
-options: --backend NAME (auto), --threads N, --landmarks-model FILE (dlib 68-point predictor,
+options: --bundle DIR (the same as --model), --model-proc FILE (an ONNX model's description; default
+  the model's path with .json), --backend NAME (auto), --threads N, --landmarks-model FILE (dlib 68-point predictor,
   default /usr/share/dlib/shape_predictor_68_face_landmarks.dat), --approximate-above N (templates
   beyond which an HNSW index serves search; default 1000000), --ef-search N (the HNSW query beam,
   1..65536; default 128)
@@ -82,7 +84,7 @@ exit codes: 0 ok, 1 error, 2 usage
 )";
 
 struct Options {
-  std::string command, gallery, bundle, name, metadata, backend = "auto", landmarks = kDefaultLandmarks;
+  std::string command, gallery, bundle, model_proc, name, metadata, backend = "auto", landmarks = kDefaultLandmarks;
   std::optional<std::size_t> face;
   bool largest = false;
   int top_k = 5, threads = 0;
@@ -150,12 +152,14 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
                  o.review.templates > gallery_cli::kMaxNameTemplates) {
         return usage_error = "--templates takes 1.." + std::to_string(gallery_cli::kMaxNameTemplates), std::nullopt;
       }
-    } else if (a == "--bundle" || a == "--name" || a == "--metadata" || a == "--backend" || a == "--landmarks-model" ||
-               a == "--face" || a == "--top-k" || a == "--threads" || a == "--approximate-above" ||
-               a == "--ef-search") {
+    } else if (a == "--bundle" || a == "--model" || a == "--model-proc" || a == "--name" || a == "--metadata" ||
+               a == "--backend" || a == "--landmarks-model" || a == "--face" || a == "--top-k" || a == "--threads" ||
+               a == "--approximate-above" || a == "--ef-search") {
       if (!(v = value())) return std::nullopt;
-      if (a == "--bundle")
+      if (a == "--bundle" || a == "--model")
         o.bundle = *v;
+      else if (a == "--model-proc")
+        o.model_proc = *v;
       else if (a == "--name")
         o.name = *v;
       else if (a == "--metadata")
@@ -198,7 +202,7 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
   if (o.args.size() < it->second.first || o.args.size() > it->second.second)
     return usage_error = "wrong number of arguments for " + o.command, std::nullopt;
   if ((o.command == "create" || o.command == "enroll" || o.command == "match") && o.bundle.empty())
-    return usage_error = o.command + " needs --bundle DIR", std::nullopt;
+    return usage_error = o.command + " needs --model MODEL (a bundle directory or an ONNX file)", std::nullopt;
   if (o.command == "enroll" && o.name.empty()) return usage_error = "enroll needs --name NAME", std::nullopt;
   if (o.face && o.largest) return usage_error = "--face and --largest exclude each other", std::nullopt;
   if (o.older_than && o.command != "forget") return usage_error = "--older-than is forget's", std::nullopt;
@@ -238,19 +242,20 @@ Result<std::size_t> choose_face(const std::string& path, const std::vector<visio
                                      "); choose one with --face N or --largest"};
 }
 
-// The bundle's engine and the gallery's model check, shared by enroll and match.
+// The model's engine and the gallery's model check, shared by enroll and match.
 struct FrontEnd {
   IrEmbedder engine;
   std::shared_ptr<const vision::LandmarkModel> landmarks;
 };
 
 Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
-  Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_bundle(o.bundle);
+  Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_model(o.bundle, o.model_proc);
   if (!fingerprint) return fingerprint.error();
   if (gallery::Status s = store.check_model(fingerprint.value()); !s) return s.error();
   LoadOptions load;
   load.backend = o.backend;
   load.threads = o.threads;
+  load.model_proc = o.model_proc;
   Result<IrEmbedder> engine = IrEmbedder::load(o.bundle, load);
   if (!engine) return engine.error();
   std::string problem;
@@ -368,10 +373,13 @@ int match(const Options& o) {
 }
 
 int create(const Options& o) {
-  Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_bundle(o.bundle);
+  Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_model(o.bundle, o.model_proc);
   if (!fingerprint) return fail(fingerprint.error());
   LoadOptions load;
-  load.backend = "cpu-reference";  // only the embedding size is needed: the lightest load
+  // Only the embedding size is needed: for a bundle the lightest load (an ONNX file has one backend).
+  std::error_code ec;
+  load.backend = fs::is_directory(o.bundle, ec) ? "cpu-reference" : "auto";
+  load.model_proc = o.model_proc;
   Result<IrEmbedder> engine = IrEmbedder::load(o.bundle, load);
   if (!engine) return fail(engine.error());
   Result<GalleryStore> store = GalleryStore::create(o.gallery, fingerprint.value(), engine.value().embed_dim());

@@ -108,7 +108,8 @@ Result<ImageFace> ImageFaces::embed(std::size_t index) {
   const std::array<vision::Point2, 5> five = landmarks.five();
   const std::optional<cv::Matx23d> to_template = vision::alignment_transform(five, dims.width, dims.height);
   if (!to_template) return Error{ErrorKind::Input, d.path + ": the face's landmarks give no alignment"};
-  vision::aligned_face_to_chw(view, *to_template, dims.width, dims.height, vision::ChannelOrder::Rgb, chw);
+  vision::aligned_face_to_chw(view, *to_template, dims.width, dims.height,
+                              vision::normalisation_of(d.engine.shared_model()->preprocessing()), chw);
   Result<Embedding> embedding = d.engine.embed({chw, 3, dims.height, dims.width});
   if (!embedding) return embedding.error();
   double sum = 0.0;

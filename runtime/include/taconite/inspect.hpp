@@ -14,7 +14,7 @@
 namespace taconite::inspect {
 
 // Replays the bundle's recorded input (the input step's tensor, normally ref.input): one forward.
-// Errors: Input (moved-from session), Device.
+// Errors: Input (moved-from session, or an ONNX model, which records no input), Device.
 TACONITE_API Result<Embedding> embed_recorded(Session& session);
 TACONITE_API Result<Embedding> embed_recorded(IrEmbedder& embedder);
 
@@ -27,11 +27,13 @@ TACONITE_API std::vector<float> reference_f32(const IrEmbedder& embedder, std::s
 TACONITE_API std::string param(const Model& model, std::string_view name);
 TACONITE_API std::string param(const IrEmbedder& embedder, std::string_view name);
 
-// Conv records in the manifest (NPU dispatches per face).
+// Conv records in the manifest (NPU dispatches per face); 0 for an ONNX model (and param "",
+// reference_f32 empty).
 TACONITE_API int conv_dispatches(const Model& model);
 TACONITE_API int conv_dispatches(const IrEmbedder& embedder);
 
-// The input step's padded shape as the network runs it (channels = the stem width, e.g. 8).
+// The input step's padded shape as the network runs it (channels = the stem width, e.g. 8); an
+// ONNX model's input_dims().
 TACONITE_API InputDims padded_input_dims(const Model& model);
 
 }  // namespace taconite::inspect

@@ -1,8 +1,9 @@
-// taconite::Model and taconite::Session: load an AdaFace IR bundle once (the Model: mapped bundle,
-// validated plan, backend-ready weights, open device), then embed aligned 112x112 faces from as many
-// Sessions as there are threads (a Session: the per-call state: activations, staging, timing).
+// taconite::Model and taconite::Session: load a face embedder once (the Model: an AdaFace IR bundle's
+// mapped bundle, validated plan, backend-ready weights, open device; or an ONNX embedder and its
+// description), then embed aligned faces from as many Sessions as there are threads (a Session: the
+// per-call state: activations, staging, timing).
 //
-//   auto model = taconite::Model::load("bundles/ir18", {});      // once per process and bundle
+//   auto model = taconite::Model::load("bundles/ir18", {});      // once per process and model
 //   auto session = taconite::Session::create(model.value());   // once per thread
 //   auto embedding = session.value().embed(face);
 //
@@ -10,6 +11,7 @@
 // timing statistics on stderr), never aborts, never exits. A call that can fail returns a Result.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -25,20 +27,22 @@
 
 namespace taconite {
 
-// Backend names (LoadOptions::backend, Model::backend()). `auto` picks an NPU backend when one is
-// compiled in and its device opens, else the fast CPU backend, else cpu-reference.
+// Backend names (LoadOptions::backend, Model::backend()). For a bundle, `auto` picks an NPU backend
+// when one is compiled in and its device opens, else the fast CPU backend, else cpu-reference; for an
+// ONNX file it picks opencv-dnn, the one backend that runs ONNX files (and only them).
 inline constexpr std::string_view kBackendAuto = "auto";
 inline constexpr std::string_view kBackendCpu = "cpu";
 inline constexpr std::string_view kBackendCpuReference = "cpu-reference";
 inline constexpr std::string_view kBackendNpuDirect = "npu-direct";
 inline constexpr std::string_view kBackendNpuXrt = "npu-xrt";
+inline constexpr std::string_view kBackendOpenCvDnn = "opencv-dnn";
 
-// The backends this build of the library contains, in `auto` preference order. Thread-safe; empty
-// only when out of memory.
+// The backends this build of the library contains: the bundle backends in `auto` preference order,
+// then opencv-dnn when built (with OpenCV's dnn module). Thread-safe; empty only when out of memory.
 TACONITE_API std::vector<std::string> compiled_backends();
 
 // Names Model::precision() returns: the numerics that actually run.
-inline constexpr std::string_view kPrecisionF32 = "f32";    // cpu: f32 weights and activations
+inline constexpr std::string_view kPrecisionF32 = "f32";    // cpu, opencv-dnn: f32 weights and activations
 inline constexpr std::string_view kPrecisionBf16 = "bf16";  // cpu: bf16 weights and activations, f32 accumulation
 // The replay (npu-direct, npu-xrt, cpu-reference, and cpu when it falls back to the replay): bf16
 // tensors, each conv accumulated in f32 and rounded to bf16 as the NPU does (spec §4.1).
@@ -68,8 +72,12 @@ using NpuDriverFactory = std::function<std::shared_ptr<NpuDriver>()>;
 struct LoadOptions {
   std::string backend{kBackendAuto};
   // CPU worker threads per call, 0..max(hardware threads, kMaxThreads); 0 = TACONITE_THREADS, else
-  // all cores. A Session runs its calls with this many threads.
+  // all cores. A Session runs its calls with this many threads. opencv-dnn: OpenCV's thread count,
+  // which is process-wide (cv::setNumThreads at load: the last ONNX load's count applies).
   int threads = 0;
+  // The description of an ONNX model (docs/models.md); empty = the model's path with .json for
+  // .onnx (mobilefacenet.onnx -> mobilefacenet.json). A bundle's load refuses a non-empty one.
+  std::filesystem::path model_proc;
   Precision precision = Precision::Auto;
   // NPU device node npu-direct opens; "" = TACONITE_NPU_DEVICE, else /dev/accel/accel0.
   std::string npu_device;
@@ -91,10 +99,25 @@ struct InputDims {
   int width = 0;
 };
 
-// A caller's face: channel-major f32, cvlface preprocessing ((x/255)-0.5)/0.5, planes in the bundle's
-// param("input_channel_order") (RGB when absent; BGR for AdaFace's own checkpoints).
-// data holds channels*height*width values; channels is normally input_dims().channels (3); the
-// runtime zero-pads to the stem's width, and also accepts 1..that width (padding included).
+// The order of the colour planes a model is fed (a description's channel_order).
+enum class PlaneOrder { Rgb, Bgr };
+
+// How a caller turns 8-bit pixels into the model's input (Model::preprocessing()): the aligned face
+// resized to width x height, planes in channel_order, and plane c's value (pixel/255 - mean[c]) /
+// std_dev[c]. A bundle: its size, its param input_channel_order (RGB when absent), mean and std_dev
+// 0.5 (cvlface); an ONNX model: its description's input.
+struct Preprocessing {
+  int width = 0;
+  int height = 0;
+  PlaneOrder channel_order = PlaneOrder::Rgb;
+  std::array<float, 3> mean{};     // per fed plane, in channel_order
+  std::array<float, 3> std_dev{};  // per fed plane, never 0
+};
+
+// A caller's face: channel-major f32, normalised as Model::preprocessing() says.
+// data holds channels*height*width values; channels is normally input_dims().channels (3); for a
+// bundle the runtime zero-pads to the stem's width, and also accepts 1..that width (padding
+// included); an ONNX model takes exactly 3.
 struct FaceChw {
   std::span<const float> data;
   int channels = 3;
@@ -104,17 +127,22 @@ struct FaceChw {
 
 using Embedding = std::vector<float>;  // raw (not L2-normalised) head output, embed_dim() values
 
-// The loaded bundle: immutable after load() and safe to share between threads (every call is
+// The loaded model: immutable after load() and safe to share between threads (every call is
 // const and thread-safe). Sessions keep it alive; it is destroyed with its last holder.
 class TACONITE_API Model {
  public:
   struct Impl;  // private state (defined in the library)
 
-  // Maps and validates every record of the bundle and prepares the backend (weights in the layout
-  // it runs, NPU device opened). Cost: the whole bundle is read once; seconds for IR-101. Errors:
-  // Io, Bundle (names manifest.txt:<line> or tensors.txt:<line>), Device (backend unavailable or
-  // failed), Input (an option out of range).
-  static Result<std::shared_ptr<const Model>> load(const std::filesystem::path& bundle_dir,
+  // `path` is a bundle directory or an ONNX file (a path ending in .onnx, any case).
+  // A bundle: maps and validates every record and prepares the backend (weights in the layout it
+  // runs, NPU device opened); the whole bundle is read once, seconds for IR-101. An ONNX file: reads
+  // it and its description (LoadOptions::model_proc), parses it with OpenCV DNN, checks the
+  // declared and the computed shapes against the description and runs one probe forward.
+  // Errors: Io (a file missing or unreadable, named), Bundle (names manifest.txt:<line> or
+  // tensors.txt:<line>; for ONNX the model file or the description and the field), Device (backend
+  // unavailable or failed), Input (an option out of range, or a backend that cannot run this kind
+  // of model).
+  static Result<std::shared_ptr<const Model>> load(const std::filesystem::path& path,
                                                    const LoadOptions& options = {});
 
   Model(const Model&) = delete;
@@ -123,7 +151,11 @@ class TACONITE_API Model {
 
   InputDims input_dims() const;        // (3, 112, 112) for AdaFace
   int embed_dim() const;               // embedding length (512 for AdaFace)
-  std::string name() const;            // the bundle's `param model`, or "" when absent
+  std::string name() const;            // the bundle's `param model` ("" when absent), or the description's name
+  Preprocessing preprocessing() const;  // how to normalise a face for this model
+  // The model's recommended cosine match threshold: the description's `threshold`; none for a bundle
+  // or a description without one.
+  std::optional<double> recommended_threshold() const;
   std::string backend() const;         // the backend actually running, e.g. "cpu-reference"
   std::string backend_reason() const;  // why that backend was chosen (for `auto`), and its precision
   std::string precision() const;       // the numerics running: "f32", "bf16" or "bf16-exact" (kPrecision*)
@@ -158,12 +190,15 @@ class TACONITE_API Session {
   Session& operator=(const Session&) = delete;
   ~Session();
 
-  // One face -> one embedding. The face is rounded to bf16, zero-padded to the stem's channels
-  // and tiled (spec §8). Errors: Input (wrong size or channel count), Device.
+  // One face -> one embedding. A bundle's: the face is rounded to bf16, zero-padded to the stem's
+  // channels and tiled (spec §8). Errors: Input (wrong size or channel count; for ONNX a value that
+  // is not finite), Device (for ONNX also an output that is not finite, naming the model file).
   Result<Embedding> embed(const FaceChw& face);
 
   // Several faces in one pass (the throughput path). Results equal embed() face by face up to
-  // the backend's batching numerics. An empty batch gives an empty result. Errors: as embed().
+  // the backend's batching numerics (opencv-dnn: one blob of N faces when the load's probe found
+  // the network batches, else face by face; Model::diagnostics() says so). An empty batch gives an
+  // empty result. Errors: as embed().
   Result<std::vector<Embedding>> embed_batch(std::span<const FaceChw> faces);
 
   // The model this session embeds with; nullptr for a moved-from session.
