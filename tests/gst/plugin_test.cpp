@@ -90,7 +90,8 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
   ASSERT_NE(element, nullptr);
   const int ours = static_cast<int>(own_documented_properties(element).size());
   const std::vector<const char*> expected = {
-      "bundle", "backend", "threads", "sessions", "input-mode", "roi-type", "min-face-size", "max-faces", "margin",
+      "model", "model-proc", "bundle", "backend", "threads", "sessions", "input-mode", "roi-type", "min-face-size",
+      "max-faces", "margin",
       "channel-order", "max-queued", "post-messages", "batch-size", "batch-timeout", "leaky", "interval", "track-id-param",
       "reinfer-interval", "reinfer-growth", "track-best", "track-timeout", "reinfer-mode", "best-margin",
       "best-min-gap", "frames-in", "frames-out",
