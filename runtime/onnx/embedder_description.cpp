@@ -2,6 +2,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -119,9 +120,40 @@ PlaneOrder channel_order(const Fields& input) {
   input.fail_field("channel_order", "expected \"RGB\" or \"BGR\", got \"" + order + "\"");
 }
 
+// json-glib's parser recurses once per nesting level: a description of a million '[' would
+// overflow the stack. A description needs two levels; deeper than this is refused before parsing.
+constexpr int kMaxDescriptionDepth = 16;
+
+// The deepest nesting of arrays and objects in `text`, brackets inside strings not counted; stops
+// counting once past kMaxDescriptionDepth.
+int nesting_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if ((deepest = std::max(deepest, ++depth)) > kMaxDescriptionDepth) break;
+    } else if (c == ']' || c == '}') {
+      depth = std::max(0, depth - 1);
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
 
 EmbedderDescription parse_embedder_description(std::string_view text, const std::string& origin) {
+  if (nesting_depth(text) > kMaxDescriptionDepth)
+    fail(ErrorKind::Bundle, origin + ": nested more than " + std::to_string(kMaxDescriptionDepth) +
+                                " levels deep (a taconite-embedder/1 description needs two)");
   std::unique_ptr<JsonParser, ObjectUnref> parser(json_parser_new());
   GError* error = nullptr;
   if (!json_parser_load_from_data(parser.get(), text.data(), static_cast<gssize>(text.size()), &error)) {

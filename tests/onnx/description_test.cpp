@@ -88,6 +88,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Malformed{"NotJson", "{\"format\": ", "not valid JSON"},
         Malformed{"NotAnObject", "[1, 2]", "expected a JSON object"},
+        // json-glib recurses per level: a million '[' overflowed the stack before the depth bound.
+        Malformed{"NestedAMillionDeep", std::string(1000000, '['), "nested more than 16 levels deep"},
+        Malformed{"NestedInAMember", replaced("0.33", std::string(17, '[') + std::string(17, ']')),
+                  "nested more than 16 levels deep"},
         Malformed{"FormatMissing", replaced(R"("format": "taconite-embedder/1", )", ""), "format: missing"},
         Malformed{"FormatOther", replaced("taconite-embedder/1", "taconite-embedder/2"),
                   "format: expected \"taconite-embedder/1\", got \"taconite-embedder/2\""},
