@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "json_parse.hpp"
+#include "json_strings.hpp"
 #include "json_write.hpp"
 #include "utf8_repair.hpp"
 
@@ -83,21 +84,10 @@ std::string without_glib_exponent_suffix(std::string_view text, bool* changed) {
   constexpr std::string_view kNumberChars = "0123456789+-.eE";
   std::string out;
   out.reserve(text.size());
-  bool in_string = false, escaped = false;
+  json::StringTracker strings;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      out += c;
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (c != '-' && (c < '0' || c > '9')) {
+    if (strings.inside(c) || (c != '-' && (c < '0' || c > '9'))) {
       out += c;
       continue;
     }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "json_strings.hpp"
+
 namespace taconite::json {
 
 namespace {
@@ -25,25 +27,15 @@ std::string integer_problem(std::string_view token) {
 std::string shape_problem(std::string_view text) {
   constexpr std::string_view kNumberChars = "0123456789+-.eE";
   int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
+  StringTracker strings;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (!in_string && (c == '-' || (c >= '0' && c <= '9'))) {
+    if (strings.inside(c)) continue;
+    if (c == '-' || (c >= '0' && c <= '9')) {
       std::size_t end = i;
       while (end < text.size() && kNumberChars.find(text[end]) != std::string_view::npos) ++end;
       if (std::string problem = integer_problem(text.substr(i, end - i)); !problem.empty()) return problem;
       i = end - 1;
-      continue;
-    }
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
     } else if (c == '\'' || c == '/') {
       return std::string("a ") + c + " outside a string (single quotes and comments are not JSON)";
     } else if (c == '[' || c == '{') {
