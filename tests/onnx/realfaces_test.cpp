@@ -1,49 +1,33 @@
 // The two real ONNX face embedders of ../shared/realfaces (skipped, saying so, without it): they
-// load with the descriptions docs/models.md gives, embed real photos through the product's own
-// YuNet detection and 5-point alignment, batch like they embed one by one, and score two photos of
-// one person above that person against strangers.
+// load with the descriptions docs/models.md gives (bench/realfaces/real_embedders.cpp), embed real
+// photos through the product's own YuNet detection and 5-point alignment (bench/realfaces/
+// photo_faces.hpp), batch like they embed one by one, and score two photos of one person above
+// that person against strangers.
 #include <gtest/gtest.h>
 
-#include <opencv2/imgcodecs.hpp>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "onnx_test_files.hpp"
-#include "similarity_alignment.hpp"
+#include "photo_faces.hpp"
+#include "real_embedders.hpp"
 #include "taconite/model.hpp"
-#include "yunet_detector.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace taconite::onnx_tests;
 
-// The descriptions of docs/models.md.
-const char* kFoamliu = R"({"format": "taconite-embedder/1", "name": "mobilefacenet-foamliu",
- "input": {"name": "input0", "width": 112, "height": 112, "channel_order": "RGB",
-           "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]},
- "output": {"name": "output0", "dim": 128}})";
-const char* kFaceplugin = R"({"format": "taconite-embedder/1", "name": "mobilefacenet-faceplugin",
- "input": {"name": "input", "width": 112, "height": 112, "channel_order": "BGR",
-           "mean": [0.498039, 0.498039, 0.498039], "std": [0.501961, 0.501961, 0.501961]},
- "output": {"name": "output", "dim": 512}})";
+using taconite::realfaces::RealEmbedder;
 
-struct RealModel {
-  const char* file;
-  const char* description;
-  int dim;
-};
-
-class RealEmbedders : public ::testing::TestWithParam<RealModel> {
+class RealEmbedders : public ::testing::TestWithParam<RealEmbedder> {
  protected:
   void SetUp() override {
     root_ = realfaces_dir();
     if (root_.empty()) GTEST_SKIP() << "no ../shared/realfaces in this checkout: the real-embedder tests are skipped";
     dir_ = scratch_dir("real-" + std::to_string(GetParam().dim));
-    const fs::path model = dir_ / GetParam().file;
-    fs::create_symlink(root_ / "models" / GetParam().file, model);
-    write_text(fs::path(model).replace_extension(".json"), GetParam().description);
-    auto loaded = taconite::Model::load(model);
+    auto loaded = taconite::realfaces::load_real_embedder(GetParam(), root_, dir_, 0);
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     model_ = loaded.value();
     auto detector = taconite::vision::YuNetDetector::load(
@@ -58,30 +42,17 @@ class RealEmbedders : public ::testing::TestWithParam<RealModel> {
 
   // The photo's largest face, YuNet-detected and aligned by its 5 points, normalised as the model says.
   std::vector<float> aligned_face(const std::string& relative) {
-    const cv::Mat bgr = cv::imread((root_ / "photos" / relative).string(), cv::IMREAD_COLOR);
-    EXPECT_FALSE(bgr.empty()) << relative;
-    if (bgr.empty()) return {};
-    std::vector<taconite::vision::DetectedFace> faces = detector_->detect(bgr);
-    EXPECT_FALSE(faces.empty()) << relative << ": YuNet found no face";
-    if (faces.empty()) return {};
-    const auto largest = std::max_element(faces.begin(), faces.end(), [](const auto& a, const auto& b) {
-      return a.box.area() < b.box.area();
-    });
-    std::array<taconite::vision::Point2, 5> five;
-    for (int i = 0; i < 5; ++i) five[i] = {largest->landmarks[i].x, largest->landmarks[i].y};
+    auto read = taconite::realfaces::read_photo(root_ / "photos" / relative);
+    EXPECT_TRUE(std::holds_alternative<cv::Mat>(read)) << std::get<std::string>(read);
+    if (!std::holds_alternative<cv::Mat>(read)) return {};
+    const cv::Mat& bgr = std::get<cv::Mat>(read);
+    const auto five = taconite::realfaces::yunet_points(*detector_, bgr);
+    EXPECT_TRUE(five.has_value()) << relative << ": YuNet found no face";
+    if (!five) return {};
     const taconite::Preprocessing p = model_->preprocessing();
-    const auto to_template = taconite::vision::alignment_transform(five, p.width, p.height);
-    EXPECT_TRUE(to_template.has_value()) << relative;
-    taconite::vision::ImageView view;
-    view.format = taconite::vision::PixelFormat::Bgr;
-    view.width = bgr.cols;
-    view.height = bgr.rows;
-    view.planes[0] = bgr.data;
-    view.strides[0] = static_cast<int>(bgr.step[0]);
-    std::vector<float> chw;
-    taconite::vision::aligned_face_to_chw(view, to_template.value_or(cv::Matx23d()), p.width, p.height,
-                                          taconite::vision::normalisation_of(p), chw);
-    return chw;
+    const auto face = taconite::realfaces::aligned_face(bgr, *five, p.width, p.height);
+    EXPECT_TRUE(face.has_value()) << relative;
+    return face ? taconite::realfaces::model_input(*face, p) : std::vector<float>();
   }
 
   fs::path root_, dir_;
@@ -148,9 +119,8 @@ TEST_P(RealEmbedders, TheSamePersonScoresAboveStrangersAndABatchEqualsSingleFace
 }
 
 INSTANTIATE_TEST_SUITE_P(BothModels, RealEmbedders,
-                         ::testing::Values(RealModel{"mobilefacenet_foamliu_opset10.onnx", kFoamliu, 128},
-                                           RealModel{"fr_feature_faceplugin.onnx", kFaceplugin, 512}),
-                         [](const ::testing::TestParamInfo<RealModel>& info) {
+                         ::testing::ValuesIn(taconite::realfaces::kRealEmbedders),
+                         [](const ::testing::TestParamInfo<RealEmbedder>& info) {
                            return std::string(info.param.dim == 128 ? "Foamliu128" : "Faceplugin512");
                          });
 
