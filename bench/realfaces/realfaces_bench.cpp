@@ -7,9 +7,10 @@
 //      how many photos each finds a face in (and both on the photos both find);
 //   3. ms per face of each model at batch 1 and 8 beside an IR-18 bundle on the `cpu` backend, in
 //      interleaved rounds of the same process (medians), on the same aligned faces.
-// A table on stdout; with --json the same as one JSON object (the project's writer).
+// A table on stdout; with --json the same as one JSON object (the project's writer); with --plot the
+// YuNet-aligned score histograms of both models as a PNG.
 //   realfaces-bench --realfaces DIR --yunet MODEL [--landmarks FILE] [--ir18 BUNDLE] [--threads N]
-//                   [--rounds N] [--timing-faces N] [--json FILE] [--scratch DIR]
+//                   [--rounds N] [--timing-faces N] [--json FILE] [--plot FILE.png] [--scratch DIR]
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "json_write.hpp"
 #include "photo_faces.hpp"
 #include "real_embedders.hpp"
+#include "score_histogram.hpp"
 #include "verification_scores.hpp"
 
 namespace {
@@ -35,7 +37,8 @@ namespace fs = std::filesystem;
 using namespace taconite::realfaces;
 
 struct Args {
-  fs::path realfaces, yunet, landmarks = "/usr/share/dlib/shape_predictor_68_face_landmarks.dat", ir18, json, scratch;
+  fs::path realfaces, yunet, landmarks = "/usr/share/dlib/shape_predictor_68_face_landmarks.dat", ir18, json, plot,
+      scratch;
   int threads = 2;
   int rounds = 7;
   int timing_faces = 16;
@@ -64,6 +67,7 @@ Args parse(int argc, char** argv) {
     else if (flag == "--landmarks") a.landmarks = value;
     else if (flag == "--ir18") a.ir18 = value;
     else if (flag == "--json") a.json = value;
+    else if (flag == "--plot") a.plot = value;
     else if (flag == "--scratch") a.scratch = value;
     else if (flag == "--threads") a.threads = positive(flag, value, 256);
     else if (flag == "--rounds") a.rounds = positive(flag, value, 1000);
@@ -285,6 +289,31 @@ int main(int argc, char** argv) {
   std::printf("\nrecommended threshold (YuNet-aligned FAR 1e-3 threshold, rounded up to 0.01):\n");
   for (const auto& [label, r] : thresholds)
     std::printf("  %s: %.2f (TAR %.3f, FAR %.5f)\n", label.c_str(), r.threshold, r.tar, r.far);
+  // The mistakes at that threshold, by photo: what a user would see go wrong.
+  for (const Verification& v : verifications) {
+    if (v.alignment != "yunet") continue;
+    const double t = std::find_if(thresholds.begin(), thresholds.end(), [&](const auto& l) { return l.first == v.model; })
+                         ->second.threshold;
+    const auto name = [&](std::size_t at) { return photos[by_yunet.photo[at]].relative; };
+    for (std::size_t k = 0; k < v.scores.genuine.size(); ++k)
+      if (v.scores.genuine[k] < t)
+        std::printf("  %s rejects %s ~ %s (%.3f)\n", v.model.c_str(), name(v.scores.genuine_pairs[k].first).c_str(),
+                    name(v.scores.genuine_pairs[k].second).c_str(), v.scores.genuine[k]);
+    for (std::size_t k = 0; k < v.scores.impostor.size(); ++k)
+      if (v.scores.impostor[k] >= t)
+        std::printf("  %s accepts %s ~ %s (%.3f)\n", v.model.c_str(), name(v.scores.impostor_pairs[k].first).c_str(),
+                    name(v.scores.impostor_pairs[k].second).c_str(), v.scores.impostor[k]);
+  }
+
+  if (!args.plot.empty()) {
+    std::vector<HistogramPanel> panels;
+    for (const Verification& v : verifications)
+      if (v.alignment == "yunet")
+        for (const auto& [label, r] : thresholds)
+          if (label == v.model) panels.push_back({v.model + ", YuNet-aligned", &v.scores, r.threshold});
+    if (std::string problem = write_score_histograms(panels, args.plot); !problem.empty()) fail(problem);
+    std::printf("\nhistograms: %s\n", args.plot.c_str());
+  }
 
   // The timed faces: the first YuNet-aligned ones, repeated if there are fewer.
   std::vector<cv::Mat> timing_faces;

@@ -9,8 +9,11 @@ namespace taconite::realfaces {
 PairScores score_all_pairs(const std::vector<Embedding>& embeddings, const std::vector<std::string>& labels) {
   PairScores scores;
   for (std::size_t i = 0; i < embeddings.size(); ++i)
-    for (std::size_t j = i + 1; j < embeddings.size(); ++j)
-      (labels[i] == labels[j] ? scores.genuine : scores.impostor).push_back(cosine(embeddings[i], embeddings[j]));
+    for (std::size_t j = i + 1; j < embeddings.size(); ++j) {
+      const bool genuine = labels[i] == labels[j];
+      (genuine ? scores.genuine : scores.impostor).push_back(cosine(embeddings[i], embeddings[j]));
+      (genuine ? scores.genuine_pairs : scores.impostor_pairs).emplace_back(i, j);
+    }
   return scores;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "taconite/model.hpp"
@@ -16,6 +17,8 @@ namespace taconite::realfaces {
 struct PairScores {
   std::vector<double> genuine;
   std::vector<double> impostor;
+  // score_all_pairs: the positions (i, j) of genuine[k] and impostor[k] in the embeddings
+  std::vector<std::pair<std::size_t, std::size_t>> genuine_pairs, impostor_pairs;
 };
 
 // Cosine of every pair i < j of `embeddings` (labels[i] names embeddings[i]'s person; the two have

@@ -17,8 +17,15 @@ namespace {
 using namespace taconite::realfaces;
 namespace fs = std::filesystem;
 
+PairScores scores_of(std::vector<double> genuine, std::vector<double> impostor) {
+  PairScores s;
+  s.genuine = std::move(genuine);
+  s.impostor = std::move(impostor);
+  return s;
+}
+
 // Ten impostor scores 0.1 .. 1.0 and four genuine ones.
-PairScores ten_impostors() { return {{0.3, 0.55, 0.95, 1.2}, {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}}; }
+PairScores ten_impostors() { return scores_of({0.3, 0.55, 0.95, 1.2}, {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}); }
 
 TEST(VerificationScores, AllPairsSplitIntoGenuineAndImpostorByLabel) {
   const std::vector<taconite::Embedding> e = {{1, 0}, {2, 0}, {0, 1}, {1, 1}};
@@ -29,6 +36,10 @@ TEST(VerificationScores, AllPairsSplitIntoGenuineAndImpostorByLabel) {
   EXPECT_NEAR(s.impostor[0], 0.0, 1e-12);
   EXPECT_NEAR(s.impostor[1], 1 / std::sqrt(2.0), 1e-12);
   EXPECT_NEAR(s.impostor[4], 1 / std::sqrt(2.0), 1e-12);
+  ASSERT_EQ(s.genuine_pairs.size(), 1u);
+  EXPECT_EQ(s.genuine_pairs[0], std::make_pair(std::size_t{0}, std::size_t{1}));
+  ASSERT_EQ(s.impostor_pairs.size(), 5u);
+  EXPECT_EQ(s.impostor_pairs[4], std::make_pair(std::size_t{2}, std::size_t{3}));
 }
 
 TEST(VerificationScores, AThresholdAcceptsTheScoresEqualToIt) {
@@ -52,9 +63,9 @@ TEST(VerificationScores, TheThresholdAtAFarAcceptsNoMoreImpostorsThanAllowed) {
 }
 
 TEST(VerificationScores, AreaUnderRocCountsOrderedPairsAndHalfTheTies) {
-  EXPECT_DOUBLE_EQ(area_under_roc({{0.9, 0.8}, {0.1, 0.2}}), 1.0);
-  EXPECT_DOUBLE_EQ(area_under_roc({{0.1}, {0.9}}), 0.0);
-  EXPECT_DOUBLE_EQ(area_under_roc({{0.5}, {0.5}}), 0.5);
+  EXPECT_DOUBLE_EQ(area_under_roc(scores_of({0.9, 0.8}, {0.1, 0.2})), 1.0);
+  EXPECT_DOUBLE_EQ(area_under_roc(scores_of({0.1}, {0.9})), 0.0);
+  EXPECT_DOUBLE_EQ(area_under_roc(scores_of({0.5}, {0.5})), 0.5);
   // 0.3: above 0.1 and 0.2, tied with 0.3 (2.5); 0.55: 5; 0.95: 9; 1.2: 10 -> 26.5 / 40
   EXPECT_DOUBLE_EQ(area_under_roc(ten_impostors()), 26.5 / 40);
 }
@@ -65,7 +76,7 @@ TEST(VerificationScores, TheEqualErrorRateIsWhereRejectsAndAcceptsMeet) {
   const EqualError e = equal_error(ten_impostors());
   EXPECT_DOUBLE_EQ(e.threshold, 0.6);
   EXPECT_DOUBLE_EQ(e.rate, 0.5);
-  const EqualError separated = equal_error({{0.8, 0.9}, {0.1, 0.2}});
+  const EqualError separated = equal_error(scores_of({0.8, 0.9}, {0.1, 0.2}));
   EXPECT_DOUBLE_EQ(separated.rate, 0.0);
   EXPECT_DOUBLE_EQ(separated.threshold, 0.8);
 }
