@@ -246,6 +246,8 @@ int main(int argc, char** argv) {
   for (const std::string& p : missed_yunet) std::printf("  YuNet found no face in %s\n", p.c_str());
   for (const std::string& p : missed_dlib) std::printf("  dlib HOG found no face in %s\n", p.c_str());
 
+  if (by_yunet.photo.empty()) fail("YuNet found no face in " + (args.realfaces / "photos").string());
+
   fs::path scratch = args.scratch;
   if (scratch.empty()) scratch = fs::temp_directory_path() / ("taconite-realfaces-bench-" + std::to_string(::getpid()));
   fs::create_directories(scratch);
