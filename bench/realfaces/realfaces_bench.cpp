@@ -8,7 +8,8 @@
 //   3. ms per face of each model at batch 1 and 8 beside an IR-18 bundle on the `cpu` backend, in
 //      interleaved rounds of the same process (medians), on the same aligned faces.
 // A table on stdout; with --json the same as one JSON object (the project's writer); with --plot the
-// YuNet-aligned score histograms of both models as a PNG.
+// YuNet-aligned score histograms of both models as a PNG. --scratch (default a temporary directory)
+// holds the models' links and descriptions and is removed at the end.
 //   realfaces-bench --realfaces DIR --yunet MODEL [--landmarks FILE] [--ir18 BUNDLE] [--threads N]
 //                   [--rounds N] [--timing-faces N] [--json FILE] [--plot FILE.png] [--scratch DIR]
 #include <unistd.h>
