@@ -79,7 +79,8 @@ Result<Calibration> calibrate_threshold(std::span<const GenuineProbe> genuine, s
   const double threshold = std::max(grid(k), kLowestThreshold);
   if (threshold > kHighestThreshold)
     return Error{ErrorKind::Input, "impostors score up to " + std::to_string(above) +
-                                       ": no threshold in [-1, 1] keeps the FPIR at or below the target"};
+                                       ": no threshold in [-1, 1] keeps the FPIR at or below the target (is an enrolled face among "
+                                       "the impostors?)"};
   return count_at(genuine, impostors, threshold);
 }
 
