@@ -15,8 +15,9 @@
 namespace taconite::gallery {
 
 // Leave-one-out is one search of the whole gallery per probe (O(n^2) for n templates): above this
-// many eligible templates the probes are a deterministic, evenly spaced sample of them (~1 min for
-// 100 k templates of 512 floats on one AVX2 core).
+// many eligible templates the probes are a deterministic, evenly spaced sample of them. Measured:
+// 10 000 probes of a 20 000 x 128 gallery, 5.6 s of CPU (AMD EPYC Zen 3, AVX2); ~2 min extrapolated
+// for 100 000 x 512.
 inline constexpr std::size_t kMaxGenuineProbes = 10000;
 
 struct LeaveOneOut {

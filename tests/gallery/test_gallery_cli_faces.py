@@ -91,6 +91,10 @@ class FacesAndCalibration(unittest.TestCase):
         self.assertEqual(len(cli_lines(r, "warning")), 2, r.stderr)
         self.assertEqual(cli_lines(r, "error"), ["taconite-gallery: error: no face enrolled for nobody: every image "
                                                  "was skipped (2 image(s); the warnings say why)"])
+        os.makedirs(path("empty"))
+        r = run("enroll", path("g.db"), "--model", BUNDLE, "--name", "nobody", path("empty"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no image to enroll for nobody", r.stderr)
         self.assertEqual(run("export", path("g.db")).stdout, before)
 
     def test_3_aligned_best_faces_are_embedded_without_detection(self):

@@ -368,6 +368,7 @@ int enroll(const Options& o) {
     if (!listed) return fail(listed.error());
     for (const fs::path& p : listed.value()) files.push_back(p.string());
   }
+  if (files.empty()) return fail("no image to enroll for " + o.name + " (the directories hold none)");
   // An image that gives no usable face (none, several and none chosen, unreadable, too large) is
   // skipped with one warning naming it: one bad photo does not stop the person's others.
   std::vector<gallery::NewTemplate> templates;
