@@ -3,7 +3,7 @@
 on python3-skimage's astronaut, with the IR-tiny test bundle. Skipped (exit 77, saying so) without
 the YuNet model (../shared/models).
 
-Usage (from meson): test_gallery_cli_yunet.py <taconite-gallery> <bundle dir>
+Usage (from meson): test_gallery_cli_yunet.py <taconite-gallery> <bundle dir> <plugin dir>
 Environment: TACONITE_YUNET_MODEL. The bundle's weights are synthetic: the same photo is recognised
 again, not a person.
 """
@@ -14,10 +14,12 @@ import sys
 import tempfile
 import unittest
 
+import json
+
 import cv2
 import numpy
 
-CLI, BUNDLE = map(os.path.abspath, sys.argv[1:3])
+CLI, BUNDLE, PLUGIN_DIR = map(os.path.abspath, sys.argv[1:4])
 YUNET = os.environ.get("TACONITE_YUNET_MODEL", "")
 ASTRONAUT = "/usr/lib/python3/dist-packages/skimage/data/astronaut.png"
 WORK = tempfile.mkdtemp(prefix="taconite-gallery-yunet-")
@@ -76,6 +78,28 @@ class YuNetEnrolment(unittest.TestCase):
                 "--fpir", "0")
         self.assertEqual(r.returncode, 1)
         self.assertIn("no threshold in [-1, 1] keeps the FPIR at or below the target", r.stderr)
+
+    def test_3_enrolment_sees_a_face_as_the_pipeline_does(self):
+        """The same PNG (so the same decoded pixels) through taconitedetect ! taconiteadaface and
+        through enroll --detector: the same detection, 5 points, alignment and input, the same embedding."""
+        env = dict(os.environ, GST_PLUGIN_PATH=PLUGIN_DIR, GST_REGISTRY_1_0=path("registry.bin"))
+        faces = path("faces.jsonl")
+        pipeline = (f"filesrc location={ASTRONAUT} ! decodebin ! videoconvert ! video/x-raw,format=BGR ! "
+                    f"imagefreeze num-buffers=1 ! taconitedetect model={YUNET} ! "
+                    f"taconiteadaface model={BUNDLE} input-mode=rois ! "
+                    f"taconitepublish method=file location={faces} embedding=array ! fakesink")
+        r = subprocess.run(["gst-launch-1.0", "-q", *pipeline.split()], capture_output=True, text=True, timeout=300,
+                           env=env)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(faces) as f:
+            face = json.loads(f.readline())["faces"][0]
+        self.assertTrue(face["aligned"])
+        seen = numpy.array(face["embedding"])
+        self.assertEqual(run("create", path("one.db"), "--model", BUNDLE).returncode, 0)
+        r = run("enroll", path("one.db"), "--model", BUNDLE, "--detector", YUNET, "--name", "astronaut", ASTRONAUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        template = numpy.array(json.loads(run("export", path("one.db")).stdout.splitlines()[1])["embedding"])
+        self.assertGreater(float(seen @ template / numpy.linalg.norm(seen)), 0.99999)
 
 
 if __name__ == "__main__":

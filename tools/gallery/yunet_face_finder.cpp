@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rgb_conversion.hpp"
 #include "similarity_alignment.hpp"
 
 namespace taconite::gallery_cli {
@@ -23,7 +24,9 @@ Result<std::vector<vision::FaceBox>> YuNetFaceFinder::find(const cv::Mat& bgr) {
   found_.clear();
   std::vector<std::pair<vision::DetectedFace, vision::FaceBox>> faces;
   const cv::Rect2f frame(0, 0, static_cast<float>(bgr.cols), static_cast<float>(bgr.rows));
-  for (const vision::DetectedFace& f : detector_->detect(bgr)) {
+  // Scaled to the network input as taconitedetect scales a frame, so the points are the element's.
+  const cv::Mat fitted = vision::scaled_frame_rgb(bgr_view(bgr), detector_->fitted_size(bgr.size()));
+  for (const vision::DetectedFace& f : detector_->detect_fitted(fitted, bgr.size(), /*rgb_order=*/true)) {
     // Clipped to the image as taconitedetect clips its ROIs; a box wholly outside is no face.
     const cv::Rect2f inside = f.box & frame;
     const vision::FaceBox box{std::llround(inside.x), std::llround(inside.y), std::llround(inside.width),
