@@ -62,7 +62,7 @@ GALLERY is an SQLite file, or a PostgreSQL database: postgresql://[user@]host[:p
                                               missing; a PostgreSQL one must exist)
   match  GALLERY --model MODEL [--top-k K] [--face N | --largest] [--detector YUNET.onnx | --aligned] IMAGE
                                               the best K identities for the image's face
-  calibrate GALLERY [--impostors DIR --model MODEL [--detector YUNET.onnx]] [--fpir RATE] [--json]
+  calibrate GALLERY [--impostors DIR --model MODEL [--detector YUNET.onnx | --aligned]] [--fpir RATE] [--json]
          [--plot FILE.png]                    the match threshold for the gallery: its templates
                                               searched leave-one-out against the rest (at most
                                               10000 of them, an even sample beyond), and every face
