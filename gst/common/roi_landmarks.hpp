@@ -31,9 +31,7 @@ std::vector<Point2> roi_landmarks(const GstVideoRegionOfInterestMeta* roi);
 
 // The similarity for a ROI's landmarks (see roi_landmarks) in a frame_width x frame_height frame,
 // for a width x height model input; empty when the ROI carries none. Landmarks that cannot be a
-// face give nothing and say why in `rejected`: a coordinate that is not finite or lies more than
-// a frame size outside the frame, eyes less than 2 pixels apart, or a fit whose model input would
-// span less than 4 pixels or more than 4 frame sizes of the frame.
+// face give nothing and say why in `rejected` (vision::checked_alignment's checks).
 std::optional<cv::Matx23d> roi_alignment(const GstVideoRegionOfInterestMeta* roi, int frame_width, int frame_height,
                                          int width, int height, std::string* rejected);
 

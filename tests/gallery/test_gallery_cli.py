@@ -50,6 +50,18 @@ def one_error_line(test, result):
     return lines[0]
 
 
+def skipped_alone(test, result, name="x"):
+    """An enrolment whose only image was skipped: one warning naming the image and why, then one
+    error saying nothing was enrolled, exit 1. Returns the warning."""
+    test.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+    lines = [l for l in result.stderr.splitlines() if l.startswith("taconite-gallery:")]
+    test.assertEqual(len(lines), 2, result.stderr)
+    test.assertTrue(lines[0].startswith("taconite-gallery: warning: skipped "), lines[0])
+    test.assertEqual(lines[1], f"taconite-gallery: error: no face enrolled for {name}: every image was skipped "
+                               "(1 image(s); the warnings say why)")
+    return lines[0]
+
+
 def png_claiming(width, height):
     """A valid PNG header (signature, IHDR with its CRC) claiming width x height, a few rows of
     pixel data and IEND: a few KiB on disk, ~1.2 GB once decoded at 20000x20000."""
@@ -189,16 +201,19 @@ class GalleryCli(unittest.TestCase):
         self.assertGreater(float(rows[0][2]), 0.999)  # the same photo, same front end
         self.assertLess(float(rows[1][2]), float(rows[0][2]))
 
-    def test_04_no_face_and_several_faces_are_refused_unless_chosen(self):
-        self.assertIn("no face found", one_error_line(
+    def test_04_no_face_and_several_faces_are_skipped_unless_chosen(self):
+        # Issue 30: an image without a usable face is skipped with a warning, named or in a
+        # directory; nothing enrolled is the error (it used to refuse the person at the first).
+        self.assertIn("no-face.png: no face found", skipped_alone(
             self, run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "x", path("no-face.png"))))
-        line = one_error_line(self, run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "x",
-                                        path("two-faces.png")))
+        line = skipped_alone(self, run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "x",
+                                       path("two-faces.png")))
         self.assertIn("2 faces found", line)
         self.assertIn("--face N or --largest", line)
-        self.assertIn("only 2 face(s)", one_error_line(
+        self.assertIn("only 2 face(s)", skipped_alone(
             self, run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "x", "--face", "2",
                       path("two-faces.png"))))
+        self.assertNotIn("\tx\t", run("list", path("g.db")).stdout)
         r = run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "twin", "--face", "1", path("two-faces.png"))
         self.assertEqual(r.returncode, 0, r.stderr)
 
@@ -360,7 +375,7 @@ class GalleryCli(unittest.TestCase):
 
     def test_14_enroll_refuses_a_fifo_instead_of_waiting(self):
         os.mkfifo(path("face.png"))
-        line = one_error_line(self, run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "x", path("face.png")))
+        line = skipped_alone(self, run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "x", path("face.png")))
         self.assertIn("face.png: is a FIFO, not a regular file", line)
 
     def test_14b_passwords_never_show_in_messages(self):
@@ -400,7 +415,7 @@ class GalleryCli(unittest.TestCase):
     def test_15_huge_images_are_refused_from_their_header(self):
         with open(path("huge.png"), "wb") as f:
             f.write(png_claiming(20000, 20000))
-        line = one_error_line(self, run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "x", path("huge.png")))
+        line = skipped_alone(self, run("enroll", path("g.db"), "--bundle", BUNDLE, "--name", "x", path("huge.png")))
         self.assertIn("huge.png: its PNG header gives 20000x20000 pixels, more than 67108864 allowed "
                       "(refused from the header, before decoding)", line)
         # The other formats, as a directory (each refused image is skipped with a warning).

@@ -1,5 +1,6 @@
-// taconite-gallery: create, fill, inspect and query face galleries (gallery/). Faces are found
-// and embedded with the pipelines' stock front end (image_faces.hpp).
+// taconite-gallery: create, fill, inspect, query and calibrate face galleries (gallery/). Faces are
+// found and embedded as a pipeline's front end does (image_faces.hpp: dlib HOG + landmarks by
+// default, YuNet with --detector, none for already aligned faces with --aligned).
 // Exit codes: 0 ok, 1 error (one line on stderr), 2 usage.
 #include <unistd.h>
 
@@ -15,14 +16,20 @@
 #include <string>
 #include <vector>
 
+#include "aligned_face_finder.hpp"
+#include "calibrate_cli.hpp"
+#include "calibration.hpp"
 #include "displayed_location.hpp"
 #include "gallery_index.hpp"
 #include "gallery_jsonl.hpp"
 #include "gallery_store.hpp"
 #include "identity_fields.hpp"
+#include "hog_face_finder.hpp"
 #include "image_faces.hpp"
+#include "image_list.hpp"
 #include "model_fingerprint.hpp"
 #include "unknowns_cli.hpp"
+#include "yunet_face_finder.hpp"
 
 namespace {
 
@@ -33,8 +40,6 @@ namespace fs = std::filesystem;
 constexpr int kExitOk = 0, kExitError = 1, kExitUsage = 2;
 constexpr const char* kProgram = "taconite-gallery";
 constexpr const char* kDefaultLandmarks = "/usr/share/dlib/shape_predictor_68_face_landmarks.dat";
-// Images taken from one directory argument at most (bounds the listing).
-constexpr std::size_t kMaxDirectoryImages = 100000;
 
 constexpr const char* kUsage = R"(usage: taconite-gallery COMMAND GALLERY [options] [args]
 GALLERY is an SQLite file, or a PostgreSQL database: postgresql://[user@]host[:port]/dbname,
@@ -43,15 +48,32 @@ GALLERY is an SQLite file, or a PostgreSQL database: postgresql://[user@]host[:p
   ~/.pgpass) or a service file (PGSERVICEFILE).
   create GALLERY --model MODEL                a new, empty gallery for the model (MODEL: a bundle
                                               directory, or an ONNX file described by --model-proc)
-  enroll GALLERY --model MODEL --name NAME [--face N | --largest] [--metadata JSON] IMAGE|DIR...
-                                              add the face of each image (each image of a DIR)
+  enroll GALLERY --model MODEL --name NAME [--face N | --largest] [--metadata JSON]
+         [--detector YUNET.onnx | --aligned] IMAGE|DIR...
+                                              add the face of each image (each image of a DIR);
+                                              an image without a usable face (or unreadable) is
+                                              skipped with one warning naming it; exit 0 when any
+                                              face was enrolled (the skipped count printed), 1 when
+                                              none could be
   list   GALLERY                              identities: id, name, templates, metadata
   remove GALLERY NAME                         remove an identity and its templates
   export GALLERY [FILE]                       JSON lines (stdout without FILE)
   import GALLERY FILE                         JSON lines of export (creates an SQLite GALLERY if
                                               missing; a PostgreSQL one must exist)
-  match  GALLERY --model MODEL [--top-k K] [--face N | --largest] IMAGE
+  match  GALLERY --model MODEL [--top-k K] [--face N | --largest] [--detector YUNET.onnx | --aligned] IMAGE
                                               the best K identities for the image's face
+  calibrate GALLERY [--impostors DIR --model MODEL [--detector YUNET.onnx | --aligned]] [--fpir RATE] [--json]
+         [--plot FILE.png]                    the match threshold for the gallery: its templates
+                                              searched leave-one-out against the rest (at most
+                                              10000 of them, an even sample beyond), and every face
+                                              of DIR's photos (people not enrolled; without DIR the
+                                              gallery's unknown faces, else each probe's best other
+                                              identity) as impostors, scored as taconiteidentify
+                                              does (best template per identity): the lowest
+                                              threshold (4 decimals) naming at most RATE of the
+                                              impostors (default 0.01), the share of genuine probes
+                                              named right there (tpir) and the counts; --json: one
+                                              JSON object; --plot: a PNG of both score histograms
   stats  GALLERY                              model, sizes, index kind
   copy   GALLERY DEST                         every identity and template into DEST (SQLite or
                                               PostgreSQL, created if missing, else empty and of
@@ -75,6 +97,10 @@ GALLERY is an SQLite file, or a PostgreSQL database: postgresql://[user@]host[:p
   (--threshold: the cosine similarity that links two faces of a cluster, in (0, 1]; default 0.5.
   KEY is the cluster's key as unknowns listed it: name and forget cluster again and act only
   when the cluster holds exactly the faces listed, else they refuse (list again).)
+face finding (enroll, match, calibrate --impostors): by default dlib HOG + 68 landmarks (the stock
+  front end); --detector YUNET.onnx finds faces and their 5 points with YuNet as taconitedetect does;
+  --aligned takes each image as an already aligned face of the model's input size (112x112:
+  taconitepublish's best faces), embedded without detection (other sizes are skipped)
 options: --bundle DIR (the same as --model), --model-proc FILE (an ONNX model's description; default
   the model's path with .json), --backend NAME (auto), --threads N, --landmarks-model FILE (dlib 68-point predictor,
   default /usr/share/dlib/shape_predictor_68_face_landmarks.dat), --approximate-above N (templates
@@ -85,8 +111,11 @@ exit codes: 0 ok, 1 error, 2 usage
 
 struct Options {
   std::string command, gallery, bundle, model_proc, name, metadata, backend = "auto", landmarks = kDefaultLandmarks;
+  std::string detector;  // --detector: YuNet instead of dlib HOG
   std::optional<std::size_t> face;
-  bool largest = false;
+  bool largest = false, aligned = false;
+  gallery_cli::CalibrateOptions calibration;
+  std::string calibrate_option;  // the last of --impostors, --fpir, --plot given
   int top_k = 5, threads = 0;
   std::size_t approximate_above = gallery::IndexOptions{}.approximate_above;
   int ef_search = gallery::IndexOptions{}.hnsw_ef_search;
@@ -132,7 +161,22 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
     std::optional<std::string> v;
     if (a == "--largest")
       o.largest = true;
-    else if (a == "--json")
+    else if (a == "--aligned")
+      o.aligned = true;
+    else if (a == "--detector" || a == "--impostors" || a == "--plot" || a == "--fpir") {
+      if (!(v = value())) return std::nullopt;
+      if (v->empty()) return usage_error = a + " takes a non-empty value", std::nullopt;
+      if (a != "--detector") o.calibrate_option = a;
+      if (a == "--detector")
+        o.detector = *v;
+      else if (a == "--impostors")
+        o.calibration.impostors = *v;
+      else if (a == "--plot")
+        o.calibration.plot = *v;
+      else if (!parse_number(*v, o.calibration.target_fpir) ||
+               !(o.calibration.target_fpir >= 0.0 && o.calibration.target_fpir <= 1.0))
+        return usage_error = "--fpir takes a rate in [0, 1]", std::nullopt;
+    } else if (a == "--json")
       o.review.json = true;
     else if (a == "--threshold" || a == "--sheets" || a == "--templates" || a == "--older-than") {
       if (!(v = value())) return std::nullopt;
@@ -196,7 +240,8 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
   static const std::map<std::string, std::pair<std::size_t, std::size_t>> arity = {
       {"create", {0, 0}}, {"enroll", {1, SIZE_MAX}}, {"list", {0, 0}},  {"remove", {1, 1}},
       {"export", {0, 1}}, {"import", {1, 1}},        {"match", {1, 1}}, {"stats", {0, 0}},
-      {"copy", {1, 1}},   {"unknowns", {0, 0}},      {"name", {2, 2}},  {"forget", {0, 1}}};
+      {"copy", {1, 1}},   {"unknowns", {0, 0}},      {"name", {2, 2}},  {"forget", {0, 1}},
+      {"calibrate", {0, 0}}};
   const auto it = arity.find(o.command);
   if (it == arity.end()) return usage_error = "unknown command " + o.command, std::nullopt;
   if (o.args.size() < it->second.first || o.args.size() > it->second.second)
@@ -204,6 +249,17 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
   if ((o.command == "create" || o.command == "enroll" || o.command == "match") && o.bundle.empty())
     return usage_error = o.command + " needs --model MODEL (a bundle directory or an ONNX file)", std::nullopt;
   if (o.command == "enroll" && o.name.empty()) return usage_error = "enroll needs --name NAME", std::nullopt;
+  if (!o.detector.empty() && o.aligned) return usage_error = "--detector and --aligned exclude each other", std::nullopt;
+  const bool finds_faces = o.command == "enroll" || o.command == "match" || o.command == "calibrate";
+  if ((!o.detector.empty() || o.aligned) && !finds_faces)
+    return usage_error = "--detector and --aligned are for enroll, match and calibrate", std::nullopt;
+  const gallery_cli::CalibrateOptions& c = o.calibration;
+  if (o.command != "calibrate" && !o.calibrate_option.empty())
+    return usage_error = o.calibrate_option + " is calibrate's", std::nullopt;
+  if (o.command == "calibrate" && c.impostors.empty() && (!o.bundle.empty() || !o.detector.empty() || o.aligned))
+    return usage_error = "calibrate uses --model, --detector and --aligned only for --impostors photos", std::nullopt;
+  if (o.command == "calibrate" && !c.impostors.empty() && o.bundle.empty())
+    return usage_error = "calibrate --impostors needs --model MODEL to embed the photos", std::nullopt;
   if (o.face && o.largest) return usage_error = "--face and --largest exclude each other", std::nullopt;
   if (o.older_than && o.command != "forget") return usage_error = "--older-than is forget's", std::nullopt;
   if (o.command == "forget" && o.args.empty() == !o.older_than)
@@ -216,6 +272,8 @@ std::optional<Options> parse(int argc, char** argv, std::string& usage_error) {
     o.cluster = *key;
   }
   o.review.gallery = o.gallery;
+  o.calibration.gallery = o.gallery;
+  o.calibration.json = o.review.json;
   return o;
 }
 
@@ -242,11 +300,26 @@ Result<std::size_t> choose_face(const std::string& path, const std::vector<visio
                                      "); choose one with --face N or --largest"};
 }
 
-// The model's engine and the gallery's model check, shared by enroll and match.
+// The model's engine, the gallery's model check and the face finder the options choose, shared by
+// enroll, match and calibrate --impostors.
 struct FrontEnd {
   IrEmbedder engine;
-  std::shared_ptr<const vision::LandmarkModel> landmarks;
+  std::unique_ptr<gallery_cli::FaceFinder> finder;
 };
+
+Result<std::unique_ptr<gallery_cli::FaceFinder>> load_finder(const Options& o, const IrEmbedder& engine) {
+  const gallery_cli::ModelInput input = gallery_cli::model_input_of(engine);
+  if (o.aligned) return std::unique_ptr<gallery_cli::FaceFinder>(std::make_unique<gallery_cli::AlignedFaceFinder>(input));
+  if (!o.detector.empty()) {
+    Result<std::unique_ptr<gallery_cli::YuNetFaceFinder>> yunet = gallery_cli::YuNetFaceFinder::load(o.detector, input);
+    if (!yunet) return yunet.error();
+    return std::unique_ptr<gallery_cli::FaceFinder>(std::move(yunet.value()));
+  }
+  std::string problem;
+  std::shared_ptr<const vision::LandmarkModel> landmarks = vision::LandmarkModel::load(o.landmarks, &problem);
+  if (!landmarks) return Error{ErrorKind::Io, problem};
+  return std::unique_ptr<gallery_cli::FaceFinder>(std::make_unique<gallery_cli::HogFaceFinder>(std::move(landmarks), input));
+}
 
 Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
   Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_model(o.bundle, o.model_proc);
@@ -258,18 +331,9 @@ Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
   load.model_proc = o.model_proc;
   Result<IrEmbedder> engine = IrEmbedder::load(o.bundle, load);
   if (!engine) return engine.error();
-  std::string problem;
-  std::shared_ptr<const vision::LandmarkModel> landmarks = vision::LandmarkModel::load(o.landmarks, &problem);
-  if (!landmarks) return Error{ErrorKind::Io, problem};
-  return FrontEnd{std::move(engine.value()), std::move(landmarks)};
-}
-
-bool is_image(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp" || ext == ".webp" || ext == ".tif" ||
-         ext == ".tiff" || ext == ".pgm" || ext == ".ppm";
+  Result<std::unique_ptr<gallery_cli::FaceFinder>> finder = load_finder(o, engine.value());
+  if (!finder) return finder.error();
+  return FrontEnd{std::move(engine.value()), std::move(finder.value())};
 }
 
 void progress(std::size_t done, std::size_t total, const std::string& what) {
@@ -290,49 +354,43 @@ int enroll(const Options& o) {
   if (!store) return fail(store.error());
   Result<FrontEnd> front = load_front_end(o, store.value());
   if (!front) return fail(front.error());
-  gallery_cli::ImageFaces images(front.value().engine, front.value().landmarks);
+  gallery_cli::ImageFaces images(front.value().engine, *front.value().finder);
 
-  std::vector<gallery::NewTemplate> templates;
-  std::size_t skipped = 0;
+  // Every image named or found in a directory, in order.
+  std::vector<std::string> files;
   for (const std::string& arg : o.args) {
     std::error_code ec;
-    if (!fs::is_directory(arg, ec)) {  // a named image must give its face: any problem is an error
-      if (gallery::Status s = images.load(arg); !s) return fail(s.error());
-      Result<std::size_t> face = choose_face(arg, images.faces(), o);
-      if (!face) return fail(face.error());
-      Result<gallery_cli::ImageFace> embedded = images.embed(face.value());
-      if (!embedded) return fail(embedded.error());
-      templates.push_back({std::move(embedded.value().embedding), embedded.value().norm, arg, 0});
+    if (!fs::is_directory(arg, ec)) {
+      files.push_back(arg);
       continue;
     }
-    std::vector<fs::path> files;
-    for (const fs::directory_entry& e : fs::directory_iterator(arg, ec)) {
-      if (e.is_regular_file() && is_image(e.path())) files.push_back(e.path());
-      if (files.size() > kMaxDirectoryImages)
-        return fail(arg + ": more than " + std::to_string(kMaxDirectoryImages) + " images; enroll it in parts");
-    }
-    if (ec) return fail(arg + ": " + ec.message());
-    std::sort(files.begin(), files.end());
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      progress(i, files.size(), files[i].filename().string());
-      // In a directory a bad image is skipped with a warning: one blurry photo does not stop the rest.
-      gallery::Status loaded = images.load(files[i].string());
-      Result<std::size_t> face =
-          loaded ? choose_face(files[i].string(), images.faces(), o) : Result<std::size_t>(loaded.error());
-      Result<gallery_cli::ImageFace> embedded =
-          face ? images.embed(face.value()) : Result<gallery_cli::ImageFace>(face.error());
-      if (!embedded) {
-        if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\n");
-        std::fprintf(stderr, "%s: warning: skipped %s\n", kProgram, embedded.error().message.c_str());
-        ++skipped;
-        continue;
-      }
-      templates.push_back({std::move(embedded.value().embedding), embedded.value().norm, files[i].string(), 0});
-    }
-    progress(files.size(), files.size(), "done");
+    Result<std::vector<fs::path>> listed = gallery_cli::directory_images(arg);
+    if (!listed) return fail(listed.error());
+    for (const fs::path& p : listed.value()) files.push_back(p.string());
   }
+  if (files.empty()) return fail("no image to enroll for " + o.name + " (the directories hold none)");
+  // An image that gives no usable face (none, several and none chosen, unreadable, too large) is
+  // skipped with one warning naming it: one bad photo does not stop the person's others.
+  std::vector<gallery::NewTemplate> templates;
+  std::size_t skipped = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    progress(i, files.size(), fs::path(files[i]).filename().string());
+    gallery::Status loaded = images.load(files[i]);
+    Result<std::size_t> face = loaded ? choose_face(files[i], images.faces(), o) : Result<std::size_t>(loaded.error());
+    Result<gallery_cli::ImageFace> embedded =
+        face ? images.embed(face.value()) : Result<gallery_cli::ImageFace>(face.error());
+    if (!embedded) {
+      if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\n");
+      warn("skipped " + embedded.error().message);
+      ++skipped;
+      continue;
+    }
+    templates.push_back({std::move(embedded.value().embedding), embedded.value().norm, files[i], 0});
+  }
+  progress(files.size(), files.size(), "done");
   if (templates.empty())
-    return fail("no face enrolled for " + o.name + " (" + std::to_string(skipped) + " image(s) skipped)");
+    return fail("no face enrolled for " + o.name + ": every image was skipped (" + std::to_string(skipped) +
+                " image(s); the warnings say why)");
   Result<GalleryStore::WriteBatch> batch = store.value().begin_write();
   if (!batch) return fail(batch.error());
   Result<gallery::Enrolled> enrolled = batch.value().enroll(o.name, o.metadata, templates);
@@ -357,7 +415,7 @@ int match(const Options& o) {
   index_options.hnsw_ef_search = o.ef_search;
   Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(store.value(), index_options);
   if (!index) return fail(index.error());
-  gallery_cli::ImageFaces images(front.value().engine, front.value().landmarks);
+  gallery_cli::ImageFaces images(front.value().engine, *front.value().finder);
   if (gallery::Status s = images.load(o.args[0]); !s) return fail(s.error());
   Result<std::size_t> face = choose_face(o.args[0], images.faces(), o);
   if (!face) return fail(face.error());
@@ -432,6 +490,20 @@ int import_gallery(const Options& o) {
               s.created ? " (created)" : "",
               s.duplicates ? (", " + std::to_string(s.duplicates) + " already present (not added again)").c_str() : "");
   return kExitOk;
+}
+
+int calibrate(const Options& o) {
+  Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
+  if (!store) return fail(store.error());
+  std::optional<FrontEnd> front;
+  std::optional<gallery_cli::ImageFaces> images;
+  if (!o.calibration.impostors.empty()) {
+    Result<FrontEnd> loaded = load_front_end(o, store.value());
+    if (!loaded) return fail(loaded.error());
+    front.emplace(std::move(loaded.value()));
+    images.emplace(front->engine, *front->finder);
+  }
+  return done(gallery_cli::calibrate(o.calibration, store.value(), images ? &*images : nullptr, warn));
 }
 
 int stats(const Options& o) {
@@ -554,6 +626,7 @@ int main(int argc, char** argv) {
     if (c == "import") return import_gallery(*options);
     if (c == "match") return match(*options);
     if (c == "copy") return copy(*options);
+    if (c == "calibrate") return calibrate(*options);
     if (c == "unknowns") return done(gallery_cli::list_unknowns(options->review));
     if (c == "name") return done(gallery_cli::name_cluster(options->review, options->cluster, options->args[1]));
     if (c == "forget")

@@ -1,15 +1,13 @@
-// The faces of a still image through the pipelines' stock front end: dlib HOG detection, dlib
-// 68-point landmarks, the 5-point similarity alignment to the model's template, then the embedder.
-// Enrollment and `match` thereby see a face as taconitelandmarks + taconiteadaface do.
+// The faces of a still image as a pipeline sees them: the photo read with its input checks
+// (image_file.hpp), its faces found and aligned by a face finder (face_finder.hpp: dlib HOG +
+// landmarks, YuNet, or an already aligned face), then embedded by the model. Enrolment, match and
+// calibrate all go through it. Every error names the image's path.
 #pragma once
 
-#include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "face_landmarks.hpp"
-#include "gallery_store.hpp"
+#include "face_finder.hpp"
 #include "taconite/taconite.hpp"
 
 namespace taconite::gallery_cli {
@@ -21,29 +19,25 @@ struct ImageFace {
 
 class ImageFaces {
  public:
-  ImageFaces(IrEmbedder& engine, std::shared_ptr<const vision::LandmarkModel> landmarks);
-  ~ImageFaces();
-  ImageFaces(const ImageFaces&) = delete;
-  ImageFaces& operator=(const ImageFaces&) = delete;
+  ImageFaces(IrEmbedder& engine, FaceFinder& finder) : engine_(engine), finder_(finder) {}
 
-  // Decodes the image and finds its faces. The file must be a regular file (a FIFO or device is
-  // refused, never waited on) of at most kMaxFileBytes whose header (image_header.hpp) gives at
-  // most kMaxPixels: both are checked before anything is decoded. Images whose longer side is at
-  // most kUpscaleBelow pixels are searched at twice their size: HOG finds faces of ~80 pixels and
-  // up, upscaled ~40 (opencv-doc's messi5.jpg shows a 38-pixel face).
+  // Reads the image (read_image's checks) and finds its faces.
   gallery::Status load(const std::string& path);
   // The faces of the loaded image, largest first, in its pixels.
-  const std::vector<vision::FaceBox>& faces() const;
+  const std::vector<vision::FaceBox>& faces() const { return faces_; }
   // Aligns and embeds faces()[index].
   Result<ImageFace> embed(std::size_t index);
 
-  static constexpr int kUpscaleBelow = 1024;
-  static constexpr long long kMaxPixels = 64LL << 20;  // larger images are refused (memory bound)
-  static constexpr std::uint64_t kMaxFileBytes = std::uint64_t{512} << 20;
-
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  IrEmbedder& engine_;
+  FaceFinder& finder_;
+  std::string path_;
+  cv::Mat image_;
+  std::vector<vision::FaceBox> faces_;
+  std::vector<float> chw_;
 };
+
+// The model input the finders make for `engine`.
+ModelInput model_input_of(const IrEmbedder& engine);
 
 }  // namespace taconite::gallery_cli

@@ -1,0 +1,59 @@
+#include "yunet_face_finder.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "rgb_conversion.hpp"
+#include "similarity_alignment.hpp"
+
+namespace taconite::gallery_cli {
+
+YuNetFaceFinder::YuNetFaceFinder(std::unique_ptr<vision::YuNetDetector> detector, const ModelInput& input)
+    : detector_(std::move(detector)), input_(input) {}
+
+Result<std::unique_ptr<YuNetFaceFinder>> YuNetFaceFinder::load(const std::string& model_path,
+                                                               const ModelInput& input) {
+  auto loaded = vision::YuNetDetector::load(model_path, vision::YuNetOptions{});
+  if (auto* problem = std::get_if<std::string>(&loaded)) return Error{ErrorKind::Input, "--detector: " + *problem};
+  return std::unique_ptr<YuNetFaceFinder>(
+      new YuNetFaceFinder(std::move(std::get<std::unique_ptr<vision::YuNetDetector>>(loaded)), input));
+}
+
+Result<std::vector<vision::FaceBox>> YuNetFaceFinder::find(const cv::Mat& bgr) {
+  image_ = bgr;
+  found_.clear();
+  std::vector<std::pair<vision::DetectedFace, vision::FaceBox>> faces;
+  const cv::Rect2f frame(0, 0, static_cast<float>(bgr.cols), static_cast<float>(bgr.rows));
+  // Scaled to the network input as taconitedetect scales a frame, so the points are the element's.
+  const cv::Mat fitted = vision::scaled_frame_rgb(bgr_view(bgr), detector_->fitted_size(bgr.size()));
+  for (const vision::DetectedFace& f : detector_->detect_fitted(fitted, bgr.size(), /*rgb_order=*/true)) {
+    // Clipped to the image as taconitedetect clips its ROIs; a box wholly outside is no face.
+    const cv::Rect2f inside = f.box & frame;
+    const vision::FaceBox box{std::llround(inside.x), std::llround(inside.y), std::llround(inside.width),
+                              std::llround(inside.height)};
+    if (box.width > 0 && box.height > 0) faces.emplace_back(f, box);
+  }
+  std::stable_sort(faces.begin(), faces.end(), [](const auto& a, const auto& b) {
+    return a.second.width * a.second.height > b.second.width * b.second.height;
+  });
+  std::vector<vision::FaceBox> boxes;
+  for (const auto& [face, box] : faces) {
+    found_.push_back(face);
+    boxes.push_back(box);
+  }
+  return boxes;
+}
+
+gallery::Status YuNetFaceFinder::model_input(std::size_t index, std::vector<float>& chw) {
+  if (index >= found_.size()) return Error{ErrorKind::Input, "no face #" + std::to_string(index)};
+  std::array<vision::Point2, 5> five;
+  for (std::size_t i = 0; i < five.size(); ++i) five[i] = {found_[index].landmarks[i].x, found_[index].landmarks[i].y};
+  std::string rejected;
+  const std::optional<cv::Matx23d> to_template =
+      vision::checked_alignment(five, image_.cols, image_.rows, input_.width, input_.height, &rejected);
+  if (!to_template) return Error{ErrorKind::Input, "the face's landmarks give no alignment (" + rejected + ")"};
+  vision::aligned_face_to_chw(bgr_view(image_), *to_template, input_.width, input_.height, input_.norm, chw);
+  return gallery::Ok{};
+}
+
+}  // namespace taconite::gallery_cli
