@@ -42,8 +42,11 @@ void IdentityVotes::decide(Track& t, const VotePolicy& policy) {
   for (auto it = tally.begin(); it != tally.end(); ++it)
     if (ranks_above(*it, *leader)) leader = it;
   const Tally& won = leader->second;
-  // A challenger takes a decided track only with min_votes of the window (one bad frame never flips).
-  if (current && leader->first != *current && won.count < std::max<unsigned>(policy.min_votes, 1)) {
+  // A challenger takes a named track only with min_votes of the window (one bad frame never flips a
+  // name); a track decided unknown (nobody recognised yet) takes the heaviest identity at once, as a
+  // better view recognised (best-shot re-embeds a track only for a better view).
+  const unsigned needed = current == kUnknownIdentity ? 1 : std::max<unsigned>(policy.min_votes, 1);
+  if (current && leader->first != *current && won.count < needed) {
     if (const auto held = tally.find(*current); held != tally.end())
       t.decided->similarity = held->second.similarity / held->second.count;
     return;

@@ -2,9 +2,11 @@
 // (best-shot embedding computes about one per track): each newly computed embedding of a tracked
 // face casts one vote (an identity, or unknown below the threshold) weighted by the face's quality.
 // The first vote decides the track at once. Afterwards the track's identity is the one with the
-// largest total weight over its last `window` votes, but a decided track changes identity only when
-// that challenger also holds at least `min_votes` of them, so one bad frame never flips a label.
-// A track is undecided ("pending") only until its first vote. Owned by one element's streaming
+// largest total weight over its last `window` votes (a tie keeps the decision), but a named track
+// changes (to another identity or to unknown) only when that challenger also holds at least
+// `min_votes` of them, so one bad frame never flips a name; a track decided unknown is named by
+// the heaviest identity at once (a better view recognised). A track is undecided ("pending") only
+// until its first vote. Owned by one element's streaming
 // thread; no locking.
 #pragma once
 
@@ -27,7 +29,7 @@ inline constexpr double kMinVoteWeight = 0.05;
 
 struct VotePolicy {
   unsigned window = 5;            // votes a track remembers
-  unsigned min_votes = 2;         // votes a challenger needs in the window to change a decided identity
+  unsigned min_votes = 2;         // votes a challenger needs in the window to change a named track
   unsigned timeout = 150;         // frames a track may be missing before it is forgotten
   std::size_t max_tracks = 1024;  // tracks kept at most; the longest unseen goes first
 };

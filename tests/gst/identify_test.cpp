@@ -138,6 +138,16 @@ struct PipelineRun {
   }
 };
 
+// The stock front end by default, re-embedding every `reinfer_interval` frames; yunet_front() is
+// the recommended one.
+struct FrontEnd {
+  std::string detect = "facedetect display=false ! taconitelandmarks";
+  std::string reinfer;  // empty: reinfer-interval=N
+};
+FrontEnd yunet_front() {
+  return {"taconitedetect model=\"" + env("TACONITE_YUNET_MODEL") + "\" interval=3", "reinfer-mode=best"};
+}
+
 class IdentifyTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -177,16 +187,17 @@ class IdentifyTest : public ::testing::Test {
   // Runs `frames` frames of `photo` (moving window) through the stock front end and
   // taconiteidentify with `identify_props`; the probe observes the identified buffers.
   static void run(const std::string& photo, int frames, const std::string& identify_props, Observed& observed,
-                  PipelineRun& result, int reinfer_interval = 1) {
+                  PipelineRun& result, int reinfer_interval = 1, const FrontEnd& front = FrontEnd()) {
     const std::string description =
         "filesrc location=\"" + photo +
         "\" ! decodebin ! videoconvert ! video/x-raw,format=I420 ! imagefreeze "
         "num-buffers=" +
         std::to_string(frames) + " ! video/x-raw,framerate=" + std::to_string(kFps) +
         "/1 ! videobox name=window ! videoscale ! video/x-raw,width=480,height=480,pixel-aspect-ratio=1/1 ! "
-        "videoconvert ! facedetect display=false ! taconitelandmarks ! taconitetrack ! taconiteadaface bundle=\"" +
-        bundle_ + "\" backend=" + gsttest::test_backend() +
-        " input-mode=rois reinfer-interval=" + std::to_string(reinfer_interval) + " ! taconiteidentify name=identify " +
+        "videoconvert ! " + front.detect + " ! taconitetrack ! taconiteadaface bundle=\"" + bundle_ +
+        "\" backend=" + gsttest::test_backend() + " input-mode=rois " +
+        (front.reinfer.empty() ? "reinfer-interval=" + std::to_string(reinfer_interval) : front.reinfer) +
+        " ! taconiteidentify name=identify " +
         identify_props + " ! fakesink sync=false";
     GError* error = nullptr;
     GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
@@ -1607,6 +1618,34 @@ TEST_F(IdentifyTest, UnknownTrackIsKeptOnceWithItsAlignedPicture) {
   const gint64 track = main_track(observed);
   ASSERT_GE(track, 0) << "no tracked face";
   expect_unknown_tracks_kept(kept, "cam-test", result, track);
+}
+
+// Issue 30: the recommended front end (taconitedetect YuNet, taconitetrack, best-shot embedding:
+// about one embedding per track) decides messi's track on its embedding, unknown to the astronaut
+// gallery, and keep-unknowns keeps it (it ended pending before, and nothing was kept).
+TEST_F(IdentifyTest, BestShotUnknownTrackIsKeptWithTheYuNetFrontEnd) {
+  if (!fs::exists(env("TACONITE_YUNET_MODEL")))
+    GTEST_SKIP() << "no YuNet model at '" << env("TACONITE_YUNET_MODEL") << "' (../shared/models)";
+  const std::string kept = (dir_ / "unknowns-best-shot.db").string();
+  fs::copy_file(gallery("astronaut"), kept);
+  Observed observed;
+  PipelineRun result;
+  run(messi_, 16, "gallery=\"" + kept + "\" keep-unknowns=true stream=cam-best", observed, result, 1, yunet_front());
+  ASSERT_EQ(result.error, "");
+  EXPECT_TRUE(result.warnings.empty()) << result.warnings.front();
+  const gint64 track = main_track(observed);
+  ASSERT_GE(track, 0) << "no tracked face";
+  // Decided from its first embedding on: once labelled, labelled on every later frame showing it.
+  bool labelled = false;
+  for (const auto& frame : observed.labels)
+    if (const auto it = frame.find(track); it != frame.end()) {
+      if (labelled) {
+        EXPECT_EQ(it->second, "unknown");
+      }
+      labelled = labelled || !it->second.empty();
+    }
+  EXPECT_TRUE(labelled);
+  expect_unknown_tracks_kept(kept, "cam-best", result, track);
 }
 
 // The same into a PostgreSQL gallery (tests/gallery/test_gallery_postgres.py gives the database).

@@ -61,20 +61,33 @@ TEST(IdentityVotes, OneBadFrameNeverFlipsADecidedLabel) {
 TEST(IdentityVotes, ChallengerWithMinVotesAndTheMostWeightOverturns) {
   IdentityVotes votes;
   const VotePolicy policy;  // min 2
-  votes.add(1, 0, vote(kUnknownIdentity, 0.3, 0.3), policy);  // a poor first view: unknown
+  votes.add(1, 0, vote(5, 0.5, 0.3), policy);
   TrackDecision d = votes.add(1, 1, vote(7, 0.7, 0.8), policy);
-  EXPECT_EQ(d.identity.identity, kUnknownIdentity);  // one vote is not enough
+  EXPECT_EQ(d.identity.identity, 5);  // one vote is not enough to rename
   d = votes.add(1, 2, vote(7, 0.8, 0.9), policy);
   ASSERT_EQ(d.identity.identity, 7);  // two votes and 1.7 of weight against 0.3
   EXPECT_TRUE(d.first_for_identity);
   EXPECT_NEAR(d.identity.similarity, 0.75, 1e-12);  // mean of its votes in the window
   EXPECT_EQ(d.votes, 3u);
-  // Back to an identity the track had before: decided again, but no new announcement.
-  votes.add(1, 3, vote(kUnknownIdentity, 0.2), policy);
-  votes.add(1, 4, vote(kUnknownIdentity, 0.2), policy);
-  d = votes.add(1, 5, vote(kUnknownIdentity, 0.2), policy);  // window: 7 7 u u u -> 1.7 vs 3.0
+  // Unknown needs min-votes too to take a named track; back to an identity it had: no announcement.
+  EXPECT_EQ(votes.add(1, 3, vote(kUnknownIdentity, 0.2), policy).identity.identity, 7);
+  d = votes.add(1, 4, vote(kUnknownIdentity, 0.2), policy);  // window 5 7 7 u u: 7 holds 1.7 against 2.0
   EXPECT_EQ(d.identity.identity, kUnknownIdentity);
-  EXPECT_FALSE(d.first_for_identity);
+  EXPECT_TRUE(d.first_for_identity);
+  d = votes.add(1, 5, vote(5, 0.9, 1.0), policy);
+  EXPECT_EQ(d.identity.identity, kUnknownIdentity);  // 5 is lighter than unknown's 2.0
+}
+
+// Nobody recognised yet is no name to protect: a heavier (better) view of an identity names a
+// track decided unknown at once; a lighter one does not.
+TEST(IdentityVotes, AHeavierVoteNamesATrackDecidedUnknown) {
+  IdentityVotes votes;
+  const VotePolicy policy;
+  votes.add(1, 0, vote(kUnknownIdentity, 0.26, 0.4), policy);  // a poor first view
+  EXPECT_EQ(votes.add(1, 1, vote(7, 0.35, 0.3), policy).identity.identity, kUnknownIdentity);  // lighter
+  const TrackDecision d = votes.add(1, 2, vote(7, 0.62, 0.9), policy);  // 1.2 against 0.4
+  EXPECT_EQ(d.identity.identity, 7);
+  EXPECT_TRUE(d.first_for_identity);
 }
 
 TEST(IdentityVotes, QualityWeightsDecideBetweenChallengers) {
