@@ -149,6 +149,14 @@ Preprocessing Model::preprocessing() const {
 std::optional<double> Model::recommended_threshold() const {
   return impl_->onnx ? impl_->onnx->description().threshold : std::nullopt;
 }
+Result<std::optional<double>> Model::read_recommended_threshold(const std::filesystem::path& path,
+                                                                const std::filesystem::path& model_proc) {
+  return guarded_call([&]() -> std::optional<double> {
+    if (!onnx::is_onnx_path(path)) return std::nullopt;
+    return onnx::read_embedder_description(model_proc.empty() ? onnx::default_description_path(path) : model_proc)
+        .threshold;
+  });
+}
 std::string Model::backend() const {
   return value_or_empty<std::string>([&] { return impl_->backend.name; });
 }

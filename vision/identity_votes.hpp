@@ -1,8 +1,13 @@
-// Per-track identity decisions of taconiteidentify: each newly computed embedding of a tracked
-// face casts one vote (an identity, or unknown below the threshold); a track's identity is the one
-// holding a strict majority of its last `window` votes once it has at least `min_votes`. Without a
-// majority the previous decision stands, so one bad frame never flips a label. Owned by one
-// element's streaming thread; no locking.
+// Per-track identity decisions of taconiteidentify, made for few, quality-ranked embeddings
+// (best-shot embedding computes about one per track): each newly computed embedding of a tracked
+// face casts one vote (an identity, or unknown below the threshold) weighted by the face's quality.
+// The first vote decides the track at once. Afterwards the track's identity is the one with the
+// largest total weight over its last `window` votes (a tie keeps the decision), but a named track
+// changes (to another identity or to unknown) only when that challenger also holds at least
+// `min_votes` of them, so one bad frame never flips a name; a track decided unknown is named by
+// the heaviest identity at once (a better view recognised). A track is undecided ("pending") only
+// until its first vote. Owned by one element's streaming
+// thread; no locking.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +23,13 @@
 namespace taconite::vision {
 
 inline constexpr std::int64_t kUnknownIdentity = -1;
+// A vote's weight is its face's quality clamped to [kMinVoteWeight, 1] (no quality: 1), so a
+// poor face still counts a little and no number makes one vote outweigh the rest unbounded.
+inline constexpr double kMinVoteWeight = 0.05;
 
 struct VotePolicy {
   unsigned window = 5;            // votes a track remembers
-  unsigned min_votes = 3;         // votes needed before a decision (1: decide on the first)
+  unsigned min_votes = 2;         // votes a challenger needs in the window to change a named track
   unsigned timeout = 150;         // frames a track may be missing before it is forgotten
   std::size_t max_tracks = 1024;  // tracks kept at most; the longest unseen goes first
 };
@@ -30,7 +38,11 @@ struct IdentityVote {
   std::int64_t identity = kUnknownIdentity;
   std::string name;  // "unknown" for kUnknownIdentity
   double similarity = 0.0;
+  double weight = 1.0;  // vote_weight() of the face's quality
 };
+
+// The weight of a vote from a face of quality `quality` (none: 1; NaN: the floor).
+double vote_weight(std::optional<double> quality);
 
 // A track's last searched embedding's answer: a reused (cached) embedding keeps it, unsearched.
 struct TrackSearch {
@@ -40,7 +52,7 @@ struct TrackSearch {
 };
 
 struct TrackDecision {
-  bool settled = false;             // a decision exists (else the track is still voting)
+  bool settled = false;             // a decision exists (else the track has not voted yet)
   IdentityVote identity;            // the decided identity; similarity = mean of its votes in the window
   bool first_for_identity = false;  // this call settled the track on an identity it never had before
   unsigned votes = 0;               // votes in the window
@@ -57,7 +69,7 @@ class IdentityVotes {
   // reused by the next frames, still has to vote. Cleared by remember().
   void defer(std::int64_t track);
   bool deferred(std::int64_t track) const;
-  // The track's decided identity (no vote added); null while it is voting or unknown to us.
+  // The track's decided identity (no vote added); null before its first vote or unknown to us.
   const IdentityVote* decided(std::int64_t track) const;
   // The track's last answer; null when it has none.
   const TrackSearch* last_search(std::int64_t track) const;
@@ -75,6 +87,8 @@ class IdentityVotes {
     std::optional<TrackSearch> last_search;
     bool deferred = false;
   };
+  static void decide(Track& t, const VotePolicy& policy);
+
   std::unordered_map<std::int64_t, Track> tracks_;
 };
 

@@ -6,19 +6,27 @@
  * a face gallery (an SQLite file made with `taconite-gallery`, searched with FAISS) and the answer
  * is written to the ROI's params where applications already look:
  *
- * - DL Streamer-style, a structure `identity` with `label_state` (`pending` while the face's track
- *   votes, `known`, `unknown`) and, once decided, `label` (the identity's name, or `unknown`),
+ * - DL Streamer-style, a structure `identity` with `label_state` (`pending` until the face's track
+ *   has voted once, `known`, `unknown`) and, once decided, `label` (the identity's name, or `unknown`),
  *   `label_id` (the identity id from 1, -1 for unknown) and `confidence` (the cosine similarity);
  * - a structure `taconite-identity` with `name`, `identity-id`, `similarity` (this frame's best
  *   match), `settled`, `votes`, `track-id` (when tracked), `gallery-revision`, and the `top-k`
  *   candidates as `candidates` (names) and `candidate-similarities` (doubles).
  *
- * A face whose best similarity is below `threshold` is `unknown` (open-set decision). A tracked
- * face (ROI param `object_id`, e.g. from taconitetrack) is decided per track: each newly computed
- * embedding votes, and the track takes the identity holding a strict majority of its last
- * `vote-window` votes once it has `min-votes`; until then its `identity` param is `pending` (and
- * `taconite-identity` says settled=false), and one bad frame never flips a decided label. A tracked
- * face without a usable embedding shows its track's state (pending if never decided).
+ * A face whose best similarity is below `threshold` is `unknown` (open-set decision). `threshold`
+ * unset is the model's: the `threshold` of the description of the ONNX model `model` (with
+ * `model-proc`), else 0.4; the start posts an INFO message with the threshold in use and where it
+ * came from, and reading `threshold` gives it. A tracked face (ROI param `object_id`, e.g. from
+ * taconitetrack) is decided per track, a rule made for the few, quality-ranked embeddings of
+ * best-shot embedding (taconiteadaface `reinfer-mode=best`): each newly computed embedding votes
+ * for its identity (or unknown), weighted by the face's quality (taconiteadaface's `quality`
+ * param: `embedding-score`, else `score`, clamped to 0.05..1; 1 without it). The first vote
+ * decides the track. Afterwards the track's identity is the one with the largest total weight over
+ * its last `vote-window` votes (a tie keeps the decision), but another identity takes a decided
+ * track only when it also holds `min-votes` of those votes, so one bad frame never flips a label.
+ * Its `confidence` is the mean similarity of the decided identity's votes in the window. A track
+ * is `pending` (and `taconite-identity` says settled=false) only until its first vote; a tracked
+ * face without a usable embedding shows its track's state (pending if it never voted).
  * Untracked faces are decided frame by frame. Only new embeddings are searched: a reused (cached)
  * embedding keeps its track's last answer, and `search-budget` bounds the exact search of one
  * buffer. Each time a track is first decided on an identity
@@ -31,9 +39,10 @@
  * is built in the background while the gallery is searched exactly. While playing, a background
  * thread polls the file every `poll-interval` ms (or on the `reload` action signal): a new revision
  * or a file replaced by another (`mv new.db people.db`) is loaded and swapped in without stopping
- * video; a deleted file posts one warning and the loaded gallery stays in use. Set `bundle` to
- * check the gallery's model fingerprint against the bundle taconiteadaface runs; without it only
- * the model name and embedding size are checked.
+ * video; a deleted file posts one warning and the loaded gallery stays in use. Set `model` (alias
+ * `bundle`) to check the gallery's model fingerprint against the model taconiteadaface runs (only
+ * its files are read, the network is not loaded); without it only the model name and embedding
+ * size are checked.
  *
  * With `keep-unknowns` (off by default) the best face (by taconiteadaface's quality) of each track
  * that ends decided unknown (track-timeout, end of stream, flush, new stream, stop) is kept in the
@@ -46,9 +55,9 @@
  *
  * ## Example launch line
  * |[
- * gst-launch-1.0 v4l2src ! videoconvert ! facedetect display=false ! taconitelandmarks ! taconitetrack ! \
- *     taconiteadaface bundle=/path/to/bundle reinfer-interval=5 ! taconiteidentify gallery=people.db ! \
- *     fakesink
+ * gst-launch-1.0 v4l2src ! videoconvert ! taconitedetect model=face_detection_yunet_2023mar.onnx ! \
+ *     taconitetrack ! taconiteadaface model=mobilefacenet.onnx reinfer-mode=best ! \
+ *     taconiteidentify gallery=people.db model=mobilefacenet.onnx keep-unknowns=true ! fakesink
  * ]|
  *
  * Since: 0.4
@@ -76,6 +85,7 @@
 #include "property_table.hpp"
 #include "roi_params.hpp"
 #include "roi_track_param.hpp"
+#include "taconite/model.hpp"
 #include "unknown_keeper.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_identify_debug);
@@ -93,10 +103,11 @@ using taconite::vision::VotePolicy;
 namespace gallery = taconite::gallery;
 
 constexpr const char* kUnknownLabel = "unknown";
-constexpr double kDefaultThreshold = 0.4;
+// The threshold of a model that recommends none (a bundle, or a description without `threshold`).
+constexpr double kFallbackThreshold = 0.4;
 constexpr guint kDefaultTopK = 3;
 constexpr guint kDefaultVoteWindow = 5;
-constexpr guint kDefaultMinVotes = 3;
+constexpr guint kDefaultMinVotes = 2;
 constexpr guint kDefaultTrackTimeout = 150;
 constexpr guint kDefaultPollInterval = 1000;
 constexpr guint kMaxVoteWindow = 100;
@@ -107,9 +118,10 @@ constexpr guint64 kMaxUnknownsAge = 100ull * 365 * 24 * 3600;  // keep-unknowns:
 
 // Property values; guarded by the object lock.
 struct Settings {
-  std::string gallery, bundle, track_id_param = "object_id";
+  std::string gallery, model, model_proc, track_id_param = "object_id";
   std::string stream;  // empty: the element's name
-  double threshold = kDefaultThreshold;
+  std::optional<double> threshold;  // set by the user; none: the model's (model_threshold)
+  double model_threshold = kFallbackThreshold;  // the model's recommendation (or the fallback), found at start
   guint top_k = kDefaultTopK, vote_window = kDefaultVoteWindow, min_votes = kDefaultMinVotes;
   guint track_timeout = kDefaultTrackTimeout, poll_interval = kDefaultPollInterval;
   guint64 approximate_above = gallery::IndexOptions{}.approximate_above;
@@ -310,17 +322,20 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
                                         ? gst_segment_to_running_time(&trans->segment, GST_FORMAT_TIME,
                                                                       GST_BUFFER_PTS(buffer))
                                         : GST_CLOCK_TIME_NONE;
+  const double threshold = s.threshold.value_or(s.model_threshold);
   for (FaceAnswer& a : faces) {
     if (!a.search && !a.track) continue;  // untracked and over the budget: no answer this buffer
     std::optional<IdentityVote> vote;
     if (a.search) {
       a.matches = index->search({a.embedding->embedding, a.embedding->dim}, static_cast<int>(s.top_k));
       if (a.votes) {
-        vote = IdentityVote{kUnknownIdentity, kUnknownLabel, 0.0};
-        if (!a.matches.empty() && a.matches.front().similarity >= s.threshold)
-          vote = IdentityVote{a.matches.front().identity_id, a.matches.front().name, a.matches.front().similarity};
-        else if (!a.matches.empty())
-          vote->similarity = a.matches.front().similarity;
+        // Weighted by taconiteadaface's quality of the face: a better view counts more.
+        vote = IdentityVote{kUnknownIdentity, kUnknownLabel, 0.0, taconite::vision::vote_weight(roi_quality(a.roi))};
+        if (!a.matches.empty() && a.matches.front().similarity >= threshold) {
+          vote->identity = a.matches.front().identity_id;
+          vote->name = a.matches.front().name;
+        }
+        if (!a.matches.empty()) vote->similarity = a.matches.front().similarity;
       }
     } else if (const TrackSearch* last = stream.votes.last_search(*a.track)) {
       a.matches = last->matches;
@@ -368,6 +383,28 @@ static GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
                       [&] { return identify_buffer(GST_TACONITE_IDENTIFY(trans), buffer); });
 }
 
+// Settles the threshold a start uses when the property is not set: the model's recommendation, else
+// the fallback; says which (bus INFO message and debug log), and the property reads it from now on.
+static void report_threshold(GstTaconiteIdentify* self, const Settings& s, std::optional<double> recommended) {
+  const double model_threshold = recommended.value_or(kFallbackThreshold);
+  std::string source;
+  if (s.threshold)
+    source = "the threshold property";
+  else if (recommended)
+    source = "the model's recommended threshold: the description " +
+             (s.model_proc.empty() ? "beside " + s.model : s.model_proc);
+  else if (!s.model.empty())
+    source = "the fallback: the model " + s.model + " recommends none";
+  else
+    source = "the fallback: no model set";
+  const double used = s.threshold.value_or(model_threshold);
+  GST_INFO_OBJECT(self, "match threshold %.4g (%s)", used, source.c_str());
+  GST_ELEMENT_INFO(self, RESOURCE, SETTINGS, ("Match threshold %.4g (%s).", used, source.c_str()), (nullptr));
+  GST_OBJECT_LOCK(self);
+  self->settings->model_threshold = model_threshold;
+  GST_OBJECT_UNLOCK(self);
+}
+
 static bool start_identifying(GstTaconiteIdentify* self) {
   GST_OBJECT_LOCK(self);
   const Settings s = *self->settings;
@@ -378,15 +415,22 @@ static bool start_identifying(GstTaconiteIdentify* self) {
     return FALSE;
   }
   std::optional<gallery::ModelFingerprint> required;
-  if (!s.bundle.empty()) {
-    taconite::Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_model(s.bundle);
-    if (!fingerprint) {
-      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not read the bundle %s.", s.bundle.c_str()),
-                        ("%s", fingerprint.error().message.c_str()));
+  std::optional<double> recommended;
+  if (!s.model.empty()) {
+    taconite::Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_model(s.model, s.model_proc);
+    // The description alone is read (the network is taconiteadaface's to load).
+    taconite::Result<std::optional<double>> threshold =
+        fingerprint ? taconite::Model::read_recommended_threshold(s.model, s.model_proc)
+                    : taconite::Result<std::optional<double>>(fingerprint.error());
+    if (!threshold) {
+      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not read the model %s.", s.model.c_str()),
+                        ("%s", threshold.error().message.c_str()));
       return FALSE;
     }
     required = fingerprint.value();
+    recommended = threshold.value();
   }
+  report_threshold(self, s, recommended);
   gallery::IndexOptions options;
   options.approximate_above = s.approximate_above;
   options.hnsw_ef_search = static_cast<int>(s.ef_search);
@@ -504,21 +548,39 @@ static void declare_properties(PropertyTable<GstTaconiteIdentify, Settings>& t) 
            "Face gallery made with taconite-gallery create: an SQLite file, or a PostgreSQL "
            "connection string (postgresql://..., service=...; no password in it). Required. Default: unset",
            &Settings::gallery, Mutable::ReadyOnly);
-  t.string("bundle", "Bundle",
-           "The bundle taconiteadaface runs: when set, the gallery's model fingerprint must be this "
-           "bundle's (else only the model name and embedding size are checked). Default: unset",
-           &Settings::bundle, Mutable::ReadyOnly);
-  t.real("threshold", "Threshold",
-         "Least cosine similarity for a face to be named; below it the face is unknown. Depends on "
-         "the model: calibrate it on your own enrolled faces. Default: 0.4",
-         -1.0, 1.0, &Settings::threshold, Mutable::AnyTime);
+  t.optional_string("model", "Model",
+                    "The model taconiteadaface runs (a bundle directory or an ONNX file): when set, the gallery's "
+                    "model fingerprint must be this model's (else only the model name and embedding size are "
+                    "checked), and an ONNX model's description gives the default threshold. Default: none",
+                    &Settings::model, Mutable::ReadyOnly);
+  t.optional_string("bundle", "Bundle", "Alias of 'model' (both set the same path). Default: none", &Settings::model,
+                    Mutable::ReadyOnly);
+  t.optional_string("model-proc", "Model description",
+                    "The ONNX model's description (JSON, taconite-embedder/1), as taconiteadaface's model-proc; a "
+                    "bundle takes none. Default: none (the model's path with .json for .onnx)",
+                    &Settings::model_proc, Mutable::ReadyOnly);
+  t.custom(
+      [](GParamFlags flags) {
+        return g_param_spec_double(
+            "threshold", "Threshold",
+            "Least cosine similarity for a face to be named; below it the face is unknown. Unset, it is the "
+            "model's: the threshold of the ONNX model's description (model, model-proc), else 0.4; the start "
+            "posts an INFO message saying which, and reading the property gives the threshold in use. Default: "
+            "the model's, else 0.4",
+            -1.0, 1.0, kFallbackThreshold, flags);
+      },
+      Mutable::AnyTime, [](GstTaconiteIdentify&, Settings& s, const GValue* v) { s.threshold = g_value_get_double(v); },
+      [](GstTaconiteIdentify&, const Settings& s, GValue* v) {
+        g_value_set_double(v, s.threshold.value_or(s.model_threshold));
+      });
   t.uint("top-k", "Top k", "Candidate identities listed per face in taconite-identity. Default: 3", 1,
          gallery::kMaxTopK, &Settings::top_k, Mutable::AnyTime);
   t.uint("vote-window", "Vote window", "Recent votes (newly computed embeddings) a track decides on. Default: 5",
          1, kMaxVoteWindow, &Settings::vote_window, Mutable::AnyTime);
   t.uint("min-votes", "Minimum votes",
-         "Votes a track needs, and the winner must hold a strict majority of the window, before it is "
-         "named; 1 decides on the first. Default: 3",
+         "Votes (newly computed embeddings) another identity needs in a decided track's vote window to take "
+         "it, besides the largest quality-weighted total; a track is decided on its first vote. 1: the "
+         "heaviest identity of the window at once. Default: 2",
          1, kMaxVoteWindow, &Settings::min_votes, Mutable::AnyTime);
   t.string("stream", "Stream",
            "The stream (camera) name taconite-identity messages carry, as taconitepublish's stream; "

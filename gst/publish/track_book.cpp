@@ -10,6 +10,11 @@ namespace taconite::gst {
 
 namespace {
 
+// taconiteidentify's label_state of a track before its first vote, and of a decided nobody (whose
+// label is "unknown" too).
+constexpr const char* kPendingState = "pending";
+constexpr const char* kUnknownState = "unknown";
+
 // An identity worth an update: its state, label or id changed (the confidence moves every frame).
 bool identity_changed(const std::optional<RoiIdentity>& before, const RoiIdentity& now) {
   return !before || before->label_state != now.label_state || before->label != now.label ||
@@ -20,7 +25,12 @@ bool identity_changed(const std::optional<RoiIdentity>& before, const RoiIdentit
 
 void TrackBook::end(std::map<std::int64_t, TrackState>::iterator it, const char* reason, const EventTime& at,
                     std::vector<TrackEvent>& events) {
-  events.push_back(TrackEvent{TrackEvent::Kind::End, reason, at, std::move(it->second)});
+  TrackState& track = it->second;
+  if (track.identity) track.identified = track.identity->label_state != kPendingState;
+  // A track that ends is never pending: one taconiteidentify never judged (no embedding of it was
+  // searched) ends unknown, and `identified` says that nothing was judged.
+  if (track.identity && !*track.identified) track.identity = RoiIdentity{kUnknownState, kUnknownState, -1, {}};
+  events.push_back(TrackEvent{TrackEvent::Kind::End, reason, at, std::move(track)});
   tracks_.erase(it);
 }
 

@@ -2,7 +2,7 @@
 // on the first frame a face carries its id (and gets a uid no other track of any run has), updated
 // when its identity is decided or changes or a better best face is ready, and ends when not seen
 // for `timeout_frames` frames, when evicted to keep at most `max_tracks` open, or for all at once
-// (end of stream, flush, new stream, the element stopping).
+// (end of stream, flush, new stream, the element stopping); it ends known or unknown, never pending.
 // Plain bookkeeping on the streaming thread: no GStreamer, no JSON.
 #pragma once
 
@@ -31,6 +31,9 @@ struct TrackState {
   std::uint64_t frames = 0;         // frames it was seen on
   std::uint64_t last_frame = 0;     // the book's frame number it was last seen on
   std::optional<RoiIdentity> identity;
+  // Set at the end with taconiteidentify upstream: whether it judged the track (false: it ended
+  // before any embedding of it was searched, and ends unknown).
+  std::optional<bool> identified;
   double offered_quality = -1.0;    // the best quality handed to the best-face writer so far
   std::optional<EncodedFace> best_face;
 };

@@ -103,6 +103,11 @@ std::string track_event_document(const TrackEvent& event, const std::string& str
     add_double(b, "dwell_s", dwell);
     json_builder_set_member_name(b, "frames");
     json_builder_add_int_value(b, static_cast<gint64>(track.frames));
+    json_builder_set_member_name(b, "identified");
+    if (track.identified)
+      json_builder_add_boolean_value(b, *track.identified);
+    else
+      json_builder_add_null_value(b);
   }
   json_builder_end_object(b);
   JsonNode* root = json_builder_get_root(b);

@@ -11,4 +11,10 @@ std::shared_ptr<const OnnxModel> load_onnx_model(const std::filesystem::path& mo
                               "built without OpenCV's dnn module)");
 }
 
+EmbedderDescription read_embedder_description(const std::filesystem::path& path) {
+  fail(ErrorKind::Device, path.string() +
+                              ": describes an ONNX model, and this build of taconite has no opencv-dnn backend (it "
+                              "was built without OpenCV's dnn module or json-glib)");
+}
+
 }  // namespace taconite::onnx

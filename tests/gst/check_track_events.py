@@ -6,7 +6,8 @@ Usage: check_track_events.py EVENTS.jsonl SCHEMA.json [--frames FACES.jsonl]
 Every line must be standard JSON (NaN and Infinity refused) valid against the schema
 (docs/tracks-message.schema.json, jsonschema). Per track (its `uid`: one stream and one track id)
 the events come in order: one `new` first, `update`s, one `end` last (the file was written up to
-EOS, so every track ended); a best face's file is named by the uid. With --frames (taconite-faces/1 documents of the same frames, publish-empty=true): the
+EOS, so every track ended); an `end` is never `pending` and says `identified` whenever it has a
+label_state; a best face's file is named by the uid. With --frames (taconite-faces/1 documents of the same frames, publish-empty=true): the
 track holding the most faces of a stream (the demo's astronaut) has exactly one `new` and one
 `end`, its `frames` is the number of frames that carry its id and its `dwell_s` is the PTS span
 of those frames within one frame interval.
@@ -53,6 +54,9 @@ def check_events(path, schema_path):
         for where, e in events:
             if e["event"] == "end":
                 assert e["last_pts_ns"] is None or e["first_pts_ns"] <= e["last_pts_ns"], where
+                assert e["label_state"] != "pending", f"{where}: a track ended pending"
+                assert (e.get("identified") is None) == (e["label_state"] is None), \
+                    f"{where}: identified {e.get('identified')} with label_state {e['label_state']}"
             if e["best_face"] and "path" in e["best_face"]:
                 name = os.path.basename(e["best_face"]["path"])
                 assert name == f"{stream_part}-{uid}.jpg", f"{where}: best face {name} is not named by the uid"

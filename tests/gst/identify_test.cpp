@@ -37,6 +37,7 @@
 
 #include "gallery_store.hpp"
 #include "gallery_watcher.hpp"
+#include "model_fingerprint.hpp"
 #include "gst_test_support.hpp"
 #include "roi_params.hpp"
 
@@ -137,6 +138,16 @@ struct PipelineRun {
   }
 };
 
+// The stock front end by default, re-embedding every `reinfer_interval` frames; yunet_front() is
+// the recommended one.
+struct FrontEnd {
+  std::string detect = "facedetect display=false ! taconitelandmarks";
+  std::string reinfer;  // empty: reinfer-interval=N
+};
+FrontEnd yunet_front() {
+  return {"taconitedetect model=\"" + env("TACONITE_YUNET_MODEL") + "\" interval=3", "reinfer-mode=best"};
+}
+
 class IdentifyTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -176,16 +187,17 @@ class IdentifyTest : public ::testing::Test {
   // Runs `frames` frames of `photo` (moving window) through the stock front end and
   // taconiteidentify with `identify_props`; the probe observes the identified buffers.
   static void run(const std::string& photo, int frames, const std::string& identify_props, Observed& observed,
-                  PipelineRun& result, int reinfer_interval = 1) {
+                  PipelineRun& result, int reinfer_interval = 1, const FrontEnd& front = FrontEnd()) {
     const std::string description =
         "filesrc location=\"" + photo +
         "\" ! decodebin ! videoconvert ! video/x-raw,format=I420 ! imagefreeze "
         "num-buffers=" +
         std::to_string(frames) + " ! video/x-raw,framerate=" + std::to_string(kFps) +
         "/1 ! videobox name=window ! videoscale ! video/x-raw,width=480,height=480,pixel-aspect-ratio=1/1 ! "
-        "videoconvert ! facedetect display=false ! taconitelandmarks ! taconitetrack ! taconiteadaface bundle=\"" +
-        bundle_ + "\" backend=" + gsttest::test_backend() +
-        " input-mode=rois reinfer-interval=" + std::to_string(reinfer_interval) + " ! taconiteidentify name=identify " +
+        "videoconvert ! " + front.detect + " ! taconitetrack ! taconiteadaface bundle=\"" + bundle_ +
+        "\" backend=" + gsttest::test_backend() + " input-mode=rois " +
+        (front.reinfer.empty() ? "reinfer-interval=" + std::to_string(reinfer_interval) : front.reinfer) +
+        " ! taconiteidentify name=identify " +
         identify_props + " ! fakesink sync=false";
     GError* error = nullptr;
     GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
@@ -490,7 +502,7 @@ struct Face {
   std::optional<double> quality;  // taconiteadaface's best-shot "quality" param (embedding-score)
 };
 
-GstBuffer* faces_frame(int index, const std::vector<Face>& faces) {
+GstBuffer* faces_frame(int index, const std::vector<Face>& faces, const char* model = "IR-tiny") {
   GstBuffer* buffer = gsttest::stream_frame(index);
   for (std::size_t i = 0; i < faces.size(); ++i) {
     const Face& f = faces[i];
@@ -509,7 +521,7 @@ GstBuffer* faces_frame(int index, const std::vector<Face>& faces) {
       gst_video_region_of_interest_meta_add_param(
           roi, gst_structure_new("quality", "embedding-score", G_TYPE_DOUBLE, *f.quality, nullptr));
     GstTaconiteEmbeddingMeta* e = gst_buffer_add_taconite_embedding_meta(
-        buffer, roi->id, f.embedding.data(), guint(f.embedding.size()), 10.0, "IR-tiny", "cpu", TRUE);
+        buffer, roi->id, f.embedding.data(), guint(f.embedding.size()), 10.0, model, "cpu", TRUE);
     if (f.cached) e->status = GST_TACONITE_EMBEDDING_CACHED;
   }
   return buffer;
@@ -570,9 +582,9 @@ class IdentifyHarnessTest : public ::testing::Test {
 
   // A gallery file `name` holding `people` (name -> templates).
   using People = std::vector<std::pair<std::string, std::vector<std::vector<float>>>>;  // name -> templates
-  fs::path make_gallery(const std::string& name, const People& people) {
+  fs::path make_gallery(const std::string& name, const People& people, const gallery::ModelFingerprint& model = kModel) {
     const fs::path path = dir_ / name;
-    auto store = GalleryStore::create(path, kModel, kDim);
+    auto store = GalleryStore::create(path, model, kDim);
     EXPECT_TRUE(store.ok()) << (store.ok() ? "" : store.error().message);
     for (const auto& [who, templates] : people) {
       std::vector<gallery::NewTemplate> t;
@@ -591,7 +603,7 @@ class IdentifyHarnessTest : public ::testing::Test {
   }
 
   std::vector<Answer> push(int index, const std::vector<Face>& faces) {
-    EXPECT_EQ(gst_harness_push(h_, faces_frame(index, faces)), GST_FLOW_OK);
+    EXPECT_EQ(gst_harness_push(h_, faces_frame(index, faces, model_name_.c_str())), GST_FLOW_OK);
     GstBuffer* out = gst_harness_pull(h_);
     std::vector<Answer> result = answers(out);
     gst_buffer_unref(out);
@@ -628,14 +640,15 @@ class IdentifyHarnessTest : public ::testing::Test {
   GstHarness* h_ = nullptr;
   GstElement* identify_ = nullptr;
   GstBus* bus_ = nullptr;
+  std::string model_name_ = "IR-tiny";  // the model the embeddings say they come from
 };
 
-// Issue 23: label_state says whether the track is still voting (pending: no label) or decided
-// (known: a gallery identity, ids from 1; unknown: label_id -1).
-TEST_F(IdentifyHarnessTest, LabelStateIsPendingWhileVotingThenKnownOrUnknown) {
+// Issue 23: label_state says whether the track has voted yet (pending: no label) or is decided
+// (known: a gallery identity, ids from 1; unknown: label_id -1). Issue 30: the first vote decides.
+TEST_F(IdentifyHarnessTest, LabelStateIsPendingUntilTheFirstVoteThenKnownOrUnknown) {
   const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
-  start("gallery=\"" + people.string() + "\" min-votes=2");
-  std::vector<Answer> a = push(0, {{5, unit_axis(0)}, {6, unit_axis(3)}});
+  start("gallery=\"" + people.string() + "\"");
+  std::vector<Answer> a = push(0, {{5, {}}, {6, {}}});  // tracked, not embedded yet
   ASSERT_EQ(a.size(), 2u);
   for (const Answer& face : a) {
     EXPECT_EQ(face.label_state, "pending");
@@ -651,6 +664,45 @@ TEST_F(IdentifyHarnessTest, LabelStateIsPendingWhileVotingThenKnownOrUnknown) {
   EXPECT_EQ(a[1].label_id, -1);
   EXPECT_EQ(a[0].read_state, GST_TACONITE_LABEL_STATE_KNOWN);
   EXPECT_EQ(a[1].read_state, GST_TACONITE_LABEL_STATE_UNKNOWN);
+}
+
+// Issue 30: best-shot embedding (taconiteadaface reinfer-mode=best) computes about one embedding
+// per track and reuses it: that one embedding decides the track, known or unknown, at once and for
+// every later frame, with one taconite-identity message per track.
+TEST_F(IdentifyHarnessTest, ATrackEmbeddedOnceIsDecidedOnThatEmbedding) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}});
+  start("gallery=\"" + people.string() + "\"");  // the defaults
+  for (int frame = 0; frame < 6; ++frame) {
+    const bool reused = frame > 0;
+    const std::vector<Answer> a = push(frame, {{5, unit_axis(0), reused, {}, 0.4}, {6, unit_axis(3), reused, {}, 0.7}});
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].label_state, "known") << "frame " << frame;
+    EXPECT_EQ(a[0].label, "alice");
+    EXPECT_EQ(a[1].label_state, "unknown") << "frame " << frame;
+    EXPECT_EQ(a[0].votes, 1u);
+  }
+  int messages = 0;
+  while (GstMessage* m = gst_bus_pop_filtered(bus_, GST_MESSAGE_ELEMENT)) {
+    messages += gst_message_has_name(m, "taconite-identity");
+    gst_message_unref(m);
+  }
+  EXPECT_EQ(messages, 2);
+}
+
+// Issue 30: a decided track keeps its label against one bad frame, however good its quality; a
+// challenger with min-votes (default 2) votes and the most quality-weighted votes takes it.
+TEST_F(IdentifyHarnessTest, OneBadFrameNeverFlipsALabelAChallengerWithMinVotesDoes) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}, {"bob", {unit_axis(1)}}});
+  start("gallery=\"" + people.string() + "\"");
+  EXPECT_EQ(push(0, {{5, unit_axis(0), false, {}, 0.3}}).at(0).label, "alice");
+  EXPECT_EQ(push(1, {{5, unit_axis(1), false, {}, 0.9}}).at(0).label, "alice") << "one frame flipped the label";
+  EXPECT_EQ(push(2, {{5, unit_axis(1), false, {}, 0.9}}).at(0).label, "bob");
+  // With min-votes 3 the same two frames are not enough.
+  g_object_set(identify_, "min-votes", 3u, nullptr);
+  push(3, {{6, unit_axis(0), false, {}, 0.3}});
+  push(4, {{6, unit_axis(1), false, {}, 0.9}});
+  EXPECT_EQ(push(5, {{6, unit_axis(1), false, {}, 0.9}}).at(0).label, "alice");
+  EXPECT_EQ(push(6, {{6, unit_axis(1), false, {}, 0.9}}).at(0).label, "bob");
 }
 
 // Issue 23: faces without a usable embedding (skipped, empty here): a tracked one shows its track's
@@ -861,6 +913,105 @@ TEST_F(IdentifyHarnessTest, ReadyOnlyPropertiesAreNotChangedWhilePlaying) {
   EXPECT_EQ(max_age, guint64(30 * 24 * 3600));
   EXPECT_DOUBLE_EQ(threshold, 0.9);
   g_free(path);
+}
+
+// A unit vector at cosine `c` to axis 0 (the rest on axis 1).
+std::vector<float> at_cosine(float c) {
+  std::vector<float> v(kDim, 0.0f);
+  v[0] = c;
+  v[1] = std::sqrt(1.0f - c * c);
+  return v;
+}
+
+// Issue 30: threshold unset is the model's: the tiny ONNX embedder's description recommends 0.42,
+// so a face at 0.41 is unknown with model= and known with the fallback 0.4 without it; a threshold
+// set wins. The start says which in an INFO message, and the property reads the threshold in use.
+class IdentifyThresholdTest : public IdentifyHarnessTest {
+ protected:
+  void SetUp() override {
+    IdentifyHarnessTest::SetUp();
+    const char* dir = std::getenv("TACONITE_TEST_ONNX_DIR");
+    if (dir == nullptr || *dir == '\0') GTEST_SKIP() << "TACONITE_TEST_ONNX_DIR not set (meson test sets it)";
+    onnx_ = fs::path(dir) / "tiny.onnx";
+    ASSERT_TRUE(fs::exists(onnx_)) << "build the onnx-test-models target";
+    auto fingerprint = gallery::fingerprint_model(onnx_);
+    ASSERT_TRUE(fingerprint.ok()) << fingerprint.error().message;
+    people_ = make_gallery("people.db", {{"alice", {unit_axis(0)}}}, fingerprint.value());
+    model_name_ = fingerprint.value().model;
+  }
+  // The label of a face at cosine 0.41 to alice, and the threshold the element reads, with `properties`.
+  std::pair<std::string, double> judge(const std::string& properties) {
+    start("gallery=\"" + people_.string() + "\" " + properties);
+    const std::string label = push(0, {{5, at_cosine(0.41f)}}).at(0).label;
+    double threshold = 0;
+    g_object_get(identify_, "threshold", &threshold, nullptr);
+    return {label, threshold};
+  }
+  // The start's INFO message (a restart with the bus attached: the first start had none).
+  std::string start_info() {
+    gst_element_set_state(h_->element, GST_STATE_NULL);
+    gst_bus_set_flushing(bus_, FALSE);
+    EXPECT_NE(gst_element_set_state(h_->element, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+    std::string text;
+    while (GstMessage* m = gst_bus_pop_filtered(bus_, GST_MESSAGE_INFO)) {
+      GError* e = nullptr;
+      gst_message_parse_info(m, &e, nullptr);
+      if (std::string(e->message).starts_with("Match threshold")) text = e->message;
+      g_error_free(e);
+      gst_message_unref(m);
+    }
+    return text;
+  }
+  fs::path onnx_, people_;
+};
+
+TEST_F(IdentifyThresholdTest, UnsetIsTheModelsRecommendation) {
+  const auto [label, threshold] = judge("model=\"" + onnx_.string() + "\"");
+  EXPECT_EQ(label, "unknown");
+  EXPECT_NEAR(threshold, 0.42, 1e-12);
+  const std::string info = start_info();
+  EXPECT_NE(info.find("0.42"), std::string::npos) << info;
+  EXPECT_NE(info.find("the model's recommended threshold"), std::string::npos) << info;
+  EXPECT_NE(info.find(onnx_.string()), std::string::npos) << info;
+}
+
+TEST_F(IdentifyThresholdTest, BundleIsAnAliasOfModel) {
+  const auto [label, threshold] = judge("bundle=\"" + onnx_.string() + "\"");
+  EXPECT_EQ(label, "unknown");
+  EXPECT_NEAR(threshold, 0.42, 1e-12);
+  gchar* model = nullptr;
+  g_object_get(identify_, "model", &model, nullptr);
+  EXPECT_STREQ(model, onnx_.c_str());
+  g_free(model);
+}
+
+TEST_F(IdentifyThresholdTest, WithoutAModelTheFallbackIs04) {
+  const auto [label, threshold] = judge("");
+  EXPECT_EQ(label, "alice");
+  EXPECT_NEAR(threshold, 0.4, 1e-12);
+  EXPECT_NE(start_info().find("fallback: no model set"), std::string::npos);
+}
+
+TEST_F(IdentifyThresholdTest, AThresholdSetWins) {
+  const auto [label, threshold] = judge("model=\"" + onnx_.string() + "\" threshold=0.405");
+  EXPECT_EQ(label, "alice");
+  EXPECT_NEAR(threshold, 0.405, 1e-12);
+  EXPECT_NE(start_info().find("the threshold property"), std::string::npos);
+}
+
+TEST_F(IdentifyThresholdTest, ADescriptionWithABadThresholdFailsTheStartNamingItsField) {
+  const fs::path proc = dir_ / "bad-threshold.json";
+  std::ifstream in(fs::path(onnx_).replace_extension(".json"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = text.find("0.42");
+  ASSERT_NE(at, std::string::npos);
+  std::ofstream(proc) << text.replace(at, 4, "1.5");
+  GstElement* identify = gst_element_factory_make("taconiteidentify", nullptr);
+  g_object_set(identify, "gallery", people_.c_str(), "model", onnx_.c_str(), "model-proc", proc.c_str(), nullptr);
+  const gsttest::StartFailure failure = gsttest::start_paused(identify);
+  EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(failure.debug.find(proc.string()), std::string::npos) << failure.debug;
+  EXPECT_NE(failure.debug.find("threshold"), std::string::npos) << failure.debug;
 }
 
 // Issue 20 item 17: the first HNSW build does not hold the start: exact search serves until the
@@ -1126,22 +1277,26 @@ std::vector<gallery::UnknownFaceRow> kept_unknowns(const std::string& location) 
 }
 
 // A track evicted decided unknown is stored once, with its best face (by quality): its embedding,
-// nearest identity (below the threshold), stream, track id, time span and a 112x112 JPEG; a known
-// track and a track that ended pending (too few votes) are not.
+// nearest identity (below the threshold), stream, track id, time span and a 112x112 JPEG; a track
+// embedded once (best-shot) is decided on that one embedding and kept too; a known track and a track
+// that ended pending (never embedded) are not.
 TEST_F(IdentifyHarnessTest, KeepUnknownsStoresATrackThatEndsUnknownOnceWithItsBestFace) {
   const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}, {"bob", {unit_axis(1)}}});
-  start("gallery=\"" + people.string() + "\" keep-unknowns=true min-votes=2 track-timeout=2 stream=door1");
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true track-timeout=2 stream=door1");
   const std::vector<float> best = mostly(3, 1, 0.3f);
-  push(0, {{5, mostly(3, 1, 0.1f), false, {}, 0.2}, {6, unit_axis(0)}, {7, unit_axis(4)}});
+  push(0, {{5, mostly(3, 1, 0.1f), false, {}, 0.2}, {6, unit_axis(0)}, {7, unit_axis(4)}, {8, {}}});
   push(1, {{5, best, false, {}, 0.9}, {6, unit_axis(0)}});
   ASSERT_EQ(push(2, {{5, mostly(3, 1, 0.2f), false, {}, 0.5}, {6, unit_axis(0)}}).at(0).label_state, "unknown");
   for (int frame = 3; frame < 6; ++frame) push(frame, {});  // the tracks time out
-  ASSERT_TRUE(wait_for_counter("unknowns-kept", 1));    // written while playing, not at stop
+  ASSERT_TRUE(wait_for_counter("unknowns-kept", 2));    // written while playing, not at stop
   stop();
-  EXPECT_EQ(counter("unknowns-kept"), 1u);
+  EXPECT_EQ(counter("unknowns-kept"), 2u);
   EXPECT_EQ(counter("unknowns-dropped"), 0u);
-  const std::vector<gallery::UnknownFaceRow> rows = kept_unknowns(people);
-  ASSERT_EQ(rows.size(), 1u);
+  std::vector<gallery::UnknownFaceRow> rows = kept_unknowns(people);
+  ASSERT_EQ(rows.size(), 2u);
+  std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.track_id < y.track_id; });
+  EXPECT_EQ(rows[1].track_id, 7);  // its one embedding decided it unknown
+  EXPECT_EQ(rows[1].embedding, unit_axis(4));
   const gallery::UnknownFaceRow& r = rows[0];
   EXPECT_EQ(r.stream, "door1");
   EXPECT_EQ(r.track_id, 5);
@@ -1463,6 +1618,34 @@ TEST_F(IdentifyTest, UnknownTrackIsKeptOnceWithItsAlignedPicture) {
   const gint64 track = main_track(observed);
   ASSERT_GE(track, 0) << "no tracked face";
   expect_unknown_tracks_kept(kept, "cam-test", result, track);
+}
+
+// Issue 30: the recommended front end (taconitedetect YuNet, taconitetrack, best-shot embedding:
+// about one embedding per track) decides messi's track on its embedding, unknown to the astronaut
+// gallery, and keep-unknowns keeps it (it ended pending before, and nothing was kept).
+TEST_F(IdentifyTest, BestShotUnknownTrackIsKeptWithTheYuNetFrontEnd) {
+  if (!fs::exists(env("TACONITE_YUNET_MODEL")))
+    GTEST_SKIP() << "no YuNet model at '" << env("TACONITE_YUNET_MODEL") << "' (../shared/models)";
+  const std::string kept = (dir_ / "unknowns-best-shot.db").string();
+  fs::copy_file(gallery("astronaut"), kept);
+  Observed observed;
+  PipelineRun result;
+  run(messi_, 16, "gallery=\"" + kept + "\" keep-unknowns=true stream=cam-best", observed, result, 1, yunet_front());
+  ASSERT_EQ(result.error, "");
+  EXPECT_TRUE(result.warnings.empty()) << result.warnings.front();
+  const gint64 track = main_track(observed);
+  ASSERT_GE(track, 0) << "no tracked face";
+  // Decided from its first embedding on: once labelled, labelled on every later frame showing it.
+  bool labelled = false;
+  for (const auto& frame : observed.labels)
+    if (const auto it = frame.find(track); it != frame.end()) {
+      if (labelled) {
+        EXPECT_EQ(it->second, "unknown");
+      }
+      labelled = labelled || !it->second.empty();
+    }
+  EXPECT_TRUE(labelled);
+  expect_unknown_tracks_kept(kept, "cam-best", result, track);
 }
 
 // The same into a PostgreSQL gallery (tests/gallery/test_gallery_postgres.py gives the database).

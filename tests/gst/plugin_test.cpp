@@ -141,7 +141,8 @@ TEST_F(PluginTest, RegistersTaconiteidentifyWithDocumentedProperties) {
   GstElement* element = create_element("taconiteidentify", "Filter/Analyzer/Video");
   ASSERT_NE(element, nullptr);
   const std::vector<std::string> ours = own_documented_properties(element);
-  EXPECT_EQ(ours, (std::vector<std::string>{"gallery", "bundle", "threshold", "top-k", "vote-window", "min-votes",
+  EXPECT_EQ(ours, (std::vector<std::string>{"gallery", "model", "bundle", "model-proc", "threshold", "top-k",
+                                            "vote-window", "min-votes",
                                             "stream", "track-id-param", "track-timeout", "poll-interval",
                                             "approximate-above", "ef-search", "post-messages", "search-budget",
                                             "keep-unknowns", "unknowns-max-count", "unknowns-max-age",

@@ -177,6 +177,7 @@ TEST_F(TrackEventsTest, NewUpdateOnDecisionEndWhenLostWithDwellAndFrames) {
   EXPECT_EQ(json_object_get_int_member(e[2], "label_id"), 3);
   EXPECT_DOUBLE_EQ(json_object_get_double_member(e[2], "confidence"), 0.8);
   EXPECT_EQ(json_object_get_int_member(e[2], "frames"), 5);
+  EXPECT_TRUE(json_object_get_boolean_member(e[2], "identified"));
   EXPECT_DOUBLE_EQ(json_object_get_double_member(e[2], "dwell_s"), 4.0 * kFrame / GST_SECOND);
   for (JsonObject* o : e) EXPECT_EQ(track(o), 7);
   EXPECT_EQ(counter(h_->element, "messages-published"), 3u);
@@ -198,8 +199,41 @@ TEST_F(TrackEventsTest, EveryOpenTrackEndsAtEos) {
   for (JsonObject* o : {e[2], e[3]}) {
     EXPECT_EQ(text(o, "reason"), "eos");
     EXPECT_EQ(text(o, "label_state"), "null") << "no identity param: no taconiteidentify";
+    EXPECT_TRUE(json_object_get_null_member(o, "identified")) << "nothing to say without taconiteidentify";
     EXPECT_EQ(json_object_get_int_member(o, "frames"), track(o) == 1 ? 1 : 2);
   }
+}
+
+// Issue 30: a track never ends pending. One taconiteidentify never judged (it left before any of its
+// embeddings was searched) ends unknown with identified=false; decided ones end as decided.
+TEST_F(TrackEventsTest, ATrackNeverJudgedEndsUnknownNotPending) {
+  start({{"messages", "tracks"}, {"track-timeout", "1"}});
+  push(0, {{4, -1, "pending"}, {7, -1, "pending"}, {8, -1, "unknown", "unknown", -1}});
+  push(1, {{4, -1, "pending"}, {7, -1, "known", "alice", 3}, {8, -1, "unknown", "unknown", -1}});
+  push(2, {{7, -1, "known", "alice", 3}});
+  push(3, {{7, -1, "known", "alice", 3}});  // track 4 and 8 are lost here
+  eos();
+  std::map<gint64, JsonObject*> ends;
+  for (JsonObject* o : events()) {
+    if (kind(o) == "new" && track(o) == 4) {
+      EXPECT_EQ(text(o, "label_state"), "pending");  // while it lasts
+    }
+    if (kind(o) == "end") ends[track(o)] = o;
+  }
+  ASSERT_EQ(ends.size(), 3u);
+  JsonObject* never = ends.at(4);
+  EXPECT_EQ(text(never, "reason"), "lost");
+  EXPECT_EQ(text(never, "label_state"), "unknown");
+  EXPECT_EQ(text(never, "label"), "unknown");
+  EXPECT_EQ(json_object_get_int_member(never, "label_id"), -1);
+  EXPECT_TRUE(json_object_get_null_member(never, "confidence")) << "no similarity was judged";
+  EXPECT_FALSE(json_object_get_boolean_member(never, "identified"));
+  EXPECT_EQ(text(ends.at(7), "label_state"), "known");
+  EXPECT_EQ(text(ends.at(7), "reason"), "eos");
+  EXPECT_TRUE(json_object_get_boolean_member(ends.at(7), "identified"));
+  EXPECT_EQ(text(ends.at(8), "label_state"), "unknown");
+  EXPECT_DOUBLE_EQ(json_object_get_double_member(ends.at(8), "confidence"), 0.8);
+  EXPECT_TRUE(json_object_get_boolean_member(ends.at(8), "identified"));
 }
 
 TEST_F(TrackEventsTest, EveryOpenTrackEndsOnFlush) {

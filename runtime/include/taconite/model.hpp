@@ -156,6 +156,13 @@ class TACONITE_API Model {
   // The model's recommended cosine match threshold: the description's `threshold`; none for a bundle
   // or a description without one.
   std::optional<double> recommended_threshold() const;
+  // The same without loading the model (no network is read or run): for an ONNX file its
+  // description's `threshold` (`model_proc`, empty = beside the model; read and checked as load()
+  // reads it), none for a bundle (not read) or a description without one. Errors: Io (the
+  // description unreadable, named), Bundle (malformed, naming the file and the field), Device (a
+  // build without the opencv-dnn backend).
+  static Result<std::optional<double>> read_recommended_threshold(const std::filesystem::path& path,
+                                                                  const std::filesystem::path& model_proc = {});
   std::string backend() const;         // the backend actually running, e.g. "cpu-reference"
   std::string backend_reason() const;  // why that backend was chosen (for `auto`), and its precision
   std::string precision() const;       // the numerics running: "f32", "bf16" or "bf16-exact" (kPrecision*)
