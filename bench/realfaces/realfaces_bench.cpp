@@ -1,14 +1,16 @@
 // realfaces-bench: the real ONNX face embedders of ../shared/realfaces measured through the
-// product's own front end (bench/realfaces/photo_faces.hpp), without GStreamer:
+// product's own front end (tools/faces, as taconite-gallery enroll finds faces; bench/realfaces/
+// photo_faces.hpp), without GStreamer:
 //   1. 1:1 verification on every pair of photos (same person = genuine; each impostor photo its own
 //      person): AUC, EER, TAR at FAR 1e-2 and 1e-3 with their thresholds, score percentiles, and the
 //      threshold recommended for the model (the one at FAR 1e-3);
-//   2. the same with the faces aligned on YuNet's 5 points and on dlib HOG + 68 -> 5 points, with
+//   2. the same with the faces aligned on YuNet's 5 points (`enroll --detector`, as taconitedetect)
+//      and on dlib HOG + 68 -> 5 points (`enroll`'s default), with
 //      how many photos each finds a face in (and both on the photos both find);
 //   3. ms per face of each model at batch 1 and 8 beside an IR-18 bundle on the `cpu` backend, in
 //      interleaved rounds of the same process (medians), on the same aligned faces.
 // A table on stdout; with --json the same as one JSON object (the project's writer); with --plot the
-// YuNet-aligned score histograms of both models as a PNG. --scratch (default a temporary directory)
+// YuNet-aligned score histograms of both models as a PNG (tools/plot, as calibrate --plot). --scratch (default a temporary directory)
 // holds the models' links and descriptions and is removed at the end.
 //   realfaces-bench --realfaces DIR --yunet MODEL [--landmarks FILE] [--ir18 BUNDLE] [--threads N]
 //                   [--rounds N] [--timing-faces N] [--json FILE] [--plot FILE.png] [--scratch DIR]
@@ -23,14 +25,18 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "embedding_timing.hpp"
+#include "hog_face_finder.hpp"
+#include "image_file.hpp"
 #include "json_write.hpp"
 #include "photo_faces.hpp"
 #include "real_embedders.hpp"
-#include "score_histogram.hpp"
+#include "score_plot.hpp"
 #include "verification_scores.hpp"
+#include "yunet_face_finder.hpp"
 
 namespace {
 
@@ -211,41 +217,41 @@ int main(int argc, char** argv) {
   const std::string machine = cpu_and_isa();
 
   auto listed = list_photos(args.realfaces / "photos");
-  if (auto* problem = std::get_if<std::string>(&listed)) fail(*problem);
-  const std::vector<Photo> photos = std::get<std::vector<Photo>>(std::move(listed));
+  if (!listed) fail(listed.error().message);
+  const std::vector<Photo> photos = std::move(listed).value();
   std::set<std::string> persons;
   for (const Photo& p : photos) persons.insert(p.person);
   const std::size_t people = persons.size();
 
-  taconite::vision::YuNetOptions yunet_options;
-  yunet_options.threads = args.threads;  // OpenCV's thread count is process-wide: the models' too
-  auto yunet = taconite::vision::YuNetDetector::load(args.yunet.string(), yunet_options);
-  if (auto* problem = std::get_if<std::string>(&yunet)) fail(*problem);
-  auto& detector = *std::get<std::unique_ptr<taconite::vision::YuNetDetector>>(yunet);
-  auto dlib = DlibPoints::load(args.landmarks.string());
-  if (auto* problem = std::get_if<std::string>(&dlib)) fail(*problem);
-  auto& dlib_points = *std::get<std::unique_ptr<DlibPoints>>(dlib);
+  // Every model here takes 112x112: one aligned face per photo and front end serves them all (each
+  // model normalises it its own way, photo_faces' model_input).
+  const taconite::faces::ModelInput input{112, 112, {}};
+  // OpenCV's thread count is process-wide: YuNet's is the models' too.
+  auto yunet = taconite::faces::YuNetFaceFinder::load(args.yunet.string(), input, args.threads);
+  if (!yunet) fail(yunet.error().message);
+  std::string problem;
+  auto landmarks = taconite::vision::LandmarkModel::load(args.landmarks.string(), &problem);
+  if (!landmarks) fail(problem);
+  taconite::faces::HogFaceFinder hog(std::move(landmarks), input);
 
-  // Every model here takes 112x112: one aligned face per photo and front end serves them all.
   FoundFaces by_yunet, by_dlib;
   std::vector<std::string> missed_yunet, missed_dlib;
   for (std::size_t i = 0; i < photos.size(); ++i) {
-    auto read = read_photo(args.realfaces / "photos" / photos[i].relative);
-    if (auto* problem = std::get_if<std::string>(&read)) fail(*problem);
-    const cv::Mat& bgr = std::get<cv::Mat>(read);
-    const std::pair<std::optional<FivePoints>, FoundFaces*> finds[] = {{yunet_points(detector, bgr), &by_yunet},
-                                                                       {dlib_points.find(bgr), &by_dlib}};
-    for (const auto& [points, found] : finds) {
-      std::optional<cv::Mat> face = points ? aligned_face(bgr, *points, 112, 112) : std::nullopt;
-      if (face) found->photo.push_back(i), found->aligned.push_back(std::move(*face));
-      else (found == &by_yunet ? missed_yunet : missed_dlib).push_back(photos[i].relative);
+    auto bgr = taconite::faces::read_image((args.realfaces / "photos" / photos[i].relative).string());
+    if (!bgr) fail(bgr.error().message);
+    const std::tuple<taconite::faces::FaceFinder*, FoundFaces*, std::vector<std::string>*> finds[] = {
+        {yunet.value().get(), &by_yunet, &missed_yunet}, {&hog, &by_dlib, &missed_dlib}};
+    for (const auto& [finder, found, missed] : finds) {
+      auto face = largest_aligned_face(*finder, bgr.value());
+      if (face) found->photo.push_back(i), found->aligned.push_back(std::move(face).value());
+      else missed->push_back(photos[i].relative + " (" + face.error().message + ")");
     }
   }
   std::printf("%s, %d threads; %zu photos of %zu people (impostors each their own)\n", machine.c_str(), args.threads,
               photos.size(), people);
   std::printf("faces found: YuNet %zu, dlib HOG %zu\n", by_yunet.photo.size(), by_dlib.photo.size());
-  for (const std::string& p : missed_yunet) std::printf("  YuNet found no face in %s\n", p.c_str());
-  for (const std::string& p : missed_dlib) std::printf("  dlib HOG found no face in %s\n", p.c_str());
+  for (const std::string& p : missed_yunet) std::printf("  YuNet aligned no face in %s\n", p.c_str());
+  for (const std::string& p : missed_dlib) std::printf("  dlib HOG aligned no face in %s\n", p.c_str());
 
   if (by_yunet.photo.empty()) fail("YuNet found no face in " + (args.realfaces / "photos").string());
 
@@ -309,12 +315,13 @@ int main(int argc, char** argv) {
   }
 
   if (!args.plot.empty()) {
-    std::vector<HistogramPanel> panels;
+    taconite::plot::ScorePlot plot{"cosine similarity of the pair", "pairs", {}};
     for (const Verification& v : verifications)
       if (v.alignment == "yunet")
         for (const auto& [label, r] : thresholds)
-          if (label == v.model) panels.push_back({v.model + ", YuNet-aligned", &v.scores, r.threshold});
-    if (std::string problem = write_score_histograms(panels, args.plot); !problem.empty()) fail(problem);
+          if (label == v.model) plot.panels.push_back({v.model + ", YuNet-aligned", v.scores.genuine, v.scores.impostor, r.threshold});
+    if (auto written = taconite::plot::write_score_plot(args.plot.string(), plot); !written)
+      fail("--plot " + written.error().message);
     std::printf("\nhistograms: %s\n", args.plot.c_str());
   }
 

@@ -1,18 +1,18 @@
 // The two real ONNX face embedders of ../shared/realfaces (skipped, saying so, without it): they
 // load with the descriptions docs/models.md gives (bench/realfaces/real_embedders.cpp), embed real
-// photos through the product's own YuNet detection and 5-point alignment (bench/realfaces/
-// photo_faces.hpp), batch like they embed one by one, and score two photos of one person above
-// that person against strangers.
+// photos through the product's own YuNet detection and 5-point alignment (tools/faces' YuNet
+// finder, as `taconite-gallery enroll --detector`), batch like they embed one by one, and score
+// two photos of one person above that person against strangers.
 #include <gtest/gtest.h>
 
 #include <string>
-#include <variant>
 #include <vector>
 
+#include "image_file.hpp"
 #include "onnx_test_files.hpp"
-#include "photo_faces.hpp"
 #include "real_embedders.hpp"
 #include "taconite/model.hpp"
+#include "yunet_face_finder.hpp"
 
 namespace {
 
@@ -30,11 +30,12 @@ class RealEmbedders : public ::testing::TestWithParam<RealEmbedder> {
     auto loaded = taconite::realfaces::load_real_embedder(GetParam(), root_, dir_, 0);
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     model_ = loaded.value();
-    auto detector = taconite::vision::YuNetDetector::load(
-        (root_ / ".." / "models" / "face_detection_yunet_2023mar.onnx").string(), {});
-    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<taconite::vision::YuNetDetector>>(detector))
-        << std::get<std::string>(detector);
-    detector_ = std::move(std::get<std::unique_ptr<taconite::vision::YuNetDetector>>(detector));
+    const taconite::Preprocessing p = model_->preprocessing();
+    auto finder = taconite::faces::YuNetFaceFinder::load(
+        (root_ / ".." / "models" / "face_detection_yunet_2023mar.onnx").string(),
+        {p.width, p.height, taconite::vision::normalisation_of(p)});
+    ASSERT_TRUE(finder.ok()) << finder.error().message;
+    finder_ = std::move(finder).value();
   }
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
@@ -42,22 +43,21 @@ class RealEmbedders : public ::testing::TestWithParam<RealEmbedder> {
 
   // The photo's largest face, YuNet-detected and aligned by its 5 points, normalised as the model says.
   std::vector<float> aligned_face(const std::string& relative) {
-    auto read = taconite::realfaces::read_photo(root_ / "photos" / relative);
-    EXPECT_TRUE(std::holds_alternative<cv::Mat>(read)) << std::get<std::string>(read);
-    if (!std::holds_alternative<cv::Mat>(read)) return {};
-    const cv::Mat& bgr = std::get<cv::Mat>(read);
-    const auto five = taconite::realfaces::yunet_points(*detector_, bgr);
-    EXPECT_TRUE(five.has_value()) << relative << ": YuNet found no face";
-    if (!five) return {};
-    const taconite::Preprocessing p = model_->preprocessing();
-    const auto face = taconite::realfaces::aligned_face(bgr, *five, p.width, p.height);
-    EXPECT_TRUE(face.has_value()) << relative;
-    return face ? taconite::realfaces::model_input(*face, p) : std::vector<float>();
+    auto bgr = taconite::faces::read_image((root_ / "photos" / relative).string());
+    EXPECT_TRUE(bgr.ok()) << bgr.error().message;
+    if (!bgr) return {};
+    auto found = finder_->find(bgr.value());
+    EXPECT_TRUE(found.ok() && !found.value().empty()) << relative << ": YuNet found no face";
+    std::vector<float> chw;
+    if (!found || found.value().empty()) return chw;
+    auto aligned = finder_->model_input(0, chw);  // the largest face
+    EXPECT_TRUE(aligned.ok()) << relative << ": " << aligned.error().message;
+    return chw;
   }
 
   fs::path root_, dir_;
   std::shared_ptr<const taconite::Model> model_;
-  std::unique_ptr<taconite::vision::YuNetDetector> detector_;
+  std::unique_ptr<taconite::faces::YuNetFaceFinder> finder_;
 };
 
 TEST_P(RealEmbedders, TheSamePersonScoresAboveStrangersAndABatchEqualsSingleFaces) {

@@ -1,5 +1,6 @@
 // 1:1 verification on the real photos of ../shared/realfaces through the product's own detection
-// and alignment (YuNet's 5 points, the similarity warp, each model's own normalisation), with both
+// and alignment (tools/faces' YuNet finder, as `taconite-gallery enroll --detector` and
+// taconitedetect find faces: YuNet's 5 points, the similarity warp, each model's own normalisation), with both
 // real ONNX embedders: every pair of the 162 photos scored (same person genuine, each impostor
 // photo its own person), and the issue-30 targets asserted: TAR >= 0.95 at FAR 1e-3 and 1e-2.
 // Exits 77 (skipped), saying why, without ../shared/realfaces or the YuNet model.
@@ -11,9 +12,11 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "image_file.hpp"
 #include "photo_faces.hpp"
 #include "real_embedders.hpp"
 #include "verification_scores.hpp"
+#include "yunet_face_finder.hpp"
 
 namespace {
 
@@ -40,25 +43,15 @@ const AlignedPhotos& aligned_photos() {
   static const AlignedPhotos set = [] {
     AlignedPhotos s;
     auto listed = list_photos(realfaces_dir() / "photos");
-    if (auto* problem = std::get_if<std::string>(&listed)) return s.problems.push_back(*problem), s;
-    s.photos = std::get<std::vector<Photo>>(std::move(listed));
-    taconite::vision::YuNetOptions options;
-    options.threads = 2;
-    auto loaded = taconite::vision::YuNetDetector::load(yunet_model().string(), options);
-    if (auto* problem = std::get_if<std::string>(&loaded)) return s.problems.push_back(*problem), s;
-    auto& detector = *std::get<std::unique_ptr<taconite::vision::YuNetDetector>>(loaded);
+    if (!listed) return s.problems.push_back(listed.error().message), s;
+    s.photos = std::move(listed).value();
+    auto finder = taconite::faces::YuNetFaceFinder::load(yunet_model().string(), {112, 112, {}}, 2);
+    if (!finder) return s.problems.push_back(finder.error().message), s;
     for (const Photo& photo : s.photos) {
-      auto read = read_photo(realfaces_dir() / "photos" / photo.relative);
-      if (auto* problem = std::get_if<std::string>(&read)) {
-        s.problems.push_back(*problem);
-        s.aligned.emplace_back();
-        continue;
-      }
-      const cv::Mat& bgr = std::get<cv::Mat>(read);
-      const std::optional<FivePoints> points = yunet_points(detector, bgr);
-      std::optional<cv::Mat> face = points ? aligned_face(bgr, *points, 112, 112) : std::nullopt;
-      if (!face) s.problems.push_back(photo.relative + ": no face aligned from YuNet's points");
-      s.aligned.push_back(face.value_or(cv::Mat()));
+      auto bgr = taconite::faces::read_image((realfaces_dir() / "photos" / photo.relative).string());
+      auto face = bgr ? largest_aligned_face(*finder.value(), bgr.value()) : taconite::Result<cv::Mat>(bgr.error());
+      if (!face) s.problems.push_back(photo.relative + ": " + face.error().message);
+      s.aligned.push_back(face ? std::move(face).value() : cv::Mat());
     }
     return s;
   }();

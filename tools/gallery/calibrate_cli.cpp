@@ -51,8 +51,8 @@ Result<gallery::OpenSetScores> gallery_scores(const GalleryStore& store, std::si
 
 // Every face of every photo of the directory against the gallery.
 Result<Impostors> impostors_from_images(const std::string& dir, const gallery::OpenSetScores& scores,
-                                        ImageFaces& images, const std::function<void(const std::string&)>& warn) {
-  Result<std::vector<std::filesystem::path>> files = directory_images(dir);
+                                        faces::ImageFaces& images, const std::function<void(const std::string&)>& warn) {
+  Result<std::vector<std::filesystem::path>> files = faces::directory_images(dir);
   if (!files) return Error{files.error().kind, "--impostors " + files.error().message};
   Impostors out;
   out.source = kFromImages;
@@ -66,7 +66,7 @@ Result<Impostors> impostors_from_images(const std::string& dir, const gallery::O
       continue;
     }
     for (std::size_t face = 0; face < images.faces().size(); ++face) {
-      Result<ImageFace> embedded = images.embed(face);
+      Result<faces::ImageFace> embedded = images.embed(face);
       const std::optional<float> best = embedded ? scores.best_score(embedded.value().embedding) : std::nullopt;
       if (!best) {
         warn("skipped face #" + std::to_string(face) + " of " +
@@ -153,7 +153,7 @@ void report_text(const gallery::Calibration& c, const CalibrateOptions& o, const
 
 }  // namespace
 
-gallery::Status calibrate(const CalibrateOptions& o, const GalleryStore& store, ImageFaces* images,
+gallery::Status calibrate(const CalibrateOptions& o, const GalleryStore& store, faces::ImageFaces* images,
                           const std::function<void(const std::string&)>& warn) {
   std::size_t left_out = 0;
   Result<gallery::OpenSetScores> scores = gallery_scores(store, left_out);
@@ -180,10 +180,13 @@ gallery::Status calibrate(const CalibrateOptions& o, const GalleryStore& store, 
   Result<gallery::Calibration> c = gallery::calibrate_threshold(genuine.probes, impostors.value().scores, o.target_fpir);
   if (!c) return c.error();
   if (!o.plot.empty()) {
-    std::vector<float> genuine_scores;
+    std::vector<double> genuine_scores;
     for (const gallery::GenuineProbe& p : genuine.probes) genuine_scores.push_back(p.true_best);
-    if (gallery::Status s = write_score_plot(o.plot, genuine_scores, impostors.value().scores, c.value().threshold); !s)
-      return s;
+    const std::vector<double> impostor_scores(impostors.value().scores.begin(), impostors.value().scores.end());
+    const plot::ScorePlot scores_plot{"cosine similarity of the best identity", "probes",
+                                      {{"", genuine_scores, impostor_scores, c.value().threshold}}};
+    if (gallery::Status s = plot::write_score_plot(o.plot, scores_plot); !s)
+      return Error{s.error().kind, "--plot " + s.error().message};
   }
   if (o.json)
     std::printf("%s\n", report_json(c.value(), o, impostors.value(), genuine, left_out).c_str());

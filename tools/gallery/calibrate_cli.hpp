@@ -24,7 +24,7 @@ struct CalibrateOptions {
 // Runs the calibration and prints its report. `images` finds and embeds the impostor photos
 // (needed only with options.impostors); `warn` prints one warning (an impostor photo skipped, the
 // impostors' source).
-gallery::Status calibrate(const CalibrateOptions& options, const gallery::GalleryStore& store, ImageFaces* images,
+gallery::Status calibrate(const CalibrateOptions& options, const gallery::GalleryStore& store, faces::ImageFaces* images,
                           const std::function<void(const std::string&)>& warn);
 
 }  // namespace taconite::gallery_cli

@@ -29,7 +29,7 @@ constexpr std::size_t kMaxCaptionChars = 40;
 // The crop as a tile; empty when there is none or it does not decode.
 cv::Mat decode_tile(const std::vector<unsigned char>& jpeg) {
   if (jpeg.empty()) return {};
-  Result<ImageSize> size = read_image_size(jpeg);
+  Result<faces::ImageSize> size = faces::read_image_size(jpeg);
   if (!size || size.value().width > kMaxCropSide || size.value().height > kMaxCropSide) return {};
   cv::Mat crop;
   try {

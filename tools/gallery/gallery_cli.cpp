@@ -304,21 +304,21 @@ Result<std::size_t> choose_face(const std::string& path, const std::vector<visio
 // enroll, match and calibrate --impostors.
 struct FrontEnd {
   IrEmbedder engine;
-  std::unique_ptr<gallery_cli::FaceFinder> finder;
+  std::unique_ptr<faces::FaceFinder> finder;
 };
 
-Result<std::unique_ptr<gallery_cli::FaceFinder>> load_finder(const Options& o, const IrEmbedder& engine) {
-  const gallery_cli::ModelInput input = gallery_cli::model_input_of(engine);
-  if (o.aligned) return std::unique_ptr<gallery_cli::FaceFinder>(std::make_unique<gallery_cli::AlignedFaceFinder>(input));
+Result<std::unique_ptr<faces::FaceFinder>> load_finder(const Options& o, const IrEmbedder& engine) {
+  const faces::ModelInput input = faces::model_input_of(engine);
+  if (o.aligned) return std::unique_ptr<faces::FaceFinder>(std::make_unique<faces::AlignedFaceFinder>(input));
   if (!o.detector.empty()) {
-    Result<std::unique_ptr<gallery_cli::YuNetFaceFinder>> yunet = gallery_cli::YuNetFaceFinder::load(o.detector, input);
-    if (!yunet) return yunet.error();
-    return std::unique_ptr<gallery_cli::FaceFinder>(std::move(yunet.value()));
+    Result<std::unique_ptr<faces::YuNetFaceFinder>> yunet = faces::YuNetFaceFinder::load(o.detector, input);
+    if (!yunet) return Error{yunet.error().kind, "--detector: " + yunet.error().message};
+    return std::unique_ptr<faces::FaceFinder>(std::move(yunet.value()));
   }
   std::string problem;
   std::shared_ptr<const vision::LandmarkModel> landmarks = vision::LandmarkModel::load(o.landmarks, &problem);
   if (!landmarks) return Error{ErrorKind::Io, problem};
-  return std::unique_ptr<gallery_cli::FaceFinder>(std::make_unique<gallery_cli::HogFaceFinder>(std::move(landmarks), input));
+  return std::unique_ptr<faces::FaceFinder>(std::make_unique<faces::HogFaceFinder>(std::move(landmarks), input));
 }
 
 Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
@@ -331,7 +331,7 @@ Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
   load.model_proc = o.model_proc;
   Result<IrEmbedder> engine = IrEmbedder::load(o.bundle, load);
   if (!engine) return engine.error();
-  Result<std::unique_ptr<gallery_cli::FaceFinder>> finder = load_finder(o, engine.value());
+  Result<std::unique_ptr<faces::FaceFinder>> finder = load_finder(o, engine.value());
   if (!finder) return finder.error();
   return FrontEnd{std::move(engine.value()), std::move(finder.value())};
 }
@@ -354,7 +354,7 @@ int enroll(const Options& o) {
   if (!store) return fail(store.error());
   Result<FrontEnd> front = load_front_end(o, store.value());
   if (!front) return fail(front.error());
-  gallery_cli::ImageFaces images(front.value().engine, *front.value().finder);
+  faces::ImageFaces images(front.value().engine, *front.value().finder);
 
   // Every image named or found in a directory, in order.
   std::vector<std::string> files;
@@ -364,7 +364,7 @@ int enroll(const Options& o) {
       files.push_back(arg);
       continue;
     }
-    Result<std::vector<fs::path>> listed = gallery_cli::directory_images(arg);
+    Result<std::vector<fs::path>> listed = faces::directory_images(arg);
     if (!listed) return fail(listed.error());
     for (const fs::path& p : listed.value()) files.push_back(p.string());
   }
@@ -377,8 +377,8 @@ int enroll(const Options& o) {
     progress(i, files.size(), fs::path(files[i]).filename().string());
     gallery::Status loaded = images.load(files[i]);
     Result<std::size_t> face = loaded ? choose_face(files[i], images.faces(), o) : Result<std::size_t>(loaded.error());
-    Result<gallery_cli::ImageFace> embedded =
-        face ? images.embed(face.value()) : Result<gallery_cli::ImageFace>(face.error());
+    Result<faces::ImageFace> embedded =
+        face ? images.embed(face.value()) : Result<faces::ImageFace>(face.error());
     if (!embedded) {
       if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\n");
       warn("skipped " + embedded.error().message);
@@ -415,11 +415,11 @@ int match(const Options& o) {
   index_options.hnsw_ef_search = o.ef_search;
   Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(store.value(), index_options);
   if (!index) return fail(index.error());
-  gallery_cli::ImageFaces images(front.value().engine, *front.value().finder);
+  faces::ImageFaces images(front.value().engine, *front.value().finder);
   if (gallery::Status s = images.load(o.args[0]); !s) return fail(s.error());
   Result<std::size_t> face = choose_face(o.args[0], images.faces(), o);
   if (!face) return fail(face.error());
-  Result<gallery_cli::ImageFace> embedded = images.embed(face.value());
+  Result<faces::ImageFace> embedded = images.embed(face.value());
   if (!embedded) return fail(embedded.error());
   const std::vector<gallery::IdentityMatch> matches = index.value().search(embedded.value().embedding, o.top_k);
   if (matches.empty()) std::printf("no match: the gallery is empty\n");
@@ -496,7 +496,7 @@ int calibrate(const Options& o) {
   Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
   if (!store) return fail(store.error());
   std::optional<FrontEnd> front;
-  std::optional<gallery_cli::ImageFaces> images;
+  std::optional<faces::ImageFaces> images;
   if (!o.calibration.impostors.empty()) {
     Result<FrontEnd> loaded = load_front_end(o, store.value());
     if (!loaded) return fail(loaded.error());

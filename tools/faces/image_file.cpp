@@ -7,7 +7,7 @@
 #include "common/failure.hpp"
 #include "image_header.hpp"
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 Result<cv::Mat> read_image(const std::string& path) {
   // Read through one descriptor opened without blocking: a FIFO is refused, not waited on, and
@@ -44,4 +44,4 @@ Result<cv::Mat> read_image(const std::string& path) {
   return image;
 }
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

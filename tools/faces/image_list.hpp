@@ -7,7 +7,7 @@
 
 #include "taconite/error.hpp"
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 inline constexpr std::size_t kMaxDirectoryImages = 100000;
 
@@ -17,4 +17,4 @@ bool has_image_extension(const std::filesystem::path& p);
 // The directory's images, sorted; an error naming it when it cannot be listed or holds too many.
 Result<std::vector<std::filesystem::path>> directory_images(const std::filesystem::path& dir);
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

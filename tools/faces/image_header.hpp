@@ -9,7 +9,7 @@
 
 #include "taconite/error.hpp"
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 struct ImageSize {
   std::int64_t width = 0, height = 0;
@@ -20,4 +20,4 @@ struct ImageSize {
 // Input error for another format, or a header that is cut short or gives no size.
 Result<ImageSize> read_image_size(std::span<const std::uint8_t> file);
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

@@ -9,7 +9,7 @@
 
 #include "taconite/error.hpp"
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 inline constexpr long long kMaxImagePixels = 64LL << 20;  // larger images are refused (memory bound)
 inline constexpr std::uint64_t kMaxImageFileBytes = std::uint64_t{512} << 20;
@@ -17,4 +17,4 @@ inline constexpr std::uint64_t kMaxImageFileBytes = std::uint64_t{512} << 20;
 // The image at `path`, decoded as 8-bit BGR. Errors name the path and the reason.
 Result<cv::Mat> read_image(const std::string& path);
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

@@ -5,19 +5,18 @@
 
 #include "face_finder.hpp"
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 class AlignedFaceFinder final : public FaceFinder {
  public:
-  explicit AlignedFaceFinder(const ModelInput& input) : input_(input) {}
+  explicit AlignedFaceFinder(const ModelInput& input) : FaceFinder(input) {}
 
   // One face, the whole image; an input error for an image of another size than the model's input.
   Result<std::vector<vision::FaceBox>> find(const cv::Mat& bgr) override;
-  gallery::Status model_input(std::size_t index, std::vector<float>& chw) override;
+  Result<cv::Mat> aligned_face(std::size_t index) override;
 
  private:
-  ModelInput input_;
-  cv::Mat rgb_;
+  cv::Mat rgb_;  // released before each find(): a face handed out keeps its pixels
 };
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

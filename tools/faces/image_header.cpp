@@ -3,7 +3,7 @@
 #include <cstring>
 #include <optional>
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 namespace {
 
@@ -174,4 +174,4 @@ Result<ImageSize> read_image_size(std::span<const std::uint8_t> file) {
   return *found;
 }
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

@@ -6,15 +6,17 @@
 #include "rgb_conversion.hpp"
 #include "similarity_alignment.hpp"
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 YuNetFaceFinder::YuNetFaceFinder(std::unique_ptr<vision::YuNetDetector> detector, const ModelInput& input)
-    : detector_(std::move(detector)), input_(input) {}
+    : FaceFinder(input), detector_(std::move(detector)) {}
 
 Result<std::unique_ptr<YuNetFaceFinder>> YuNetFaceFinder::load(const std::string& model_path,
-                                                               const ModelInput& input) {
-  auto loaded = vision::YuNetDetector::load(model_path, vision::YuNetOptions{});
-  if (auto* problem = std::get_if<std::string>(&loaded)) return Error{ErrorKind::Input, "--detector: " + *problem};
+                                                               const ModelInput& input, int threads) {
+  vision::YuNetOptions options;
+  options.threads = threads;
+  auto loaded = vision::YuNetDetector::load(model_path, options);
+  if (auto* problem = std::get_if<std::string>(&loaded)) return Error{ErrorKind::Input, *problem};
   return std::unique_ptr<YuNetFaceFinder>(
       new YuNetFaceFinder(std::move(std::get<std::unique_ptr<vision::YuNetDetector>>(loaded)), input));
 }
@@ -44,7 +46,7 @@ Result<std::vector<vision::FaceBox>> YuNetFaceFinder::find(const cv::Mat& bgr) {
   return boxes;
 }
 
-gallery::Status YuNetFaceFinder::model_input(std::size_t index, std::vector<float>& chw) {
+Result<cv::Mat> YuNetFaceFinder::aligned_face(std::size_t index) {
   if (index >= found_.size()) return Error{ErrorKind::Input, "no face #" + std::to_string(index)};
   std::array<vision::Point2, 5> five;
   for (std::size_t i = 0; i < five.size(); ++i) five[i] = {found_[index].landmarks[i].x, found_[index].landmarks[i].y};
@@ -52,8 +54,7 @@ gallery::Status YuNetFaceFinder::model_input(std::size_t index, std::vector<floa
   const std::optional<cv::Matx23d> to_template =
       vision::checked_alignment(five, image_.cols, image_.rows, input_.width, input_.height, &rejected);
   if (!to_template) return Error{ErrorKind::Input, "the face's landmarks give no alignment (" + rejected + ")"};
-  vision::aligned_face_to_chw(bgr_view(image_), *to_template, input_.width, input_.height, input_.norm, chw);
-  return gallery::Ok{};
+  return vision::aligned_face_rgb(bgr_view(image_), *to_template, input_.width, input_.height);
 }
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

@@ -10,7 +10,7 @@
 #include "face_finder.hpp"
 #include "taconite/taconite.hpp"
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 struct ImageFace {
   std::vector<float> embedding;  // raw network output (not normalised)
@@ -40,4 +40,4 @@ class ImageFaces {
 // The model input the finders make for `engine`.
 ModelInput model_input_of(const IrEmbedder& engine);
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

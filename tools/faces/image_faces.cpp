@@ -4,7 +4,7 @@
 
 #include "image_file.hpp"
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 ModelInput model_input_of(const IrEmbedder& engine) {
   const InputDims dims = engine.input_dims();
@@ -36,4 +36,4 @@ Result<ImageFace> ImageFaces::embed(std::size_t index) {
   return ImageFace{std::move(embedding.value()), std::sqrt(sum)};
 }
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 namespace fs = std::filesystem;
 
@@ -28,4 +28,4 @@ Result<std::vector<fs::path>> directory_images(const fs::path& dir) {
   return files;
 }
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

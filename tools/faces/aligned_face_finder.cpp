@@ -2,9 +2,7 @@
 
 #include <opencv2/imgproc.hpp>
 
-#include "face_preprocess.hpp"
-
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 Result<std::vector<vision::FaceBox>> AlignedFaceFinder::find(const cv::Mat& bgr) {
   rgb_.release();
@@ -16,10 +14,9 @@ Result<std::vector<vision::FaceBox>> AlignedFaceFinder::find(const cv::Mat& bgr)
   return std::vector<vision::FaceBox>{{0, 0, bgr.cols, bgr.rows}};
 }
 
-gallery::Status AlignedFaceFinder::model_input(std::size_t index, std::vector<float>& chw) {
+Result<cv::Mat> AlignedFaceFinder::aligned_face(std::size_t index) {
   if (index != 0 || rgb_.empty()) return Error{ErrorKind::Input, "no face #" + std::to_string(index)};
-  vision::to_normalised_chw(rgb_, input_.width, input_.height, input_.norm, chw);
-  return gallery::Ok{};
+  return rgb_;
 }
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

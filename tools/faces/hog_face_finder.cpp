@@ -6,10 +6,10 @@
 
 #include "similarity_alignment.hpp"
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 HogFaceFinder::HogFaceFinder(std::shared_ptr<const vision::LandmarkModel> landmarks, const ModelInput& input)
-    : landmarks_(std::move(landmarks)), input_(input) {}
+    : FaceFinder(input), landmarks_(std::move(landmarks)) {}
 HogFaceFinder::~HogFaceFinder() = default;
 
 Result<std::vector<vision::FaceBox>> HogFaceFinder::find(const cv::Mat& bgr) {
@@ -32,14 +32,13 @@ Result<std::vector<vision::FaceBox>> HogFaceFinder::find(const cv::Mat& bgr) {
   return faces;
 }
 
-gallery::Status HogFaceFinder::model_input(std::size_t index, std::vector<float>& chw) {
+Result<cv::Mat> HogFaceFinder::aligned_face(std::size_t index) {
   if (index >= found_.size()) return Error{ErrorKind::Input, "no face #" + std::to_string(index)};
   const vision::ImageView view = bgr_view(searched_);
   const std::array<vision::Point2, 5> five = landmarks_->predict(view, found_[index]).five();
   const std::optional<cv::Matx23d> to_template = vision::alignment_transform(five, input_.width, input_.height);
   if (!to_template) return Error{ErrorKind::Input, "the face's landmarks give no alignment"};
-  vision::aligned_face_to_chw(view, *to_template, input_.width, input_.height, input_.norm, chw);
-  return gallery::Ok{};
+  return vision::aligned_face_rgb(view, *to_template, input_.width, input_.height);
 }
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces

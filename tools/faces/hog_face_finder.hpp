@@ -6,7 +6,7 @@
 
 #include "face_finder.hpp"
 
-namespace taconite::gallery_cli {
+namespace taconite::faces {
 
 class HogFaceFinder final : public FaceFinder {
  public:
@@ -16,16 +16,15 @@ class HogFaceFinder final : public FaceFinder {
   // Images whose longer side is at most kUpscaleBelow pixels are searched at twice their size:
   // HOG finds faces of ~80 pixels and up, upscaled ~40 (opencv-doc's messi5.jpg shows a 38-pixel face).
   Result<std::vector<vision::FaceBox>> find(const cv::Mat& bgr) override;
-  gallery::Status model_input(std::size_t index, std::vector<float>& chw) override;
+  Result<cv::Mat> aligned_face(std::size_t index) override;
 
   static constexpr int kUpscaleBelow = 1024;
 
  private:
   std::shared_ptr<const vision::LandmarkModel> landmarks_;
-  ModelInput input_;
   vision::FaceDetector detector_;
   cv::Mat searched_;                         // the (possibly upscaled) image
   std::vector<vision::FaceBox> found_;       // in searched_'s pixels
 };
 
-}  // namespace taconite::gallery_cli
+}  // namespace taconite::faces
