@@ -5,16 +5,19 @@
 # auto: an NPU when one opens, else the fast CPU backend) and print a short summary. The detector is
 # taconitedetect (YuNet DNN, 5 landmarks) with --detector MODEL.onnx (docs/models.md says where to
 # get it), else the slow stock fallback facedetect (Haar) -> taconitelandmarks (dlib).
-#   ./demo.sh [VIDEO] [--bundle DIR] [--backend NAME] [--detector YUNET.onnx] [--output FILE.mp4]
-#             [--gallery G [--threshold T] [--keep-unknowns]]
+#   ./demo.sh [VIDEO] [--model DIR|FILE.onnx [--model-proc FILE.json]] [--backend NAME]
+#             [--detector YUNET.onnx] [--output FILE.mp4] [--gallery G [--threshold T] [--keep-unknowns]]
+# --model (alias --bundle) is an IRON bundle directory or an ONNX face embedder described by a
+# taconite-embedder/1 file (beside it as FILE.json, or --model-proc; docs/models.md).
 # Without VIDEO the video is made from a real photo Debian ships (a frozen image seen through a
 # panning, zooming window, out/synthetic-camera-4s.avi). The frames go to out/faces.jsonl, the
 # per-track events (new / update / end with dwell and best face) to out/tracks.jsonl and each
 # track's best face to out/best-faces/; with --output the video with every face drawn on it
 # (taconiteoverlay) goes to FILE.mp4 (H.264). With --gallery the faces are named from G (a gallery
-# made with build/tools/gallery/taconite-gallery create for the same bundle; --threshold sets
-# taconiteidentify's); --keep-unknowns keeps each track that ends unknown in G for review
-# (taconite-gallery unknowns / name: docs/gstreamer.md, "Keeping unknown faces").
+# made with build/tools/gallery/taconite-gallery create for the same model; --threshold sets
+# taconiteidentify's, default the model's description threshold, else 0.4); --keep-unknowns keeps each
+# track that ends unknown in G for review (taconite-gallery unknowns / name: docs/gstreamer.md,
+# "Keeping unknown faces").
 set -euo pipefail
 cd "$(dirname "$0")"
 bundle=""
@@ -22,17 +25,19 @@ backend=auto
 detector=""
 video_out=""
 gallery_args=()
+model_args=()
 video=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --bundle) bundle="$2"; shift 2 ;;
+    --model|--bundle) bundle="$2"; shift 2 ;;
+    --model-proc) model_args+=(--model-proc "$2"); shift 2 ;;
     --backend) backend="$2"; shift 2 ;;
     --detector) detector="$2"; shift 2 ;;
     --output) video_out="$2"; shift 2 ;;
     --gallery) gallery_args+=(--gallery "$2"); shift 2 ;;
     --threshold) gallery_args+=(--threshold "$2"); shift 2 ;;
     --keep-unknowns) gallery_args+=(--keep-unknowns); shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *)
       # Compatibility: a bundle directory as the only argument.
       if [ -f "$1/manifest.txt" ]; then bundle="$1"; else video+=("$1"); fi
@@ -81,14 +86,15 @@ if [ -n "$video_out" ]; then
   video_args=(--video-out "$video_out")
 fi
 echo "Running pipeline (a): ${video[*]:-synthetic video from astronaut.png} -> $front -> taconitetrack -> taconiteadaface -> taconitepublish (backend $backend)"
-BUILD_DIR="$build" pipelines/publish-video-faces.sh --bundle "$bundle" --backend "$backend" \
+BUILD_DIR="$build" pipelines/publish-video-faces.sh --model "$bundle" ${model_args[@]+"${model_args[@]}"} \
+  --backend "$backend" \
   --output out/faces.jsonl --tracks out/tracks.jsonl --best-faces out/best-faces \
   ${detector_args[@]+"${detector_args[@]}"} ${video_args[@]+"${video_args[@]}"} \
   ${gallery_args[@]+"${gallery_args[@]}"} \
   ${video[@]+"${video[@]:0:1}"}
 echo "$(wc -l < out/faces.jsonl) frames written to out/faces.jsonl (one JSON document per frame, schema" \
   "taconite-faces/1 in docs/faces-message.md: stream, frame, PTS, running time, UTC time, and per face box," \
-  "track id, landmarks, aligned, status, norm, 512-float embedding)"
+  "track id, landmarks, aligned, status, norm, the embedding; with --gallery label and label_state)"
 echo "$(wc -l < out/tracks.jsonl) track events written to out/tracks.jsonl (schema taconite-tracks/1 in" \
   "docs/tracks-message.md: new, update, end with first/last time, dwell_s and the best face in out/best-faces/)"
 if [ -n "$video_out" ]; then

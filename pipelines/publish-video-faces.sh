@@ -6,7 +6,8 @@
 # (Haar) -> taconitelandmarks (dlib). With the detector it runs the real-time settings: YuNet on one
 # frame in 3 (taconitetrack predicts the boxes in between) and best-shot embedding per track.
 #
-# Usage: pipelines/publish-video-faces.sh [--bundle DIR] [--backend NAME] [--seconds S]
+# Usage: pipelines/publish-video-faces.sh [--model DIR|FILE.onnx [--model-proc FILE.json]]
+#                                         [--backend NAME] [--seconds S]
 #                                         [--reinfer-interval R] [--output FILE.jsonl]
 #                                         [--detector YUNET.onnx] [--detect-interval N]
 #                                         [--reinfer-mode interval|best] [--tracks EVENTS.jsonl]
@@ -15,8 +16,9 @@
 #
 # Without VIDEO the synthetic camera (python3-skimage's astronaut, panned and zoomed) is first
 # written to a video file with pipelines/make_demo_video.py. Every frame gets a line
-# (publish-empty=true), each face its 512-float embedding (embedding=array). Without --bundle a
-# synthetic IR-tiny test bundle is written (meaningless identities). BUILD_DIR (default: build) is
+# (publish-empty=true), each face its embedding (embedding=array). --model (alias --bundle) is a
+# bundle directory or an ONNX face embedder (docs/models.md; --model-proc its description when not
+# beside it); without it a synthetic IR-tiny test bundle is written (meaningless identities). BUILD_DIR (default: build) is
 # the meson build directory holding the plugin and tools. --detect-interval (default 3) and
 # --reinfer-mode (default best with --detector, else interval) are taconitedetect's interval and
 # taconiteadaface's reinfer-mode. With --tracks a second taconitepublish (messages=tracks) writes
@@ -24,7 +26,8 @@
 # track's best face as a JPEG in DIR with --best-faces.
 # --gallery names the faces: taconiteidentify (gallery=G, a gallery made with taconite-gallery create)
 # after taconiteadaface, so each face's document carries its label and label_state; --threshold is
-# its threshold (default 0.4; calibrate it for your model). --keep-unknowns also keeps the best face
+# its threshold (default: the model's, from its description, else 0.4; `taconite-gallery calibrate`
+# measures one for your gallery). --keep-unknowns also keeps the best face
 # of each track that ends unknown in G (keep-unknowns=true), for review with `taconite-gallery
 # unknowns G` and `taconite-gallery name G KEY NAME` (README, "Recognising people").
 # --video-out also writes the video with every face drawn on it (taconiteoverlay: box, landmarks,
@@ -45,11 +48,13 @@ best_faces=""
 video_out=""
 gallery=""
 keep_unknowns=false
-threshold=0.4
+threshold=""
+model_proc=""
 video=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --bundle) bundle="$2"; shift 2 ;;
+    --model|--bundle) bundle="$2"; shift 2 ;;
+    --model-proc) model_proc="$2"; shift 2 ;;
     --backend) backend="$2"; shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
     --reinfer-interval) reinfer="$2"; shift 2 ;;
@@ -87,9 +92,15 @@ if [ "$keep_unknowns" = true ] && [ -z "$gallery" ]; then
   echo "--keep-unknowns needs --gallery G (the gallery the unknown faces are kept in)" >&2
   exit 2
 fi
+# The model's description, for taconiteadaface and taconiteidentify (its threshold), when given.
+model_args=(model="$bundle")
+[ -z "$model_proc" ] || model_args+=(model-proc="$model_proc")
 identify=()
-[ -z "$gallery" ] || identify=(taconiteidentify gallery="$gallery" bundle="$bundle" stream=cam0
-  threshold="$threshold" keep-unknowns="$keep_unknowns" !)
+if [ -n "$gallery" ]; then
+  identify=(taconiteidentify gallery="$gallery" "${model_args[@]}" stream=cam0 keep-unknowns="$keep_unknowns")
+  [ -z "$threshold" ] || identify+=(threshold="$threshold")
+  identify+=(!)
+fi
 events=()
 if [ -n "$tracks" ]; then
   events=(taconitepublish messages=tracks method=file location="$tracks" stream=cam0)
@@ -97,7 +108,7 @@ if [ -n "$tracks" ]; then
   events+=(!)
 fi
 pipeline=(filesrc location="$video" ! decodebin ! videoconvert ! "${front[@]}" !
-  taconitetrack ! taconiteadaface bundle="$bundle" backend="$backend" input-mode=rois \
+  taconitetrack ! taconiteadaface "${model_args[@]}" backend="$backend" input-mode=rois \
     reinfer-mode="$reinfer_mode" reinfer-interval="$reinfer" !
   "${identify[@]}"
   taconitepublish method=file location="$output" stream=cam0 embedding=array publish-empty=true !

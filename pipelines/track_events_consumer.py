@@ -5,7 +5,7 @@ docs/tracks-message.md) on an MQTT broker: one line per ended track,
     camera, time, name, confidence, dwell
 
 (time: when the track was first seen, UTC; name: the decided label, "unknown" when decided
-unknown, "pending" when it never was decided, "-" without taconiteidentify; dwell in seconds).
+unknown (also a track no embedding of which was judged), "-" without taconiteidentify; dwell in seconds).
 
 Usage: track_events_consumer.py [--host HOST] [--port PORT] [--topic TOPIC] [--count N]
                                 [--timeout S]

@@ -5,16 +5,17 @@
 # method=mqtt, so a broker receives per-track events (taconite-tracks/1, docs/tracks-message.md)
 # on taconite/door1/tracks and taconite/door2/tracks. pipelines/track_events_consumer.py prints them.
 #
-# Usage: pipelines/two-camera-tracks.sh [--bundle DIR] [--backend NAME] [--seconds S]
+# Usage: pipelines/two-camera-tracks.sh [--model DIR|FILE.onnx] [--backend NAME] [--seconds S]
 #                                       [--host HOST] [--port PORT] [--best-faces DIR]
 #                                       [--detector YUNET.onnx] [--gallery G [--threshold T]]
 #
-# Without --bundle a synthetic IR-tiny test bundle is written (meaningless identities). With
+# --model (alias --bundle): a bundle directory or an ONNX face embedder with its description beside
+# it (docs/models.md); without it a synthetic IR-tiny test bundle is written (meaningless identities). With
 # --best-faces each track's best face is a JPEG in DIR (door1-<track uid>.jpg, ...). As in ./demo.sh:
 # --detector finds faces with taconitedetect (YuNet, on one frame in 3, best-shot embedding), else
 # facedetect (Haar) -> taconitelandmarks (dlib); --gallery names the faces from G (made with
-# taconite-gallery create for the same bundle; taconiteidentify, --threshold its threshold,
-# default 0.4), so each end event carries the name and confidence. BUILD_DIR (default: build) is
+# taconite-gallery create for the same model; taconiteidentify, --threshold its threshold,
+# default the model's), so each end event carries the name and confidence. BUILD_DIR (default: build) is
 # the meson build directory holding the plugin and tools.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -27,10 +28,10 @@ port=1883
 best_faces=""
 detector=""
 gallery=""
-threshold=0.4
+threshold=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --bundle) bundle="$2"; shift 2 ;;
+    --model|--bundle) bundle="$2"; shift 2 ;;
     --backend) backend="$2"; shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
     --host) host="$2"; shift 2 ;;
@@ -39,7 +40,7 @@ while [ $# -gt 0 ]; do
     --detector) detector="$2"; shift 2 ;;
     --gallery) gallery="$2"; shift 2 ;;
     --threshold) threshold="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -62,10 +63,13 @@ for camera in door1 door2; do
   faces=()
   [ -z "$best_faces" ] || faces=(best-face=path best-face-dir="$best_faces")
   identify=()
-  [ -z "$gallery" ] || identify=(taconiteidentify gallery="$gallery" bundle="$bundle" stream="$camera"
-    threshold="$threshold" !)
+  if [ -n "$gallery" ]; then
+    identify=(taconiteidentify gallery="$gallery" model="$bundle" stream="$camera")
+    [ -z "$threshold" ] || identify+=(threshold="$threshold")
+    identify+=(!)
+  fi
   pipeline+=(filesrc location="$video" ! decodebin ! videoconvert ! "${front[@]}" !
-    taconitetrack ! taconiteadaface bundle="$bundle" backend="$backend" input-mode=rois reinfer-mode="$reinfer_mode" !
+    taconitetrack ! taconiteadaface model="$bundle" backend="$backend" input-mode=rois reinfer-mode="$reinfer_mode" !
     "${identify[@]}"
     taconitepublish messages=tracks method=mqtt host="$host" port="$port" stream="$camera" "${faces[@]}" !
     fakesink sync=false)
