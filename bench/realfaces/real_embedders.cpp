@@ -10,13 +10,13 @@ const std::array<RealEmbedder, 2> kRealEmbedders = {{
      R"({"format": "taconite-embedder/1", "name": "mobilefacenet-foamliu",
  "input": {"name": "input0", "width": 112, "height": 112, "channel_order": "RGB",
            "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]},
- "output": {"name": "output0", "dim": 128}})",
+ "output": {"name": "output0", "dim": 128}, "threshold": 0.32})",
      128},
     {"faceplugin-512", "fr_feature_faceplugin.onnx",
      R"({"format": "taconite-embedder/1", "name": "mobilefacenet-faceplugin",
  "input": {"name": "input", "width": 112, "height": 112, "channel_order": "BGR",
            "mean": [0.498039, 0.498039, 0.498039], "std": [0.501961, 0.501961, 0.501961]},
- "output": {"name": "output", "dim": 512}})",
+ "output": {"name": "output", "dim": 512}, "threshold": 0.32})",
      512},
 }};
 

@@ -22,12 +22,8 @@ import shutil
 import subprocess
 import sys
 
-MODEL = "mobilefacenet_foamliu_opset10.onnx"
-# docs/models.md's description of the model, with the threshold measured there.
-DESCRIPTION = {"format": "taconite-embedder/1", "name": "mobilefacenet-foamliu",
-               "input": {"name": "input0", "width": 112, "height": 112, "channel_order": "RGB",
-                         "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]},
-               "output": {"name": "output0", "dim": 128}, "threshold": 0.32}
+from realfaces_model import linked_model
+
 FPS = 30000 / 1001
 CUT_S = 213 / FPS  # the cut from the stage (Lin-Manuel Miranda) to the audience (Barack Obama)
 
@@ -53,10 +49,7 @@ def main(pipelines, cli, realfaces, yunet, work):
         return 77
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    model = os.path.join(work, MODEL)
-    os.symlink(os.path.join(realfaces, "models", MODEL), model)
-    with open(model[:-len(".onnx")] + ".json", "w", encoding="utf-8") as f:
-        json.dump(DESCRIPTION, f)
+    model = linked_model(realfaces, work)
     photos = os.path.join(realfaces, "photos")
     video = os.path.join(realfaces, "video", "short_hamilton_clip.mp4")
 

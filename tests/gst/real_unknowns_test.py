@@ -21,11 +21,8 @@ import sqlite3
 import subprocess
 import sys
 
-MODEL = "mobilefacenet_foamliu_opset10.onnx"
-DESCRIPTION = {"format": "taconite-embedder/1", "name": "mobilefacenet-foamliu",
-               "input": {"name": "input0", "width": 112, "height": 112, "channel_order": "RGB",
-                         "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]},
-               "output": {"name": "output0", "dim": 128}, "threshold": 0.32}
+from realfaces_model import linked_model
+
 PEOPLE = ["ben_affleck", "elon_musk", "elton_john", "jerry_seinfeld", "mindy_kaling", "scarlett_johansson"]
 PHOTOS_EACH = 4
 SHOWN, GAP = 15, 35  # frames per photo (taconitetrack confirms a track after min-hits); black frames after it (max-age 30)
@@ -73,10 +70,7 @@ def main(cli, realfaces, yunet, work):
         return 77
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    model = os.path.join(work, MODEL)
-    os.symlink(os.path.join(realfaces, "models", MODEL), model)
-    with open(model[:-len(".onnx")] + ".json", "w", encoding="utf-8") as f:
-        json.dump(DESCRIPTION, f)
+    model = linked_model(realfaces, work)
     gallery = os.path.join(work, "strangers.db")
     run(cli, "create", gallery, "--model", model)
     run(cli, "enroll", gallery, "--model", model, "--detector", yunet, "--name", "matt_damon", "--largest",
