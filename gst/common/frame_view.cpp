@@ -2,8 +2,6 @@
 
 namespace taconite::gst {
 
-namespace {
-
 std::optional<vision::PixelFormat> pixel_format(GstVideoFormat format) {
   using vision::PixelFormat;
   switch (format) {
@@ -21,8 +19,6 @@ std::optional<vision::PixelFormat> pixel_format(GstVideoFormat format) {
     default: return std::nullopt;
   }
 }
-
-}  // namespace
 
 std::optional<vision::ImageView> frame_view(const GstVideoFrame& frame) {
   const std::optional<vision::PixelFormat> format = pixel_format(GST_VIDEO_FRAME_FORMAT(&frame));

@@ -9,6 +9,9 @@
 
 namespace taconite::gst {
 
+// The layout vision/ reads for a GStreamer format; empty for one it does not read.
+std::optional<vision::PixelFormat> pixel_format(GstVideoFormat format);
+
 // The frame's planes, strides and size, and for Y'CbCr the caps' colour matrix (BT.601 when they
 // leave it unknown) and range. Empty for a format vision/ does not read (the elements' caps never
 // offer one). The view reads the frame's memory: valid while the frame is mapped.

@@ -33,6 +33,15 @@
  * none is passed on as a measurement. Downstream, taconiteadaface aligns the face at the moved
  * landmarks and reuses embeddings per id; taconiteidentify votes per id.
  *
+ * At a hard scene cut (edited video, a PTZ camera jumping to a preset) every track ends, so no id
+ * continues from a face before the cut onto another after it (ids go on counting). A cut is a
+ * frame whose change from the previous one exceeds `scene-cut-threshold`: the smaller of the
+ * distance of their coarse luma histograms (per quadrant) and one minus the correlation of their luma
+ * thumbnails (at most 64x36 cells of 4x4 samples, vision/scene_cut.hpp), so camera noise, motion,
+ * pans, zooms and light changes stay below it. The frame is mapped read-only for this (system
+ * memory of the formats taconitedetect takes, and GRAY8; other caps are tracked without cuts);
+ * each cut is logged at DEBUG level.
+ *
  * Ids count up from 1 and are never reused within a stream (beyond G_MAXINT they are written as
  * 64-bit integers).
  * At most `max-rois` ROIs of a frame are tracked (the largest), and at most as many tracks kept.
@@ -65,9 +74,12 @@
 #include "box_tracker.hpp"
 #include "cxx_boundary.hpp"
 #include "face_selection.hpp"
+#include "frame_view.hpp"
 #include "property_table.hpp"
+#include "readable_frame.hpp"
 #include "roi_detection.hpp"
 #include "roi_track_param.hpp"
+#include "scene_cut.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_track_debug);
 #define GST_CAT_DEFAULT taconite_track_debug
@@ -78,6 +90,8 @@ using namespace taconite::gst;
 using taconite::vision::Box;
 using taconite::vision::BoxTracker;
 using taconite::vision::Detection;
+using taconite::vision::SceneCutDetector;
+using taconite::vision::SceneCutResult;
 using taconite::vision::TrackerPolicy;
 using taconite::vision::TrackResult;
 
@@ -93,6 +107,9 @@ struct Settings {
   guint max_rois = 256;
   double track_threshold = 0.5;
   double low_threshold = 0.1;
+  // Between the real Hamilton clip's cuts (scores 0.24 to 0.48) and its highest score within a
+  // shot (0.08): see docs/gstreamer.md.
+  double scene_cut_threshold = 0.15;
 };
 
 // What a ROI of the buffer gets: its id param set to `id`, or removed when `id` is empty.
@@ -112,6 +129,9 @@ struct Stream {
   bool have_info = false;
   std::vector<RoiChange> changes;  // per ROI meta of the buffer being processed, in meta order
   bool warned_exhausted = false;
+  SceneCutDetector cuts;
+  bool cuts_readable = false;  // the caps are system-memory video of a format vision/ reads
+  bool warned_unreadable = false;
 };
 
 // The ROI's box clipped to the frame; empty (zero width or height) when nothing of it is inside.
@@ -119,6 +139,16 @@ Box clipped_box(const GstVideoRegionOfInterestMeta* roi, const GstVideoInfo& inf
   const PixelBox inside = clipped_roi_box(*roi, info);
   return {static_cast<double>(inside.x), static_cast<double>(inside.y), static_cast<double>(inside.width),
           static_cast<double>(inside.height)};
+}
+
+// Whether `caps` carry frames this element can read for scene cuts: in system memory (mapping
+// GPU or DMA memory would copy every frame) and of a format vision/ reads.
+bool cuts_readable(const GstCaps* caps, const GstVideoInfo& info) {
+  const GstCapsFeatures* features = gst_caps_get_features(caps, 0);
+  if (features && !gst_caps_features_is_any(features) &&
+      !gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY))
+    return false;
+  return pixel_format(GST_VIDEO_INFO_FORMAT(&info)).has_value();
 }
 
 }  // namespace
@@ -142,6 +172,35 @@ GST_ELEMENT_REGISTER_DEFINE(taconitetrack, "taconitetrack", GST_RANK_NONE, GST_T
 /* ------------------------------------------------------------------------------------------ */
 /* Streaming                                                                                   */
 
+// Ends every track when `input` starts a new shot. Reads the frame read-only (the buffer is not
+// copied); a frame that cannot be read is passed on uncompared, with one warning per stream.
+static void end_tracks_at_scene_cut(GstTaconiteTrack* self, GstBuffer* input, double threshold) {
+  Stream& stream = *self->stream;
+  if (threshold <= 0.0 || !stream.cuts_readable) return;
+  ReadableFrame frame;
+  std::string problem;
+  SceneCutResult result;
+  if (frame.map(stream.info, input, &problem)) {
+    result = stream.cuts.update(frame.view(), threshold);
+    problem = result.problem;
+  }
+  if (!problem.empty()) {
+    if (!stream.warned_unreadable)
+      GST_ELEMENT_WARNING(self, STREAM, FAILED, ("A video buffer does not hold the frame it describes."),
+                          ("%s: its ROIs are tracked, scene cuts are not looked for in such frames.", problem.c_str()));
+    stream.warned_unreadable = true;
+    return;
+  }
+  GST_TRACE_OBJECT(self, "scene change %.3f (appearance %.3f, structure %.3f)", result.score, result.appearance,
+                   result.structure);
+  if (!result.cut) return;
+  GST_DEBUG_OBJECT(self, "scene cut at %" GST_TIME_FORMAT " (score %.3f > scene-cut-threshold %.3f; appearance %.3f, "
+                   "structure %.3f): %zu tracks ended",
+                   GST_TIME_ARGS(GST_BUFFER_PTS(input)), result.score, threshold, result.appearance,
+                   result.structure, stream.tracker.size());
+  stream.tracker.clear_tracks();
+}
+
 // Tracks the frame's ROIs and decides what each gets; the buffer is made writable (a metadata
 // copy) only when a ROI's params change.
 static GstFlowReturn prepare_output_buffer_unguarded(GstTaconiteTrack* self, GstBuffer* input, GstBuffer** output) {
@@ -156,7 +215,10 @@ static GstFlowReturn prepare_output_buffer_unguarded(GstTaconiteTrack* self, Gst
   policy.max_tracks = s.max_rois;
   policy.track_threshold = s.track_threshold;
   policy.low_threshold = s.low_threshold;
+  const double scene_cut_threshold = s.scene_cut_threshold;
   GST_OBJECT_UNLOCK(self);
+
+  end_tracks_at_scene_cut(self, input, scene_cut_threshold);
 
   const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(input);
   stream.changes.assign(rois.size(), RoiChange{});
@@ -280,6 +342,11 @@ static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*ou
                        GST_VIDEO_INFO_HEIGHT(&info));
       stream.tracker.clear_tracks();  // boxes of another size are not comparable
     }
+    if (!stream.have_info || !gst_video_info_is_equal(&info, &stream.info)) stream.cuts.reset();
+    stream.cuts_readable = cuts_readable(incaps, info);
+    if (!stream.cuts_readable)
+      GST_INFO_OBJECT(self, "caps %" GST_PTR_FORMAT " are not frames in memory of a format read for scene cuts: "
+                      "tracks do not end at cuts", static_cast<gpointer>(incaps));
     stream.info = info;
     stream.have_info = true;
     return TRUE;
@@ -292,10 +359,13 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
     switch (GST_EVENT_TYPE(event)) {
       case GST_EVENT_FLUSH_STOP:  // a seek within the stream: forget where objects were, keep counting ids
         self->stream->tracker.clear_tracks();
+        self->stream->cuts.reset();  // the next frame is no continuation of the last
         break;
       case GST_EVENT_STREAM_START:
         self->stream->tracker.restart();
+        self->stream->cuts.reset();
         self->stream->warned_exhausted = false;
+        self->stream->warned_unreadable = false;
         break;
       default: break;
     }
@@ -350,6 +420,12 @@ static void declare_properties(PropertyTable<GstTaconiteTrack, Settings>& t) {
          "in the previous frame (second pass; it never starts one); less confident ROIs get no "
          "id. Default: 0.1",
          0.0, 1.0, &Settings::low_threshold, any_time);
+  t.real("scene-cut-threshold", "Scene cut threshold",
+         "Change between consecutive frames (0 to 1: the smaller of their luma histograms' and "
+         "their thumbnails' distances) above which a frame is a hard cut, where every track ends "
+         "so faces after it get new ids; 0 never ends tracks at cuts (and never reads pixels). "
+         "Default: 0.15",
+         0.0, 1.0, &Settings::scene_cut_threshold, any_time);
 }
 
 static void finalize(GObject* object) {

@@ -118,7 +118,7 @@ TEST_F(PluginTest, RegistersTaconitetrackWithDocumentedProperties) {
   ASSERT_NE(element, nullptr);
   const std::vector<std::string> ours = own_documented_properties(element);
   EXPECT_EQ(ours, (std::vector<std::string>{"roi-type", "iou-threshold", "max-age", "min-hits", "max-rois", "track-threshold",
-                                                 "low-threshold"}));
+                                                 "low-threshold", "scene-cut-threshold"}));
   gst_object_unref(element);
 }
 

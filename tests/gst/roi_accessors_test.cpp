@@ -204,6 +204,7 @@ TEST(RoiAccessors, TrackIdOfTaconitetrackIsRead) {
   std::vector<gint64> ids;
   for (int i = 0; i < 3; ++i) {
     GstBuffer* in = gst_buffer_new_allocate(nullptr, 320 * 240 * 3, nullptr);
+    gst_buffer_memset(in, 0, 0, 320 * 240 * 3);  // taconitetrack reads the pixels for scene cuts
     GST_BUFFER_PTS(in) = i * gsttest::kFrame;
     gst_buffer_add_video_region_of_interest_meta(in, "face", 100 + 2 * i, 80, 60, 60);
     GstBuffer* out = gst_harness_push_and_pull(h, in);

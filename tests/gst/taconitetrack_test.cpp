@@ -1,8 +1,10 @@
 // taconitetrack with synthetic box sequences pushed as ROI metas through GstHarness: ids stay with
 // a moving face and with crossing faces, come back within max-age and not after, are never
-// reused, wait for min-hits; flush, STREAM_START and a frame-size change forget the tracks; many
+// reused, wait for min-hits, end at a hard scene cut (not at a pan); flush, STREAM_START and a
+// frame-size change forget the tracks; many
 // and out-of-frame ROIs are bounded; buffers are written in place; and taconiteadaface downstream
 // reuses embeddings per tracked id.
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <optional>
@@ -564,6 +566,85 @@ TEST_F(TaconiteTrackTest, BuffersAreWrittenInPlaceAndCopiedOnlyWhenTheyMustBe) {
   EXPECT_EQ(ids_of(in), (std::vector<std::optional<gint64>>{std::nullopt}));
   gst_buffer_unref(out);
   gst_buffer_unref(in);
+}
+
+// A picture of a scene chosen by `seed`, `pan` pixels to the right: smooth shading and one bright
+// block, as a camera would see (the scene-cut detector reads the pixels).
+GstBuffer* scene_frame(int index, int seed, int pan, const std::vector<Roi>& rois) {
+  GstBuffer* buffer = rgb_buffer(320, 240, [&](int x, int y) {
+    const double wx = x + pan, s = seed;
+    double v = 60 + 40 * s + 40 * std::sin(wx / (23 + 7 * s) + s) * std::cos(y / (31 - 5 * s) + 2 * s);
+    if (wx > 60 + 90 * s && wx < 160 + 90 * s && y > 40 + 50 * s && y < 120 + 50 * s) v = 250 - 100 * s;
+    const auto g = static_cast<std::uint8_t>(std::clamp(v, 0.0, 255.0));
+    return std::array<std::uint8_t, 3>{g, static_cast<std::uint8_t>(g / 2 + 40), static_cast<std::uint8_t>(255 - g)};
+  });
+  GST_BUFFER_PTS(buffer) = index * kFrame;
+  GST_BUFFER_DURATION(buffer) = kFrame;
+  for (const Roi& r : rois) gst_buffer_add_video_region_of_interest_meta(buffer, r.type, r.x, r.y, r.w, r.h);
+  return buffer;
+}
+
+// Edited video: a face tracked through a pan of 8 px a frame, then a hard cut to another shot
+// with a face at the same place (the tracker would otherwise carry the id across).
+class SceneCutTrackTest : public TaconiteTrackTest {
+ protected:
+  std::vector<std::optional<gint64>> ids_across_a_cut() {
+    std::vector<std::optional<gint64>> ids;
+    for (int i = 0; i < 20; ++i) {
+      const auto got = push(scene_frame(i, i < 10 ? 0 : 1, 8 * i, {{100u + i, 80, 60, 60}}));
+      ids.push_back(got.size() == 1 ? got[0] : std::nullopt);
+    }
+    return ids;
+  }
+};
+
+TEST_F(SceneCutTrackTest, AHardSceneCutEndsEveryTrackAPanDoesNot) {
+  start({{"min-hits", "1"}});
+  const auto ids = ids_across_a_cut();
+  ASSERT_TRUE(ids[0] && ids[10]);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(ids[i], ids[0]) << "frame " << i << ": the pan keeps the id";
+  for (int i = 10; i < 20; ++i) EXPECT_EQ(ids[i], ids[10]) << "frame " << i;
+  EXPECT_GT(*ids[10], *ids[0]) << "the face after the cut gets a new id, never a reused one";
+}
+
+TEST_F(SceneCutTrackTest, SceneCutThresholdZeroCarriesTracksAcrossCuts) {
+  start({{"min-hits", "1"}, {"scene-cut-threshold", "0"}});
+  const auto ids = ids_across_a_cut();
+  ASSERT_TRUE(ids[0]);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(ids[i], ids[0]) << "frame " << i;
+}
+
+TEST_F(TaconiteTrackTest, AFrameThatCannotBeReadIsTrackedWithOneWarning) {
+  start({{"min-hits", "1"}});
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(h->element, bus);
+  std::optional<gint64> first;
+  for (int i = 0; i < 4; ++i) {
+    GstBuffer* in = scene_frame(i, 0, 0, {{100, 80, 60, 60}});
+    // A GstVideoMeta whose stride is below a row of pixels (a hostile or broken upstream).
+    gsize offsets[GST_VIDEO_MAX_PLANES] = {};
+    gint strides[GST_VIDEO_MAX_PLANES] = {100};
+    gst_buffer_add_video_meta_full(in, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_RGB, 320, 240, 1, offsets, strides);
+    const auto ids = push(in);
+    ASSERT_EQ(ids.size(), 1u);
+    ASSERT_TRUE(ids[0]) << "frame " << i << ": its ROI is tracked all the same";
+    if (!first) first = ids[0];
+    EXPECT_EQ(ids[0], first);
+  }
+  int warnings = 0;
+  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING)) {
+    GError* error = nullptr;
+    gchar* debug = nullptr;
+    gst_message_parse_warning(m, &error, &debug);
+    EXPECT_NE(std::string(debug).find("stride 100"), std::string::npos) << debug;
+    g_clear_error(&error);
+    g_free(debug);
+    gst_message_unref(m);
+    ++warnings;
+  }
+  EXPECT_EQ(warnings, 1) << "one warning per stream";
+  gst_element_set_bus(h->element, nullptr);
+  gst_object_unref(bus);
 }
 
 TEST_F(TaconiteTrackTest, AllocationQueriesReachDownstream) {
