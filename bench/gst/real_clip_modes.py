@@ -4,7 +4,7 @@
 Usage: bench/gst/real_clip_modes.py [--build DIR] [--realfaces DIR] [--yunet FILE] [--rounds N] [--json FILE]
 
 ../shared/realfaces' short_hamilton_clip.mp4 (640x360, 29.97 fps, 275 frames: Lin-Manuel Miranda,
-then Barack Obama after the cut at frame ~213) runs through the recommended chain with the real 128-d
+then Barack Obama after the cut at frame 211) runs through the recommended chain with the real 128-d
 MobileFaceNet embedder, both people enrolled from their photos with `taconite-gallery enroll
 --detector`: taconitedetect (YuNet, interval 3) -> taconitetrack -> taconiteadaface (MODE) ->
 taconiteidentify -> taconitepublish (frames and track events). Per mode it reports the tracks, how
@@ -31,7 +31,7 @@ DESCRIPTION = {"format": "taconite-embedder/1", "name": "mobilefacenet-foamliu",
                          "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]},
                "output": {"name": "output0", "dim": 128}, "threshold": 0.32}  # docs/models.md
 FPS = 30000 / 1001
-CUT_S = 213 / FPS  # the cut from the stage (Lin-Manuel Miranda) to the audience (Barack Obama)
+CUT_S = 211 / FPS  # the cut from the stage (Lin-Manuel Miranda) to the audience (Barack Obama)
 MODES = [("best-shot (reinfer-mode=best)", ["--reinfer-mode", "best"]),
          ("every 5th frame (reinfer-interval=5)", ["--reinfer-mode", "interval", "--reinfer-interval", "5"]),
          ("every frame (reinfer-interval=1)", ["--reinfer-mode", "interval", "--reinfer-interval", "1"])]

@@ -10,7 +10,7 @@ reinfer-mode=best -> taconiteidentify -> taconitepublish messages=tracks.
 
 Both people are enrolled from their photos (taconite-gallery enroll --detector); the threshold is
 the model description's. The track events must name Lin-Manuel Miranda and Barack Obama, no one
-else, Lin-Manuel Miranda only on tracks before the cut to the audience (frame ~213), Barack Obama
+else, Lin-Manuel Miranda only on tracks before the cut to the audience (frame 211), Barack Obama
 only on tracks after it, and no track may end pending. (The clip has no per-face ground truth:
 a stranger named in the right part of the clip would pass; real_unknowns_test.py checks strangers.)
 
@@ -25,7 +25,7 @@ import sys
 from realfaces_model import linked_model
 
 FPS = 30000 / 1001
-CUT_S = 213 / FPS  # the cut from the stage (Lin-Manuel Miranda) to the audience (Barack Obama)
+CUT_S = 211 / FPS  # the cut from the stage (Lin-Manuel Miranda) to the audience (Barack Obama)
 
 
 def run(*args):
