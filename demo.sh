@@ -97,6 +97,8 @@ echo "$(wc -l < out/faces.jsonl) frames written to out/faces.jsonl (one JSON doc
   "track id, landmarks, aligned, status, norm, the embedding; with --gallery label and label_state)"
 echo "$(wc -l < out/tracks.jsonl) track events written to out/tracks.jsonl (schema taconite-tracks/1 in" \
   "docs/tracks-message.md: new, update, end with first/last time, dwell_s and the best face in out/best-faces/)"
+# With a gallery, the names the track events ended with.
+[ ${#gallery_args[@]} -eq 0 ] || /usr/bin/python3 pipelines/who_was_seen.py out/tracks.jsonl
 if [ -n "$video_out" ]; then
   echo "The video with each face's box, landmarks and track id drawn on it: $video_out (H.264 in MP4;" \
     "colours by identity state in docs/gstreamer.md, taconiteoverlay)"

@@ -58,7 +58,7 @@ def main(pipelines, bundle, cli, messi, work):
     run(cli, "create", gallery, "--bundle", bundle)
     run(cli, "enroll", gallery, "--bundle", bundle, "--name", "messi", "--largest", messi)
     publish = os.path.join(pipelines, "publish-video-faces.sh")
-    # Every frame embedded (15 frames at 10 fps): her track gets its min-votes (3) early. Threshold
+    # Every frame embedded (15 frames at 10 fps): her track is decided on its first embedding. Threshold
     # 0.58: with the seeded weights messi's template reaches 0.49 on her most zoomed frames (at the
     # default 0.4 her track would end named messi), while her own frames are >= 0.66 to each other.
     common = ["--bundle", bundle, "--seconds", "1.5", "--reinfer-interval", "1", "--gallery", gallery,
