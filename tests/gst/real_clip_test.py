@@ -18,20 +18,12 @@ Exits 77 (skipped, saying why) without ../shared/realfaces or the YuNet model.
 """
 import json
 import os
-import shutil
-import subprocess
 import sys
 
-from realfaces_model import linked_model
+from realfaces_model import fresh_work_with_model, missing, run
 
 FPS = 30000 / 1001
 CUT_S = 211 / FPS  # the cut from the stage (Lin-Manuel Miranda) to the audience (Barack Obama)
-
-
-def run(*args):
-    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, f"{' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
-    return r
 
 
 def ends(path):
@@ -41,18 +33,13 @@ def ends(path):
 
 
 def main(pipelines, cli, realfaces, yunet, work):
-    if not os.path.isdir(realfaces):
-        print(f"SKIP: no {realfaces}: the real-clip tests need ../shared/realfaces")
+    reason = missing(realfaces, yunet)
+    if reason:
+        print(f"SKIP: {reason}")
         return 77
-    if not os.path.isfile(yunet):
-        print(f"SKIP: no YuNet model at {yunet}")
-        return 77
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    model = linked_model(realfaces, work)
+    model = fresh_work_with_model(realfaces, work)
     photos = os.path.join(realfaces, "photos")
     video = os.path.join(realfaces, "video", "short_hamilton_clip.mp4")
-
     gallery = os.path.join(work, "people.db")
     run(cli, "create", gallery, "--model", model)
     for person in ("lin_manuel_miranda", "barack_obama"):

@@ -16,23 +16,15 @@ Exits 77 (skipped, saying why) without ../shared/realfaces or the YuNet model.
 """
 import json
 import os
-import shutil
 import sqlite3
-import subprocess
 import sys
 
-from realfaces_model import linked_model
+from realfaces_model import fresh_work_with_model, missing, run
 
 PEOPLE = ["ben_affleck", "elon_musk", "elton_john", "jerry_seinfeld", "mindy_kaling", "scarlett_johansson"]
 PHOTOS_EACH = 4
 SHOWN, GAP = 15, 35  # frames per photo (taconitetrack confirms a track after min-hits); black frames after it (max-age 30)
 FPS = 10
-
-
-def run(*args):
-    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, f"{' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
-    return r
 
 
 def to_frame(source, target):
@@ -62,15 +54,11 @@ def slideshow(realfaces, frames_dir):
 
 
 def main(cli, realfaces, yunet, work):
-    if not os.path.isdir(realfaces):
-        print(f"SKIP: no {realfaces}: the real-unknowns test needs ../shared/realfaces")
+    reason = missing(realfaces, yunet)
+    if reason:
+        print(f"SKIP: {reason}")
         return 77
-    if not os.path.isfile(yunet):
-        print(f"SKIP: no YuNet model at {yunet}")
-        return 77
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    model = linked_model(realfaces, work)
+    model = fresh_work_with_model(realfaces, work)
     gallery = os.path.join(work, "strangers.db")
     run(cli, "create", gallery, "--model", model)
     run(cli, "enroll", gallery, "--model", model, "--detector", yunet, "--name", "matt_damon", "--largest",

@@ -1,7 +1,10 @@
-"""The real 128-d embedder of ../shared/realfaces as the real-face pipeline tests use it: linked into
-a work directory beside the description docs/models.md gives (threshold included)."""
+"""What the real-face pipeline tests share: why they must skip, the real 128-d embedder of
+../shared/realfaces linked into a fresh work directory beside the description docs/models.md gives
+(threshold included), and running a command that must succeed."""
 import json
 import os
+import shutil
+import subprocess
 
 MODEL = "mobilefacenet_foamliu_opset10.onnx"
 DESCRIPTION = {"format": "taconite-embedder/1", "name": "mobilefacenet-foamliu",
@@ -10,10 +13,27 @@ DESCRIPTION = {"format": "taconite-embedder/1", "name": "mobilefacenet-foamliu",
                "output": {"name": "output0", "dim": 128}, "threshold": 0.32}
 
 
-def linked_model(realfaces, work):
-    """The model's path in `work`, its description beside it."""
+def missing(realfaces, yunet):
+    """Why the test cannot run here (it then exits 77), or None."""
+    if not os.path.isdir(realfaces):
+        return f"no {realfaces}: the real-face tests need ../shared/realfaces"
+    if not os.path.isfile(yunet):
+        return f"no YuNet model at {yunet}"
+    return None
+
+
+def fresh_work_with_model(realfaces, work):
+    """Empties `work`; returns the model's path in it, its description beside it."""
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
     model = os.path.join(work, MODEL)
     os.symlink(os.path.join(realfaces, "models", MODEL), model)
     with open(model[:-len(".onnx")] + ".json", "w", encoding="utf-8") as f:
         json.dump(DESCRIPTION, f)
     return model
+
+
+def run(*args):
+    r = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, f"{' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    return r
