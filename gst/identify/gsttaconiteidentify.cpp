@@ -227,9 +227,9 @@ void plan_searches(std::vector<FaceAnswer>& faces, std::size_t cost, guint64 bud
   }
 }
 
-TrackState track_state(const TrackDecision& d) {
-  if (!d.settled) return TrackState::Pending;
-  return d.identity.identity == kUnknownIdentity ? TrackState::Unknown : TrackState::Known;
+TrackVerdict track_verdict(const TrackDecision& d) {
+  if (!d.settled) return TrackVerdict::Pending;
+  return d.identity.identity == kUnknownIdentity ? TrackVerdict::Unknown : TrackVerdict::Known;
 }
 
 }  // namespace
@@ -361,7 +361,7 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
       a.decision = {true, *vote, false, 1};
     }
     if (stream.unknowns && a.track)  // the face is a candidate when its embedding is searched for the first time
-      stream.unknowns->face(*a.track, now, utc_ms, track_state(a.decision), a.roi,
+      stream.unknowns->face(*a.track, now, utc_ms, track_verdict(a.decision), a.roi,
                             a.search && a.votes ? a.embedding : nullptr, a.candidates);
     replace_roi_param(a.roi, identity_param(a.decision.settled ? &a.decision.identity : nullptr));
     replace_roi_param(a.roi, taconite_param(a.candidates, a.decision, a.similarity, a.track, index->revision()));

@@ -27,7 +27,7 @@ void UnknownKeeper::begin_buffer(std::uint64_t now, unsigned timeout, const std:
   hand_over(tracks_.end_stale(now, timeout), stream);
 }
 
-void UnknownKeeper::face(std::int64_t track, std::uint64_t now, std::int64_t utc_ms, TrackState state,
+void UnknownKeeper::face(std::int64_t track, std::uint64_t now, std::int64_t utc_ms, TrackVerdict verdict,
                          GstVideoRegionOfInterestMeta* roi, const GstTaconiteEmbeddingMeta* embedding,
                          const std::vector<vision::IdentityCandidate>& candidates) {
   std::optional<FaceCandidate> candidate;
@@ -42,7 +42,7 @@ void UnknownKeeper::face(std::int64_t track, std::uint64_t now, std::int64_t utc
       candidate->nearest_similarity = candidates.front().similarity;
     }
   }
-  if (tracks_.seen(track, now, utc_ms, state, candidate ? &*candidate : nullptr)) better_.push_back({track, roi});
+  if (tracks_.seen(track, now, utc_ms, verdict, candidate ? &*candidate : nullptr)) better_.push_back({track, roi});
 }
 
 void UnknownKeeper::end_buffer(GstBuffer* buffer) {

@@ -36,9 +36,10 @@ class UnknownKeeper {
   void set_caps(GstCaps* caps);
   // A new buffer, frame `now` of the stream: the tracks unseen for more than `timeout` frames end.
   void begin_buffer(std::uint64_t now, unsigned timeout, const std::string& stream);
-  // A tracked face of this buffer in `state`. `embedding`: its newly computed embedding, searched
-  // this buffer with `candidates` as the answer (null: nothing new, e.g. a reused embedding).
-  void face(std::int64_t track, std::uint64_t now, std::int64_t utc_ms, TrackState state,
+  // A tracked face of this buffer, its track decided `verdict`. `embedding`: its newly computed
+  // embedding, searched this buffer with `candidates` as the answer (null: nothing new, e.g. a
+  // reused embedding).
+  void face(std::int64_t track, std::uint64_t now, std::int64_t utc_ms, TrackVerdict verdict,
             GstVideoRegionOfInterestMeta* roi, const GstTaconiteEmbeddingMeta* embedding,
             const std::vector<vision::IdentityCandidate>& candidates);
   // After the buffer's faces: crops the better faces from `buffer`.
