@@ -18,8 +18,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "gallery_index.hpp"
-
 namespace taconite::vision {
 
 inline constexpr std::int64_t kUnknownIdentity = -1;
@@ -44,11 +42,19 @@ struct IdentityVote {
 // The weight of a vote from a face of quality `quality` (none: 1; NaN: the floor).
 double vote_weight(std::optional<double> quality);
 
+// One identity a gallery search ranked for an embedding, best first in a search's answer. Its own
+// type (the element converts its gallery's matches) so vision/ needs no gallery library.
+struct IdentityCandidate {
+  std::int64_t identity = kUnknownIdentity;
+  std::string name;
+  float similarity = 0.0f;  // cosine of the embedding and the identity's best template
+};
+
 // A track's last searched embedding's answer: a reused (cached) embedding keeps it, unsearched.
 struct TrackSearch {
   std::uint64_t frame = 0;  // when it was searched
   std::int64_t gallery_revision = -1;
-  std::vector<gallery::IdentityMatch> matches;
+  std::vector<IdentityCandidate> candidates;
 };
 
 struct TrackDecision {

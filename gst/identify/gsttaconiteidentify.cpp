@@ -94,6 +94,7 @@ GST_DEBUG_CATEGORY_STATIC(taconite_identify_debug);
 namespace {
 
 using namespace taconite::gst;
+using taconite::vision::IdentityCandidate;
 using taconite::vision::IdentityVote;
 using taconite::vision::IdentityVotes;
 using taconite::vision::kUnknownIdentity;
@@ -182,10 +183,18 @@ struct FaceAnswer {
   bool votes = false;   // a new embedding (or a reused one that never voted): its answer counts
   bool search = false;  // searched this buffer (else it keeps the track's last answer)
   guint64 waited = G_MAXUINT64;  // buffers since the track's last search (never: the most)
-  std::vector<gallery::IdentityMatch> matches;
+  std::vector<IdentityCandidate> candidates;  // best first
   TrackDecision decision;
   double similarity = 0.0;  // the best match's
 };
+
+// The gallery's answer in the votes' terms (vision/ knows no gallery types).
+std::vector<IdentityCandidate> candidates_of(const std::vector<gallery::IdentityMatch>& matches) {
+  std::vector<IdentityCandidate> candidates;
+  candidates.reserve(matches.size());
+  for (const gallery::IdentityMatch& m : matches) candidates.push_back({m.identity_id, m.name, m.similarity});
+  return candidates;
+}
 
 // The one ROI of the buffer with `id`; null when there is none or several (facedetect leaves every
 // id at 0: an embedding keyed by a shared id belongs to no single face).
@@ -218,9 +227,9 @@ void plan_searches(std::vector<FaceAnswer>& faces, std::size_t cost, guint64 bud
   }
 }
 
-TrackState track_state(const TrackDecision& d) {
-  if (!d.settled) return TrackState::Pending;
-  return d.identity.identity == kUnknownIdentity ? TrackState::Unknown : TrackState::Known;
+TrackVerdict track_verdict(const TrackDecision& d) {
+  if (!d.settled) return TrackVerdict::Pending;
+  return d.identity.identity == kUnknownIdentity ? TrackVerdict::Unknown : TrackVerdict::Known;
 }
 
 }  // namespace
@@ -327,37 +336,38 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
     if (!a.search && !a.track) continue;  // untracked and over the budget: no answer this buffer
     std::optional<IdentityVote> vote;
     if (a.search) {
-      a.matches = index->search({a.embedding->embedding, a.embedding->dim}, static_cast<int>(s.top_k));
+      a.candidates =
+          candidates_of(index->search({a.embedding->embedding, a.embedding->dim}, static_cast<int>(s.top_k)));
       if (a.votes) {
         // Weighted by taconiteadaface's quality of the face: a better view counts more.
         vote = IdentityVote{kUnknownIdentity, kUnknownLabel, 0.0, taconite::vision::vote_weight(roi_quality(a.roi))};
-        if (!a.matches.empty() && a.matches.front().similarity >= threshold) {
-          vote->identity = a.matches.front().identity_id;
-          vote->name = a.matches.front().name;
+        if (!a.candidates.empty() && a.candidates.front().similarity >= threshold) {
+          vote->identity = a.candidates.front().identity;
+          vote->name = a.candidates.front().name;
         }
-        if (!a.matches.empty()) vote->similarity = a.matches.front().similarity;
+        if (!a.candidates.empty()) vote->similarity = a.candidates.front().similarity;
       }
     } else if (const TrackSearch* last = stream.votes.last_search(*a.track)) {
-      a.matches = last->matches;
+      a.candidates = last->candidates;
     }
-    if (!a.matches.empty()) a.similarity = a.matches.front().similarity;
+    if (!a.candidates.empty()) a.similarity = a.candidates.front().similarity;
     if (a.track) {
       a.decision = stream.votes.add(*a.track, now, vote, policy);
       if (a.search)
-        stream.votes.remember(*a.track, {now, index->revision(), a.matches});
+        stream.votes.remember(*a.track, {now, index->revision(), a.candidates});
       else if (a.votes)
         stream.votes.defer(*a.track);
     } else {
       a.decision = {true, *vote, false, 1};
     }
     if (stream.unknowns && a.track)  // the face is a candidate when its embedding is searched for the first time
-      stream.unknowns->face(*a.track, now, utc_ms, track_state(a.decision), a.roi,
-                            a.search && a.votes ? a.embedding : nullptr, a.matches);
+      stream.unknowns->face(*a.track, now, utc_ms, track_verdict(a.decision), a.roi,
+                            a.search && a.votes ? a.embedding : nullptr, a.candidates);
     replace_roi_param(a.roi, identity_param(a.decision.settled ? &a.decision.identity : nullptr));
-    replace_roi_param(a.roi, taconite_param(a.matches, a.decision, a.similarity, a.track, index->revision()));
+    replace_roi_param(a.roi, taconite_param(a.candidates, a.decision, a.similarity, a.track, index->revision()));
     GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": %s best %s %.4f, decided %s", a.roi->id,
                    a.track.value_or(-1), a.search ? "searched" : "kept",
-                   a.matches.empty() ? "-" : a.matches.front().name.c_str(), a.similarity,
+                   a.candidates.empty() ? "-" : a.candidates.front().name.c_str(), a.similarity,
                    a.decision.settled ? a.decision.identity.name.c_str() : "(voting)");
     if (s.post_messages && a.track && a.decision.first_for_identity) {
       GstStructure* m = identity_message(stream_name, stream.stream_id, *a.track, a.decision.identity, running_time);

@@ -23,12 +23,13 @@ GstStructure* identity_param(const vision::IdentityVote* decided) {
                            "confidence", G_TYPE_DOUBLE, decided->similarity, nullptr);
 }
 
-GstStructure* taconite_param(const std::vector<gallery::IdentityMatch>& matches, const vision::TrackDecision& decision,
-                             double similarity, std::optional<gint64> track, std::int64_t revision) {
+GstStructure* taconite_param(const std::vector<vision::IdentityCandidate>& candidates,
+                             const vision::TrackDecision& decision, double similarity, std::optional<gint64> track,
+                             std::int64_t revision) {
   GValue names = G_VALUE_INIT, sims = G_VALUE_INIT;
-  gst_value_array_init(&names, matches.size());
-  gst_value_array_init(&sims, matches.size());
-  for (const gallery::IdentityMatch& m : matches) {
+  gst_value_array_init(&names, candidates.size());
+  gst_value_array_init(&sims, candidates.size());
+  for (const vision::IdentityCandidate& m : candidates) {
     GValue v = G_VALUE_INIT;
     g_value_init(&v, G_TYPE_STRING);
     g_value_set_string(&v, m.name.c_str());

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "gallery_index.hpp"
 #include "identity_votes.hpp"
 
 namespace taconite::gst {
@@ -17,10 +16,11 @@ namespace taconite::gst {
 // else the decided label, label_id (-1: unknown) and confidence.
 GstStructure* identity_param(const vision::IdentityVote* decided);
 
-// The `taconite-identity` param: this frame's best match (`similarity`) and candidates, the track's
+// The `taconite-identity` param: this frame's best match (`similarity`) and `candidates`, the track's
 // decision and votes, its track id (when tracked) and the gallery revision searched.
-GstStructure* taconite_param(const std::vector<gallery::IdentityMatch>& matches, const vision::TrackDecision& decision,
-                             double similarity, std::optional<gint64> track, std::int64_t revision);
+GstStructure* taconite_param(const std::vector<vision::IdentityCandidate>& candidates,
+                             const vision::TrackDecision& decision, double similarity, std::optional<gint64> track,
+                             std::int64_t revision);
 
 // The `taconite-identity` message of a track first decided on `who`; `utc` is now.
 GstStructure* identity_message(const std::string& stream, const std::string& stream_id, gint64 track,

@@ -27,22 +27,22 @@ void UnknownKeeper::begin_buffer(std::uint64_t now, unsigned timeout, const std:
   hand_over(tracks_.end_stale(now, timeout), stream);
 }
 
-void UnknownKeeper::face(std::int64_t track, std::uint64_t now, std::int64_t utc_ms, TrackState state,
+void UnknownKeeper::face(std::int64_t track, std::uint64_t now, std::int64_t utc_ms, TrackVerdict verdict,
                          GstVideoRegionOfInterestMeta* roi, const GstTaconiteEmbeddingMeta* embedding,
-                         const std::vector<gallery::IdentityMatch>& matches) {
+                         const std::vector<vision::IdentityCandidate>& candidates) {
   std::optional<FaceCandidate> candidate;
   if (embedding) {
     candidate.emplace();
     candidate->quality = roi_quality(roi).value_or(embedding->norm);
     candidate->embedding = {embedding->embedding, embedding->dim};
     candidate->norm = embedding->norm;
-    if (!matches.empty()) {
-      candidate->nearest_identity = matches.front().identity_id;
-      candidate->nearest_name = matches.front().name;
-      candidate->nearest_similarity = matches.front().similarity;
+    if (!candidates.empty()) {
+      candidate->nearest_identity = candidates.front().identity;
+      candidate->nearest_name = candidates.front().name;
+      candidate->nearest_similarity = candidates.front().similarity;
     }
   }
-  if (tracks_.seen(track, now, utc_ms, state, candidate ? &*candidate : nullptr)) better_.push_back({track, roi});
+  if (tracks_.seen(track, now, utc_ms, verdict, candidate ? &*candidate : nullptr)) better_.push_back({track, roi});
 }
 
 void UnknownKeeper::end_buffer(GstBuffer* buffer) {

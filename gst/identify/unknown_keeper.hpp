@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gallery_index.hpp"
+#include "identity_votes.hpp"
 #include "unknown_face_writer.hpp"
 #include "unknown_tracks.hpp"
 
@@ -35,11 +36,12 @@ class UnknownKeeper {
   void set_caps(GstCaps* caps);
   // A new buffer, frame `now` of the stream: the tracks unseen for more than `timeout` frames end.
   void begin_buffer(std::uint64_t now, unsigned timeout, const std::string& stream);
-  // A tracked face of this buffer in `state`. `embedding`: its newly computed embedding, searched
-  // this buffer with `matches` as the answer (null: nothing new, e.g. a reused embedding).
-  void face(std::int64_t track, std::uint64_t now, std::int64_t utc_ms, TrackState state,
+  // A tracked face of this buffer, its track decided `verdict`. `embedding`: its newly computed
+  // embedding, searched this buffer with `candidates` as the answer (null: nothing new, e.g. a
+  // reused embedding).
+  void face(std::int64_t track, std::uint64_t now, std::int64_t utc_ms, TrackVerdict verdict,
             GstVideoRegionOfInterestMeta* roi, const GstTaconiteEmbeddingMeta* embedding,
-            const std::vector<gallery::IdentityMatch>& matches);
+            const std::vector<vision::IdentityCandidate>& candidates);
   // After the buffer's faces: crops the better faces from `buffer`.
   void end_buffer(GstBuffer* buffer);
   // Every track ends (end of stream, flush, a new stream).

@@ -6,7 +6,7 @@
 
 namespace taconite::gst {
 
-bool UnknownTracks::seen(std::int64_t track, std::uint64_t frame, std::int64_t utc_ms, TrackState state,
+bool UnknownTracks::seen(std::int64_t track, std::uint64_t frame, std::int64_t utc_ms, TrackVerdict verdict,
                          const FaceCandidate* candidate) {
   auto it = tracks_.find(track);
   if (it == tracks_.end()) {
@@ -17,13 +17,13 @@ bool UnknownTracks::seen(std::int64_t track, std::uint64_t frame, std::int64_t u
       end(oldest->second, pushed_out_);
       tracks_.erase(oldest);
     }
-    it = tracks_.emplace(track, Track{utc_ms, utc_ms, frame, state, std::nullopt}).first;
+    it = tracks_.emplace(track, Track{utc_ms, utc_ms, frame, verdict, std::nullopt}).first;
   }
   Track& t = it->second;
   t.last_ms = std::max(t.last_ms, utc_ms);
   t.last_frame = frame;
-  t.state = state;
-  if (state == TrackState::Known) {
+  t.verdict = verdict;
+  if (verdict == TrackVerdict::Known) {
     t.best.reset();  // a known face is not kept: free its copy
     return false;
   }
@@ -48,7 +48,7 @@ void UnknownTracks::set_picture(std::int64_t track, cv::Mat rgb) {
 }
 
 void UnknownTracks::end(Track& t, std::vector<EndedUnknown>& out) {
-  if (t.state != TrackState::Unknown || !t.best) return;
+  if (t.verdict != TrackVerdict::Unknown || !t.best) return;
   EndedUnknown ended = std::move(t.best->face);
   ended.face.first_seen_ms = t.first_ms;
   ended.face.last_seen_ms = t.last_ms;

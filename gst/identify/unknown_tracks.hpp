@@ -18,8 +18,9 @@
 
 namespace taconite::gst {
 
-// A track's decision on a frame (taconiteidentify's label_state).
-enum class TrackState { Pending, Known, Unknown };
+// What taconiteidentify has decided of a track by a frame (its label_state): still voting, a
+// gallery identity, or unknown.
+enum class TrackVerdict { Pending, Known, Unknown };
 
 // One face of a track on one frame: a candidate for the track's best face.
 struct FaceCandidate {
@@ -42,10 +43,10 @@ class UnknownTracks {
   // More tracks than `max_tracks` at once: the longest unseen one ends first.
   explicit UnknownTracks(std::size_t max_tracks = 1024) : max_tracks_(max_tracks) {}
 
-  // `track` was seen at frame `frame` (`utc_ms`: Unix time in ms) in `state`, with `candidate` its
+  // `track` was seen at frame `frame` (`utc_ms`: Unix time in ms) decided `verdict`, `candidate` its
   // face on that frame (null: nothing new to compare, e.g. a reused embedding). True when the
   // candidate became the track's best face: the caller may then give its picture (set_picture).
-  bool seen(std::int64_t track, std::uint64_t frame, std::int64_t utc_ms, TrackState state,
+  bool seen(std::int64_t track, std::uint64_t frame, std::int64_t utc_ms, TrackVerdict verdict,
             const FaceCandidate* candidate);
   // The picture of the track's best face (aligned RGB crop).
   void set_picture(std::int64_t track, cv::Mat rgb);
@@ -64,7 +65,7 @@ class UnknownTracks {
   struct Track {
     std::int64_t first_ms = 0, last_ms = 0;
     std::uint64_t last_frame = 0;
-    TrackState state = TrackState::Pending;
+    TrackVerdict verdict = TrackVerdict::Pending;
     std::optional<Best> best;  // none while known (nothing to keep), or before a candidate
   };
   // Adds the track's best face to `out` when it ended unknown.

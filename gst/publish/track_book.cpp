@@ -23,9 +23,9 @@ bool identity_changed(const std::optional<RoiIdentity>& before, const RoiIdentit
 
 }  // namespace
 
-void TrackBook::end(std::map<std::int64_t, TrackState>::iterator it, const char* reason, const EventTime& at,
+void TrackBook::end(std::map<std::int64_t, OpenTrack>::iterator it, const char* reason, const EventTime& at,
                     std::vector<TrackEvent>& events) {
-  TrackState& track = it->second;
+  OpenTrack& track = it->second;
   if (track.identity) track.identified = track.identity->label_state != kPendingState;
   // A track that ends is never pending: one taconiteidentify never judged (no embedding of it was
   // searched) ends unknown, and `identified` says that nothing was judged.
@@ -50,7 +50,7 @@ void TrackBook::frame(std::span<const Sighting> sightings, const EventTime& at, 
         end(oldest, "evicted", at, events);
         ++evicted_;
       }
-      TrackState track;
+      OpenTrack track;
       track.track_id = s.track_id;
       gchar* uid = g_uuid_string_random();
       track.uid = uid;
@@ -63,7 +63,7 @@ void TrackBook::frame(std::span<const Sighting> sightings, const EventTime& at, 
       it->second.last_frame = frame_;
       events.push_back(TrackEvent{TrackEvent::Kind::New, nullptr, at, it->second});
     } else {
-      TrackState& track = it->second;
+      OpenTrack& track = it->second;
       track.last = at;
       ++track.frames;
       track.last_frame = frame_;
@@ -99,7 +99,7 @@ void TrackBook::face_ready(EncodedFace face, const EventTime& at, std::vector<Tr
 }
 
 void TrackBook::end_all(const char* reason, const EventTime& at, std::vector<TrackEvent>& events) {
-  std::vector<std::map<std::int64_t, TrackState>::iterator> order;
+  std::vector<std::map<std::int64_t, OpenTrack>::iterator> order;
   for (auto it = tracks_.begin(); it != tracks_.end(); ++it) order.push_back(it);
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
     return a->second.first.utc_us != b->second.first.utc_us ? a->second.first.utc_us < b->second.first.utc_us

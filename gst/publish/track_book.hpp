@@ -24,7 +24,8 @@ struct EventTime {
   std::optional<std::uint64_t> pts_ns;
 };
 
-struct TrackState {
+// A track the book has open: what its events say of it (an End event carries it as it was last).
+struct OpenTrack {
   std::int64_t track_id = 0;
   std::string uid;                  // unique for good (a random UUID): names the track's files
   EventTime first, last;            // the first and last frames it was seen on
@@ -43,7 +44,7 @@ struct TrackEvent {
   Kind kind = Kind::New;
   const char* end_reason = nullptr;  // End: "lost", "evicted", "eos", "flush", "stream-start", "stopped"
   EventTime at;
-  TrackState track;
+  OpenTrack track;
 };
 
 // One tracked face of a frame.
@@ -75,14 +76,14 @@ class TrackBook {
   std::uint64_t evicted() const { return evicted_; }
 
  private:
-  void end(std::map<std::int64_t, TrackState>::iterator it, const char* reason, const EventTime& at,
+  void end(std::map<std::int64_t, OpenTrack>::iterator it, const char* reason, const EventTime& at,
            std::vector<TrackEvent>& events);
 
   std::uint64_t timeout_frames_;
   std::size_t max_tracks_;
   std::uint64_t frame_ = 0;
   std::uint64_t evicted_ = 0;
-  std::map<std::int64_t, TrackState> tracks_;
+  std::map<std::int64_t, OpenTrack> tracks_;
 };
 
 }  // namespace taconite::gst

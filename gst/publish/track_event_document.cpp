@@ -78,7 +78,7 @@ const char* event_name(TrackEvent::Kind kind) {
 }  // namespace
 
 std::string track_event_document(const TrackEvent& event, const std::string& stream, json::Repairs* repairs) {
-  const TrackState& track = event.track;
+  const OpenTrack& track = event.track;
   JsonBuilder* b = json_builder_new();
   json_builder_begin_object(b);
   add_member(b, "schema", kTracksSchema);

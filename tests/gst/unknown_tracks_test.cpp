@@ -10,7 +10,7 @@ namespace {
 
 using taconite::gst::EndedUnknown;
 using taconite::gst::FaceCandidate;
-using taconite::gst::TrackState;
+using taconite::gst::TrackVerdict;
 using taconite::gst::UnknownTracks;
 
 const std::vector<float> kFace = {0.6f, 0.8f};
@@ -29,10 +29,10 @@ FaceCandidate candidate(double quality, const char* nearest = "bob") {
 TEST(UnknownTracksTest, TrackEndingUnknownGivesItsBestFaceAndSpan) {
   UnknownTracks tracks;
   FaceCandidate low = candidate(0.2, "carol"), high = candidate(0.9), mid = candidate(0.5, "dave");
-  EXPECT_TRUE(tracks.seen(7, 0, 1000, TrackState::Pending, &low));
-  EXPECT_TRUE(tracks.seen(7, 1, 1100, TrackState::Unknown, &high));
-  EXPECT_FALSE(tracks.seen(7, 2, 1200, TrackState::Unknown, &mid));  // not better
-  EXPECT_FALSE(tracks.seen(7, 3, 1300, TrackState::Unknown, nullptr));
+  EXPECT_TRUE(tracks.seen(7, 0, 1000, TrackVerdict::Pending, &low));
+  EXPECT_TRUE(tracks.seen(7, 1, 1100, TrackVerdict::Unknown, &high));
+  EXPECT_FALSE(tracks.seen(7, 2, 1200, TrackVerdict::Unknown, &mid));  // not better
+  EXPECT_FALSE(tracks.seen(7, 3, 1300, TrackVerdict::Unknown, nullptr));
   EXPECT_TRUE(tracks.end_stale(5, 2).empty());  // seen at 3: not stale at 5 with timeout 2
   const std::vector<EndedUnknown> ended = tracks.end_stale(6, 2);
   ASSERT_EQ(ended.size(), 1u);
@@ -50,19 +50,19 @@ TEST(UnknownTracksTest, TrackEndingUnknownGivesItsBestFaceAndSpan) {
 TEST(UnknownTracksTest, KnownAndPendingTracksGiveNothing) {
   UnknownTracks tracks;
   FaceCandidate c = candidate(0.5);
-  tracks.seen(1, 0, 0, TrackState::Known, &c);
-  tracks.seen(2, 0, 0, TrackState::Pending, &c);
-  tracks.seen(3, 0, 0, TrackState::Unknown, &c);
-  tracks.seen(3, 1, 0, TrackState::Known, &c);  // decided again, on a gallery identity
+  tracks.seen(1, 0, 0, TrackVerdict::Known, &c);
+  tracks.seen(2, 0, 0, TrackVerdict::Pending, &c);
+  tracks.seen(3, 0, 0, TrackVerdict::Unknown, &c);
+  tracks.seen(3, 1, 0, TrackVerdict::Known, &c);  // decided again, on a gallery identity
   EXPECT_TRUE(tracks.end_all().empty());
 }
 
 TEST(UnknownTracksTest, TooManyTracksEndTheLongestUnseen) {
   UnknownTracks tracks(2);
   FaceCandidate c = candidate(0.5);
-  tracks.seen(1, 0, 0, TrackState::Unknown, &c);
-  tracks.seen(2, 1, 0, TrackState::Unknown, &c);
-  tracks.seen(3, 2, 0, TrackState::Unknown, &c);  // track 1 is pushed out
+  tracks.seen(1, 0, 0, TrackVerdict::Unknown, &c);
+  tracks.seen(2, 1, 0, TrackVerdict::Unknown, &c);
+  tracks.seen(3, 2, 0, TrackVerdict::Unknown, &c);  // track 1 is pushed out
   EXPECT_EQ(tracks.size(), 2u);
   const std::vector<EndedUnknown> ended = tracks.end_stale(2, 100);
   ASSERT_EQ(ended.size(), 1u);

@@ -2,7 +2,8 @@
 """The include rules of docs/architecture.md, checked on the source tree:
 
 1. vision/ (the face front end) includes no GStreamer or GLib header: no <gst/...>, <glib...>,
-   <gio/...>, <gobject/...>, <json-glib/...>, and no header that lives only under gst/.
+   <gio/...>, <gobject/...>, <json-glib/...>, and no header that lives only under gst/; nor one that
+   lives only under gallery/ (vision/ builds without the gallery library and its SQLite, libpq, FAISS).
 2. tools/ and bench/ include no gst/ internals: no header that lives only under gst/ (the public
    metadata library gst/meta is no internal), except an element's registration header (gsttaconite*.h: its
    GObject type and GST_ELEMENT_REGISTER declaration, what any program linking the element uses).
@@ -50,13 +51,18 @@ def main():
         relative = pathlib.Path(folder).relative_to(root)
         headers += [(relative / f).as_posix() for f in files if f.endswith(('.h', '.hpp'))]
 
-    def gst_only(included, including):
-        """Whether `included` (a quoted include of `including`) can only be a header under gst/."""
+    def only_under(folder, included, including, outside=None):
+        """Whether `included` (a quoted include of `including`) can only be a header under `folder`/
+        (and not under `outside`/)."""
         if (including.parent / included).is_file():
             return False  # found next to the including file, as the compiler looks first
         matches = [h for h in headers if h == included or h.endswith('/' + included)]
+        return bool(matches) and all(h.startswith(folder + '/') and not (outside and h.startswith(outside + '/'))
+                                     for h in matches)
+
+    def gst_only(included, including):
         # gst/meta is the public metadata library applications link to, not an internal.
-        return bool(matches) and all(h.startswith('gst/') and not h.startswith('gst/meta/') for h in matches)
+        return only_under('gst', included, including, outside='gst/meta')
 
     problems = []
     used = set()
@@ -66,6 +72,9 @@ def main():
                 shown = f'<{included}>' if kind == '<' else f'"{included}"'
                 problems.append(f'{path.relative_to(root)}:{number}: vision/ includes {shown}: '
                                 'vision/ must not depend on GStreamer or GLib')
+            elif kind == '"' and only_under('gallery', included, path):
+                problems.append(f'{path.relative_to(root)}:{number}: vision/ includes "{included}" of gallery/: '
+                                'vision/ must build without the gallery library (give it its own type)')
     for folder in ('tools', 'bench'):
         for path in sources(root, folder):
             name = path.relative_to(root).as_posix()
