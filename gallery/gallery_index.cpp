@@ -28,15 +28,6 @@ bool finite(std::span<const float> v) {
   return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
 }
 
-std::vector<float> normalised(std::span<const float> v) {
-  double sum = 0.0;
-  for (float x : v) sum += static_cast<double>(x) * x;
-  const double scale = sum > 0.0 && std::isfinite(sum) ? 1.0 / std::sqrt(sum) : 0.0;
-  std::vector<float> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<float>(v[i] * scale);
-  return out;
-}
-
 // HNSW keeps the smallest distances: an inner product is searched as its negation (as FAISS's
 // IndexHNSW does internally).
 struct NegatedDistance : faiss::DistanceComputer {
@@ -68,6 +59,15 @@ void hnsw_search(const faiss::IndexHNSW& index, const float* query, std::size_t 
 }  // namespace
 
 bool finite_query(std::span<const float> query) { return finite(query); }
+
+std::vector<float> unit_query(std::span<const float> query) {
+  double sum = 0.0;
+  for (float x : query) sum += static_cast<double>(x) * x;
+  const double scale = sum > 0.0 && std::isfinite(sum) ? 1.0 / std::sqrt(sum) : 0.0;
+  std::vector<float> out(query.size());
+  for (std::size_t i = 0; i < query.size(); ++i) out[i] = static_cast<float>(query[i] * scale);
+  return out;
+}
 
 struct GalleryIndex::Impl {
   int dim = 0;
@@ -307,7 +307,7 @@ std::vector<IdentityMatch> GalleryIndex::search(std::span<const float> query, in
   const auto total = static_cast<std::size_t>(d.index ? d.index->ntotal : 0);
   if (total == 0 || static_cast<int>(query.size()) != d.dim || k < 1 || !finite(query)) return {};
   k = std::min(k, kMaxTopK);
-  const std::vector<float> unit = normalised(query);
+  const std::vector<float> unit = unit_query(query);
   std::vector<std::pair<float, idx_t>> best;  // (similarity, position), best first
   try {
     if (!d.approximate) {

@@ -56,6 +56,9 @@ inline constexpr int kMaxEfSearch = 65536;  // bounds a query's HNSW beam
 
 // False when `query` holds NaN or Inf (search() refuses such a query).
 bool finite_query(std::span<const float> query);
+// A finite `query` at unit length, as search() scores it (all zeros when its length is 0 or
+// overflows).
+std::vector<float> unit_query(std::span<const float> query);
 
 class GalleryIndex {
  public:

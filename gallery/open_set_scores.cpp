@@ -1,10 +1,12 @@
 #include "open_set_scores.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
 
 #include "exact_scan.hpp"
+#include "gallery_index.hpp"
 #include "simd_dot.hpp"
 
 namespace taconite::gallery {
@@ -81,17 +83,11 @@ LeaveOneOut OpenSetScores::leave_one_out(std::size_t max_probes) const {
 
 std::optional<float> OpenSetScores::best_score(std::span<const float> embedding) const {
   const State& s = *state_;
-  if (embedding.size() != static_cast<std::size_t>(s.dim) || s.group.empty()) return std::nullopt;
-  double squares = 0.0;
-  for (float v : embedding) {
-    if (!std::isfinite(v)) return std::nullopt;
-    squares += static_cast<double>(v) * v;
-  }
-  if (!(squares > 0.0)) return std::nullopt;
-  const double norm = std::sqrt(squares);
-  std::vector<float> unit(embedding.size());
-  for (std::size_t i = 0; i < unit.size(); ++i) unit[i] = static_cast<float>(embedding[i] / norm);
-  const auto top = s.scan->top(unit, 1);
+  if (embedding.size() != static_cast<std::size_t>(s.dim) || s.group.empty() || !finite_query(embedding) ||
+      std::all_of(embedding.begin(), embedding.end(), [](float v) { return v == 0.0f; }))
+    return std::nullopt;
+  // Normalised as taconiteidentify's search normalises a face's embedding.
+  const auto top = s.scan->top(unit_query(embedding), 1);
   if (top.empty()) return std::nullopt;
   return top.front().first;
 }
