@@ -139,15 +139,26 @@ TEST(ImageViewYuv, ConvertsByTheViewsMatrixAndRange) {
       }
 }
 
+// A 112x112 BGR picture of byte i = (i * step) % modulus, and its view.
+struct Bgr112 {
+  Bgr112(std::size_t step, std::size_t modulus) : memory(112 * 112 * 3) {
+    for (std::size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<std::uint8_t>((i * step) % modulus);
+    view.format = PixelFormat::Bgr;
+    view.width = view.height = 112;
+    view.planes[0] = memory.data();
+    view.strides[0] = 112 * 3;
+  }
+  Bgr112(const Bgr112&) = delete;  // the view points into this object's memory
+  Bgr112& operator=(const Bgr112&) = delete;
+  std::vector<std::uint8_t> memory;
+  ImageView view;
+};
+
 TEST(ImageViewChw, AnAlignedCropAndARegionGiveTheSameInputForTheIdentityFit) {
   // An image that is exactly the model input: the identity similarity warps it onto itself.
-  std::vector<std::uint8_t> memory(112 * 112 * 3);
-  for (std::size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<std::uint8_t>((i * 7) % 251);
-  ImageView view;
-  view.format = PixelFormat::Bgr;
-  view.width = view.height = 112;
-  view.planes[0] = memory.data();
-  view.strides[0] = 112 * 3;
+  const Bgr112 image(7, 251);
+  const std::vector<std::uint8_t>& memory = image.memory;
+  const ImageView& view = image.view;
   std::vector<float> aligned, cropped;
   taconite::vision::aligned_face_to_chw(view, cv::Matx23d(1, 0, 0, 0, 1, 0), 112, 112, kCvlface, aligned);
   taconite::vision::region_to_chw(view, {0, 0, 112, 112}, 112, 112, kCvlface, cropped);
@@ -159,13 +170,9 @@ TEST(ImageViewChw, AnAlignedCropAndARegionGiveTheSameInputForTheIdentityFit) {
 
 TEST(ImageViewChw, TheAlignedRgbFaceIsThePictureTheModelInputIsMadeOf) {
   // BGR memory, the identity fit: the RGB picture holds the image's pixels with R first.
-  std::vector<std::uint8_t> memory(112 * 112 * 3);
-  for (std::size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<std::uint8_t>((i * 7) % 251);
-  ImageView view;
-  view.format = PixelFormat::Bgr;
-  view.width = view.height = 112;
-  view.planes[0] = memory.data();
-  view.strides[0] = 112 * 3;
+  const Bgr112 image(7, 251);
+  const std::vector<std::uint8_t>& memory = image.memory;
+  const ImageView& view = image.view;
   const cv::Matx23d identity(1, 0, 0, 0, 1, 0);
   const cv::Mat rgb = taconite::vision::aligned_face_rgb(view, identity, 112, 112);
   ASSERT_EQ(rgb.type(), CV_8UC3);
@@ -181,13 +188,9 @@ TEST(ImageViewChw, TheAlignedRgbFaceIsThePictureTheModelInputIsMadeOf) {
 
 TEST(ImageViewChw, EachPlaneTakesTheModelsOrderMeanAndStd) {
   // An ONNX embedder's normalisation: BGR planes, ImageNet-like mean and std per plane.
-  std::vector<std::uint8_t> memory(112 * 112 * 3);
-  for (std::size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<std::uint8_t>((i * 11) % 253);
-  ImageView view;
-  view.format = PixelFormat::Bgr;
-  view.width = view.height = 112;
-  view.planes[0] = memory.data();
-  view.strides[0] = 112 * 3;
+  const Bgr112 image(11, 253);
+  const std::vector<std::uint8_t>& memory = image.memory;
+  const ImageView& view = image.view;
   const taconite::vision::PixelNormalisation bgr{taconite::vision::ChannelOrder::Bgr, {0.406f, 0.456f, 0.485f},
                                                  {0.225f, 0.224f, 0.229f}};
   std::vector<float> chw;
