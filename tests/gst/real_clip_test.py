@@ -20,7 +20,7 @@ import json
 import os
 import sys
 
-from realfaces_model import fresh_work_with_model, missing, run
+from realfaces_model import fresh_work_with_model, run
 
 FPS = 30000 / 1001
 CUT_S = 211 / FPS  # the cut from the stage (Lin-Manuel Miranda) to the audience (Barack Obama)
@@ -33,11 +33,7 @@ def ends(path):
 
 
 def main(pipelines, cli, realfaces, yunet, work):
-    reason = missing(realfaces, yunet)
-    if reason:
-        print(f"SKIP: {reason}")
-        return 77
-    model = fresh_work_with_model(realfaces, work)
+    model = fresh_work_with_model(realfaces, yunet, work)
     photos = os.path.join(realfaces, "photos")
     video = os.path.join(realfaces, "video", "short_hamilton_clip.mp4")
     gallery = os.path.join(work, "people.db")

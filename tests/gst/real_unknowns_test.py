@@ -19,7 +19,7 @@ import os
 import sqlite3
 import sys
 
-from realfaces_model import fresh_work_with_model, missing, run
+from realfaces_model import fresh_work_with_model, run
 
 PEOPLE = ["ben_affleck", "elon_musk", "elton_john", "jerry_seinfeld", "mindy_kaling", "scarlett_johansson"]
 PHOTOS_EACH = 4
@@ -54,11 +54,7 @@ def slideshow(realfaces, frames_dir):
 
 
 def main(cli, realfaces, yunet, work):
-    reason = missing(realfaces, yunet)
-    if reason:
-        print(f"SKIP: {reason}")
-        return 77
-    model = fresh_work_with_model(realfaces, work)
+    model = fresh_work_with_model(realfaces, yunet, work)
     gallery = os.path.join(work, "strangers.db")
     run(cli, "create", gallery, "--model", model)
     run(cli, "enroll", gallery, "--model", model, "--detector", yunet, "--name", "matt_damon", "--largest",

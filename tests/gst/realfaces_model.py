@@ -1,10 +1,11 @@
-"""What the real-face pipeline tests share: why they must skip, the real 128-d embedder of
+"""What the real-face pipeline tests share: skipping without the data, the real 128-d embedder of
 ../shared/realfaces linked into a fresh work directory beside the description docs/models.md gives
 (threshold included), and running a command that must succeed."""
 import json
 import os
 import shutil
 import subprocess
+import sys
 
 MODEL = "mobilefacenet_foamliu_opset10.onnx"
 DESCRIPTION = {"format": "taconite-embedder/1", "name": "mobilefacenet-foamliu",
@@ -13,17 +14,13 @@ DESCRIPTION = {"format": "taconite-embedder/1", "name": "mobilefacenet-foamliu",
                "output": {"name": "output0", "dim": 128}, "threshold": 0.32}
 
 
-def missing(realfaces, yunet):
-    """Why the test cannot run here (it then exits 77), or None."""
-    if not os.path.isdir(realfaces):
-        return f"no {realfaces}: the real-face tests need ../shared/realfaces"
-    if not os.path.isfile(yunet):
-        return f"no YuNet model at {yunet}"
-    return None
-
-
-def fresh_work_with_model(realfaces, work):
-    """Empties `work`; returns the model's path in it, its description beside it."""
+def fresh_work_with_model(realfaces, yunet, work):
+    """Empties `work`; returns the model's path in it, its description beside it. Exits 77 (meson's
+    skip), saying why, without the real faces or the YuNet model."""
+    for needed, missing in ((realfaces, not os.path.isdir(realfaces)), (yunet, not os.path.isfile(yunet))):
+        if missing:
+            print(f"SKIP: no {needed}: the real-face tests need ../shared/realfaces and ../shared/models' YuNet")
+            sys.exit(77)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     model = os.path.join(work, MODEL)
