@@ -51,6 +51,12 @@ gboolean gst_taconite_roi_get_track_id(const GstVideoRegionOfInterestMeta *roi, 
   return TRUE;
 }
 
+const gchar *gst_taconite_roi_get_track_uid(const GstVideoRegionOfInterestMeta *roi) {
+  const GstStructure *s = find_param(roi, TRACK_PARAM);
+  const gchar *uid = s ? gst_structure_get_string(s, "uid") : NULL;
+  return uid && *uid ? uid : NULL;
+}
+
 GstTaconiteLabelState gst_taconite_roi_get_label_state(const GstVideoRegionOfInterestMeta *roi) {
   const GstStructure *s = find_param(roi, IDENTITY_PARAM);
   if (!s) return GST_TACONITE_LABEL_STATE_NONE;

@@ -62,6 +62,23 @@ TEST(RoiAccessors, TrackIdIsReadAsIntOrInt64AndAbsentIsFalse) {
   gst_buffer_unref(buffer);
 }
 
+TEST(RoiAccessors, TrackUidIsTheObjectIdParamsUidStringAndAbsentIsNull) {
+  GstBuffer* buffer = empty_frame();
+  GstVideoRegionOfInterestMeta* with_uid = add_face(
+      buffer, 1, gst_structure_new("object_id", "id", G_TYPE_INT, 7, "uid", G_TYPE_STRING, "a-uid", nullptr));
+  GstVideoRegionOfInterestMeta* id_only = add_face(buffer, 2, gst_structure_new("object_id", "id", G_TYPE_INT, 8, nullptr));
+  GstVideoRegionOfInterestMeta* empty_uid = add_face(
+      buffer, 3, gst_structure_new("object_id", "id", G_TYPE_INT, 9, "uid", G_TYPE_STRING, "", nullptr));
+  GstVideoRegionOfInterestMeta* number_uid = add_face(
+      buffer, 4, gst_structure_new("object_id", "id", G_TYPE_INT, 10, "uid", G_TYPE_INT, 5, nullptr));
+  EXPECT_STREQ(gst_taconite_roi_get_track_uid(with_uid), "a-uid");
+  EXPECT_EQ(gst_taconite_roi_get_track_uid(id_only), nullptr);
+  EXPECT_EQ(gst_taconite_roi_get_track_uid(empty_uid), nullptr);
+  EXPECT_EQ(gst_taconite_roi_get_track_uid(number_uid), nullptr);
+  EXPECT_EQ(gst_taconite_roi_get_track_uid(nullptr), nullptr);
+  gst_buffer_unref(buffer);
+}
+
 TEST(RoiAccessors, IdentityReadsEveryLabelState) {
   GstBuffer* buffer = empty_frame();
   GstVideoRegionOfInterestMeta* none = add_face(buffer, 1);

@@ -3,7 +3,8 @@
  *
  * Link with pkg-config `gsttaconitemeta-1.0`; from Python use GstTaconite 1.0 (e.g.
  * GstTaconite.roi_get_label(roi)). The params read (docs/gstreamer.md, "Reading the results"):
- *  - "object_id", field "id" (int or int64): the tracking id (taconitetrack, DL Streamer gvatrack);
+ *  - "object_id", field "id" (int or int64): the tracking id (taconitetrack, DL Streamer gvatrack), and
+ *    "uid" (string): the track's uid (taconitetrack);
  *  - "identity", fields "label_state", "label", "label_id", "confidence": taconiteidentify's answer;
  *  - "landmarks", fields "x" and "y" (arrays or lists of numbers; "normalized" = TRUE: fractions of
  *    the ROI box): taconitedetect's and taconitelandmarks' points.
@@ -54,6 +55,18 @@ GST_TACONITE_META_API const gchar *gst_taconite_label_state_to_string(GstTaconit
  */
 GST_TACONITE_META_API gboolean gst_taconite_roi_get_track_id(const GstVideoRegionOfInterestMeta *roi,
                                                              gint64 *track_id);
+
+/**
+ * gst_taconite_roi_get_track_uid:
+ * @roi: (nullable): a #GstVideoRegionOfInterestMeta
+ *
+ * The track's uid: taconitetrack gives every track one no other track of any stream, run or machine
+ * has (a random UUID), string field "uid" of the "object_id" param beside "id". Key events and
+ * records on it; the id restarts with every stream. Since: 0.6
+ *
+ * Returns: (transfer none) (nullable): the uid, valid while @roi is; NULL when the ROI has none.
+ */
+GST_TACONITE_META_API const gchar *gst_taconite_roi_get_track_uid(const GstVideoRegionOfInterestMeta *roi);
 
 /**
  * gst_taconite_roi_get_label_state:
