@@ -36,23 +36,14 @@
 
 #include <opencv2/video/tracking.hpp>
 
+#include "box_geometry.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 namespace taconite::vision {
-
-struct Box {
-  double x = 0, y = 0, width = 0, height = 0;  // pixels; width and height > 0
-};
-
-// Intersection over union of two boxes (0 when either is empty).
-double iou(const Box& a, const Box& b);
-
-// The part of `box` inside `frame`, or none when less than one pixel wide or high of it is inside
-// (or it is not finite).
-std::optional<Box> inside(const Box& box, const Box& frame);
 
 // Chi-square 95 % quantile for 4 degrees of freedom: the squared Mahalanobis gate.
 inline constexpr double kMotionGate = 9.4877;

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "gallery_store.hpp"
-#include "gsttaconiteidentify.h"
+#include "taconite_plugin.hpp"
 
 namespace {
 
@@ -134,7 +134,7 @@ std::string bytea_hex(const std::vector<float>& v) {
 
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
-  GST_ELEMENT_REGISTER(taconiteidentify, nullptr);
+  if (!load_taconite_plugin("change-latency")) return 2;
   if (argc < 2) {
     std::fprintf(stderr, "usage: change-latency LOCATION --writer notify|silent [--rounds N] [--poll-interval MS]\n");
     return 2;

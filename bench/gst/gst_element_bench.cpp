@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "gsttaconiteadaface.h"
 #include "taconite/taconite.hpp"
+#include "taconite_plugin.hpp"
 
 namespace {
 
@@ -167,7 +167,7 @@ int sessions_vs_threads(const std::string& bundle, const std::string& backend, i
 
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
-  GST_ELEMENT_REGISTER(taconiteadaface, nullptr);
+  if (!load_taconite_plugin("taconite-gst-bench")) return 2;
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s BUNDLE [--backend B] [--frames N] [--streams S] [--rounds R] "
                  "[--sessions-vs-threads N]\n", argv[0]);

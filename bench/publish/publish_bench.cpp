@@ -30,8 +30,7 @@
 #include <thread>
 #include <vector>
 
-#include "face_document.hpp"
-#include "gsttaconitepublish.h"
+#include "taconite_plugin.hpp"
 
 namespace {
 
@@ -106,6 +105,24 @@ std::vector<double> push_times(GstHarness* h, int frames, int faces) {
   return times;
 }
 
+// The length of the document taconitepublish writes for `sample` with embedding=`embedding` (its
+// line without the newline), through a file in `dir`.
+std::size_t written_document_size(GstBuffer* sample, const char* embedding, const std::string& dir) {
+  const std::string file = dir + "/document.jsonl";
+  GstHarness* h = harness("taconitepublish", {{"location", file}, {"embedding", embedding}, {"stream", "cam0"}});
+  gst_harness_push(h, gst_buffer_ref(sample));
+  gst_buffer_unref(gst_harness_pull(h));
+  gst_harness_teardown(h);  // stops the element: the line is written and the file closed
+  gchar* text = nullptr;
+  gsize length = 0;
+  std::size_t size = 0;
+  if (g_file_get_contents(file.c_str(), &text, &length, nullptr))
+    size = length > 0 && text[length - 1] == '\n' ? length - 1 : length;
+  g_free(text);
+  g_remove(file.c_str());
+  return size;
+}
+
 guint64 published(GstElement* element) {
   guint64 value = 0;
   g_object_get(element, "messages-published", &value, nullptr);
@@ -116,7 +133,7 @@ guint64 published(GstElement* element) {
 
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
-  GST_ELEMENT_REGISTER(taconitepublish, nullptr);
+  if (!load_taconite_plugin("taconite-publish-bench")) return 2;
   int port = 0, frames = 500, faces = 2, rounds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -160,16 +177,11 @@ int main(int argc, char** argv) {
       gst_harness_teardown(h);
     }
 
-  // Document sizes, from the document builder itself.
+  // Document sizes, as the element writes them.
   GstBuffer* sample = frame(0, faces);
-  taconite::gst::FrameContext context;
-  context.stream = "cam0";
   std::vector<std::size_t> sizes;
-  for (auto format : {taconite::gst::EmbeddingFormat::None, taconite::gst::EmbeddingFormat::Base64,
-                      taconite::gst::EmbeddingFormat::Array}) {
-    context.embedding = format;
-    sizes.push_back(taconite::gst::face_document(sample, context).value_or("").size());
-  }
+  for (const char* embedding : {"none", "base64", "array"})
+    sizes.push_back(written_document_size(sample, embedding, best_faces));
   gst_buffer_unref(sample);
 
   std::printf("{\"frames\":%d,\"faces_per_frame\":%d,\"rounds\":%d,\"document_bytes\":{\"none\":%zu,\"base64\":%zu,"

@@ -129,6 +129,13 @@ bool answer_query(GstTaconiteAdaface* self, GstQuery* query);
 // (0 until known).
 GstClockTime processing_latency(GstTaconiteAdaface* self);
 
+// adaface_frame_steps.cpp: one buffer's faces embedded with `client` and attached (only flagged
+// skipped with `skip`); sets `used_engine` when the engine ran. Returns the (possibly new) buffer,
+// or nullptr, the buffer released, after posting an error or when a flush cancelled the engine
+// request. `buffer` always holds the current buffer, for the caller's exception boundary.
+GstBuffer* embed_frame_faces(GstTaconiteAdaface* self, EngineClient& client, GstBuffer*& buffer, bool skip,
+                             bool* used_engine);
+
 // adaface_properties.cpp: every property, declared once.
 void declare_properties(PropertyTable<GstTaconiteAdaface, Settings>& table);
 

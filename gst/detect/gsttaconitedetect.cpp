@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "box_tracker.hpp"
+#include "box_geometry.hpp"
 #include "carried_detections.hpp"
 #include "cxx_boundary.hpp"
 #include "face_selection.hpp"

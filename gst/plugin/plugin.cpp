@@ -3,11 +3,16 @@
 
 #include "gsttaconiteadaface.h"
 #include "gsttaconitedetect.h"
-#include "gsttaconiteidentify.h"
-#include "gsttaconitelandmarks.h"
 #include "gsttaconiteoverlay.h"
 #include "gsttaconitepublish.h"
+// Built only with their optional dependency (gst/plugin/meson.build).
+#ifdef TACONITE_HAVE_DLIB_ELEMENTS
+#include "gsttaconitelandmarks.h"
 #include "gsttaconitetrack.h"
+#endif
+#ifdef TACONITE_HAVE_GALLERY_ELEMENTS
+#include "gsttaconiteidentify.h"
+#endif
 
 #ifndef PACKAGE
 #define PACKAGE "taconite-adaface"
@@ -16,10 +21,14 @@
 static gboolean plugin_init(GstPlugin* plugin) {
   gboolean ok = GST_ELEMENT_REGISTER(taconiteadaface, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitedetect, plugin);
+#ifdef TACONITE_HAVE_DLIB_ELEMENTS
   ok &= GST_ELEMENT_REGISTER(taconitelandmarks, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitetrack, plugin);
+#endif
   ok &= GST_ELEMENT_REGISTER(taconitepublish, plugin);
+#ifdef TACONITE_HAVE_GALLERY_ELEMENTS
   ok &= GST_ELEMENT_REGISTER(taconiteidentify, plugin);
+#endif
   ok &= GST_ELEMENT_REGISTER(taconiteoverlay, plugin);
   return ok;
 }

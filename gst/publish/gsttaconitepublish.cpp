@@ -43,7 +43,6 @@
 #include "gsttaconitepublish.h"
 
 #include <gst/video/video.h>
-#include <mosquitto.h>
 
 #include <memory>
 #include <string>
@@ -218,7 +217,7 @@ static bool open_mqtt(GstTaconitePublish* self, const Settings& s, Output& out) 
                         ("property stream"));
       return false;
     }
-    if (topic.empty() || mosquitto_pub_topic_check(topic.c_str()) != MOSQ_ERR_SUCCESS) {
+    if (topic.empty() || !MqttPublisher::valid_topic(topic)) {
       GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
                         ("MQTT topic '%s' is not a valid topic to publish on (empty, or with the wildcards + or #)",
                          topic.c_str()),

@@ -201,6 +201,10 @@ std::string MqttPublisher::connection_ended_locked(const std::string& reason, bo
   return "cannot connect to the MQTT broker " + where() + " (" + reason + "); still retrying, " + holding;
 }
 
+bool MqttPublisher::valid_topic(const std::string& topic) {
+  return mosquitto_pub_topic_check(topic.c_str()) == MOSQ_ERR_SUCCESS;
+}
+
 MqttPublisher::~MqttPublisher() {
   {
     std::lock_guard<std::mutex> guard(lock_);

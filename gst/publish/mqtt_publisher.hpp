@@ -72,6 +72,8 @@ class MqttPublisher {
   // in the background. Null with `error` also for settings that cannot work (TLS files).
   static std::unique_ptr<MqttPublisher> start(const MqttSettings& settings, std::shared_ptr<PublishCounters> counters,
                                               Notify notify, std::string* error);
+  // Whether `topic` is one a message may be published to (no wildcards; libmosquitto's check).
+  static bool valid_topic(const std::string& topic);
   ~MqttPublisher();  // disconnects; pending messages are counted dropped
   MqttPublisher(const MqttPublisher&) = delete;
   MqttPublisher& operator=(const MqttPublisher&) = delete;

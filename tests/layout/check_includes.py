@@ -5,8 +5,8 @@
    <gio/...>, <gobject/...>, <json-glib/...>, and no header that lives only under gst/; nor one that
    lives only under gallery/ (vision/ builds without the gallery library and its SQLite, libpq, FAISS).
 2. tools/ and bench/ include no gst/ internals: no header that lives only under gst/ (the public
-   metadata library gst/meta is no internal), except an element's registration header (gsttaconite*.h: its
-   GObject type and GST_ELEMENT_REGISTER declaration, what any program linking the element uses).
+   metadata library gst/meta is no internal), not even an element's registration header: they load the
+   plugin and make its elements by name, as an application does.
 3. gst/ by element: a file of one element's folder (gst/adaface/, gst/track/, ...) includes no
    header of another element's folder, and gst/common/ none of any element's: what two elements
    share lives in gst/common/ (or vision/).
@@ -23,10 +23,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 GLIB_OR_GST = re.compile(r'^(gst/|glib[-/.]|glib$|gio/|gobject/|json-glib/)')
 SOURCE_SUFFIXES = {'.c', '.cc', '.cpp', '.h', '.hpp'}
 # Includes allowed to break rule 2, with the reason: (including file, included header).
-KNOWN = {
-    # The publish bench times taconitepublish's document builder itself, without a pipeline.
-    ('bench/publish/publish_bench.cpp', 'face_document.hpp'),
-}
+KNOWN = set()
 # gst/ folders that are no element: the shared code, the public metadata library, the registration.
 NOT_ELEMENTS = {'common', 'meta', 'plugin', 'examples'}
 
@@ -81,14 +78,11 @@ def main():
             for number, kind, included in includes(path):
                 if kind != '"' or not gst_only(included, path):
                     continue
-                registration = re.fullmatch(r'gsttaconite[a-z]*\.h', included.rsplit('/', 1)[-1])
                 if (name, included) in KNOWN:
                     used.add((name, included))
                     continue
-                if registration:
-                    continue
                 problems.append(f'{name}:{number}: {folder}/ includes "{included}", a gst/ internal: '
-                                'use vision/ (or add what it needs there)')
+                                'use vision/, gst/meta or the plugin\'s elements by name')
     element_folders = sorted(p.name for p in (root / 'gst').iterdir() if p.is_dir() and p.name not in NOT_ELEMENTS)
     for folder in element_folders + ['common']:
         for path in sources(root, f'gst/{folder}'):
