@@ -635,7 +635,7 @@ static void declare_properties(PropertyTable<GstTaconiteIdentify, Settings>& t) 
            "keep-unknowns: seconds an unknown face is kept in the gallery. Default: 2592000 (30 days)", 1,
            kMaxUnknownsAge, &Settings::unknowns_max_age, Mutable::ReadyOnly);
   t.counter("unknowns-kept", "Unknowns kept", "keep-unknowns: unknown faces written into the gallery since the start",
-            [](GstTaconiteIdentify& self) -> guint64 { return (*self.unknown_counters)->kept; });
+            [](GstTaconiteIdentify& self) -> guint64 { return (*self.unknown_counters)->stored; });
   t.counter("unknowns-dropped", "Unknowns dropped",
             "keep-unknowns: unknown faces lost since the start (the writer's queue was full, a write failed, or "
             "they were still queued when the element stopped)",

@@ -18,7 +18,6 @@
 
 namespace taconite::gst {
 
-inline constexpr int kBestFaceSize = 112;
 inline constexpr unsigned kBestFaceDrainMs = 2000;
 
 struct TrackEventsSettings {
