@@ -280,8 +280,9 @@ static void warn_when_gallery_empty(GstTaconiteIdentify* self, Stream& stream, c
 
 // The faces: embedding metas of ROIs, each once, with its tracking id. An embedding of another size
 // or model than the gallery's is a stream error (false, posted).
-static bool read_faces(GstTaconiteIdentify* self, GstBuffer* buffer, const std::vector<GstVideoRegionOfInterestMeta*>& rois,
-                       const BufferScope& b, Stream& stream, std::vector<FaceAnswer>& faces) {
+static bool read_faces(GstTaconiteIdentify* self, GstBuffer* buffer,
+                       const std::vector<GstVideoRegionOfInterestMeta*>& rois, const BufferScope& b, Stream& stream,
+                       std::vector<FaceAnswer>& faces) {
   const gallery::GalleryIndex& index = *b.index;
   gpointer state = nullptr;
   while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE)) {

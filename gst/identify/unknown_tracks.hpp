@@ -1,9 +1,9 @@
 // taconiteidentify keep-unknowns, per track: while a track is pending or decided unknown, its best
-// face so far (highest quality, best_faces.hpp's ranking): the embedding, the nearest gallery identity its search found (even
-// below the threshold), the aligned picture, and the track's first and last sighting. A track that
-// ends (unseen for longer than the track timeout, or every track at the end of a stream) decided
-// unknown gives that face for review; a track that ends pending (too few votes to decide) or known
-// gives nothing. GStreamer-free; owned by the streaming thread, no locking.
+// face so far (highest quality, by best_faces.hpp's rule): the embedding, the nearest gallery
+// identity its search found (even below the threshold), the aligned picture, and the track's first
+// and last sighting. A track that ends (unseen for longer than the track timeout, or every track at
+// the end of a stream) decided unknown gives that face for review; a track that ends pending (too
+// few votes to decide) or known gives nothing. GStreamer-free; owned by the streaming thread, no locking.
 #pragma once
 
 #include <cstdint>

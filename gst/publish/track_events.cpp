@@ -50,7 +50,8 @@ std::vector<std::string> TrackEvents::frame(GstBuffer* buffer, const GstVideoInf
   if (!better.empty()) {
     std::vector<ImprovedFace> improved;
     improved.reserve(better.size());
-    for (std::size_t i : better) improved.push_back(ImprovedFace{sightings[i].track_id, rois[i], *sightings[i].quality});
+    for (std::size_t i : better)
+      improved.push_back(ImprovedFace{sightings[i].track_id, rois[i], *sightings[i].quality});
     const auto room = [this](const ImprovedFace&) {
       if (!writer_->full()) return true;
       writer_->refused();  // it would be refused: no mapping, alignment or copy for nothing

@@ -154,7 +154,8 @@ TEST_F(BestFaceCropTest, AFrameThatCannotBeReadCropsNothingAndSaysWhy) {
   GstBuffer* uyvy = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&unreadable), nullptr);
   gst_buffer_memset(uyvy, 0, 128, GST_VIDEO_INFO_SIZE(&unreadable));
   problem.clear();
-  EXPECT_FALSE(crop_improved_faces(uyvy, &unreadable, faces, [](const ImprovedFace&) { return true; }, take_, &problem));
+  EXPECT_FALSE(
+      crop_improved_faces(uyvy, &unreadable, faces, [](const ImprovedFace&) { return true; }, take_, &problem));
   EXPECT_NE(problem.find("UYVY"), std::string::npos) << problem;
   EXPECT_TRUE(crops_.empty());
   gst_buffer_unref(uyvy);
