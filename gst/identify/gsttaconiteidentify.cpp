@@ -239,43 +239,51 @@ static std::string stream_name_locked(GstTaconiteIdentify* self) {
   return self->settings->stream.empty() ? GST_OBJECT_NAME(self) : self->settings->stream;
 }
 
-static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffer) {
-  GstBaseTransform* trans = GST_BASE_TRANSFORM(self);
-  Stream& stream = *self->stream;
-  GST_OBJECT_LOCK(self);
-  const Settings s = *self->settings;
-  const std::string stream_name = stream_name_locked(self);
-  const std::shared_ptr<GalleryWatcher> watcher = *self->watcher;
-  GST_OBJECT_UNLOCK(self);
-  if (!watcher) return GST_FLOW_OK;
-  const std::shared_ptr<const gallery::GalleryIndex> index = watcher->current();
-  const guint64 now = stream.frame++;
-  const std::int64_t utc_ms = g_get_real_time() / 1000;  // the clock of the messages' `utc`
-  if (stream.unknowns) stream.unknowns->begin_buffer(now, s.track_timeout, stream_name);
-  VotePolicy policy;
-  policy.window = s.vote_window;
-  policy.min_votes = s.min_votes;
-  policy.timeout = s.track_timeout;
-  stream.votes.evict(now, s.track_timeout);
+namespace {
 
-  if (index->templates() == 0 && !stream.warned_empty) {
-    stream.warned_empty = true;
-    GST_ELEMENT_WARNING(self, RESOURCE, NOT_FOUND,
-                        ("The gallery %s is empty: every face is unknown.",
-                         gallery::displayed_location(s.gallery).c_str()),
-                        ("Enroll people with taconite-gallery enroll; the element picks them up while playing."));
-  } else if (index->templates() > 0) {
-    stream.warned_empty = false;
-  }
+// What one buffer's steps share: the settings and gallery it is identified with, its frame number
+// and clocks.
+struct BufferScope {
+  Settings settings;
+  std::string stream_name;
+  std::shared_ptr<const gallery::GalleryIndex> index;
+  guint64 now = 0;
+  std::int64_t utc_ms = 0;  // the clock of the messages' `utc`
+  GstClockTime running_time = GST_CLOCK_TIME_NONE;
+  double threshold = kFallbackThreshold;
+};
 
-  // Tracking ids of the frame's ROIs: an id on two ROIs names neither.
-  std::unordered_map<gint64, int> track_uses;
-  const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(buffer);
+}  // namespace
+
+// Tracking ids of the frame's ROIs, with how many ROIs carry each: an id on two ROIs names neither.
+static std::unordered_map<gint64, int> count_track_uses(const std::vector<GstVideoRegionOfInterestMeta*>& rois,
+                                                        const std::string& param) {
+  std::unordered_map<gint64, int> uses;
   for (const GstVideoRegionOfInterestMeta* roi : rois)
-    if (std::optional<gint64> id = roi_track_id(roi, s.track_id_param)) ++track_uses[*id];
+    if (std::optional<gint64> id = roi_track_id(roi, param)) ++uses[*id];
+  return uses;
+}
 
-  // The faces: embedding metas of ROIs, each once, with its tracking id when unique in the frame.
-  std::vector<FaceAnswer> faces;
+// Warns once (until people are enrolled) that an empty gallery makes every face unknown.
+static void warn_when_gallery_empty(GstTaconiteIdentify* self, Stream& stream, const BufferScope& b) {
+  if (b.index->templates() > 0) {
+    stream.warned_empty = false;
+    return;
+  }
+  if (stream.warned_empty) return;
+  stream.warned_empty = true;
+  GST_ELEMENT_WARNING(self, RESOURCE, NOT_FOUND,
+                      ("The gallery %s is empty: every face is unknown.",
+                       gallery::displayed_location(b.settings.gallery).c_str()),
+                      ("Enroll people with taconite-gallery enroll; the element picks them up while playing."));
+}
+
+// The faces: embedding metas of ROIs, each once, with its tracking id. An embedding of another size
+// or model than the gallery's is a stream error (false, posted).
+static bool read_faces(GstTaconiteIdentify* self, GstBuffer* buffer,
+                       const std::vector<GstVideoRegionOfInterestMeta*>& rois, const BufferScope& b, Stream& stream,
+                       std::vector<FaceAnswer>& faces) {
+  const gallery::GalleryIndex& index = *b.index;
   gpointer state = nullptr;
   while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE)) {
     auto* e = reinterpret_cast<const GstTaconiteEmbeddingMeta*>(meta);
@@ -285,21 +293,20 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
       GST_LOG_OBJECT(self, "embedding of ROI id %d: no single ROI has that id, skipped", e->roi_id);
       continue;
     }
-    if (static_cast<int>(e->dim) != index->dim()) {
+    if (static_cast<int>(e->dim) != index.dim()) {
       GST_ELEMENT_ERROR(self, STREAM, FORMAT,
                         ("Embeddings of %u values, the gallery %s holds %d.", e->dim,
-                         gallery::displayed_location(s.gallery).c_str(), index->dim()),
+                         gallery::displayed_location(b.settings.gallery).c_str(), index.dim()),
                         ("Enroll the gallery with the bundle taconiteadaface runs."));
-      return GST_FLOW_ERROR;
+      return false;
     }
-    if (e->model && *e->model && !index->model().empty() && index->model() != e->model) {
+    if (e->model && *e->model && !index.model().empty() && index.model() != e->model) {
       GST_ELEMENT_ERROR(self, STREAM, FORMAT,
                         ("Embeddings of model %s, the gallery %s was made with %s.", e->model,
-                         gallery::displayed_location(s.gallery).c_str(),
-                         index->model().c_str()),
+                         gallery::displayed_location(b.settings.gallery).c_str(), index.model().c_str()),
                         ("Embeddings of different models are not comparable: enroll the gallery with the bundle "
                          "taconiteadaface runs."));
-      return GST_FLOW_ERROR;
+      return false;
     }
     if (!gallery::finite_query({e->embedding, e->dim})) {
       if (!stream.warned_non_finite)
@@ -311,79 +318,148 @@ static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffe
     FaceAnswer a;
     a.roi = roi;
     a.embedding = e;
-    a.track = roi_track_id(roi, s.track_id_param);
+    a.track = roi_track_id(roi, b.settings.track_id_param);
     faces.push_back(a);
   }
+  return true;
+}
 
-  // What each face needs: a reused (cached) embedding is the same vector again, no new evidence,
-  // so it keeps its track's last answer unless that answer is of another gallery revision.
+// What each face needs: a reused (cached) embedding is the same vector again, no new evidence, so it
+// keeps its track's last answer unless that answer is of another gallery revision. Then the
+// searches are bounded by the budget.
+static void plan_answers(std::vector<FaceAnswer>& faces, const std::unordered_map<gint64, int>& track_uses,
+                         const IdentityVotes& votes, const BufferScope& b) {
   for (FaceAnswer& a : faces) {
-    if (a.track && track_uses[*a.track] > 1) a.track.reset();  // an id on two faces names neither
+    if (a.track && track_uses.at(*a.track) > 1) a.track.reset();  // an id on two faces names neither
     const bool fresh = a.embedding->status != GST_TACONITE_EMBEDDING_CACHED;
-    const TrackSearch* last = a.track ? stream.votes.last_search(*a.track) : nullptr;
-    a.votes = fresh || !a.track || stream.votes.deferred(*a.track);
-    a.search = a.votes || !last || last->gallery_revision != index->revision();
-    if (last) a.waited = now - last->frame;
+    const TrackSearch* last = a.track ? votes.last_search(*a.track) : nullptr;
+    a.votes = fresh || !a.track || votes.deferred(*a.track);
+    a.search = a.votes || !last || last->gallery_revision != b.index->revision();
+    if (last) a.waited = b.now - last->frame;
   }
-  plan_searches(faces, index->approximate() ? 0 : index->templates(), s.search_budget);
+  plan_searches(faces, b.index->approximate() ? 0 : b.index->templates(), b.settings.search_budget);
+}
 
-  const GstClockTime running_time = trans->segment.format == GST_FORMAT_TIME
-                                        ? gst_segment_to_running_time(&trans->segment, GST_FORMAT_TIME,
-                                                                      GST_BUFFER_PTS(buffer))
-                                        : GST_CLOCK_TIME_NONE;
-  const double threshold = s.threshold.value_or(s.model_threshold);
-  for (FaceAnswer& a : faces) {
-    if (!a.search && !a.track) continue;  // untracked and over the budget: no answer this buffer
-    std::optional<IdentityVote> vote;
-    if (a.search) {
-      a.candidates =
-          candidates_of(index->search({a.embedding->embedding, a.embedding->dim}, static_cast<int>(s.top_k)));
-      if (a.votes) {
-        // Weighted by taconiteadaface's quality of the face: a better view counts more.
-        vote = IdentityVote{kUnknownIdentity, kUnknownLabel, 0.0, taconite::vision::vote_weight(roi_quality(a.roi))};
-        if (!a.candidates.empty() && a.candidates.front().similarity >= threshold) {
-          vote->identity = a.candidates.front().identity;
-          vote->name = a.candidates.front().name;
-        }
-        if (!a.candidates.empty()) vote->similarity = a.candidates.front().similarity;
+// The face's candidates: searched in the gallery, or its track's last ones. A new embedding's vote
+// (weighted by taconiteadaface's quality of the face: a better view counts more) when it votes.
+static std::optional<IdentityVote> search_or_recall(FaceAnswer& a, const IdentityVotes& votes, const BufferScope& b) {
+  std::optional<IdentityVote> vote;
+  if (a.search) {
+    a.candidates = candidates_of(
+        b.index->search({a.embedding->embedding, a.embedding->dim}, static_cast<int>(b.settings.top_k)));
+    if (a.votes) {
+      vote = IdentityVote{kUnknownIdentity, kUnknownLabel, 0.0, taconite::vision::vote_weight(roi_quality(a.roi))};
+      if (!a.candidates.empty() && a.candidates.front().similarity >= b.threshold) {
+        vote->identity = a.candidates.front().identity;
+        vote->name = a.candidates.front().name;
       }
-    } else if (const TrackSearch* last = stream.votes.last_search(*a.track)) {
-      a.candidates = last->candidates;
+      if (!a.candidates.empty()) vote->similarity = a.candidates.front().similarity;
     }
-    if (!a.candidates.empty()) a.similarity = a.candidates.front().similarity;
-    if (a.track) {
-      a.decision = stream.votes.add(*a.track, now, vote, policy);
-      if (a.search)
-        stream.votes.remember(*a.track, {now, index->revision(), a.candidates});
-      else if (a.votes)
-        stream.votes.defer(*a.track);
-    } else {
-      a.decision = {true, *vote, false, 1};
-    }
-    if (stream.unknowns && a.track)  // the face is a candidate when its embedding is searched for the first time
-      stream.unknowns->face(*a.track, now, utc_ms, track_verdict(a.decision), a.roi,
-                            a.search && a.votes ? a.embedding : nullptr, a.candidates);
-    replace_roi_param(a.roi, identity_param(a.decision.settled ? &a.decision.identity : nullptr));
-    replace_roi_param(a.roi, taconite_param(a.candidates, a.decision, a.similarity, a.track, index->revision()));
-    GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": %s best %s %.4f, decided %s", a.roi->id,
-                   a.track.value_or(-1), a.search ? "searched" : "kept",
-                   a.candidates.empty() ? "-" : a.candidates.front().name.c_str(), a.similarity,
-                   a.decision.settled ? a.decision.identity.name.c_str() : "(voting)");
-    if (s.post_messages && a.track && a.decision.first_for_identity) {
-      GstStructure* m = identity_message(stream_name, stream.stream_id, *a.track, a.decision.identity, running_time);
-      gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), m));
-    }
+  } else if (const TrackSearch* last = votes.last_search(*a.track)) {
+    a.candidates = last->candidates;
   }
+  if (!a.candidates.empty()) a.similarity = a.candidates.front().similarity;
+  return vote;
+}
 
-  // Every other tracked face (no usable embedding this buffer: skipped, NaN, not embedded) shows its
-  // track's decision, or "pending"; an untracked face without an answer gets no identity param.
+// The face's decision: its track's votes (remembering this search, or deferring the vote of one
+// over the budget), or, untracked, this frame's vote alone.
+static void decide(FaceAnswer& a, const std::optional<IdentityVote>& vote, IdentityVotes& votes, const BufferScope& b) {
+  if (!a.track) {
+    a.decision = {true, *vote, false, 1};
+    return;
+  }
+  VotePolicy policy;
+  policy.window = b.settings.vote_window;
+  policy.min_votes = b.settings.min_votes;
+  policy.timeout = b.settings.track_timeout;
+  a.decision = votes.add(*a.track, b.now, vote, policy);
+  if (a.search)
+    votes.remember(*a.track, {b.now, b.index->revision(), a.candidates});
+  else if (a.votes)
+    votes.defer(*a.track);
+}
+
+// The identity params of the face's ROI (DL Streamer's `identity` and `taconite-identity`).
+static void write_identity_params(GstTaconiteIdentify* self, const FaceAnswer& a, const BufferScope& b) {
+  replace_roi_param(a.roi, identity_param(a.decision.settled ? &a.decision.identity : nullptr));
+  replace_roi_param(a.roi, taconite_param(a.candidates, a.decision, a.similarity, a.track, b.index->revision()));
+  GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": %s best %s %.4f, decided %s", a.roi->id,
+                 a.track.value_or(-1), a.search ? "searched" : "kept",
+                 a.candidates.empty() ? "-" : a.candidates.front().name.c_str(), a.similarity,
+                 a.decision.settled ? a.decision.identity.name.c_str() : "(voting)");
+}
+
+// Posts the `taconite-identity` message when the face's track was first decided on its identity.
+static void post_first_decision(GstTaconiteIdentify* self, const FaceAnswer& a, const Stream& stream,
+                                const BufferScope& b) {
+  if (!b.settings.post_messages || !a.track || !a.decision.first_for_identity) return;
+  GstStructure* m = identity_message(b.stream_name, stream.stream_id, *a.track, a.decision.identity, b.running_time);
+  gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), m));
+}
+
+// Answers one face: search (or recall), decide, keep-unknowns, params, message.
+static void answer_face(GstTaconiteIdentify* self, FaceAnswer& a, Stream& stream, const BufferScope& b) {
+  if (!a.search && !a.track) return;  // untracked and over the budget: no answer this buffer
+  const std::optional<IdentityVote> vote = search_or_recall(a, stream.votes, b);
+  decide(a, vote, stream.votes, b);
+  if (stream.unknowns && a.track)  // the face is a candidate when its embedding is searched for the first time
+    stream.unknowns->face(*a.track, b.now, b.utc_ms, track_verdict(a.decision), a.roi,
+                          a.search && a.votes ? a.embedding : nullptr, a.candidates);
+  write_identity_params(self, a, b);
+  post_first_decision(self, a, stream, b);
+}
+
+// Every other tracked face (no usable embedding this buffer: skipped, NaN, not embedded) shows its
+// track's decision, or "pending"; an untracked face without an answer gets no identity param.
+static void show_track_decisions(const std::vector<GstVideoRegionOfInterestMeta*>& rois,
+                                 const std::vector<FaceAnswer>& faces,
+                                 const std::unordered_map<gint64, int>& track_uses, const IdentityVotes& votes,
+                                 const BufferScope& b) {
   std::unordered_set<const GstVideoRegionOfInterestMeta*> answered;
   for (const FaceAnswer& a : faces) answered.insert(a.roi);
   for (GstVideoRegionOfInterestMeta* roi : rois) {
-    const std::optional<gint64> id = roi_track_id(roi, s.track_id_param);
-    if (!id || track_uses[*id] > 1 || answered.contains(roi)) continue;
-    replace_roi_param(roi, identity_param(stream.votes.decided(*id)));
+    const std::optional<gint64> id = roi_track_id(roi, b.settings.track_id_param);
+    if (!id || track_uses.at(*id) > 1 || answered.contains(roi)) continue;
+    replace_roi_param(roi, identity_param(votes.decided(*id)));
   }
+}
+
+// This buffer's scope (the settings taken under the object lock); none without a gallery loaded.
+static std::optional<BufferScope> buffer_scope(GstTaconiteIdentify* self, GstBuffer* buffer) {
+  BufferScope b;
+  GST_OBJECT_LOCK(self);
+  b.settings = *self->settings;
+  b.stream_name = stream_name_locked(self);
+  const std::shared_ptr<GalleryWatcher> watcher = *self->watcher;
+  GST_OBJECT_UNLOCK(self);
+  if (!watcher) return std::nullopt;
+  b.index = watcher->current();
+  b.now = self->stream->frame++;
+  b.utc_ms = g_get_real_time() / 1000;
+  const GstSegment& segment = GST_BASE_TRANSFORM(self)->segment;
+  if (segment.format == GST_FORMAT_TIME)
+    b.running_time = gst_segment_to_running_time(&segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buffer));
+  b.threshold = b.settings.threshold.value_or(b.settings.model_threshold);
+  return b;
+}
+
+static GstFlowReturn identify_buffer(GstTaconiteIdentify* self, GstBuffer* buffer) {
+  Stream& stream = *self->stream;
+  const std::optional<BufferScope> scope = buffer_scope(self, buffer);
+  if (!scope) return GST_FLOW_OK;
+  const BufferScope& b = *scope;
+  if (stream.unknowns) stream.unknowns->begin_buffer(b.now, b.settings.track_timeout, b.stream_name);
+  stream.votes.evict(b.now, b.settings.track_timeout);
+  warn_when_gallery_empty(self, stream, b);
+
+  const std::vector<GstVideoRegionOfInterestMeta*> rois = buffer_rois(buffer);
+  const std::unordered_map<gint64, int> track_uses = count_track_uses(rois, b.settings.track_id_param);
+  std::vector<FaceAnswer> faces;
+  if (!read_faces(self, buffer, rois, b, stream, faces)) return GST_FLOW_ERROR;
+  plan_answers(faces, track_uses, stream.votes, b);
+  for (FaceAnswer& a : faces) answer_face(self, a, stream, b);
+  show_track_decisions(rois, faces, track_uses, stream.votes, b);
   if (stream.unknowns) stream.unknowns->end_buffer(buffer);
   return GST_FLOW_OK;
 }
@@ -635,7 +711,7 @@ static void declare_properties(PropertyTable<GstTaconiteIdentify, Settings>& t) 
            "keep-unknowns: seconds an unknown face is kept in the gallery. Default: 2592000 (30 days)", 1,
            kMaxUnknownsAge, &Settings::unknowns_max_age, Mutable::ReadyOnly);
   t.counter("unknowns-kept", "Unknowns kept", "keep-unknowns: unknown faces written into the gallery since the start",
-            [](GstTaconiteIdentify& self) -> guint64 { return (*self.unknown_counters)->kept; });
+            [](GstTaconiteIdentify& self) -> guint64 { return (*self.unknown_counters)->stored; });
   t.counter("unknowns-dropped", "Unknowns dropped",
             "keep-unknowns: unknown faces lost since the start (the writer's queue was full, a write failed, or "
             "they were still queued when the element stopped)",

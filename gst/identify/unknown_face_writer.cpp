@@ -2,11 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
-#include <exception>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
 #include <utility>
-#include <vector>
 
 #include "displayed_location.hpp"
 
@@ -19,58 +15,26 @@ UnknownFaceWriter::UnknownFaceWriter(std::string gallery, gallery::ModelFingerpr
       shown_(gallery::displayed_location(gallery_)),
       model_(std::move(model)),
       keep_(keep),
-      counters_(std::move(counters)),
-      report_(std::move(report)),
-      jobs_(kMaxQueued, [this](Job& job) { run(job); }) {}
+      jobs_(*this, kMaxQueued, kJpegQuality, std::move(counters), std::move(report)) {}
 
-UnknownFaceWriter::~UnknownFaceWriter() { counters_->dropped += jobs_.stop(); }
-
-bool UnknownFaceWriter::submit(gallery::NewUnknownFace face, cv::Mat rgb) {
-  if (jobs_.submit(Job{std::move(face), std::move(rgb)})) return true;
-  ++counters_->dropped;
-  return false;
+std::string UnknownFaceWriter::exception_problem(const std::string& what) const {
+  return "Could not keep an unknown face in the gallery " + shown_ + ": " + what;
 }
 
-void UnknownFaceWriter::drain(unsigned timeout_ms) { jobs_.drain(timeout_ms); }
-
-void UnknownFaceWriter::run(Job& job) noexcept {
-  std::string problem;
-  try {
-    problem = write(job);
-  } catch (const std::exception& e) {  // nothing may leave the thread
-    problem = "Could not keep an unknown face in the gallery " + shown_ + ": " + e.what();
-  } catch (...) {
-    problem = "Could not keep an unknown face in the gallery " + shown_;
-  }
-  if (problem.empty()) {
-    ++counters_->kept;
-    if (failing_)
-      report(false, "Unknown faces are kept in the gallery " + shown_ + " again (" +
-                        std::to_string(counters_->dropped - dropped_at_failure_) + " dropped meanwhile).");
-    failing_ = false;
-  } else {
-    store_.reset();  // the next face opens the gallery again (a PostgreSQL server may be back)
-    if (!failing_) {
-      dropped_at_failure_ = counters_->dropped;
-      report(true, problem + ". Unknown faces are dropped (counted in unknowns-dropped) until a write works again.");
-    }
-    failing_ = true;
-    ++counters_->dropped;
-  }
+std::string UnknownFaceWriter::failing_message(const std::string& problem) const {
+  return problem + ". Unknown faces are dropped (counted in unknowns-dropped) until a write works again.";
 }
 
-std::string UnknownFaceWriter::write(Job& job) {
-  if (!job.rgb.empty()) {
-    cv::Mat bgr;
-    cv::cvtColor(job.rgb, bgr, cv::COLOR_RGB2BGR);
-    std::vector<unsigned char> jpeg;
-    // A crop that does not encode (or is too big) is kept without its picture, not lost.
-    if (cv::imencode(".jpg", bgr, jpeg, {cv::IMWRITE_JPEG_QUALITY, kJpegQuality}) &&
-        jpeg.size() <= gallery::kMaxUnknownJpegBytes)
-      job.face.jpeg = std::move(jpeg);
-  }
+std::string UnknownFaceWriter::recovered_message(std::uint64_t dropped_meanwhile) const {
+  return "Unknown faces are kept in the gallery " + shown_ + " again (" + std::to_string(dropped_meanwhile) +
+         " dropped meanwhile).";
+}
+
+std::string UnknownFaceWriter::store(gallery::NewUnknownFace& face, std::vector<unsigned char> jpeg) {
+  // A crop that does not encode (or is too big) is kept without its picture, not lost.
+  if (jpeg.size() <= gallery::kMaxUnknownJpegBytes) face.jpeg = std::move(jpeg);
   if (std::string problem = open_current(); !problem.empty()) return problem;
-  Result<std::int64_t> added = store_->add_unknown_face(job.face, keep_);
+  Result<std::int64_t> added = store_->add_unknown_face(face, keep_);
   if (!added) return "Could not keep an unknown face in the gallery " + shown_ + ": " + added.error().message;
   return {};
 }
@@ -96,13 +60,6 @@ std::string UnknownFaceWriter::open_current() {
   store_.emplace(std::move(opened).value());
   opened_ = named;
   return {};
-}
-
-void UnknownFaceWriter::report(bool warning, const std::string& message) noexcept {
-  try {
-    if (report_) report_(warning, message);
-  } catch (...) {  // a report that throws loses its message, never the thread
-  }
 }
 
 }  // namespace taconite::gst

@@ -2,17 +2,10 @@
 
 #include <utility>
 
-#include "readable_frame.hpp"
-#include "roi_landmarks.hpp"
+#include "best_face_crop.hpp"
 #include "roi_params.hpp"
 
 namespace taconite::gst {
-
-namespace {
-
-constexpr int kPictureSize = 112;  // the aligned crop taconiteadaface embeds
-
-}  // namespace
 
 void UnknownKeeper::set_caps(GstCaps* caps) {
   info_.reset();
@@ -23,7 +16,7 @@ void UnknownKeeper::set_caps(GstCaps* caps) {
 }
 
 void UnknownKeeper::begin_buffer(std::uint64_t now, unsigned timeout, const std::string& stream) {
-  better_.clear();
+  improved_.clear();
   hand_over(tracks_.end_stale(now, timeout), stream);
 }
 
@@ -42,31 +35,23 @@ void UnknownKeeper::face(std::int64_t track, std::uint64_t now, std::int64_t utc
       candidate->nearest_similarity = candidates.front().similarity;
     }
   }
-  if (tracks_.seen(track, now, utc_ms, verdict, candidate ? &*candidate : nullptr)) better_.push_back({track, roi});
+  if (tracks_.seen(track, now, utc_ms, verdict, candidate ? &*candidate : nullptr))
+    improved_.push_back(ImprovedFace{track, roi, candidate->quality});
 }
 
 void UnknownKeeper::end_buffer(GstBuffer* buffer) {
-  if (better_.empty()) return;
-  std::string problem = "its caps are not raw video in system memory";
-  ReadableFrame frame;
-  if (!info_ || !frame.map(*info_, buffer, &problem)) {
-    if (!warned_unreadable_)
-      report_(true, "Unknown faces are kept without pictures: a frame cannot be read (" + problem + ").");
-    warned_unreadable_ = true;
-    better_.clear();
-    return;
-  }
-  for (const Better& b : better_) {
-    const std::optional<cv::Matx23d> to_template =
-        roi_alignment(b.roi, info_->width, info_->height, kPictureSize, kPictureSize, &problem);
-    if (!to_template) continue;  // no landmarks: the embedding is kept without a picture
-    tracks_.set_picture(b.track, vision::aligned_face_rgb(frame.view(), *to_template, kPictureSize, kPictureSize));
-  }
-  better_.clear();
+  std::string problem;
+  const bool readable = crop_improved_faces(
+      buffer, info_ ? &*info_ : nullptr, improved_, [](const ImprovedFace&) { return true; },
+      [this](const ImprovedFace& face, cv::Mat rgb) { tracks_.set_picture(face.track, std::move(rgb)); }, &problem);
+  if (!readable && !warned_unreadable_)
+    report_(true, "Unknown faces are kept without pictures: a frame cannot be read (" + problem + ").");
+  warned_unreadable_ = warned_unreadable_ || !readable;
+  improved_.clear();
 }
 
 void UnknownKeeper::end_all(const std::string& stream) {
-  better_.clear();
+  improved_.clear();
   hand_over(tracks_.end_all(), stream);
 }
 

@@ -1,10 +1,11 @@
 // taconiteidentify keep-unknowns, the element's side: reads each tracked face's quality
 // (taconiteadaface's "quality" param in best-shot mode, else the embedding's norm) and nearest
-// gallery match into the per-track bookkeeping (unknown_tracks.hpp); maps the frame read-only only
-// on a frame where a track got a better face, to crop it aligned to 112x112 with the ROI's
-// landmarks; hands the tracks that ended unknown to the writer (unknown_face_writer.hpp). A frame
-// that cannot be read (not in system memory, a format the face front end does not read) or a face
-// without landmarks keeps its embedding without a picture. Streaming thread only, but stop().
+// gallery match into the per-track bookkeeping (unknown_tracks.hpp); crops the faces that became
+// their track's best (best_face_crop.hpp: the frame mapped read-only only then, aligned 112x112
+// with the ROI's landmarks); hands the tracks that ended unknown to the writer
+// (unknown_face_writer.hpp). A frame that cannot be read (not in system memory, a format the face
+// front end does not read) or a face without landmarks keeps its embedding without a picture.
+// Streaming thread only, but stop().
 #pragma once
 
 #include <gst/taconite/gsttaconitemeta.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "gallery_index.hpp"
+#include "best_faces.hpp"
 #include "identity_votes.hpp"
 #include "unknown_face_writer.hpp"
 #include "unknown_tracks.hpp"
@@ -57,11 +59,7 @@ class UnknownKeeper {
   UnknownFaceWriter::Report report_;
   std::optional<GstVideoInfo> info_;  // none: frames not readable (caps unknown or not system memory)
   bool warned_unreadable_ = false;
-  struct Better {
-    std::int64_t track;
-    GstVideoRegionOfInterestMeta* roi;
-  };
-  std::vector<Better> better_;  // this buffer's faces that became their track's best
+  std::vector<ImprovedFace> improved_;  // this buffer's faces that became their track's best
 };
 
 }  // namespace taconite::gst

@@ -17,7 +17,7 @@ bool UnknownTracks::seen(std::int64_t track, std::uint64_t frame, std::int64_t u
       end(oldest->second, pushed_out_);
       tracks_.erase(oldest);
     }
-    it = tracks_.emplace(track, Track{utc_ms, utc_ms, frame, verdict, std::nullopt}).first;
+    it = tracks_.emplace(track, Track{utc_ms, utc_ms, frame, verdict, {}, std::nullopt}).first;
   }
   Track& t = it->second;
   t.last_ms = std::max(t.last_ms, utc_ms);
@@ -25,13 +25,13 @@ bool UnknownTracks::seen(std::int64_t track, std::uint64_t frame, std::int64_t u
   t.verdict = verdict;
   if (verdict == TrackVerdict::Known) {
     t.best.reset();  // a known face is not kept: free its copy
+    t.best_quality = {};
     return false;
   }
-  if (!candidate || !std::isfinite(candidate->quality) || (t.best && candidate->quality <= t.best->quality))
-    return false;
-  Best best;
-  best.quality = candidate->quality;
-  gallery::NewUnknownFace& f = best.face.face;
+  if (!candidate || !t.best_quality.beaten_by(candidate->quality)) return false;
+  t.best_quality.take(candidate->quality);
+  EndedUnknown best;
+  gallery::NewUnknownFace& f = best.face;
   f.embedding.assign(candidate->embedding.begin(), candidate->embedding.end());
   f.norm = std::isfinite(candidate->norm) && candidate->norm > 0.0 ? candidate->norm : 0.0;
   f.track_id = track;
@@ -44,12 +44,12 @@ bool UnknownTracks::seen(std::int64_t track, std::uint64_t frame, std::int64_t u
 }
 
 void UnknownTracks::set_picture(std::int64_t track, cv::Mat rgb) {
-  if (auto it = tracks_.find(track); it != tracks_.end() && it->second.best) it->second.best->face.rgb = std::move(rgb);
+  if (auto it = tracks_.find(track); it != tracks_.end() && it->second.best) it->second.best->rgb = std::move(rgb);
 }
 
 void UnknownTracks::end(Track& t, std::vector<EndedUnknown>& out) {
   if (t.verdict != TrackVerdict::Unknown || !t.best) return;
-  EndedUnknown ended = std::move(t.best->face);
+  EndedUnknown ended = std::move(*t.best);
   ended.face.first_seen_ms = t.first_ms;
   ended.face.last_seen_ms = t.last_ms;
   out.push_back(std::move(ended));

@@ -1,9 +1,9 @@
 // taconiteidentify keep-unknowns, per track: while a track is pending or decided unknown, its best
-// face so far (highest quality): the embedding, the nearest gallery identity its search found (even
-// below the threshold), the aligned picture, and the track's first and last sighting. A track that
-// ends (unseen for longer than the track timeout, or every track at the end of a stream) decided
-// unknown gives that face for review; a track that ends pending (too few votes to decide) or known
-// gives nothing. GStreamer-free; owned by the streaming thread, no locking.
+// face so far (highest quality, by best_faces.hpp's rule): the embedding, the nearest gallery
+// identity its search found (even below the threshold), the aligned picture, and the track's first
+// and last sighting. A track that ends (unseen for longer than the track timeout, or every track at
+// the end of a stream) decided unknown gives that face for review; a track that ends pending (too
+// few votes to decide) or known gives nothing. GStreamer-free; owned by the streaming thread, no locking.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "best_faces.hpp"
 #include "gallery_store.hpp"
 
 namespace taconite::gst {
@@ -58,15 +59,12 @@ class UnknownTracks {
   std::size_t size() const { return tracks_.size(); }
 
  private:
-  struct Best {
-    double quality = 0.0;
-    EndedUnknown face;
-  };
   struct Track {
     std::int64_t first_ms = 0, last_ms = 0;
     std::uint64_t last_frame = 0;
     TrackVerdict verdict = TrackVerdict::Pending;
-    std::optional<Best> best;  // none while known (nothing to keep), or before a candidate
+    BestQuality best_quality;          // best's (none with it)
+    std::optional<EndedUnknown> best;  // none while known (nothing to keep), or before a candidate
   };
   // Adds the track's best face to `out` when it ended unknown.
   static void end(Track& t, std::vector<EndedUnknown>& out);

@@ -9,9 +9,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <exception>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
 #include <queue>
 #include <utility>
 
@@ -52,13 +49,11 @@ BestFaceWriter::BestFaceWriter(const BestFaceWriterSettings& settings, Report re
     : settings_(settings),
       name_prefix_(file_name_part(settings.stream) + "-"),
       prefix_(settings.dir + "/" + name_prefix_),
-      report_(std::move(report)),
-      jobs_(settings.max_queued, [this](Job& job) { run(job); }) {
+      jobs_(*this, settings.max_queued, settings.jpeg_quality, std::make_shared<FaceWriterCounters>(),
+            std::move(report)) {
   // The thread touches kept_ only for a job, and none was submitted yet.
   if (settings_.output == BestFaceOutput::Path) adopt_earlier_files();
 }
-
-BestFaceWriter::~BestFaceWriter() { dropped_ += jobs_.stop(); }
 
 std::string BestFaceWriter::path_of(const std::string& uid) const { return prefix_ + uid + ".jpg"; }
 
@@ -101,9 +96,7 @@ void BestFaceWriter::adopt_earlier_files() {
 }
 
 bool BestFaceWriter::submit(std::int64_t track_id, const std::string& uid, double quality, cv::Mat rgb) {
-  if (jobs_.submit(Job{track_id, uid, quality, std::move(rgb)})) return true;
-  ++dropped_;
-  return false;
+  return jobs_.submit(BestFaceJob{track_id, uid, quality}, std::move(rgb));
 }
 
 std::vector<EncodedFace> BestFaceWriter::take_finished() {
@@ -113,50 +106,37 @@ std::vector<EncodedFace> BestFaceWriter::take_finished() {
 
 void BestFaceWriter::drain(unsigned timeout_ms) { jobs_.drain(timeout_ms); }
 
-void BestFaceWriter::run(const Job& job) noexcept {
-  EncodedFace face;
-  std::string problem;
-  try {
-    problem = finish(job, &face);
-  } catch (const std::exception& e) {  // nothing may leave the thread
-    problem = std::string("could not encode a best face: ") + e.what();
-  }
-  if (!problem.empty()) {
-    if (!failing_) {
-      dropped_at_failure_ = dropped_;
-      report(true, "Best faces are dropped (counted in best-faces-dropped) until a write works again: " + problem);
-    }
-    failing_ = true;
-    ++dropped_;
-    return;
-  }
-  if (failing_)
-    report(false, "Best faces are written to " + settings_.dir + " again (" +
-                      std::to_string(dropped_ - dropped_at_failure_) + " dropped meanwhile).");
-  failing_ = false;
-  std::lock_guard<std::mutex> guard(finished_lock_);
-  finished_.push_back(std::move(face));
+std::string BestFaceWriter::exception_problem(const std::string& what) const {
+  return "could not encode a best face: " + what;
 }
 
-// Empty when the face is ready, else what went wrong.
-std::string BestFaceWriter::finish(const Job& job, EncodedFace* face) {
-  cv::Mat bgr;
-  cv::cvtColor(job.rgb, bgr, cv::COLOR_RGB2BGR);
-  std::vector<unsigned char> jpeg;
-  if (!cv::imencode(".jpg", bgr, jpeg, {cv::IMWRITE_JPEG_QUALITY, settings_.jpeg_quality}))
-    return "could not encode a best face as JPEG";
-  face->track_id = job.track_id;
-  face->uid = job.uid;
-  face->quality = job.quality;
+std::string BestFaceWriter::failing_message(const std::string& problem) const {
+  return "Best faces are dropped (counted in best-faces-dropped) until a write works again: " + problem;
+}
+
+std::string BestFaceWriter::recovered_message(std::uint64_t dropped_meanwhile) const {
+  return "Best faces are written to " + settings_.dir + " again (" + std::to_string(dropped_meanwhile) +
+         " dropped meanwhile).";
+}
+
+// Empty when the face is ready (and listed for take_finished), else what went wrong.
+std::string BestFaceWriter::store(BestFaceJob& job, std::vector<unsigned char> jpeg) {
+  if (jpeg.empty()) return "could not encode a best face as JPEG";
+  EncodedFace face;
+  face.track_id = job.track_id;
+  face.uid = job.uid;
+  face.quality = job.quality;
   if (settings_.output == BestFaceOutput::Base64) {
     gchar* text = g_base64_encode(jpeg.data(), jpeg.size());
-    face->base64 = text;
+    face.base64 = text;
     g_free(text);
-    return {};
+  } else {
+    face.path = path_of(job.uid);
+    if (std::string problem = write_file(face.path, jpeg); !problem.empty()) return problem;
+    keep_within_limits(face.path, jpeg.size());
   }
-  face->path = path_of(job.uid);
-  if (std::string problem = write_file(face->path, jpeg); !problem.empty()) return problem;
-  keep_within_limits(face->path, jpeg.size());
+  std::lock_guard<std::mutex> guard(finished_lock_);
+  finished_.push_back(std::move(face));
   return {};
 }
 
@@ -199,13 +179,6 @@ void BestFaceWriter::trim() {
     std::remove(kept_.front().path.c_str());
     kept_bytes_ -= kept_.front().bytes;
     kept_.pop_front();
-  }
-}
-
-void BestFaceWriter::report(bool warning, const std::string& message) noexcept {
-  try {
-    if (report_) report_(warning, message);
-  } catch (...) {  // a report that throws loses its message, never the thread
   }
 }
 

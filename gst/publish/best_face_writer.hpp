@@ -1,5 +1,7 @@
-// The best faces of taconitepublish's tracks as JPEG files (or base64 text), encoded and written on
-// a thread of their own so the streaming thread only copies a 112x112 crop into a bounded queue.
+// The best faces of taconitepublish's tracks as JPEG files (or base64 text): the sink of the
+// shared face writer (face_jpeg_writer.hpp), whose thread encodes and writes them so the streaming
+// thread only copies a 112x112 crop into a bounded queue. What is publish's own: file naming and
+// retention, and the finished faces the track events reference.
 //
 // Files are named <stream>-<track uid>.jpg in the directory (characters other than letters, digits,
 // '.', '_' and '-' in the stream name become '_'; the uid is a random UUID, so no two tracks of any
@@ -12,7 +14,6 @@
 // reported once (a warning) until one works again (an info then).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -22,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "job_thread.hpp"
+#include "face_jpeg_writer.hpp"
 
 namespace taconite::gst {
 
@@ -51,16 +52,22 @@ struct EncodedFace {
   std::string base64;  // Base64
 };
 
-class BestFaceWriter {
+// What a best face carries to the writer thread besides its picture.
+struct BestFaceJob {
+  std::int64_t track_id;
+  std::string uid;
+  double quality;
+};
+
+class BestFaceWriter : private FaceSink<BestFaceJob> {
  public:
-  // `report(warning, message)` is called on the writer's thread (it must not throw; it is caught).
-  using Report = std::function<void(bool warning, const std::string& message)>;
+  using Report = FaceJpegWriter<BestFaceJob>::Report;
 
   // Path: creates the directory when missing, checks it is one we can write (null with `error`
   // naming it otherwise) and takes the files of its pattern there into retention.
   static std::unique_ptr<BestFaceWriter> start(const BestFaceWriterSettings& settings, std::string* error,
                                                Report report = nullptr);
-  ~BestFaceWriter();  // waits for the face being written; drops the queued ones
+  ~BestFaceWriter() override = default;  // waits for the face being written; drops the queued ones
   BestFaceWriter(const BestFaceWriter&) = delete;
   BestFaceWriter& operator=(const BestFaceWriter&) = delete;
 
@@ -70,22 +77,16 @@ class BestFaceWriter {
   // Whether a submit() now would be refused: the caller skips preparing the crop and counts it
   // dropped (refused()). Only the thread that submits fills the queue, so the answer holds for it.
   bool full() const { return jobs_.full(); }
-  void refused() { ++dropped_; }
+  void refused() { jobs_.refused(); }
   // The faces finished since the last call, in the order submitted.
   std::vector<EncodedFace> take_finished();
   // Waits up to `timeout_ms` until every queued face is finished (end of stream).
   void drain(unsigned timeout_ms);
-  std::uint64_t dropped() const { return dropped_; }
+  std::uint64_t dropped() const { return jobs_.counters().dropped; }
   // The file a track's best face goes to (Path).
   std::string path_of(const std::string& uid) const;
 
  private:
-  struct Job {
-    std::int64_t track_id;
-    std::string uid;
-    double quality;
-    cv::Mat rgb;
-  };
   struct Kept {
     std::string path;
     std::uint64_t bytes;
@@ -93,26 +94,24 @@ class BestFaceWriter {
 
   BestFaceWriter(const BestFaceWriterSettings& settings, Report report);
   void adopt_earlier_files();
-  void run(const Job& job) noexcept;
-  std::string finish(const Job& job, EncodedFace* face);
+  // FaceSink: the file or base64 of one face, on the writer thread.
+  std::string store(BestFaceJob& job, std::vector<unsigned char> jpeg) override;
+  std::string exception_problem(const std::string& what) const override;
+  std::string failing_message(const std::string& problem) const override;
+  std::string recovered_message(std::uint64_t dropped_meanwhile) const override;
   std::string write_file(const std::string& path, const std::vector<unsigned char>& jpeg);
   void keep_within_limits(const std::string& path, std::uint64_t bytes);
   void trim();
-  void report(bool warning, const std::string& message) noexcept;
 
   BestFaceWriterSettings settings_;
   std::string name_prefix_;  // the sanitised stream name and '-'
   std::string prefix_;       // directory and name_prefix_
-  Report report_;
-  std::atomic<std::uint64_t> dropped_{0};
   std::deque<Kept> kept_;  // files of our pattern, oldest first (writer thread only, once started)
   std::uint64_t kept_bytes_ = 0;
-  bool failing_ = false;                  // writer thread only: the last write failed
-  std::uint64_t dropped_at_failure_ = 0;  // dropped_ when the failure began
 
   std::mutex finished_lock_;
   std::vector<EncodedFace> finished_;
-  JobThread<Job> jobs_;  // last: stopped first, before what its jobs use
+  FaceJpegWriter<BestFaceJob> jobs_;  // last: stopped first, before what its jobs use
 };
 
 }  // namespace taconite::gst

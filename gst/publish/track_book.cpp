@@ -73,7 +73,7 @@ void TrackBook::frame(std::span<const Sighting> sightings, const EventTime& at, 
         if (changed) events.push_back(TrackEvent{TrackEvent::Kind::Update, nullptr, at, track});
       }
     }
-    if (s.quality && *s.quality > it->second.offered_quality) better.push_back(i);
+    if (s.quality && it->second.offered.beaten_by(*s.quality)) better.push_back(i);
   }
   for (auto it = tracks_.begin(); it != tracks_.end();) {
     auto next = std::next(it);
@@ -88,7 +88,7 @@ std::string TrackBook::uid_of(std::int64_t track_id) const {
 }
 
 void TrackBook::offered(std::int64_t track_id, double quality) {
-  if (auto it = tracks_.find(track_id); it != tracks_.end()) it->second.offered_quality = quality;
+  if (auto it = tracks_.find(track_id); it != tracks_.end()) it->second.offered.take(quality);
 }
 
 void TrackBook::face_ready(EncodedFace face, const EventTime& at, std::vector<TrackEvent>& events) {

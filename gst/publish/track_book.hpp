@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "best_face_writer.hpp"
+#include "best_faces.hpp"
 #include "roi_identity.hpp"
 
 namespace taconite::gst {
@@ -35,7 +36,7 @@ struct OpenTrack {
   // Set at the end with taconiteidentify upstream: whether it judged the track (false: it ended
   // before any embedding of it was searched, and ends unknown).
   std::optional<bool> identified;
-  double offered_quality = -1.0;    // the best quality handed to the best-face writer so far
+  BestQuality offered;              // the best face handed to the best-face writer so far
   std::optional<EncodedFace> best_face;
 };
 
@@ -60,7 +61,7 @@ class TrackBook {
       : timeout_frames_(timeout_frames), max_tracks_(max_tracks) {}
 
   // One frame's tracked faces (a track id appearing twice counts once, the first). Appends the
-  // events and the indices of the sightings whose face beats its track's best so far.
+  // events and the indices of the sightings whose face beats its track's best so far (BestQuality).
   void frame(std::span<const Sighting> sightings, const EventTime& at, std::vector<TrackEvent>& events,
              std::vector<std::size_t>& better);
   // The uid of open track `track_id` (empty when none is open).

@@ -1,8 +1,7 @@
 #include "track_events.hpp"
 
+#include "best_face_crop.hpp"
 #include "face_selection.hpp"
-#include "readable_frame.hpp"
-#include "roi_landmarks.hpp"
 #include "roi_params.hpp"
 #include "roi_track_param.hpp"
 #include "track_event_document.hpp"
@@ -48,25 +47,23 @@ std::vector<std::string> TrackEvents::frame(GstBuffer* buffer, const GstVideoInf
   book_.frame(sightings, at, events, better);
 
   // Better faces: the frame is mapped (read-only) only on a frame that has one the writer can take.
-  if (!better.empty() && info) {
-    ReadableFrame frame;
-    bool mapped = false;
-    std::string problem;
-    for (std::size_t i : better) {
-      if (writer_->full()) {  // it would be refused: no mapping, alignment or copy for nothing
-        writer_->refused();
-        continue;
-      }
-      if (!mapped && !(mapped = frame.map(*info, buffer, &problem))) break;
-      const std::optional<cv::Matx23d> to_template =
-          roi_alignment(rois[i], info->width, info->height, kBestFaceSize, kBestFaceSize, &problem);
-      if (!to_template) continue;
-      cv::Mat crop = vision::aligned_face_rgb(frame.view(), *to_template, kBestFaceSize, kBestFaceSize);
+  if (!better.empty()) {
+    std::vector<ImprovedFace> improved;
+    improved.reserve(better.size());
+    for (std::size_t i : better)
+      improved.push_back(ImprovedFace{sightings[i].track_id, rois[i], *sightings[i].quality});
+    const auto room = [this](const ImprovedFace&) {
+      if (!writer_->full()) return true;
+      writer_->refused();  // it would be refused: no mapping, alignment or copy for nothing
+      return false;
+    };
+    const auto submit = [this](const ImprovedFace& face, cv::Mat crop) {
       ++aligned_;
-      if (writer_->submit(sightings[i].track_id, book_.uid_of(sightings[i].track_id), *sightings[i].quality,
-                          std::move(crop)))
-        book_.offered(sightings[i].track_id, *sightings[i].quality);
-    }
+      if (writer_->submit(face.track, book_.uid_of(face.track), face.quality, std::move(crop)))
+        book_.offered(face.track, face.quality);
+    };
+    std::string problem;  // a frame that cannot be read gives no best faces
+    crop_improved_faces(buffer, info, improved, room, submit, &problem);
   }
   return documents(events);
 }

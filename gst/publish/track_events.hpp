@@ -1,8 +1,9 @@
 // taconitepublish messages=tracks|both: reads each frame's tracked faces (taconitetrack's object_id,
 // taconiteidentify's identity, taconiteadaface's quality and the landmarks), keeps the track book
-// and hands better faces, aligned to 112x112 from the frame mapped read-only, to the best-face
-// writer. A better face that the writer's full queue would refuse is counted dropped before any
-// work (no mapping, no alignment). Gives the events as JSON lines (track_event_document.hpp).
+// and hands better faces, aligned to 112x112 from the frame mapped read-only (gst/common's
+// best_face_crop.hpp), to the best-face writer. A better face that the writer's full queue would
+// refuse is counted dropped before any work (no mapping, no alignment). Gives the events as JSON
+// lines (track_event_document.hpp).
 #pragma once
 
 #include <gst/video/video.h>
@@ -18,7 +19,6 @@
 
 namespace taconite::gst {
 
-inline constexpr int kBestFaceSize = 112;
 inline constexpr unsigned kBestFaceDrainMs = 2000;
 
 struct TrackEventsSettings {

@@ -1,0 +1,357 @@
+// The per-track best-face machinery taconitepublish and taconiteidentify share (gst/common): the
+// ranking, the crop that maps a frame only for an improved face, and the writer thread with its
+// bounded queue, JPEG encoding and pluggable sink; hostile input included.
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <limits>
+#include <mutex>
+#include <opencv2/imgcodecs.hpp>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "best_face_crop.hpp"
+#include "best_faces.hpp"
+#include "face_jpeg_writer.hpp"
+#include "gst_test_support.hpp"
+
+namespace {
+
+using namespace taconite::gst;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+TEST(BestFaceRankingTest, TheFirstFiniteFaceRanksThenOnlyAStrictlyBetterOne) {
+  BestQuality best;
+  EXPECT_FALSE(best.value());
+  EXPECT_FALSE(best.beaten_by(kNaN));
+  EXPECT_FALSE(best.beaten_by(kInf));
+  EXPECT_FALSE(best.beaten_by(-kInf));
+  EXPECT_TRUE(best.beaten_by(0.0)) << "a zero quality is a face, the first of its track";
+  best.take(0.0);
+  EXPECT_FALSE(best.beaten_by(0.0)) << "an equal face is not better";
+  EXPECT_FALSE(best.beaten_by(-0.5));
+  EXPECT_TRUE(best.beaten_by(0.4));
+  best.take(0.4);
+  EXPECT_FALSE(best.beaten_by(kNaN)) << "NaN never takes the place";
+  EXPECT_FALSE(best.beaten_by(kInf)) << "nor an infinity, which nothing could beat";
+  EXPECT_TRUE(best.beaten_by(0.41));
+  ASSERT_TRUE(best.value());
+  EXPECT_EQ(*best.value(), 0.4);
+}
+
+TEST(BestFaceRankingTest, ANegativeFirstQualityStillRanks) {
+  BestQuality best;
+  ASSERT_TRUE(best.beaten_by(-3.0));
+  best.take(-3.0);
+  EXPECT_TRUE(best.beaten_by(-2.0));
+}
+
+// A 5-point face inside a 40x40 box at (x, y).
+void add_landmarks(GstVideoRegionOfInterestMeta* roi, double x, double y) {
+  GValue xs = G_VALUE_INIT, ys = G_VALUE_INIT;
+  gst_value_array_init(&xs, 5);
+  gst_value_array_init(&ys, 5);
+  const double px[5] = {12, 28, 20, 14, 26}, py[5] = {15, 15, 22, 30, 30};
+  for (int k = 0; k < 5; ++k) {
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, G_TYPE_DOUBLE);
+    g_value_set_double(&v, x + px[k]);
+    gst_value_array_append_value(&xs, &v);
+    g_value_set_double(&v, y + py[k]);
+    gst_value_array_append_and_take_value(&ys, &v);
+  }
+  GstStructure* landmarks = gst_structure_new_empty("landmarks");
+  gst_structure_take_value(landmarks, "x", &xs);
+  gst_structure_take_value(landmarks, "y", &ys);
+  gst_video_region_of_interest_meta_add_param(roi, landmarks);
+}
+
+class BestFaceCropTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    gst_init(nullptr, nullptr);
+    gst_video_info_set_format(&info_, GST_VIDEO_FORMAT_RGB, kWidth, kHeight);
+    frame_ = gsttest::rgb_buffer(kWidth, kHeight, [](int x, int y) {
+      return std::array<std::uint8_t, 3>{static_cast<std::uint8_t>(x), static_cast<std::uint8_t>(y), 90};
+    });
+    with_landmarks_ = gst_buffer_add_video_region_of_interest_meta(frame_, "face", 10, 20, 40, 40);
+    add_landmarks(with_landmarks_, 10, 20);
+    without_landmarks_ = gst_buffer_add_video_region_of_interest_meta(frame_, "face", 100, 20, 40, 40);
+  }
+  void TearDown() override { gst_buffer_unref(frame_); }
+
+  // The frame's pixels in a buffer too small for its caps: mapping it fails.
+  GstBuffer* truncated_frame() const {
+    return gst_buffer_copy_region(frame_, GST_BUFFER_COPY_ALL, 0, gst_buffer_get_size(frame_) / 2);
+  }
+
+  static constexpr int kWidth = 320, kHeight = 240;
+  GstVideoInfo info_;
+  GstBuffer* frame_ = nullptr;
+  GstVideoRegionOfInterestMeta* with_landmarks_ = nullptr;
+  GstVideoRegionOfInterestMeta* without_landmarks_ = nullptr;
+  std::vector<cv::Mat> crops_;
+  std::vector<std::int64_t> cropped_tracks_;
+  TakeCrop take_ = [this](const ImprovedFace& face, cv::Mat rgb) {
+    cropped_tracks_.push_back(face.track);
+    crops_.push_back(std::move(rgb));
+  };
+};
+
+TEST_F(BestFaceCropTest, ALandmarkedFaceGivesAnAligned112RgbCropAndOneWithoutLandmarksNone) {
+  const std::vector<ImprovedFace> faces = {{1, with_landmarks_, 0.5}, {2, without_landmarks_, 0.9}};
+  std::vector<std::int64_t> asked;
+  std::string problem;
+  EXPECT_TRUE(crop_improved_faces(
+      frame_, &info_, faces, [&](const ImprovedFace& f) { asked.push_back(f.track); return true; }, take_, &problem))
+      << problem;
+  EXPECT_EQ(asked, (std::vector<std::int64_t>{1, 2})) << "each improved face asked, in order";
+  ASSERT_EQ(cropped_tracks_, (std::vector<std::int64_t>{1})) << "no landmarks: no picture";
+  const cv::Mat& crop = crops_[0];
+  EXPECT_EQ(crop.cols, kBestFaceSize);
+  EXPECT_EQ(crop.rows, kBestFaceSize);
+  EXPECT_EQ(crop.type(), CV_8UC3);
+  EXPECT_GT(cv::norm(crop), 0.0) << "the frame's pattern, not black";
+}
+
+TEST_F(BestFaceCropTest, TheFrameIsMappedOnlyWhenAFaceImprovedAndIsWanted) {
+  GstBuffer* broken = truncated_frame();  // any attempt to map it fails
+  std::string problem;
+  EXPECT_TRUE(crop_improved_faces(broken, &info_, {}, [](const ImprovedFace&) { return true; }, take_, &problem))
+      << "no improved face: the frame is not mapped";
+  EXPECT_TRUE(problem.empty());
+  const std::vector<ImprovedFace> faces = {{1, with_landmarks_, 0.5}, {2, with_landmarks_, 0.6}};
+  int asked = 0;
+  EXPECT_TRUE(crop_improved_faces(
+      broken, &info_, faces, [&](const ImprovedFace&) { ++asked; return false; }, take_, &problem))
+      << "no face wanted (a full queue): the frame is not mapped";
+  EXPECT_EQ(asked, 2);
+  EXPECT_TRUE(problem.empty());
+  EXPECT_FALSE(crop_improved_faces(broken, &info_, faces, [](const ImprovedFace&) { return true; }, take_, &problem));
+  EXPECT_NE(problem.find("bytes"), std::string::npos) << problem;
+  EXPECT_TRUE(crops_.empty());
+  gst_buffer_unref(broken);
+}
+
+TEST_F(BestFaceCropTest, AFrameThatCannotBeReadCropsNothingAndSaysWhy) {
+  const std::vector<ImprovedFace> faces = {{1, with_landmarks_, 0.5}};
+  std::string problem;
+  EXPECT_FALSE(crop_improved_faces(frame_, nullptr, faces, [](const ImprovedFace&) { return true; }, take_, &problem));
+  EXPECT_NE(problem.find("caps"), std::string::npos) << problem;
+
+  GstVideoInfo unreadable;  // a format the face front end does not read, in a buffer big enough for it
+  gst_video_info_set_format(&unreadable, GST_VIDEO_FORMAT_UYVY, kWidth, kHeight);
+  GstBuffer* uyvy = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&unreadable), nullptr);
+  gst_buffer_memset(uyvy, 0, 128, GST_VIDEO_INFO_SIZE(&unreadable));
+  problem.clear();
+  EXPECT_FALSE(
+      crop_improved_faces(uyvy, &unreadable, faces, [](const ImprovedFace&) { return true; }, take_, &problem));
+  EXPECT_NE(problem.find("UYVY"), std::string::npos) << problem;
+  EXPECT_TRUE(crops_.empty());
+  gst_buffer_unref(uyvy);
+}
+
+// A sink that records what it gets, can hold the writer thread at a gate, fail or throw.
+struct Face {
+  int id = 0;
+};
+
+class RecordingSink : public FaceSink<Face> {
+ public:
+  std::string store(Face& face, std::vector<unsigned char> jpeg) override {
+    std::unique_lock<std::mutex> guard(lock_);
+    entered_ = true;
+    changed_.notify_all();
+    changed_.wait(guard, [&] { return open_; });
+    if (throws_) throw std::runtime_error("disk on fire");
+    if (!failure_.empty()) return failure_;
+    stored_.push_back(face.id);
+    jpegs_.push_back(std::move(jpeg));
+    return {};
+  }
+  std::string exception_problem(const std::string& what) const override { return "threw: " + what; }
+  std::string failing_message(const std::string& problem) const override { return "failing: " + problem; }
+  std::string recovered_message(std::uint64_t dropped) const override {
+    return "recovered, " + std::to_string(dropped) + " dropped";
+  }
+  void failed() noexcept override { ++failed_calls_; }
+
+  void hold() { set([&] { open_ = false; }); }
+  void release() { set([&] { open_ = true; }); }
+  void fail_with(std::string failure) { set([&] { failure_ = std::move(failure); }); }
+  void throw_next(bool on) { set([&] { throws_ = on; }); }
+  // Waits until the thread is in store() (the face it holds left the queue).
+  bool wait_entered() {
+    std::unique_lock<std::mutex> guard(lock_);
+    return changed_.wait_for(guard, std::chrono::seconds(30), [&] { return entered_; });
+  }
+  std::vector<int> stored() {
+    std::lock_guard<std::mutex> guard(lock_);
+    return stored_;
+  }
+  std::vector<std::vector<unsigned char>> jpegs() {
+    std::lock_guard<std::mutex> guard(lock_);
+    return jpegs_;
+  }
+  int failed_calls() const { return failed_calls_; }
+
+ private:
+  template <typename Change>
+  void set(Change change) {
+    {
+      std::lock_guard<std::mutex> guard(lock_);
+      change();
+    }
+    changed_.notify_all();
+  }
+  std::mutex lock_;
+  std::condition_variable changed_;
+  bool open_ = true, entered_ = false, throws_ = false;
+  std::string failure_;
+  std::vector<int> stored_;
+  std::vector<std::vector<unsigned char>> jpegs_;
+  std::atomic<int> failed_calls_{0};
+};
+
+struct Reports {
+  std::mutex lock;
+  std::vector<std::pair<bool, std::string>> seen;
+  FaceJpegWriter<Face>::Report report() {
+    return [this](bool warning, const std::string& message) {
+      std::lock_guard<std::mutex> guard(lock);
+      seen.emplace_back(warning, message);
+    };
+  }
+};
+
+cv::Mat noise_face() {
+  cv::Mat rgb(kBestFaceSize, kBestFaceSize, CV_8UC3);
+  cv::randu(rgb, 0, 255);
+  return rgb;
+}
+
+TEST(BestFaceWriterThreadTest, AFullQueueRefusesAndCountsAndTheRestIsStored) {
+  RecordingSink sink;
+  auto counters = std::make_shared<FaceWriterCounters>();
+  {
+    FaceJpegWriter<Face> writer(sink, 2, 90, counters, nullptr);
+    sink.hold();
+    ASSERT_TRUE(writer.submit(Face{1}, noise_face()));
+    ASSERT_TRUE(sink.wait_entered());  // face 1 is at the sink: the queue is empty again
+    EXPECT_TRUE(writer.submit(Face{2}, noise_face()));
+    EXPECT_TRUE(writer.submit(Face{3}, noise_face()));
+    EXPECT_TRUE(writer.full());
+    EXPECT_FALSE(writer.submit(Face{4}, noise_face())) << "a third face waiting does not fit a queue of 2";
+    writer.refused();  // a face the caller did not even crop
+    EXPECT_EQ(counters->dropped, 2u);
+    sink.release();
+    writer.drain(30000);
+    EXPECT_EQ(sink.stored(), (std::vector<int>{1, 2, 3})) << "in the order submitted";
+    EXPECT_EQ(counters->stored, 3u);
+  }
+  EXPECT_EQ(counters->dropped, 2u) << "nothing was queued at the end";
+}
+
+TEST(BestFaceWriterThreadTest, FacesStillQueuedAtTheEndAreCountedDropped) {
+  RecordingSink sink;
+  auto counters = std::make_shared<FaceWriterCounters>();
+  std::thread opener;
+  {
+    FaceJpegWriter<Face> writer(sink, 4, 90, counters, nullptr);
+    sink.hold();
+    ASSERT_TRUE(writer.submit(Face{1}, noise_face()));
+    ASSERT_TRUE(sink.wait_entered());
+    ASSERT_TRUE(writer.submit(Face{2}, noise_face()));
+    ASSERT_TRUE(writer.submit(Face{3}, noise_face()));
+    opener = std::thread([&] {  // lets face 1 go once the writer is being destroyed
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      sink.release();
+    });
+  }  // waits for face 1, drops 2 and 3
+  opener.join();
+  EXPECT_EQ(sink.stored(), (std::vector<int>{1}));
+  EXPECT_EQ(counters->stored, 1u);
+  EXPECT_EQ(counters->dropped, 2u);
+}
+
+TEST(BestFaceWriterThreadTest, TheSinkGetsADecodableJpegAndAnEmptyOneForNoPicture) {
+  RecordingSink sink;
+  auto counters = std::make_shared<FaceWriterCounters>();
+  FaceJpegWriter<Face> writer(sink, 4, 90, counters, nullptr);
+  ASSERT_TRUE(writer.submit(Face{1}, noise_face()));
+  ASSERT_TRUE(writer.submit(Face{2}, cv::Mat()));
+  writer.drain(30000);
+  const std::vector<std::vector<unsigned char>> jpegs = sink.jpegs();
+  ASSERT_EQ(jpegs.size(), 2u);
+  const cv::Mat decoded = cv::imdecode(jpegs[0], cv::IMREAD_COLOR);
+  EXPECT_EQ(decoded.cols, kBestFaceSize);
+  EXPECT_EQ(decoded.rows, kBestFaceSize);
+  EXPECT_TRUE(jpegs[1].empty()) << "no crop: no picture, the face still goes to the sink";
+  EXPECT_EQ(counters->stored, 2u);
+}
+
+TEST(BestFaceWriterThreadTest, AFailingSinkIsReportedOnceAndItsRecoveryWithTheCountDropped) {
+  RecordingSink sink;
+  Reports reports;
+  auto counters = std::make_shared<FaceWriterCounters>();
+  FaceJpegWriter<Face> writer(sink, 8, 90, counters, reports.report());
+  sink.fail_with("no room");
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(writer.submit(Face{i}, noise_face()));
+  writer.drain(30000);
+  sink.throw_next(true);
+  sink.fail_with("");
+  ASSERT_TRUE(writer.submit(Face{3}, noise_face()));
+  writer.drain(30000);
+  sink.throw_next(false);
+  ASSERT_TRUE(writer.submit(Face{4}, noise_face()));
+  writer.drain(30000);
+  EXPECT_EQ(counters->dropped, 4u);
+  EXPECT_EQ(counters->stored, 1u);
+  EXPECT_EQ(sink.failed_calls(), 4);
+  std::lock_guard<std::mutex> guard(reports.lock);
+  ASSERT_EQ(reports.seen.size(), 2u) << "one warning for four failures, one info at the recovery";
+  EXPECT_TRUE(reports.seen[0].first);
+  EXPECT_EQ(reports.seen[0].second, "failing: no room");
+  EXPECT_FALSE(reports.seen[1].first);
+  EXPECT_EQ(reports.seen[1].second, "recovered, 4 dropped");
+}
+
+TEST(BestFaceWriterThreadTest, AThrowingSinkOrReportNeverEndsTheThread) {
+  RecordingSink sink;
+  auto counters = std::make_shared<FaceWriterCounters>();
+  FaceJpegWriter<Face> writer(sink, 8, 90, counters,
+                              [](bool, const std::string&) { throw std::runtime_error("report broke"); });
+  sink.throw_next(true);
+  ASSERT_TRUE(writer.submit(Face{1}, noise_face()));
+  writer.drain(30000);
+  sink.throw_next(false);
+  ASSERT_TRUE(writer.submit(Face{2}, noise_face()));
+  writer.drain(30000);
+  EXPECT_EQ(sink.stored(), (std::vector<int>{2}));
+  EXPECT_EQ(counters->dropped, 1u);
+}
+
+TEST(BestFaceWriterThreadTest, ACropOfAnotherTypeIsAProblemNotACrash) {
+  RecordingSink sink;
+  Reports reports;
+  auto counters = std::make_shared<FaceWriterCounters>();
+  FaceJpegWriter<Face> writer(sink, 8, 90, counters, reports.report());
+  ASSERT_TRUE(writer.submit(Face{1}, cv::Mat(4, 4, CV_32FC2, cv::Scalar(1.0))));  // not an RGB picture
+  writer.drain(30000);
+  EXPECT_EQ(counters->dropped, 1u);
+  std::lock_guard<std::mutex> guard(reports.lock);
+  ASSERT_EQ(reports.seen.size(), 1u);
+  EXPECT_EQ(reports.seen[0].second.rfind("failing: threw: ", 0), 0u) << reports.seen[0].second;
+}
+
+}  // namespace
