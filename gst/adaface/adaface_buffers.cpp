@@ -266,7 +266,7 @@ static GstBuffer* embed_faces_unguarded(GstTaconiteAdaface* self, EngineClient& 
         face.embedding_quality = face.quality->score * st->norms.factor(face.norm);
         if (ids[i] && track_policy.active())
           st->tracks.store(*ids[i], now, face.face.box, face.unit, face.norm, face.aligned, face.quality->score,
-                           face.embedding_quality, track_policy);
+                           face.embedding_quality, track_policy, tracker_owned(face.face.roi));
       }
     }
     attach_embeddings(buffer, faces, engine);
@@ -346,6 +346,15 @@ void process_event(GstTaconiteAdaface* self, GstEvent* event) {
       st->frame_index = 0;
       st->tracks.clear();
       st->warned_non_finite = false;
+      break;
+    case GST_EVENT_CUSTOM_DOWNSTREAM:
+      // The ids are taconitetrack's, in the object_id param: another track-id-param holds other ids.
+      if (const std::optional<TracksEnded> ended = tracks_ended(event)) {
+        GST_OBJECT_LOCK(self);
+        const bool ours = self->settings->tracks.id_param == kObjectIdParam;
+        GST_OBJECT_UNLOCK(self);
+        if (ours) st->tracks.end(*ended);
+      }
       break;
     default: break;
   }

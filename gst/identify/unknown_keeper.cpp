@@ -5,6 +5,7 @@
 #include "readable_frame.hpp"
 #include "roi_landmarks.hpp"
 #include "roi_params.hpp"
+#include "tracks_ended.hpp"
 
 namespace taconite::gst {
 
@@ -42,7 +43,9 @@ void UnknownKeeper::face(std::int64_t track, std::uint64_t now, std::int64_t utc
       candidate->nearest_similarity = candidates.front().similarity;
     }
   }
-  if (tracks_.seen(track, now, utc_ms, verdict, candidate ? &*candidate : nullptr)) better_.push_back({track, roi});
+  const bool better = tracks_.seen(track, now, utc_ms, verdict, candidate ? &*candidate : nullptr);
+  if (tracker_owned(roi)) tracks_.keep_until_ended(track);
+  if (better) better_.push_back({track, roi});
 }
 
 void UnknownKeeper::end_buffer(GstBuffer* buffer) {
@@ -63,6 +66,10 @@ void UnknownKeeper::end_buffer(GstBuffer* buffer) {
     tracks_.set_picture(b.track, vision::aligned_face_rgb(frame.view(), *to_template, kPictureSize, kPictureSize));
   }
   better_.clear();
+}
+
+void UnknownKeeper::end_tracks(std::span<const std::int64_t> ids, const std::string& stream) {
+  hand_over(tracks_.end_tracks(ids), stream);
 }
 
 void UnknownKeeper::end_all(const std::string& stream) {

@@ -1,5 +1,7 @@
 #include "track_events.hpp"
 
+#include <gst/taconite/gsttaconiteroi.h>
+
 #include "face_selection.hpp"
 #include "readable_frame.hpp"
 #include "roi_landmarks.hpp"
@@ -40,7 +42,8 @@ std::vector<std::string> TrackEvents::frame(GstBuffer* buffer, const GstVideoInf
     const std::optional<gint64> id = roi_track_id(roi, kObjectIdParam);
     if (!id) continue;
     rois.push_back(roi);
-    sightings.push_back(Sighting{*id, roi_identity(roi), writer_ ? roi_quality(roi) : std::nullopt});
+    const gchar* uid = gst_taconite_roi_get_track_uid(roi);
+    sightings.push_back(Sighting{*id, uid ? uid : "", roi_identity(roi), writer_ ? roi_quality(roi) : std::nullopt});
   }
   std::vector<TrackEvent> events;
   collect_finished(at, events);
@@ -68,6 +71,14 @@ std::vector<std::string> TrackEvents::frame(GstBuffer* buffer, const GstVideoInf
         book_.offered(sightings[i].track_id, *sightings[i].quality);
     }
   }
+  return documents(events);
+}
+
+std::vector<std::string> TrackEvents::end_tracks(const TracksEnded& ended, const EventTime& at) {
+  std::vector<TrackEvent> events;
+  if (writer_ && book_.awaiting_face(ended)) writer_->drain(kBestFaceDrainMs);
+  collect_finished(at, events);
+  book_.end_tracks(ended, at, events);
   return documents(events);
 }
 
