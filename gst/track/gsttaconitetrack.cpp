@@ -43,7 +43,17 @@
  * each cut is logged at DEBUG level.
  *
  * Ids count up from 1 and are never reused within a stream (beyond G_MAXINT they are written as
- * 64-bit integers).
+ * 64-bit integers). Every confirmed track also gets a uid, a random UUID no track of any run or
+ * machine has, written as the string field `uid` of `object_id` beside `id`.
+ *
+ * This element decides when a track ends, and says so: before the buffer of the frame in which
+ * confirmed tracks are gone it pushes one serialized custom downstream event
+ * "taconite-tracks-ended" (gsttaconitetracks.h) naming their ids and uids, with the reason "lost"
+ * (missed for more than `max-age` frames, or dropped to keep `max-rois` tracks), "scene-cut" or
+ * "reset" (a caps change of the frame size). A track never confirmed is never named; a flush,
+ * EOS and STREAM_START send none (every element downstream ends all its tracks on those).
+ * taconiteadaface, taconiteidentify and taconitepublish end a track on it and never time out a
+ * track whose ROIs carry a uid.
  * At most `max-rois` ROIs of a frame are tracked (the largest), and at most as many tracks kept.
  * An `object_id` param already on a ROI of that type is replaced or, without an id, removed.
  *
