@@ -4,6 +4,7 @@
 // frame-size change; never for an unconfirmed track, nothing at a flush); taconitepublish ends its
 // tracks on that event (not on its own timeout while taconitetrack owns them), and its frame
 // documents and track events carry the tracker's uid; without taconitetrack its timeout still ends them.
+#include <glib/gstdio.h>
 #include <gst/taconite/gsttaconiteroi.h>
 #include <gst/taconite/gsttaconitetracks.h>
 #include <json-glib/json-glib.h>
