@@ -34,30 +34,6 @@ GstBuffer* frame(int index, bool face, int width = 320, int height = 240) {
   return buffer;
 }
 
-struct Ended {
-  std::string reason;
-  std::vector<std::pair<gint64, std::string>> tracks;  // id, uid
-};
-
-// Everything the element sent downstream since the last call: the tracks-ended events.
-std::vector<Ended> ended_events(GstHarness* h) {
-  std::vector<Ended> out;
-  while (GstEvent* event = gst_harness_try_pull_event(h)) {
-    if (gst_taconite_event_is_tracks_ended(event)) {
-      Ended e{gst_taconite_tracks_ended_event_get_reason(event), {}};
-      for (guint i = 0; i < gst_taconite_tracks_ended_event_get_size(event); ++i) {
-        gint64 id = 0;
-        const gchar* uid = nullptr;
-        EXPECT_TRUE(gst_taconite_tracks_ended_event_get_track(event, i, &id, &uid));
-        e.tracks.emplace_back(id, uid);
-      }
-      out.push_back(std::move(e));
-    }
-    gst_event_unref(event);
-  }
-  return out;
-}
-
 struct Seen {
   std::optional<gint64> id;
   std::string uid;  // empty: none
@@ -122,7 +98,7 @@ TEST_F(TrackerLifetimeTest, ALostTrackIsAnnouncedOnceBeforeTheBufferOfTheFrameIt
     EXPECT_TRUE(ended_events(h).empty()) << "frame " << i << ": missed " << i << " <= max-age, still alive";
   }
   push(6, false);  // missed a sixth time: gone in this frame
-  const std::vector<Ended> ended = ended_events(h);
+  const std::vector<EndedEvent> ended = ended_events(h);
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(ended[0].reason, "lost");
   ASSERT_EQ(ended[0].tracks.size(), 1u);
@@ -172,7 +148,7 @@ TEST_F(TrackerLifetimeTest, AFrameSizeChangeEndsTheTracksAsResetAFlushAnnouncesN
   ended_events(h);
   gst_harness_set_src_caps_str(h, "video/x-raw,format=RGB,width=640,height=480,framerate=30/1");
   EXPECT_EQ(push(1, true, 640, 480).id, 2);
-  std::vector<Ended> ended = ended_events(h);
+  std::vector<EndedEvent> ended = ended_events(h);
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(ended[0].reason, "reset");
   ASSERT_EQ(ended[0].tracks.size(), 1u);
