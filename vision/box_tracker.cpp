@@ -132,10 +132,20 @@ void BoxTracker::confirm(Track& track, const TrackerPolicy& policy) {
   track.id = next_id_++;
 }
 
+void BoxTracker::ended(const Track& track) {
+  if (track.id) ended_.push_back(*track.id);  // an unconfirmed track was never announced
+}
+
+void BoxTracker::clear_tracks() {
+  for (const Track& track : tracks_) ended(track);
+  tracks_.clear();
+}
+
 void BoxTracker::drop_longest_lost(std::size_t keep) {
   while (tracks_.size() > keep) {
     auto lost = std::max_element(tracks_.begin(), tracks_.end(),
                                  [](const Track& a, const Track& b) { return a.missed < b.missed; });
+    ended(*lost);
     tracks_.erase(lost);
   }
 }
@@ -236,7 +246,11 @@ std::vector<TrackResult> BoxTracker::update(const std::vector<Detection>& detect
 
   // A confirmed track survives max_age missed frames; an unconfirmed one ends at its first miss, so
   // a flickering false detection never builds up to min_hits.
-  std::erase_if(tracks_, [&](const Track& t) { return t.missed > (t.id ? policy.max_age : 0); });
+  std::erase_if(tracks_, [&](const Track& t) {
+    const bool gone = t.missed > (t.id ? policy.max_age : 0);
+    if (gone) ended(t);
+    return gone;
+  });
   for (std::size_t d : high) {
     if (track_of[d]) continue;
     // A new track; when full, it replaces the longest-lost one (never one matched in this frame).
@@ -247,6 +261,7 @@ std::vector<TrackResult> BoxTracker::update(const std::vector<Detection>& detect
       auto lost = std::max_element(tracks_.begin(), tracks_.end(),
                                    [](const Track& x, const Track& y) { return x.missed < y.missed; });
       if (lost == tracks_.end() || lost->missed == 0) continue;  // no room: this box gets no id
+      ended(*lost);
       slot = &*lost;
     }
     *slot = start_track(detections[d].box);

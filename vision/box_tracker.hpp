@@ -30,6 +30,8 @@
 //  6. Matched tracks are corrected; the others count a miss. A track matched in min_hits
 //     consecutive frames gets its id; an unconfirmed track ends at its first miss, a confirmed one
 //     after max_age; unmatched pass-1 boxes start tracks (at most max_tracks are kept).
+//     The ids of the confirmed tracks that end (after max_age, replaced or dropped to keep max_tracks,
+//     or cleared) are kept for take_ended(), so the caller can say which tracks are gone.
 // With track_threshold 0, low_threshold 0, motion_gate false and measurement_noise 1/20 (legacy_policy) every box goes
 // through pass 1 by IoU alone: exactly the tracker before the gate and the second pass.
 #pragma once
@@ -41,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace taconite::vision {
@@ -95,13 +98,16 @@ class BoxTracker {
   // The same for fresh, fully confident boxes; returns the published id of each.
   std::vector<std::optional<std::int64_t>> update_boxes(const std::vector<Box>& boxes, const TrackerPolicy& policy);
 
-  // Forgets every track; ids go on counting, so none is reused.
-  void clear_tracks() { tracks_.clear(); }
-  // Forgets every track and starts the ids again at `first_id` (a new stream).
+  // Forgets every track (their ids are ended); ids go on counting, so none is reused.
+  void clear_tracks();
+  // Forgets every track and starts the ids again at `first_id` (a new stream: nothing is ended).
   void restart(std::int64_t first_id = 1) {
     tracks_.clear();
+    ended_.clear();
     next_id_ = first_id;
   }
+  // The ids of the confirmed tracks that ended since the last call, in the order they ended.
+  std::vector<std::int64_t> take_ended() { return std::exchange(ended_, {}); }
 
   std::size_t size() const { return tracks_.size(); }
   bool ids_exhausted() const { return next_id_ == INT64_MAX; }
@@ -123,8 +129,10 @@ class BoxTracker {
   long profit(const Track& track, const Box& box, const TrackerPolicy& policy) const;
   void confirm(Track& track, const TrackerPolicy& policy);
   void drop_longest_lost(std::size_t keep);
+  void ended(const Track& track);
 
   std::vector<Track> tracks_;
+  std::vector<std::int64_t> ended_;  // confirmed ids ended, until take_ended()
   std::int64_t next_id_;
 };
 

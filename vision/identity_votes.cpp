@@ -107,8 +107,14 @@ const TrackSearch* IdentityVotes::last_search(std::int64_t track) const {
   return it != tracks_.end() && it->second.last_search ? &*it->second.last_search : nullptr;
 }
 
+void IdentityVotes::keep_until_ended(std::int64_t track) {
+  if (auto it = tracks_.find(track); it != tracks_.end()) it->second.until_ended = true;
+}
+
 void IdentityVotes::evict(std::uint64_t now, unsigned timeout) {
-  std::erase_if(tracks_, [&](const auto& entry) { return now > entry.second.last_seen + timeout; });
+  std::erase_if(tracks_, [&](const auto& entry) {
+    return !entry.second.until_ended && now > entry.second.last_seen + timeout;
+  });
 }
 
 }  // namespace taconite::vision

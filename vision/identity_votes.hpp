@@ -79,8 +79,12 @@ class IdentityVotes {
   const IdentityVote* decided(std::int64_t track) const;
   // The track's last answer; null when it has none.
   const TrackSearch* last_search(std::int64_t track) const;
-  // Forgets tracks not seen for more than `timeout` frames up to `now`.
+  // The track (added) ends only by end(), never by evict(): a tracker upstream ends it.
+  void keep_until_ended(std::int64_t track);
+  // Forgets the tracks not kept until ended that were not seen for more than `timeout` frames up to `now`.
   void evict(std::uint64_t now, unsigned timeout);
+  // Forgets `track` (its tracker ended it).
+  void end(std::int64_t track) { tracks_.erase(track); }
   void clear() { tracks_.clear(); }
   std::size_t size() const { return tracks_.size(); }
 
@@ -92,6 +96,7 @@ class IdentityVotes {
     std::uint64_t last_seen = 0;
     std::optional<TrackSearch> last_search;
     bool deferred = false;
+    bool until_ended = false;  // keep_until_ended()
   };
   static void decide(Track& t, const VotePolicy& policy);
 

@@ -8,6 +8,8 @@
 
 #include "adaface_element.hpp"
 #include "debug_categories.hpp"
+#include "roi_track_param.hpp"
+#include "tracks_ended.hpp"
 
 #define GST_CAT_DEFAULT taconite_adaface_debug
 
@@ -100,6 +102,15 @@ void process_event(GstTaconiteAdaface* self, GstEvent* event) {
       st->frame_index = 0;
       st->tracks.clear();
       st->warned_non_finite = false;
+      break;
+    case GST_EVENT_CUSTOM_DOWNSTREAM:
+      // The ids are taconitetrack's, in the object_id param: another track-id-param holds other ids.
+      if (const std::optional<TracksEnded> ended = tracks_ended(event)) {
+        GST_OBJECT_LOCK(self);
+        const bool ours = self->settings->tracks.id_param == kObjectIdParam;
+        GST_OBJECT_UNLOCK(self);
+        if (ours) st->tracks.end(*ended);
+      }
       break;
     default: break;
   }

@@ -18,6 +18,7 @@
 #include "roi_landmarks.hpp"
 #include "roi_params.hpp"
 #include "roi_track_param.hpp"
+#include "tracks_ended.hpp"
 
 #define GST_CAT_DEFAULT taconite_adaface_debug
 
@@ -296,7 +297,7 @@ void keep_embeddings(FrameWork& w, const std::vector<taconite::Embedding>& embed
     face.embedding_quality = face.quality->score * st->norms.factor(face.norm);
     if (w.ids[i] && policy.active())
       st->tracks.store(*w.ids[i], w.now, face.face.box, face.unit, face.norm, face.aligned, face.quality->score,
-                       face.embedding_quality, policy);
+                       face.embedding_quality, policy, tracker_owned(face.face.roi));
   }
 }
 

@@ -118,7 +118,8 @@ void declare_properties(PropertyTable<GstTaconiteAdaface, Settings>& t) {
             [](auto& s) -> auto& { return s.tracks.keep_best; }, any_time);
   t.uint("track-timeout", "Track timeout",
          "Forget a track's cached embedding when it was missing from more than this many consecutive "
-         "frames (it survives a gap of exactly this many). Default: 30",
+         "frames (it survives a gap of exactly this many). Only a fallback for tracks without taconitetrack's uid: "
+         "a taconitetrack track is forgotten when taconitetrack ends it. Default: 30",
          0, G_MAXUINT, [](auto& s) -> auto& { return s.tracks.timeout; }, any_time);
   t.custom(
       [](GParamFlags flags) {

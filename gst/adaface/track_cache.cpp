@@ -32,8 +32,9 @@ const CachedEmbedding* TrackCache::reuse_best(gint64 id, guint64 now, std::optio
 }
 
 void TrackCache::store(gint64 id, guint64 now, const PixelBox& box, const std::vector<float>& unit, double norm,
-                       bool aligned, double tried, double quality, const TrackPolicy& policy) {
+                       bool aligned, double tried, double quality, const TrackPolicy& policy, bool tracker_owned) {
   CachedEmbedding& track = tracks_[id];
+  track.tracker_owned = tracker_owned;
   const bool fresh = track.unit.empty();
   track.computed_at = now;
   track.area = area(box);
@@ -51,7 +52,11 @@ void TrackCache::store(gint64 id, guint64 now, const PixelBox& box, const std::v
 
 void TrackCache::evict(guint64 now, guint timeout) {
   for (auto it = tracks_.begin(); it != tracks_.end();)
-    it = now > it->second.last_seen + timeout ? tracks_.erase(it) : std::next(it);
+    it = !it->second.tracker_owned && now > it->second.last_seen + timeout ? tracks_.erase(it) : std::next(it);
+}
+
+void TrackCache::end(const TracksEnded& ended) {
+  for (const EndedTrack& track : ended.tracks) tracks_.erase(track.id);
 }
 
 }  // namespace taconite::gst

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "face_selection.hpp"
+#include "tracks_ended.hpp"
 
 namespace taconite::gst {
 
@@ -21,6 +22,7 @@ struct TrackPolicy {
   double growth = 0.2;                 // re-embed when the box area grew by more than this fraction
   bool keep_best = false;              // the cache keeps the highest-norm embedding of the track
   guint timeout = 30;                  // forget tracks missing from more than this many frames in a row
+                                       // (only those without taconitetrack's uid: it ends its own)
   // Best mode (reinfer-mode=best): replaces reinfer_interval, growth and keep_best.
   bool best = false;
   double best_margin = 0.1;  // re-embed when the face's quality exceeds the best tried by this fraction
@@ -39,6 +41,7 @@ struct CachedEmbedding {
   guint64 last_seen = 0;
   double quality = -1.0;    // the embedded face's quality with its norm folded in (< 0: not assessed)
   double best_tried = 0.0;  // best mode: the highest pre-embedding quality embedded so far
+  bool tracker_owned = false;  // its ROI carries taconitetrack's uid: ended by its event, never timed out
 };
 
 class TrackCache {
@@ -57,13 +60,15 @@ class TrackCache {
   // Records a computation for track `id` at frame `now` of a face of pre-embedding quality `tried`
   // (< 0: not assessed) and `quality` with its norm folded in. With keep_best, an embedding with a
   // lower norm than the cached one only refreshes the computation time and box; in best mode, one
-  // of lower `quality`.
+  // of lower `quality`. `tracker_owned`: the face's ROI carries taconitetrack's uid.
   void store(gint64 id, guint64 now, const PixelBox& box, const std::vector<float>& unit, double norm, bool aligned,
-             double tried, double quality, const TrackPolicy& policy);
+             double tried, double quality, const TrackPolicy& policy, bool tracker_owned);
 
-  // Forgets tracks missing from more than `timeout` consecutive frames up to `now`: a track last
-  // seen at frame s is dropped at frame s + timeout + 1 unless seen there.
+  // Forgets tracks without taconitetrack's uid missing from more than `timeout` consecutive frames
+  // up to `now`: such a track last seen at frame s is dropped at frame s + timeout + 1 unless seen there.
   void evict(guint64 now, guint timeout);
+  // Forgets the tracks taconitetrack ended.
+  void end(const TracksEnded& ended);
 
   void clear() { tracks_.clear(); }
   std::size_t size() const { return tracks_.size(); }

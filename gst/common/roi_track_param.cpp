@@ -22,24 +22,28 @@ GstStructure* find_param(const GstVideoRegionOfInterestMeta* roi) {
   return nullptr;
 }
 
-void set_id_field(GstStructure* s, gint64 id) {
+void set_id_fields(GstStructure* s, gint64 id, const std::string& uid) {
   if (id >= G_MININT && id <= G_MAXINT)
     gst_structure_set(s, "id", G_TYPE_INT, static_cast<gint>(id), nullptr);
   else
     gst_structure_set(s, "id", G_TYPE_INT64, id, nullptr);
+  if (!uid.empty())
+    gst_structure_set(s, "uid", G_TYPE_STRING, uid.c_str(), nullptr);
+  else
+    gst_structure_remove_field(s, "uid");  // another tracker's uid would name another track
 }
 
 }  // namespace
 
 bool has_roi_track_id_param(const GstVideoRegionOfInterestMeta* roi) { return find_param(roi) != nullptr; }
 
-bool set_roi_track_id(GstVideoRegionOfInterestMeta* roi, std::optional<gint64> id) {
+bool set_roi_track_id(GstVideoRegionOfInterestMeta* roi, std::optional<gint64> id, const std::string& uid) {
   if (id) {
     if (GstStructure* s = find_param(roi)) {
-      set_id_field(s, *id);
+      set_id_fields(s, *id, uid);
     } else {
       GstStructure* param = gst_structure_new_empty(kObjectIdParam);
-      set_id_field(param, *id);
+      set_id_fields(param, *id, uid);
       gst_video_region_of_interest_meta_add_param(roi, param);
     }
     return true;

@@ -15,9 +15,10 @@ namespace taconite::gst {
 inline constexpr const char* kObjectIdParam = "object_id";
 
 // Sets the ROI's "object_id" param to `id` (a G_TYPE_INT, or G_TYPE_INT64 for ids beyond
-// G_MAXINT, so none wraps), or removes it when there is no id. Returns whether the params changed.
+// G_MAXINT, so none wraps) and its string field "uid" to `uid` (an empty `uid` removes a stale
+// one), or removes the param when there is no id. Returns whether the params changed.
 // The ROI's buffer must be writable.
-bool set_roi_track_id(GstVideoRegionOfInterestMeta* roi, std::optional<gint64> id);
+bool set_roi_track_id(GstVideoRegionOfInterestMeta* roi, std::optional<gint64> id, const std::string& uid = {});
 
 // Whether the ROI carries an "object_id" param (so clearing it would change the buffer).
 bool has_roi_track_id_param(const GstVideoRegionOfInterestMeta* roi);

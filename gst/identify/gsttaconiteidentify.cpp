@@ -45,9 +45,9 @@
  * size are checked.
  *
  * With `keep-unknowns` (off by default) the best face (by taconiteadaface's quality) of each track
- * that ends decided unknown (track-timeout, end of stream, flush, new stream, stop) is kept in the
- * gallery for review with `taconite-gallery unknowns`: embedding, aligned 112x112 JPEG, stream,
- * time span, nearest identity. A writer thread behind a queue of 32 does the writing; a full queue
+ * that ends decided unknown (taconitetrack ending it, else track-timeout; end of stream, flush, new
+ * stream, stop) is kept in the gallery for review with `taconite-gallery unknowns`: embedding,
+ * aligned 112x112 JPEG, stream, time span, nearest identity. A writer thread behind a queue of 32 does the writing; a full queue
  * or a failed write drops the face (`unknowns-dropped`), the video never waits; a gallery file
  * deleted while playing fails the writes, one replaced is written into when of the same model.
  * Messages never show a PostgreSQL password (masked as ****). Retention:
@@ -86,6 +86,7 @@
 #include "roi_params.hpp"
 #include "roi_track_param.hpp"
 #include "taconite/model.hpp"
+#include "tracks_ended.hpp"
 #include "unknown_keeper.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_identify_debug);
@@ -374,6 +375,7 @@ static void decide(FaceAnswer& a, const std::optional<IdentityVote>& vote, Ident
   policy.min_votes = b.settings.min_votes;
   policy.timeout = b.settings.track_timeout;
   a.decision = votes.add(*a.track, b.now, vote, policy);
+  if (tracker_owned(a.roi)) votes.keep_until_ended(*a.track);  // taconitetrack ends it
   if (a.search)
     votes.remember(*a.track, {b.now, b.index->revision(), a.candidates});
   else if (a.votes)
@@ -599,6 +601,26 @@ static void forget_stream(GstTaconiteIdentify* self, GstEvent* event) {
   if (type != GST_EVENT_EOS) self->stream->votes.clear();
 }
 
+// taconitetrack ended tracks: their votes go, and the unknown ones' best faces to the writer now.
+// The ids are taconitetrack's, in the object_id param: another track-id-param holds other ids.
+static void end_ended_tracks(GstTaconiteIdentify* self, GstEvent* event) {
+  const std::optional<TracksEnded> ended = tracks_ended(event);
+  if (!ended) return;
+  GST_OBJECT_LOCK(self);
+  const bool ours = self->settings->track_id_param == kObjectIdParam;
+  const std::string stream_name = stream_name_locked(self);
+  GST_OBJECT_UNLOCK(self);
+  if (!ours) return;
+  std::vector<std::int64_t> ids;
+  ids.reserve(ended->tracks.size());
+  for (const EndedTrack& track : ended->tracks) {
+    self->stream->votes.end(track.id);
+    ids.push_back(track.id);
+  }
+  if (self->stream->unknowns) self->stream->unknowns->end_tracks(ids, stream_name);
+  GST_DEBUG_OBJECT(self, "%zu tracks ended (%s)", ids.size(), ended->reason.c_str());
+}
+
 // The caps tell the unknown faces' pictures how to read a frame.
 static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*outcaps*/) {
   GstTaconiteIdentify* self = GST_TACONITE_IDENTIFY(trans);
@@ -611,6 +633,7 @@ static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*ou
 static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
   if (!bool_guarded(GST_ELEMENT(trans), "taconiteidentify could not handle an event.", [&] {
         forget_stream(GST_TACONITE_IDENTIFY(trans), event);
+        end_ended_tracks(GST_TACONITE_IDENTIFY(trans), event);
         return true;
       })) {
     gst_event_unref(event);
@@ -675,7 +698,9 @@ static void declare_properties(PropertyTable<GstTaconiteIdentify, Settings>& t) 
   t.string("track-id-param", "Track id param",
            "ROI param structure (field \"id\") or field holding the tracking id. Default: object_id",
            &Settings::track_id_param, Mutable::AnyTime);
-  t.uint("track-timeout", "Track timeout", "Frames a track's votes are kept while it is not seen. Default: 150", 0,
+  t.uint("track-timeout", "Track timeout",
+         "Frames a track's votes (and keep-unknowns' face) are kept while it is not seen. Only a fallback for "
+         "tracks without taconitetrack's uid: a taconitetrack track ends when taconitetrack ends it. Default: 150", 0,
          G_MAXUINT, &Settings::track_timeout, Mutable::AnyTime);
   t.uint("poll-interval", "Poll interval",
          "Milliseconds between two checks whether the gallery changed (a new index is built in the "

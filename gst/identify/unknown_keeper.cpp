@@ -4,6 +4,7 @@
 
 #include "best_face_crop.hpp"
 #include "roi_params.hpp"
+#include "tracks_ended.hpp"
 
 namespace taconite::gst {
 
@@ -35,8 +36,9 @@ void UnknownKeeper::face(std::int64_t track, std::uint64_t now, std::int64_t utc
       candidate->nearest_similarity = candidates.front().similarity;
     }
   }
-  if (tracks_.seen(track, now, utc_ms, verdict, candidate ? &*candidate : nullptr))
-    improved_.push_back(ImprovedFace{track, roi, candidate->quality});
+  const bool better = tracks_.seen(track, now, utc_ms, verdict, candidate ? &*candidate : nullptr);
+  if (tracker_owned(roi)) tracks_.keep_until_ended(track);
+  if (better) improved_.push_back(ImprovedFace{track, roi, candidate->quality});
 }
 
 void UnknownKeeper::end_buffer(GstBuffer* buffer) {
@@ -48,6 +50,10 @@ void UnknownKeeper::end_buffer(GstBuffer* buffer) {
     report_(true, "Unknown faces are kept without pictures: a frame cannot be read (" + problem + ").");
   warned_unreadable_ = warned_unreadable_ || !readable;
   improved_.clear();
+}
+
+void UnknownKeeper::end_tracks(std::span<const std::int64_t> ids, const std::string& stream) {
+  hand_over(tracks_.end_tracks(ids), stream);
 }
 
 void UnknownKeeper::end_all(const std::string& stream) {

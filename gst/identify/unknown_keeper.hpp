@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,8 @@ class UnknownKeeper {
             const std::vector<vision::IdentityCandidate>& candidates);
   // After the buffer's faces: crops the better faces from `buffer`.
   void end_buffer(GstBuffer* buffer);
+  // taconitetrack ended these tracks: the unknown ones go to the writer now.
+  void end_tracks(std::span<const std::int64_t> ids, const std::string& stream);
   // Every track ends (end of stream, flush, a new stream).
   void end_all(const std::string& stream);
   // Every track ends; waits up to kDrainMs for the writer (its thread is joined by the destructor).

@@ -58,12 +58,27 @@ void UnknownTracks::end(Track& t, std::vector<EndedUnknown>& out) {
 std::vector<EndedUnknown> UnknownTracks::end_stale(std::uint64_t now, unsigned timeout) {
   std::vector<EndedUnknown> out = std::exchange(pushed_out_, {});
   for (auto it = tracks_.begin(); it != tracks_.end();) {
-    if (now > it->second.last_frame + timeout) {
+    if (!it->second.until_ended && now > it->second.last_frame + timeout) {
       end(it->second, out);
       it = tracks_.erase(it);
     } else {
       ++it;
     }
+  }
+  return out;
+}
+
+void UnknownTracks::keep_until_ended(std::int64_t track) {
+  if (auto it = tracks_.find(track); it != tracks_.end()) it->second.until_ended = true;
+}
+
+std::vector<EndedUnknown> UnknownTracks::end_tracks(std::span<const std::int64_t> ids) {
+  std::vector<EndedUnknown> out = std::exchange(pushed_out_, {});
+  for (std::int64_t id : ids) {
+    auto it = tracks_.find(id);
+    if (it == tracks_.end()) continue;
+    end(it->second, out);
+    tracks_.erase(it);
   }
   return out;
 }

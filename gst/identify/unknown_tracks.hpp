@@ -51,9 +51,14 @@ class UnknownTracks {
             const FaceCandidate* candidate);
   // The picture of the track's best face (aligned RGB crop).
   void set_picture(std::int64_t track, cv::Mat rgb);
-  // Ends the tracks not seen for more than `timeout` frames up to `now` (as taconiteidentify's
-  // votes forget them) and those pushed out by max_tracks; returns the unknown ones.
+  // The track (seen) ends only by end_tracks() or end_all(), never by end_stale(): taconitetrack ends it.
+  void keep_until_ended(std::int64_t track);
+  // Ends the tracks not kept until ended that were not seen for more than `timeout` frames up to
+  // `now` (as taconiteidentify's votes forget them) and those pushed out by max_tracks; returns the
+  // unknown ones.
   std::vector<EndedUnknown> end_stale(std::uint64_t now, unsigned timeout);
+  // Ends `ids` (taconitetrack ended them) and those pushed out by max_tracks; returns the unknown ones.
+  std::vector<EndedUnknown> end_tracks(std::span<const std::int64_t> ids);
   // Ends every track (end of stream, flush, a new stream, stop); returns the unknown ones.
   std::vector<EndedUnknown> end_all();
   std::size_t size() const { return tracks_.size(); }
@@ -65,6 +70,7 @@ class UnknownTracks {
     TrackVerdict verdict = TrackVerdict::Pending;
     BestQuality best_quality;          // best's (none with it)
     std::optional<EndedUnknown> best;  // none while known (nothing to keep), or before a candidate
+    bool until_ended = false;  // keep_until_ended()
   };
   // Adds the track's best face to `out` when it ended unknown.
   static void end(Track& t, std::vector<EndedUnknown>& out);

@@ -175,6 +175,12 @@ void add_face(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi, const Gst
     json_builder_add_int_value(b, *id);
   else
     json_builder_add_null_value(b);
+  // taconitetrack's uid of the track (the `uid` of its track events); null without one.
+  json_builder_set_member_name(b, "track_uid");
+  if (const gchar* uid = roi ? gst_taconite_roi_get_track_uid(roi) : nullptr)
+    json_builder_add_string_value(b, uid);
+  else
+    json_builder_add_null_value(b);
 
   json_builder_set_member_name(b, "landmarks");
   if (const std::vector<Point2> points = roi ? roi_landmarks(roi) : std::vector<Point2>{}; !points.empty()) {

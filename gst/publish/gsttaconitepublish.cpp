@@ -59,6 +59,7 @@
 #include "property_table.hpp"
 #include "publish_enums.hpp"
 #include "track_events.hpp"
+#include "tracks_ended.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_publish_debug);
 #define GST_CAT_DEFAULT taconite_publish_debug
@@ -375,6 +376,17 @@ static bool end_tracks(GstTaconitePublish* self, Output& out, const char* reason
   return sent;
 }
 
+// taconitetrack ended some tracks: their end events go out now, with its reason.
+static bool end_ended_tracks(GstTaconitePublish* self, Output& out, const TracksEnded& ended) {
+  if (!out.tracks) return true;
+  const std::optional<std::uint64_t> pts =
+      GST_CLOCK_TIME_IS_VALID(out.last_pts) ? std::optional<std::uint64_t>(out.last_pts) : std::nullopt;
+  const bool sent = send(self, out, out.tracks_topic, out.tracks->end_tracks(ended, EventTime{g_get_real_time(), pts}));
+  update_track_counters(self, out);
+  update_repair_count(self, out);
+  return sent;
+}
+
 static GstFlowReturn transform_ip_unguarded(GstBaseTransform* trans, GstBuffer* buffer) {
   GstTaconitePublish* self = GST_TACONITE_PUBLISH(trans);
   Output* out = self->output;
@@ -442,6 +454,9 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
           if (out->mqtt) out->mqtt->drain(kEosDrainMs);
           return ended;
         }
+        case GST_EVENT_CUSTOM_DOWNSTREAM:
+          if (const std::optional<TracksEnded> ended = tracks_ended(event)) return end_ended_tracks(self, *out, *ended);
+          break;
         default: break;
       }
     }
@@ -526,7 +541,9 @@ static void declare_properties(PropertyTable<GstTaconitePublish, Settings>& t) {
            "name. Default: \"taconite/{stream}/tracks\"",
            &Settings::tracks_topic, ready);
   t.uint("track-timeout", "Track timeout",
-         "messages=tracks|both: a track not seen for this many frames ends (end event, reason lost). Default: 30",
+         "messages=tracks|both: a track not seen for this many frames ends (end event, reason lost). Only a "
+         "fallback for tracks without taconitetrack's uid: a taconitetrack track ends when taconitetrack ends it "
+         "(its reason). Default: 30",
          1, 1000000, &Settings::track_timeout, ready);
   t.uint("max-tracks", "Maximum open tracks",
          "messages=tracks|both: open tracks at most; a new track beyond ends the one not seen for longest "

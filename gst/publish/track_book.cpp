@@ -1,10 +1,10 @@
 #include "track_book.hpp"
 
-#include <glib.h>
-
 #include <algorithm>
 #include <set>
 #include <utility>
+
+#include "track_uid.hpp"
 
 namespace taconite::gst {
 
@@ -23,7 +23,7 @@ bool identity_changed(const std::optional<RoiIdentity>& before, const RoiIdentit
 
 }  // namespace
 
-void TrackBook::end(std::map<std::int64_t, OpenTrack>::iterator it, const char* reason, const EventTime& at,
+void TrackBook::end(std::map<std::int64_t, OpenTrack>::iterator it, const std::string& reason, const EventTime& at,
                     std::vector<TrackEvent>& events) {
   OpenTrack& track = it->second;
   if (track.identity) track.identified = track.identity->label_state != kPendingState;
@@ -52,16 +52,15 @@ void TrackBook::frame(std::span<const Sighting> sightings, const EventTime& at, 
       }
       OpenTrack track;
       track.track_id = s.track_id;
-      gchar* uid = g_uuid_string_random();
-      track.uid = uid;
-      g_free(uid);
+      track.tracker_owned = !s.uid.empty();
+      track.uid = track.tracker_owned ? s.uid : new_track_uid();
       track.first = at;
       track.identity = s.identity;
       it = tracks_.emplace(s.track_id, std::move(track)).first;
       it->second.last = at;
       it->second.frames = 1;
       it->second.last_frame = frame_;
-      events.push_back(TrackEvent{TrackEvent::Kind::New, nullptr, at, it->second});
+      events.push_back(TrackEvent{TrackEvent::Kind::New, {}, at, it->second});
     } else {
       OpenTrack& track = it->second;
       track.last = at;
@@ -70,16 +69,34 @@ void TrackBook::frame(std::span<const Sighting> sightings, const EventTime& at, 
       if (s.identity) {
         const bool changed = identity_changed(track.identity, *s.identity);
         track.identity = s.identity;
-        if (changed) events.push_back(TrackEvent{TrackEvent::Kind::Update, nullptr, at, track});
+        if (changed) events.push_back(TrackEvent{TrackEvent::Kind::Update, {}, at, track});
       }
     }
     if (s.quality && it->second.offered.beaten_by(*s.quality)) better.push_back(i);
   }
   for (auto it = tracks_.begin(); it != tracks_.end();) {
     auto next = std::next(it);
-    if (frame_ - it->second.last_frame > timeout_frames_) end(it, "lost", at, events);
+    // The fallback timeout, for tracks without taconitetrack upstream.
+    if (!it->second.tracker_owned && frame_ - it->second.last_frame > timeout_frames_) end(it, "lost", at, events);
     it = next;
   }
+}
+
+void TrackBook::end_tracks(const TracksEnded& ended, const EventTime& at, std::vector<TrackEvent>& events) {
+  for (const EndedTrack& t : ended.tracks) {
+    auto it = tracks_.find(t.id);
+    if (it != tracks_.end() && (t.uid.empty() || t.uid == it->second.uid)) end(it, ended.reason.c_str(), at, events);
+  }
+}
+
+bool TrackBook::awaiting_face(const TracksEnded& ended) const {
+  return std::any_of(ended.tracks.begin(), ended.tracks.end(), [&](const EndedTrack& t) {
+    const auto it = tracks_.find(t.id);
+    if (it == tracks_.end()) return false;
+    const OpenTrack& track = it->second;
+    const std::optional<double> offered = track.offered.value();
+    return offered && (!track.best_face || track.best_face->quality < *offered);
+  });
 }
 
 std::string TrackBook::uid_of(std::int64_t track_id) const {
@@ -95,7 +112,7 @@ void TrackBook::face_ready(EncodedFace face, const EventTime& at, std::vector<Tr
   auto it = tracks_.find(face.track_id);
   if (it == tracks_.end() || it->second.uid != face.uid) return;  // ended (the id may be a new track's now)
   it->second.best_face = std::move(face);
-  events.push_back(TrackEvent{TrackEvent::Kind::Update, nullptr, at, it->second});
+  events.push_back(TrackEvent{TrackEvent::Kind::Update, {}, at, it->second});
 }
 
 void TrackBook::end_all(const char* reason, const EventTime& at, std::vector<TrackEvent>& events) {

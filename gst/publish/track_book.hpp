@@ -1,8 +1,10 @@
 // taconitepublish's open tracks and the events they make (docs/tracks-message.md): a track is new
-// on the first frame a face carries its id (and gets a uid no other track of any run has), updated
-// when its identity is decided or changes or a better best face is ready, and ends when not seen
-// for `timeout_frames` frames, when evicted to keep at most `max_tracks` open, or for all at once
-// (end of stream, flush, new stream, the element stopping); it ends known or unknown, never pending.
+// on the first frame a face carries its id (its uid is taconitetrack's, else one made here that no
+// other track of any run has), updated when its identity is decided or changes or a better best
+// face is ready, and ends when taconitetrack says so (end_tracks), when a track without a tracker
+// uid is not seen for `timeout_frames` frames, when evicted to keep at most `max_tracks` open, or
+// for all at once (end of stream, flush, new stream, the element stopping); it ends known or
+// unknown, never pending.
 // Plain bookkeeping on the streaming thread: no GStreamer, no JSON.
 #pragma once
 
@@ -16,6 +18,7 @@
 #include "best_face_writer.hpp"
 #include "best_faces.hpp"
 #include "roi_identity.hpp"
+#include "tracks_ended.hpp"
 
 namespace taconite::gst {
 
@@ -29,6 +32,7 @@ struct EventTime {
 struct OpenTrack {
   std::int64_t track_id = 0;
   std::string uid;                  // unique for good (a random UUID): names the track's files
+  bool tracker_owned = false;       // the uid is taconitetrack's: it ends the track, no timeout here
   EventTime first, last;            // the first and last frames it was seen on
   std::uint64_t frames = 0;         // frames it was seen on
   std::uint64_t last_frame = 0;     // the book's frame number it was last seen on
@@ -43,7 +47,9 @@ struct OpenTrack {
 struct TrackEvent {
   enum class Kind { New, Update, End };
   Kind kind = Kind::New;
-  const char* end_reason = nullptr;  // End: "lost", "evicted", "eos", "flush", "stream-start", "stopped"
+  // End: "lost", "scene-cut", "reset" (taconitetrack's, or "lost" on the timeout), "evicted", "eos",
+  // "flush", "stream-start", "stopped"
+  std::string end_reason;
   EventTime at;
   OpenTrack track;
 };
@@ -51,6 +57,7 @@ struct TrackEvent {
 // One tracked face of a frame.
 struct Sighting {
   std::int64_t track_id = 0;
+  std::string uid;  // taconitetrack's uid of the track; empty without one
   std::optional<RoiIdentity> identity;
   std::optional<double> quality;  // taconiteadaface's score; none: not a best-face candidate
 };
@@ -64,6 +71,11 @@ class TrackBook {
   // events and the indices of the sightings whose face beats its track's best so far (BestQuality).
   void frame(std::span<const Sighting> sightings, const EventTime& at, std::vector<TrackEvent>& events,
              std::vector<std::size_t>& better);
+  // Ends the open tracks taconitetrack ended (a track whose uid differs is another one), with its
+  // reason.
+  void end_tracks(const TracksEnded& ended, const EventTime& at, std::vector<TrackEvent>& events);
+  // Whether one of `ended`'s open tracks has a better face at the writer, not yet ready.
+  bool awaiting_face(const TracksEnded& ended) const;
   // The uid of open track `track_id` (empty when none is open).
   std::string uid_of(std::int64_t track_id) const;
   // The writer took the better face of `track_id` with `quality`.
@@ -77,7 +89,7 @@ class TrackBook {
   std::uint64_t evicted() const { return evicted_; }
 
  private:
-  void end(std::map<std::int64_t, OpenTrack>::iterator it, const char* reason, const EventTime& at,
+  void end(std::map<std::int64_t, OpenTrack>::iterator it, const std::string& reason, const EventTime& at,
            std::vector<TrackEvent>& events);
 
   std::uint64_t timeout_frames_;

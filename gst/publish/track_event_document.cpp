@@ -92,7 +92,7 @@ std::string track_event_document(const TrackEvent& event, const std::string& str
   add_identity(b, track.identity);
   add_best_face(b, track.best_face);
   if (event.kind == TrackEvent::Kind::End) {
-    add_member(b, "reason", event.end_reason ? event.end_reason : "lost");
+    add_member(b, "reason", event.end_reason.empty() ? "lost" : event.end_reason);
     add_member(b, "first_utc", utc_text(track.first.utc_us));
     add_member(b, "last_utc", utc_text(track.last.utc_us));
     add_pts(b, "first_pts_ns", track.first.pts_ns);

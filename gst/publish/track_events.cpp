@@ -1,5 +1,7 @@
 #include "track_events.hpp"
 
+#include <gst/taconite/gsttaconiteroi.h>
+
 #include "best_face_crop.hpp"
 #include "face_selection.hpp"
 #include "roi_params.hpp"
@@ -39,7 +41,8 @@ std::vector<std::string> TrackEvents::frame(GstBuffer* buffer, const GstVideoInf
     const std::optional<gint64> id = roi_track_id(roi, kObjectIdParam);
     if (!id) continue;
     rois.push_back(roi);
-    sightings.push_back(Sighting{*id, roi_identity(roi), writer_ ? roi_quality(roi) : std::nullopt});
+    const gchar* uid = gst_taconite_roi_get_track_uid(roi);
+    sightings.push_back(Sighting{*id, uid ? uid : "", roi_identity(roi), writer_ ? roi_quality(roi) : std::nullopt});
   }
   std::vector<TrackEvent> events;
   collect_finished(at, events);
@@ -65,6 +68,14 @@ std::vector<std::string> TrackEvents::frame(GstBuffer* buffer, const GstVideoInf
     std::string problem;  // a frame that cannot be read gives no best faces
     crop_improved_faces(buffer, info, improved, room, submit, &problem);
   }
+  return documents(events);
+}
+
+std::vector<std::string> TrackEvents::end_tracks(const TracksEnded& ended, const EventTime& at) {
+  std::vector<TrackEvent> events;
+  if (writer_ && book_.awaiting_face(ended)) writer_->drain(kBestFaceDrainMs);
+  collect_finished(at, events);
+  book_.end_tracks(ended, at, events);
   return documents(events);
 }
 

@@ -38,6 +38,9 @@ class TrackEvents {
 
   // The frame's events. `info`: the caps (null when unknown: no best faces).
   std::vector<std::string> frame(GstBuffer* buffer, const GstVideoInfo* info, const EventTime& at);
+  // Ends the tracks taconitetrack ended (waits up to kBestFaceDrainMs first when a better face of
+  // one of them is still being written, so its end event names it).
+  std::vector<std::string> end_tracks(const TracksEnded& ended, const EventTime& at);
   // Ends every open track (waits up to kBestFaceDrainMs for the faces being written first).
   std::vector<std::string> end_all(const char* reason, const EventTime& at);
 

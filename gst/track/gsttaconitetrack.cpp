@@ -43,7 +43,17 @@
  * each cut is logged at DEBUG level.
  *
  * Ids count up from 1 and are never reused within a stream (beyond G_MAXINT they are written as
- * 64-bit integers).
+ * 64-bit integers). Every confirmed track also gets a uid, a random UUID no track of any run or
+ * machine has, written as the string field `uid` of `object_id` beside `id`.
+ *
+ * This element decides when a track ends, and says so: before the buffer of the frame in which
+ * confirmed tracks are gone it pushes one serialized custom downstream event
+ * "taconite-tracks-ended" (gsttaconitetracks.h) naming their ids and uids, with the reason "lost"
+ * (missed for more than `max-age` frames, or dropped to keep `max-rois` tracks), "scene-cut" or
+ * "reset" (a caps change of the frame size). A track never confirmed is never named; a flush,
+ * EOS and STREAM_START send none (every element downstream ends all its tracks on those).
+ * taconiteadaface, taconiteidentify and taconitepublish end a track on it and never time out a
+ * track whose ROIs carry a uid.
  * At most `max-rois` ROIs of a frame are tracked (the largest), and at most as many tracks kept.
  * An `object_id` param already on a ROI of that type is replaced or, without an id, removed.
  *
@@ -69,7 +79,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include <gst/taconite/gsttaconitetracks.h>
 
 #include "box_tracker.hpp"
 #include "cxx_boundary.hpp"
@@ -80,6 +93,7 @@
 #include "roi_detection.hpp"
 #include "roi_track_param.hpp"
 #include "scene_cut.hpp"
+#include "track_uid.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(taconite_track_debug);
 #define GST_CAT_DEFAULT taconite_track_debug
@@ -119,12 +133,22 @@ struct RoiChange {
   bool write = false;
   bool drop = false;
   std::optional<gint64> id;
+  std::string uid;  // the track's, with `id`
   std::optional<Box> measured, predicted;
+};
+
+// Confirmed tracks that ended, for one tracks-ended event.
+struct EndedTracks {
+  const char* reason;  // "lost", "scene-cut", "reset"
+  std::vector<gint64> ids;
+  std::vector<std::string> uids;
 };
 
 // What only the streaming thread touches (buffers, serialized events, caps).
 struct Stream {
   BoxTracker tracker;
+  std::unordered_map<gint64, std::string> uids;  // of the live confirmed tracks
+  std::vector<EndedTracks> ended;                 // announced before the next buffer goes out
   GstVideoInfo info;
   bool have_info = false;
   std::vector<RoiChange> changes;  // per ROI meta of the buffer being processed, in meta order
@@ -139,6 +163,36 @@ Box clipped_box(const GstVideoRegionOfInterestMeta* roi, const GstVideoInfo& inf
   const PixelBox inside = clipped_roi_box(*roi, info);
   return {static_cast<double>(inside.x), static_cast<double>(inside.y), static_cast<double>(inside.width),
           static_cast<double>(inside.height)};
+}
+
+// The uid of confirmed track `id`, made when the track is first given out.
+const std::string& track_uid(Stream& stream, gint64 id) {
+  auto [it, added] = stream.uids.try_emplace(id);
+  if (added) it->second = new_track_uid();
+  return it->second;
+}
+
+// Takes the tracks the tracker ended, for the event sent before the next buffer; a frame's ends
+// of one reason go in one event.
+void collect_ended(Stream& stream, const char* reason) {
+  const std::vector<std::int64_t> ids = stream.tracker.take_ended();
+  if (ids.empty()) return;
+  if (stream.ended.empty() || std::string(stream.ended.back().reason) != reason)
+    stream.ended.push_back({reason, {}, {}});
+  EndedTracks& out = stream.ended.back();
+  for (std::int64_t id : ids) {
+    auto it = stream.uids.find(id);
+    out.ids.push_back(id);
+    out.uids.push_back(it == stream.uids.end() ? std::string() : std::move(it->second));
+    if (it != stream.uids.end()) stream.uids.erase(it);
+  }
+}
+
+// Forgets every track without announcing them (flush and a new stream end all tracks downstream).
+void forget_ended(Stream& stream) {
+  stream.tracker.take_ended();
+  stream.uids.clear();
+  stream.ended.clear();
 }
 
 // Whether `caps` carry frames this element can read for scene cuts: in system memory (mapping
@@ -199,6 +253,27 @@ static void end_tracks_at_scene_cut(GstTaconiteTrack* self, GstBuffer* input, do
                    GST_TIME_ARGS(GST_BUFFER_PTS(input)), result.score, threshold, result.appearance,
                    result.structure, stream.tracker.size());
   stream.tracker.clear_tracks();
+  collect_ended(stream, "scene-cut");
+}
+
+// Sends the tracks that ended downstream, ahead of the buffer in which they are gone: serialized,
+// the event keeps its place between the buffers through queues and tees.
+static void announce_ended(GstTaconiteTrack* self) {
+  Stream& stream = *self->stream;
+  for (const EndedTracks& ended : stream.ended) {
+    for (std::size_t first = 0; first < ended.ids.size(); first += GST_TACONITE_TRACKS_ENDED_MAX) {
+      const std::size_t n = std::min<std::size_t>(ended.ids.size() - first, GST_TACONITE_TRACKS_ENDED_MAX);
+      std::vector<const gchar*> uids(n);
+      for (std::size_t k = 0; k < n; ++k) uids[k] = ended.uids[first + k].c_str();
+      GstEvent* event = gst_taconite_tracks_ended_event_new(ended.ids.data() + first, uids.data(),
+                                                            static_cast<guint>(n), ended.reason);
+      GST_DEBUG_OBJECT(self, "%zu tracks ended (%s), first id %" G_GINT64_FORMAT, n, ended.reason,
+                       ended.ids[first]);
+      // As a queue does, the result does not stop the stream (a flushing peer refuses it).
+      if (event) gst_pad_push_event(GST_BASE_TRANSFORM_SRC_PAD(self), event);
+    }
+  }
+  stream.ended.clear();
 }
 
 // Tracks the frame's ROIs and decides what each gets; the buffer is made writable (a metadata
@@ -260,6 +335,7 @@ static GstFlowReturn prepare_output_buffer_unguarded(GstTaconiteTrack* self, Gst
   const Box frame{0.0, 0.0, static_cast<double>(GST_VIDEO_INFO_WIDTH(&stream.info)),
                   static_cast<double>(GST_VIDEO_INFO_HEIGHT(&stream.info))};
   const std::vector<TrackResult> results = stream.tracker.update(detections, policy, frame);
+  collect_ended(stream, "lost");
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     RoiChange& change = stream.changes[candidates[k].index];
     if (results[k].drop) {
@@ -267,6 +343,7 @@ static GstFlowReturn prepare_output_buffer_unguarded(GstTaconiteTrack* self, Gst
       continue;
     }
     change.id = results[k].id;
+    if (change.id) change.uid = track_uid(stream, *change.id);
     if (results[k].predicted) {
       change.measured = detections[k].box;
       change.predicted = results[k].predicted;
@@ -281,6 +358,7 @@ static GstFlowReturn prepare_output_buffer_unguarded(GstTaconiteTrack* self, Gst
   }
 
   if (!write) stream.changes.clear();
+  announce_ended(self);
   *output = write && !gst_buffer_is_writable(input) ? gst_buffer_copy(input) : input;
   return GST_FLOW_OK;
 }
@@ -312,7 +390,7 @@ static GstFlowReturn transform_ip_unguarded(GstTaconiteTrack* self, GstBuffer* b
                        rois[i]->y, rois[i]->w, rois[i]->h);
         gst_buffer_remove_meta(buffer, &rois[i]->meta);
       } else if (changes[i].write) {
-        set_roi_track_id(rois[i], changes[i].id);
+        set_roi_track_id(rois[i], changes[i].id, changes[i].uid);
       }
     }
   }
@@ -341,6 +419,7 @@ static gboolean set_caps(GstBaseTransform* trans, GstCaps* incaps, GstCaps* /*ou
       GST_DEBUG_OBJECT(self, "frame size changed to %dx%d: tracks forgotten", GST_VIDEO_INFO_WIDTH(&info),
                        GST_VIDEO_INFO_HEIGHT(&info));
       stream.tracker.clear_tracks();  // boxes of another size are not comparable
+      collect_ended(stream, "reset");  // announced before the first frame of the new size
     }
     if (!stream.have_info || !gst_video_info_is_equal(&info, &stream.info)) stream.cuts.reset();
     stream.cuts_readable = cuts_readable(incaps, info);
@@ -359,10 +438,12 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
     switch (GST_EVENT_TYPE(event)) {
       case GST_EVENT_FLUSH_STOP:  // a seek within the stream: forget where objects were, keep counting ids
         self->stream->tracker.clear_tracks();
-        self->stream->cuts.reset();  // the next frame is no continuation of the last
+        forget_ended(*self->stream);  // every element downstream ends all tracks at a flush
+        self->stream->cuts.reset();   // the next frame is no continuation of the last
         break;
       case GST_EVENT_STREAM_START:
         self->stream->tracker.restart();
+        forget_ended(*self->stream);
         self->stream->cuts.reset();
         self->stream->warned_exhausted = false;
         self->stream->warned_unreadable = false;

@@ -10,7 +10,8 @@ EOS, so every track ended); an `end` is never `pending` and says `identified` wh
 label_state; a best face's file is named by the uid. With --frames (taconite-faces/1 documents of the same frames, publish-empty=true): the
 track holding the most faces of a stream (the demo's astronaut) has exactly one `new` and one
 `end`, its `frames` is the number of frames that carry its id and its `dwell_s` is the PTS span
-of those frames within one frame interval.
+of those frames within one frame interval, and the faces' `track_uid` (taconitetrack's) is the
+events' `uid`.
 """
 import argparse
 import json
@@ -66,6 +67,7 @@ def check_events(path, schema_path):
 
 def check_against_frames(tracks, frames_path):
     seen = {}  # (stream, track) -> PTS of the frames carrying it
+    uids = {}  # (stream, track) -> the track_uid values of its faces
     interval = {}
     last_pts = {}
     for _, doc in read_lines(frames_path):
@@ -76,6 +78,8 @@ def check_against_frames(tracks, frames_path):
         for face in doc["faces"]:
             if face["track_id"] is not None:
                 seen.setdefault((stream, face["track_id"]), set()).add(doc["pts_ns"])
+            if face.get("track_uid") is not None:  # taconitetrack's uid: the track events' uid
+                uids.setdefault((stream, face["track_id"]), set()).add(face["track_uid"])
     for stream in {s for s, _ in seen}:
         key = max((k for k in seen if k[0] == stream), key=lambda k: len(seen[k]))
         events = [e for _, e in tracks.get(key, [])]
@@ -89,6 +93,8 @@ def check_against_frames(tracks, frames_path):
             f"{stream} track {key[1]}: dwell_s {end['dwell_s']} but its frames span {span} s (frame {frame_s} s)"
         assert end["frames"] == len(seen[key]), \
             f"{stream} track {key[1]}: frames {end['frames']}, {len(seen[key])} seen"
+        if key in uids:
+            assert uids[key] == {end["uid"]}, f"{stream} track {key[1]}: faces' track_uid {uids[key]}, events' {end['uid']}"
         print(f"{stream}: track {key[1]}: new + {kinds.count('update')} update + end, dwell {end['dwell_s']:.3f} s "
               f"over {end['frames']} frames (span {span:.3f} s)")
 

@@ -1,5 +1,7 @@
 #include "gst_test_support.hpp"
 
+#include <gst/taconite/gsttaconitetracks.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <chrono>
@@ -239,6 +241,29 @@ std::vector<GstTaconiteEmbeddingMeta*> embedding_metas(GstBuffer* buffer) {
   while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_TACONITE_EMBEDDING_META_API_TYPE))
     metas.push_back(reinterpret_cast<GstTaconiteEmbeddingMeta*>(meta));
   return metas;
+}
+
+std::vector<EndedEvent> ended_events(GstHarness* h) {
+  std::vector<EndedEvent> out;
+  while (GstEvent* event = gst_harness_try_pull_event(h)) {
+    if (gst_taconite_event_is_tracks_ended(event)) {
+      EndedEvent e{gst_taconite_tracks_ended_event_get_reason(event), {}};
+      for (guint i = 0; i < gst_taconite_tracks_ended_event_get_size(event); ++i) {
+        gint64 id = 0;
+        const gchar* uid = nullptr;
+        EXPECT_TRUE(gst_taconite_tracks_ended_event_get_track(event, i, &id, &uid));
+        e.tracks.emplace_back(id, uid ? uid : "");
+      }
+      out.push_back(std::move(e));
+    }
+    gst_event_unref(event);
+  }
+  return out;
+}
+
+GstEvent* tracks_ended_event(gint64 id, const char* uid, const char* reason) {
+  const gchar* uids[] = {uid};
+  return gst_taconite_tracks_ended_event_new(&id, uids, 1, reason);
 }
 
 std::string test_bundle() {

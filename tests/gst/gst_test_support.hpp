@@ -80,6 +80,17 @@ GstBuffer* restride(GstBuffer* buffer, const char* format, int width, int height
 // The embedding metas of a buffer in attachment order.
 std::vector<GstTaconiteEmbeddingMeta*> embedding_metas(GstBuffer* buffer);
 
+// One taconite-tracks-ended event (gsttaconitetracks.h): its reason and its tracks' (id, uid).
+struct EndedEvent {
+  std::string reason;
+  std::vector<std::pair<gint64, std::string>> tracks;  // uid "" when the event has none
+};
+// The tracks-ended events the harness's element sent downstream since the last call (the other
+// events pulled are dropped).
+std::vector<EndedEvent> ended_events(GstHarness* h);
+// taconitetrack's event ending one track, as a test pushes it in front of a consumer.
+GstEvent* tracks_ended_event(gint64 id, const char* uid, const char* reason = "lost");
+
 // The real bundle for engine tests (TACONITE_TEST_BUNDLE) and the backend to use: "cpu" when
 // compiled into the runtime, else "cpu-reference". Empty bundle: the test skips.
 std::string test_bundle();

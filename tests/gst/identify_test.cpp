@@ -500,6 +500,13 @@ struct Face {
   bool cached;
   std::optional<gint> roi_id;  // overrides the ROI's id (facedetect leaves them all at 0)
   std::optional<double> quality;  // taconiteadaface's best-shot "quality" param (embedding-score)
+  std::string uid;  // taconitetrack's, beside the object_id id: the tracker owns the track; "": none
+  // This face with taconitetrack's uid `u`.
+  Face owned_by_tracker(std::string u) const {
+    Face f = *this;
+    f.uid = std::move(u);
+    return f;
+  }
 };
 
 GstBuffer* faces_frame(int index, const std::vector<Face>& faces, const char* model = "IR-tiny") {
@@ -508,9 +515,11 @@ GstBuffer* faces_frame(int index, const std::vector<Face>& faces, const char* mo
     const Face& f = faces[i];
     GstVideoRegionOfInterestMeta* roi =
         gst_buffer_add_video_region_of_interest_meta(buffer, "face", guint(10 + 30 * i), 10, 20, 20);
-    if (f.track)
-      gst_video_region_of_interest_meta_add_param(roi,
-                                                  gst_structure_new("object_id", "id", G_TYPE_INT, *f.track, nullptr));
+    if (f.track) {
+      GstStructure* object_id = gst_structure_new("object_id", "id", G_TYPE_INT, *f.track, nullptr);
+      if (!f.uid.empty()) gst_structure_set(object_id, "uid", G_TYPE_STRING, f.uid.c_str(), nullptr);
+      gst_video_region_of_interest_meta_add_param(roi, object_id);
+    }
     roi->id = f.roi_id.value_or(gint(i) + 1);  // (as taconiteadaface numbers the faces it embeds)
     // Five landmarks inside the 20x20 box (eyes, nose, mouth corners): keep-unknowns crops with them.
     const double x = 10 + 30 * double(i);
@@ -664,6 +673,38 @@ TEST_F(IdentifyHarnessTest, LabelStateIsPendingUntilTheFirstVoteThenKnownOrUnkno
   EXPECT_EQ(a[1].label_id, -1);
   EXPECT_EQ(a[0].read_state, GST_TACONITE_LABEL_STATE_KNOWN);
   EXPECT_EQ(a[1].read_state, GST_TACONITE_LABEL_STATE_UNKNOWN);
+}
+
+// The uids of taconitetrack's tracks in these tests (only their presence matters to taconiteidentify).
+constexpr const char* kUid5 = "8a3c54e6-2f0b-4c8e-9d1a-3b6f0e2d7c41";
+constexpr const char* kNextUid5 = "c41e7a90-1d2b-4f3c-a5e6-7f8091a2b3c4";
+
+// A track carrying taconitetrack's uid keeps its votes across a gap longer than track-timeout and
+// loses them on the tracks-ended event naming it: the id seen after the event starts pending. A
+// track without a uid still times out. The event is passed on downstream.
+TEST_F(IdentifyHarnessTest, ATrackersTrackKeepsItsVotesUntilItsEndedEvent) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}, {"bob", {unit_axis(1)}}});
+  start("gallery=\"" + people.string() + "\" track-timeout=1");
+  std::vector<Answer> a = push(0, {Face{5, unit_axis(0)}.owned_by_tracker(kUid5), {6, unit_axis(1)}});
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(a[0].label, "alice");
+  ASSERT_EQ(a[1].label, "bob");
+  for (int frame = 1; frame < 4; ++frame) push(frame, {});  // a gap of 3 frames, more than track-timeout
+  a = push(4, {Face{5, {}}.owned_by_tracker(kUid5), {6, {}}});
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].label_state, "known") << "the tracker's track is not timed out";
+  EXPECT_EQ(a[0].label, "alice");
+  EXPECT_EQ(a[1].label_state, "pending") << "a track without a uid is: its votes went";
+
+  while (GstEvent* e = gst_harness_try_pull_event(h_)) gst_event_unref(e);  // stream-start, caps, segment
+  ASSERT_TRUE(gst_harness_push_event(h_, gsttest::tracks_ended_event(5, kUid5)));
+  a = push(5, {Face{5, {}}.owned_by_tracker(kNextUid5)});
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].label_state, "pending") << "track 5 ended: the id seen again is a new, undecided track";
+  EXPECT_EQ(a[0].label, "");
+  const std::vector<gsttest::EndedEvent> forwarded = gsttest::ended_events(h_);
+  ASSERT_EQ(forwarded.size(), 1u);
+  EXPECT_EQ(forwarded[0].tracks, (std::vector<std::pair<gint64, std::string>>{{5, kUid5}}));
 }
 
 // Issue 30: best-shot embedding (taconiteadaface reinfer-mode=best) computes about one embedding
@@ -1311,6 +1352,34 @@ TEST_F(IdentifyHarnessTest, KeepUnknownsStoresATrackThatEndsUnknownOnceWithItsBe
   const cv::Mat picture = cv::imdecode(r.jpeg, cv::IMREAD_COLOR);
   EXPECT_EQ(picture.cols, 112);
   EXPECT_EQ(picture.rows, 112);
+}
+
+// keep-unknowns with taconitetrack upstream: an unknown track carrying its uid is not ended by
+// track-timeout (one visit across a longer gap, its best face from either part) but by the
+// tracks-ended event, which hands its face to the writer right then (no frame follows the event
+// here, so nothing else could); a track without a uid still ends on track-timeout.
+TEST_F(IdentifyHarnessTest, KeepUnknownsHandsATrackersUnknownTrackToTheWriterAtItsEndedEvent) {
+  const fs::path people = make_gallery("people.db", {{"alice", {unit_axis(0)}}, {"bob", {unit_axis(1)}}});
+  start("gallery=\"" + people.string() + "\" keep-unknowns=true track-timeout=1 stream=door1");
+  const std::vector<float> best = mostly(3, 1, 0.3f);
+  push(0, {Face{5, mostly(3, 1, 0.1f), false, {}, 0.2}.owned_by_tracker(kUid5), {6, unit_axis(4)}});
+  for (int frame = 1; frame < 4; ++frame) push(frame, {});  // a gap of 3 frames, more than track-timeout
+  ASSERT_TRUE(wait_for_counter("unknowns-kept", 1));       // track 6, timed out
+  push(4, {Face{5, best, false, {}, 0.9}.owned_by_tracker(kUid5)});  // track 5 again, a better face
+  ASSERT_TRUE(gst_harness_push_event(h_, gsttest::tracks_ended_event(5, kUid5)));
+  ASSERT_TRUE(wait_for_counter("unknowns-kept", 2));  // written while playing, before any stop
+  stop();
+  EXPECT_EQ(counter("unknowns-kept"), 2u) << "track 5 kept once: one visit, not one per side of the gap";
+  EXPECT_EQ(counter("unknowns-dropped"), 0u);
+  std::vector<gallery::UnknownFaceRow> rows = kept_unknowns(people);
+  ASSERT_EQ(rows.size(), 2u);
+  std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.track_id < y.track_id; });
+  EXPECT_EQ(rows[0].track_id, 5);
+  EXPECT_NEAR(rows[0].quality, 0.9, 1e-9) << "the best face of the whole visit";
+  ASSERT_EQ(rows[0].embedding.size(), std::size_t(kDim));
+  for (int i = 0; i < kDim; ++i) EXPECT_NEAR(rows[0].embedding[std::size_t(i)], best[std::size_t(i)], 1e-5);
+  EXPECT_EQ(rows[1].track_id, 6);
+  EXPECT_EQ(rows[1].embedding, unit_axis(4));
 }
 
 // A flush and the end of the stream end every open track (kept while playing, before any stop).

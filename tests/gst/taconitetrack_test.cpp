@@ -15,7 +15,6 @@
 #include "gst_test_support.hpp"
 #include "roi_params.hpp"
 #include "roi_track_param.hpp"
-#include "roi_track_param.hpp"
 
 namespace {
 

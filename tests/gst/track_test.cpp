@@ -1,7 +1,8 @@
 // Track reuse with the recording fake engine: ROIs with a tracking id are re-embedded every
 // reinfer-interval frames or when their box grows; cached embeddings in between carry their age;
 // track-best keeps the highest-norm one; a track survives a gap of track-timeout frames, not one
-// more; an id two ROIs of one frame share tracks neither.
+// more, unless taconitetrack owns it (a uid beside the id): then only its tracks-ended event ends
+// it; an id two ROIs of one frame share tracks neither.
 #include <cmath>
 
 #include "gst_test_support.hpp"
@@ -16,6 +17,7 @@ struct Face {
   int id;  // < 0: no tracking id
   int x, y, size;
   const char* id_param = "object_id";
+  const char* uid = nullptr;  // taconitetrack's, beside an object_id id: the tracker owns the track
 };
 
 // A frame of uniform `shade` (brighter = larger fake norm) with the given face ROIs.
@@ -30,7 +32,9 @@ GstBuffer* frame(int index, const std::vector<Face>& faces, std::uint8_t shade =
         static_cast<guint>(f.size));
     if (f.id >= 0) {
       if (std::string(f.id_param) == "object_id")
-        gst_video_region_of_interest_meta_add_param(roi, gst_structure_new("object_id", "id", G_TYPE_INT, f.id, nullptr));
+        gst_video_region_of_interest_meta_add_param(
+            roi, f.uid ? gst_structure_new("object_id", "id", G_TYPE_INT, f.id, "uid", G_TYPE_STRING, f.uid, nullptr)
+                       : gst_structure_new("object_id", "id", G_TYPE_INT, f.id, nullptr));
       else
         gst_video_region_of_interest_meta_add_param(
             roi, gst_structure_new("tracking", f.id_param, G_TYPE_UINT, static_cast<guint>(f.id), nullptr));
@@ -158,6 +162,52 @@ TEST_P(TrackTimeoutTest, ATrackSurvivesAGapOfTrackTimeoutFramesButNotOneMore) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Timeouts, TrackTimeoutTest, ::testing::Values(0, 1, 2, 5));
+
+// The ids tracks-ended events named that went on downstream since the last call.
+std::vector<gint64> forwarded_ends(GstHarness* h) {
+  std::vector<gint64> ids;
+  for (const EndedEvent& e : ended_events(h))
+    for (const auto& track : e.tracks) ids.push_back(track.first);
+  return ids;
+}
+
+// A track carrying taconitetrack's uid outlives track-timeout and another track's end, and its
+// cached embedding goes with the tracks-ended event naming it: the id seen after the event is
+// embedded afresh. Each event is passed on downstream, in order before the next frame.
+TEST_F(TrackTest, ATrackersTrackIsForgottenOnItsEndedEventNotOnTheTimeout) {
+  start({{"reinfer-interval", "1000"}, {"track-timeout", "2"}});
+  const Face owned{7, 40, 30, 50, "object_id", "8a3c54e6-2f0b-4c8e-9d1a-3b6f0e2d7c41"};
+  int index = 0;
+  EXPECT_EQ(push(frame(index++, {owned}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED);
+  ended_events(h);  // stream-start, caps, segment
+  for (int i = 0; i < 3; ++i) push(frame(index++, {}));
+  EXPECT_EQ(push(frame(index++, {owned}))[0].status, GST_TACONITE_EMBEDDING_CACHED)
+      << "missing from 3 frames, more than track-timeout: still the tracker's track";
+
+  ASSERT_TRUE(gst_harness_push_event(h, tracks_ended_event(9, "5d0e1f2a-7b3c-4d9e-8f10-2a3b4c5d6e7f")));
+  EXPECT_EQ(push(frame(index++, {owned}))[0].status, GST_TACONITE_EMBEDDING_CACHED) << "track 9 ended, not 7";
+  EXPECT_EQ(forwarded_ends(h), std::vector<gint64>{9});
+
+  ASSERT_TRUE(gst_harness_push_event(h, tracks_ended_event(7, owned.uid)));
+  const Face again{7, 40, 30, 50, "object_id", "c41e7a90-1d2b-4f3c-a5e6-7f8091a2b3c4"};
+  EXPECT_EQ(push(frame(index++, {again}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED)
+      << "track 7 ended: its id seen again is a new track";
+  EXPECT_EQ(forwarded_ends(h), std::vector<gint64>{7});
+  EXPECT_EQ(push(frame(index++, {again}))[0].status, GST_TACONITE_EMBEDDING_CACHED);
+  EXPECT_EQ(engine->faces_seen(), 2u);
+}
+
+// The event's ids are taconitetrack's object_id ids: with another track-id-param they name other
+// tracks, so the event ends none of them (and is still passed on).
+TEST_F(TrackTest, WithAnotherTrackIdParamTheEndedEventEndsNothing) {
+  start({{"reinfer-interval", "1000"}, {"track-id-param", "track"}});
+  const Face face{9, 40, 30, 50, "track"};
+  EXPECT_EQ(push(frame(0, {face}))[0].status, GST_TACONITE_EMBEDDING_COMPUTED);
+  ended_events(h);
+  ASSERT_TRUE(gst_harness_push_event(h, tracks_ended_event(9, "5d0e1f2a-7b3c-4d9e-8f10-2a3b4c5d6e7f")));
+  EXPECT_EQ(push(frame(1, {face}))[0].status, GST_TACONITE_EMBEDDING_CACHED);
+  EXPECT_EQ(forwarded_ends(h), std::vector<gint64>{9});
+}
 
 TEST_F(TrackTest, TwoRoisWithOneTrackIdNeverGetEachOthersEmbedding) {
   start({{"reinfer-interval", "10"}});

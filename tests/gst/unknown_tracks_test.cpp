@@ -47,6 +47,24 @@ TEST(UnknownTracksTest, TrackEndingUnknownGivesItsBestFaceAndSpan) {
   EXPECT_EQ(tracks.size(), 0u);
 }
 
+TEST(UnknownTracksTest, ATrackTheTrackerOwnsEndsOnItsEndNotOnTheTimeout) {
+  UnknownTracks tracks;
+  FaceCandidate c = candidate(0.7);
+  tracks.seen(4, 0, 1000, TrackVerdict::Unknown, &c);
+  tracks.keep_until_ended(4);
+  tracks.seen(5, 0, 1000, TrackVerdict::Unknown, &c);  // no tracker uid: the fallback timeout
+  const std::vector<EndedUnknown> stale = tracks.end_stale(1000, 150);
+  ASSERT_EQ(stale.size(), 1u);
+  EXPECT_EQ(stale[0].face.track_id, 5);
+  EXPECT_EQ(tracks.size(), 1u) << "track 4 waits for its tracker";
+  const std::int64_t ended_ids[] = {9, 4};  // 9: not one of ours, ignored
+  const std::vector<EndedUnknown> ended = tracks.end_tracks(ended_ids);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].face.track_id, 4);
+  EXPECT_EQ(ended[0].face.quality, 0.7);
+  EXPECT_EQ(tracks.size(), 0u);
+}
+
 TEST(UnknownTracksTest, KnownAndPendingTracksGiveNothing) {
   UnknownTracks tracks;
   FaceCandidate c = candidate(0.5);

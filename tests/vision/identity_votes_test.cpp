@@ -157,4 +157,18 @@ TEST(IdentityVotes, TracksAreEvictedAndBounded) {
   EXPECT_EQ(votes.size(), 0u);
 }
 
+TEST(IdentityVotes, ATrackKeptUntilEndedOutlivesTheTimeoutAndEndsOnEnd) {
+  IdentityVotes votes;
+  const VotePolicy policy;
+  votes.add(1, 0, vote(3), policy);
+  votes.keep_until_ended(1);
+  votes.add(2, 0, vote(3), policy);
+  votes.evict(1000, 150);
+  EXPECT_EQ(votes.size(), 1u) << "only the track without a tracker timed out";
+  ASSERT_NE(votes.decided(1), nullptr);
+  votes.end(1);
+  EXPECT_EQ(votes.size(), 0u);
+  EXPECT_EQ(votes.decided(1), nullptr);
+}
+
 }  // namespace
