@@ -264,8 +264,9 @@ Result<GalleryIndex> GalleryIndex::load_unguarded(const GalleryStore& store, con
   const std::filesystem::path saved = hnsw_file_path(gallery);
   std::string what;
   if (impl->approximate && options.persist && !store.remote()) {
-    std::string why;
-    if (impl->adopt(read_hnsw_file(saved, wanted, &why), count))
+    Result<std::unique_ptr<faiss::Index>> read = read_hnsw_file(saved, wanted);
+    const std::string why = read ? "" : read.error().message;
+    if (read && impl->adopt(std::move(read.value()), count))
       what = "loaded the HNSW index " + saved.string();
     else if (why.starts_with("damaged") || why.starts_with("unreadable"))
       what = saved.string() + " " + why + ", not used; ";

@@ -16,7 +16,7 @@
 // A location starting with postgresql:// or postgres://, or a libpq key=value connection string
 // (its first key one of libpq's: `service=...`, `host=... dbname=...`), is a gallery in a
 // PostgreSQL database instead (pg_store.hpp): the same calls, the same rules, the database as the
-// source of truth.
+// source of truth. Both are a GalleryBackend (gallery_backend.hpp; the file is sqlite_store.hpp).
 //
 // Unknown faces kept for review (unknown_face.hpp) live in the table `unknown_faces` of the same
 // gallery. They are not part of what a pipeline searches: writing them bumps no revision and
@@ -43,9 +43,11 @@
 
 namespace taconite::gallery {
 
-// The result of a gallery call that returns nothing but may fail.
-struct Ok {};
-using Status = Result<Ok>;
+class GalleryBackend;  // the storage: SQLite or PostgreSQL (gallery_backend.hpp)
+
+// The result of a gallery call that returns nothing but may fail (taconite/error.hpp).
+using taconite::Ok;
+using taconite::Status;
 
 // Version 2 made ids AUTOINCREMENT. A version 1 file is read as it is and migrated by the first
 // read-write open (one transaction; its ids are kept).
@@ -105,7 +107,6 @@ struct Enrolled {
 
 class GalleryStore {
  public:
-  struct Impl;  // private state (defined in gallery_store.cpp)
   enum class Access { ReadOnly, ReadWrite };
 
   // A new gallery file for embeddings of `dim` values from the model `model`. Fails when the file
@@ -141,8 +142,8 @@ class GalleryStore {
 
    private:
     friend class GalleryStore;
-    explicit ReadSnapshot(const Impl* impl) : impl_(impl) {}
-    const Impl* impl_ = nullptr;  // null: ends nothing
+    explicit ReadSnapshot(GalleryBackend* backend) : backend_(backend) {}
+    GalleryBackend* backend_ = nullptr;  // null: ends nothing
   };
   Result<ReadSnapshot> read_snapshot() const;
 
@@ -174,13 +175,10 @@ class GalleryStore {
 
    private:
     friend class GalleryStore;
-    Result<Enrolled> write_identity(const std::string& name, const std::string& metadata,
-                                    std::span<const NewTemplate> templates,
-                                    const std::vector<std::vector<float>>& units, std::span<const double> norms);
-    WriteBatch(Impl* impl, int changes_at_begin) : impl_(impl), changes_at_begin_(changes_at_begin) {}
-    Impl* impl_ = nullptr;      // null once committed or rolled back
-    int changes_at_begin_ = 0;  // SQLite's row change count at BEGIN: no change, no new revision
-    int unknown_changes_ = 0;   // of those since, rows of unknown_faces (no new revision either)
+    explicit WriteBatch(GalleryBackend* backend) : backend_(backend) {}
+    // Ends the batch keeping nothing (after a failure half-way: commit() then refuses).
+    void abandon();
+    GalleryBackend* backend_ = nullptr;  // null once committed or rolled back
   };
   Result<WriteBatch> begin_write();
 
@@ -225,10 +223,8 @@ class GalleryStore {
   Result<std::vector<TemplateRow>> templates(bool with_embeddings) const;
 
  private:
-  explicit GalleryStore(std::unique_ptr<Impl> impl);
-  static Result<WriteBatch> start_write(Impl& impl);
-  static Status migrate_to_v2(Impl& impl);
-  std::unique_ptr<Impl> impl_;
+  explicit GalleryStore(std::unique_ptr<GalleryBackend> backend);
+  std::unique_ptr<GalleryBackend> backend_;
 };
 
 }  // namespace taconite::gallery

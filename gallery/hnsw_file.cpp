@@ -88,60 +88,48 @@ std::uint64_t ContentHash::value() const {
 
 std::filesystem::path hnsw_file_path(const std::filesystem::path& gallery) { return gallery.string() + ".hnsw"; }
 
-std::unique_ptr<faiss::Index> read_hnsw_file(const std::filesystem::path& file, const HnswBuildState& wanted,
-                                             std::string* why) {
+Result<std::unique_ptr<faiss::Index>> read_hnsw_file(const std::filesystem::path& file,
+                                                     const HnswBuildState& wanted) {
+  const auto unusable = [](std::string why) { return Error{ErrorKind::Io, std::move(why)}; };
   try {
     // Not blocking: a FIFO put where the index belongs must not hang the gallery's load.
     const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st {};
     if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       if (fd >= 0) ::close(fd);
-      *why = "none saved";
-      return nullptr;
+      return unusable("none saved");
     }
     File in(::fdopen(fd, "rb"));
     if (!in) {
       ::close(fd);
-      *why = "none saved";
-      return nullptr;
+      return unusable("none saved");
     }
     std::vector<char> header(kHeaderBytes);
-    if (std::fread(header.data(), 1, kHeaderBytes, in.get()) != kHeaderBytes) {
-      *why = "damaged: shorter than its header";
-      return nullptr;
-    }
+    if (std::fread(header.data(), 1, kHeaderBytes, in.get()) != kHeaderBytes)
+      return unusable("damaged: shorter than its header");
     // The header ends at its first NUL (the padding); it must be exactly the one for `wanted`.
     const std::string text(header.data(), strnlen(header.data(), kHeaderBytes));
     const std::string prefix = header_text(wanted, 0, 0);
     const std::size_t sizes = prefix.find("index_bytes ");
-    if (text.compare(0, sizes, prefix, 0, sizes) != 0) {
-      *why = text.starts_with(kFormat) ? "built for another gallery state" : "not an index file of this version";
-      return nullptr;
-    }
+    if (text.compare(0, sizes, prefix, 0, sizes) != 0)
+      return unusable(text.starts_with(kFormat) ? "built for another gallery state"
+                                                : "not an index file of this version");
     unsigned long long bytes = 0, hash = 0;
-    if (std::sscanf(text.c_str() + sizes, "index_bytes %llu\nindex_hash %16llx\n", &bytes, &hash) != 2) {
-      *why = "damaged: unreadable header";
-      return nullptr;
-    }
+    if (std::sscanf(text.c_str() + sizes, "index_bytes %llu\nindex_hash %16llx\n", &bytes, &hash) != 2)
+      return unusable("damaged: unreadable header");
     // Hash the FAISS bytes before FAISS parses them: damaged sizes inside could make it allocate anything.
     ContentHash content;
     std::vector<char> chunk(1 << 20);
     std::uint64_t total = 0;
     for (std::size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), in.get())) > 0; total += n)
       content.add(chunk.data(), n);
-    if (total != bytes || content.value() != hash) {
-      *why = "damaged: its checksum does not match (" + std::to_string(total) + " of " + std::to_string(bytes) +
-             " index bytes)";
-      return nullptr;
-    }
-    if (std::fseek(in.get(), static_cast<long>(kHeaderBytes), SEEK_SET) != 0) {
-      *why = "unreadable";
-      return nullptr;
-    }
+    if (total != bytes || content.value() != hash)
+      return unusable("damaged: its checksum does not match (" + std::to_string(total) + " of " +
+                      std::to_string(bytes) + " index bytes)");
+    if (std::fseek(in.get(), static_cast<long>(kHeaderBytes), SEEK_SET) != 0) return unusable("unreadable");
     return std::unique_ptr<faiss::Index>(faiss::read_index(in.get()));
   } catch (const std::exception& e) {
-    *why = std::string("unreadable: ") + e.what();
-    return nullptr;
+    return unusable(std::string("unreadable: ") + e.what());
   }
 }
 

@@ -49,10 +49,10 @@ class ContentHash {
 
 std::filesystem::path hnsw_file_path(const std::filesystem::path& gallery);
 
-// The index saved for `wanted`; null with `why` set ("none saved", "built for another gallery
+// The index saved for `wanted`; an Io error saying why ("none saved", "built for another gallery
 // state", "damaged: ...") when there is none to use. Never throws.
-std::unique_ptr<faiss::Index> read_hnsw_file(const std::filesystem::path& file, const HnswBuildState& wanted,
-                                             std::string* why);
+Result<std::unique_ptr<faiss::Index>> read_hnsw_file(const std::filesystem::path& file,
+                                                     const HnswBuildState& wanted);
 
 // Saves `index` built from `state` as `file` (atomically, see above), readable as `mode` (the
 // gallery's: the index holds its templates). Never throws.

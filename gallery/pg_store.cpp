@@ -59,7 +59,7 @@ std::string connection_hint(PGconn* conn, const std::string& message) {
 }  // namespace
 
 PgStore::PgStore(std::unique_ptr<Connection> connection, std::string name)
-    : connection_(std::move(connection)), name_(std::move(name)) {}
+    : connection_(std::move(connection)), name_(std::move(name)), path_(name_) {}
 PgStore::~PgStore() = default;
 
 Result<std::unique_ptr<PgStore>> PgStore::connect(const std::string& location) {
@@ -94,6 +94,25 @@ Result<std::unique_ptr<PgStore>> PgStore::connect(const std::string& location) {
   // Quiet notices (libpq prints them on stderr by default; a library never prints).
   PQsetNoticeProcessor(connection->conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<PgStore>(new PgStore(std::move(connection), shown));
+}
+
+Result<std::unique_ptr<PgStore>> PgStore::create(const std::string& location, const ModelFingerprint& model,
+                                                 int dim) {
+  Result<std::unique_ptr<PgStore>> store = connect(location);
+  if (!store) return store.error();
+  if (Status s = store.value()->create_schema(model, dim); !s) return s.error();
+  store.value()->dim_ = dim;
+  return store;
+}
+
+Status PgStore::opened(const GalleryInfo& info, GalleryStore::Access access) {
+  dim_ = info.embedding_dim;
+  if (info.schema_version != kSchemaVersion)
+    return Error{ErrorKind::Io, name_ + ": gallery schema version " + std::to_string(info.schema_version) +
+                                    ", this program reads version " + std::to_string(kSchemaVersion) +
+                                    " in PostgreSQL"};
+  if (access == GalleryStore::Access::ReadWrite) return add_unknown_faces_table_if_missing();
+  return Ok{};
 }
 
 bool PgStore::in_transaction() const { return PQtransactionStatus(connection_->conn) != PQTRANS_IDLE; }
@@ -158,12 +177,13 @@ Result<std::int64_t> PgStore::revision() const {
   return to_int(PQgetvalue(r.value().get(), 0, 0));
 }
 
-Status PgStore::begin_read() const {
+Result<bool> PgStore::begin_read() {
+  if (in_transaction()) return false;  // already inside one
   if (Result<PgResult> r = run(connection_->conn, name_, "cannot start a read",
                                "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY");
       !r)
     return r.error();
-  return Ok{};
+  return true;
 }
 
 Status PgStore::begin_write() {
@@ -188,7 +208,7 @@ Status PgStore::commit() {
   return Ok{};
 }
 
-void PgStore::rollback() const {
+void PgStore::rollback() {
   if (in_transaction()) PQclear(PQexec(connection_->conn, "ROLLBACK"));
 }
 
@@ -275,7 +295,7 @@ Status PgStore::copy_identity(const IdentityRow& identity, std::span<const Templ
   return Ok{};
 }
 
-Result<bool> PgStore::remove(const std::string& name) {
+Result<bool> PgStore::remove_identity(const std::string& name) {
   const std::string params[] = {name};
   Result<PgResult> r = run(connection_->conn, name_, "cannot remove", "DELETE FROM identities WHERE name = $1", params);
   if (!r) return r.error();
@@ -301,8 +321,9 @@ Result<std::vector<IdentityRow>> PgStore::identities() const {
 // Row by row (libpq's single-row mode) and in binary: the load holds one row of the server's
 // answer at a time, not the whole table (100 k templates of 512 values are 200 MB as bytes, twice
 // that as text).
-Result<std::vector<TemplateRow>> PgStore::templates(bool with_embeddings, int dim) const {
+Result<std::vector<TemplateRow>> PgStore::templates(bool with_embeddings) const {
   PGconn* conn = connection_->conn;
+  const int dim = dim_;
   const char* sql = with_embeddings
                         ? "SELECT id, identity_id, norm, source, created_unix, embedding FROM templates ORDER BY id"
                         : "SELECT id, identity_id, norm, source, created_unix FROM templates ORDER BY id";
@@ -350,15 +371,15 @@ Result<std::vector<TemplateRow>> PgStore::templates(bool with_embeddings, int di
   return templates;
 }
 
-Status PgStore::listen() {
+Status PgStore::listen_for_changes() {
   if (Result<PgResult> r = run(connection_->conn, name_, "cannot listen for changes", "LISTEN taconite_gallery"); !r)
     return r.error();
   return Ok{};
 }
 
-int PgStore::socket() const { return PQsocket(connection_->conn); }
+int PgStore::change_socket() const { return PQsocket(connection_->conn); }
 
-Result<bool> PgStore::take_notifications() {
+Result<bool> PgStore::changes_notified() {
   PGconn* conn = connection_->conn;
   if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK)
     return Error{ErrorKind::Io, name_ + ": connection to the server lost: " + one_line(PQerrorMessage(conn))};

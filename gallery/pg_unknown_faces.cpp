@@ -142,7 +142,8 @@ Result<std::size_t> PgStore::unknown_face_count() const {
 }
 
 // Row by row and in binary, like templates(): one row of the server's answer held at a time.
-Result<std::vector<UnknownFaceRow>> PgStore::unknown_faces(bool with_embeddings, bool with_jpeg, int dim) const {
+Result<std::vector<UnknownFaceRow>> PgStore::unknown_faces(bool with_embeddings, bool with_jpeg) const {
+  const int dim = dim_;
   Result<bool> present = has_unknown_faces_table();
   if (!present) return present.error();
   if (!present.value()) return std::vector<UnknownFaceRow>{};

@@ -164,11 +164,8 @@ struct LandmarkModel::Impl {
 LandmarkModel::LandmarkModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LandmarkModel::~LandmarkModel() = default;
 
-std::shared_ptr<const LandmarkModel> LandmarkModel::load(const std::string& path, std::string* problem) {
-  if (path.empty()) {
-    *problem = "no landmark model file is set";
-    return nullptr;
-  }
+Result<std::shared_ptr<const LandmarkModel>> LandmarkModel::load(const std::string& path) {
+  if (path.empty()) return Error{ErrorKind::Input, "no landmark model file is set"};
   // Elements share a loaded model while one holds it (dlib's 68-point model takes ~100 MB and about
   // a second to load); keyed by the file's size and modification time too, so a replaced file reloads.
   static std::mutex cache_lock;
@@ -181,34 +178,26 @@ std::shared_ptr<const LandmarkModel> LandmarkModel::load(const std::string& path
   if (!key.empty())
     if (auto shared = cache[key].lock()) return shared;
   std::error_code error;
-  if (!std::filesystem::exists(path, error)) {
-    *problem = "the landmark model " + path + " does not exist (Debian: apt install libdlib-data)";
-    return nullptr;
-  }
-  if (!std::filesystem::is_regular_file(path, error)) {
-    *problem = "the landmark model " + path + " is not a regular file";
-    return nullptr;
-  }
+  if (!std::filesystem::exists(path, error))
+    return Error{ErrorKind::Io,
+                 "the landmark model " + path + " does not exist (Debian: apt install libdlib-data)"};
+  if (!std::filesystem::is_regular_file(path, error))
+    return Error{ErrorKind::Io, "the landmark model " + path + " is not a regular file"};
   std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    *problem = "the landmark model " + path + " cannot be read: " + std::strerror(errno);
-    return nullptr;
-  }
+  if (!file)
+    return Error{ErrorKind::Io, "the landmark model " + path + " cannot be read: " + std::strerror(errno)};
   auto impl = std::make_unique<Impl>();
   try {
     dlib::deserialize(impl->predictor, file);
   } catch (const std::exception& e) {
-    *problem = "the landmark model " + path + " is not a dlib shape predictor: " + e.what();
-    return nullptr;
+    return Error{ErrorKind::Input, "the landmark model " + path + " is not a dlib shape predictor: " + e.what()};
   } catch (...) {
-    *problem = "the landmark model " + path + " is not a dlib shape predictor";
-    return nullptr;
+    return Error{ErrorKind::Input, "the landmark model " + path + " is not a dlib shape predictor"};
   }
-  if (impl->predictor.num_parts() != 68) {
-    *problem = "the landmark model " + path + " predicts " + std::to_string(impl->predictor.num_parts()) +
-               " points, expected dlib's 68-point markup";
-    return nullptr;
-  }
+  if (impl->predictor.num_parts() != 68)
+    return Error{ErrorKind::Input, "the landmark model " + path + " predicts " +
+                                       std::to_string(impl->predictor.num_parts()) +
+                                       " points, expected dlib's 68-point markup"};
   std::shared_ptr<const LandmarkModel> model(new LandmarkModel(std::move(impl)));
   std::erase_if(cache, [](const auto& entry) { return entry.second.expired(); });
   if (!key.empty()) cache[key] = model;

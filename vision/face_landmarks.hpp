@@ -10,6 +10,7 @@
 
 #include "image_view.hpp"
 #include "similarity_alignment.hpp"
+#include "taconite/error.hpp"
 
 namespace taconite::vision {
 
@@ -42,9 +43,10 @@ inline constexpr std::int64_t kMaxDetectPixels = 3840 * 2160;
 // several streaming threads.
 class LandmarkModel {
  public:
-  // Loads a dlib shape_predictor file; nullptr with `problem` naming the file and what is wrong
-  // (missing, unreadable, not a shape predictor, not 68 points). Never throws.
-  static std::shared_ptr<const LandmarkModel> load(const std::string& path, std::string* problem);
+  // Loads a dlib shape_predictor file, or an error naming the file and what is wrong: Io when it is
+  // missing or unreadable, Input when no file is set or it is not a 68-point shape predictor.
+  // Never throws.
+  static Result<std::shared_ptr<const LandmarkModel>> load(const std::string& path);
   ~LandmarkModel();
 
   // The landmarks of the face in `box` on an image of any format, found on a gray

@@ -91,42 +91,28 @@ cv::Mat shrink_for_warp(const cv::Mat& source, cv::Matx23d& to_output) {
 
 }  // namespace
 
-std::optional<cv::Matx23d> checked_alignment(std::span<const Point2> landmarks, int frame_width, int frame_height,
-                                             int width, int height, std::string* rejected) {
-  if (landmarks.size() < 2) {
-    *rejected = "fewer than 2 landmarks";
-    return std::nullopt;
-  }
+Result<cv::Matx23d> checked_alignment(std::span<const Point2> landmarks, int frame_width, int frame_height, int width,
+                                      int height) {
+  const auto rejected = [](std::string why) { return Error{ErrorKind::Input, std::move(why)}; };
+  if (landmarks.size() < 2) return rejected("fewer than 2 landmarks");
   const double fw = frame_width, fh = frame_height;
   for (std::size_t i = 0; i < landmarks.size(); ++i) {
     const Point2& p = landmarks[i];
-    if (!std::isfinite(p.x) || !std::isfinite(p.y)) {
-      *rejected = "landmark " + std::to_string(i) + " is not a finite number";
-      return std::nullopt;
-    }
-    if (p.x < -fw || p.x > 2 * fw || p.y < -fh || p.y > 2 * fh) {
-      *rejected = "landmark " + std::to_string(i) + " (" + std::to_string(p.x) + ", " + std::to_string(p.y) +
-                  ") lies more than a frame size outside the frame";
-      return std::nullopt;
-    }
+    if (!std::isfinite(p.x) || !std::isfinite(p.y))
+      return rejected("landmark " + std::to_string(i) + " is not a finite number");
+    if (p.x < -fw || p.x > 2 * fw || p.y < -fh || p.y > 2 * fh)
+      return rejected("landmark " + std::to_string(i) + " (" + std::to_string(p.x) + ", " + std::to_string(p.y) +
+                      ") lies more than a frame size outside the frame");
   }
   const double eyes = std::hypot(landmarks[1].x - landmarks[0].x, landmarks[1].y - landmarks[0].y);
-  if (eyes < 2.0) {
-    *rejected = "the eyes are " + std::to_string(eyes) + " pixels apart";
-    return std::nullopt;
-  }
+  if (eyes < 2.0) return rejected("the eyes are " + std::to_string(eyes) + " pixels apart");
   const std::optional<cv::Matx23d> fit = alignment_transform(landmarks, width, height);
-  if (!fit) {
-    *rejected = "the landmarks determine no similarity";
-    return std::nullopt;
-  }
+  if (!fit) return rejected("the landmarks determine no similarity");
   // The fit maps frame pixels to model pixels: the model input spans width / scale frame pixels.
   const double span = width / std::hypot((*fit)(0, 0), (*fit)(1, 0));
-  if (!(span >= 4.0 && span <= 4.0 * std::max(fw, fh))) {
-    *rejected = "the fitted face would span " + std::to_string(span) + " pixels of the frame";
-    return std::nullopt;
-  }
-  return fit;
+  if (!(span >= 4.0 && span <= 4.0 * std::max(fw, fh)))
+    return rejected("the fitted face would span " + std::to_string(span) + " pixels of the frame");
+  return *fit;
 }
 
 cv::Mat aligned_face_rgb(const ImageView& image, const cv::Matx23d& to_template, int width, int height) {

@@ -13,6 +13,7 @@
 
 #include "image_view.hpp"
 #include "pixel_normalisation.hpp"
+#include "taconite/error.hpp"
 
 namespace taconite::vision {
 
@@ -32,12 +33,12 @@ std::optional<cv::Matx23d> fit_similarity(std::span<const Point2> src, std::span
 std::optional<cv::Matx23d> alignment_transform(std::span<const Point2> landmarks, int width, int height);
 
 // alignment_transform for landmarks found in a frame_width x frame_height image, refusing those
-// that cannot be a face (empty, and why in `rejected`): a coordinate that is not finite or lies more
+// that cannot be a face (an Input error saying why): a coordinate that is not finite or lies more
 // than a frame size outside the frame, eyes less than 2 pixels apart, or a fit whose model input
 // would span less than 4 pixels or more than 4 frame sizes of the frame. The elements (ROI
 // landmarks) and the gallery CLI (YuNet's points on a photo) align through this one check.
-std::optional<cv::Matx23d> checked_alignment(std::span<const Point2> landmarks, int frame_width, int frame_height,
-                                             int width, int height, std::string* rejected);
+Result<cv::Matx23d> checked_alignment(std::span<const Point2> landmarks, int frame_width, int frame_height, int width,
+                                      int height);
 
 // Warps the image with `to_template` (image -> model input) into a width x height RGB image
 // (8-bit, 3 channels; bilinear, black outside the image): the aligned face as a person sees it.

@@ -39,16 +39,17 @@ struct YuNetDetector::Network {
   std::vector<cv::Mat> outputs;
 };
 
-std::string validate(const YuNetOptions& o) {
+Status validate(const YuNetOptions& o) {
+  const auto wrong = [](std::string problem) { return Error{ErrorKind::Input, std::move(problem)}; };
   auto side_ok = [](int side) { return side >= 32 && side <= kMaxInputSide && side % 32 == 0; };
   if (!side_ok(o.input_width) || !side_ok(o.input_height))
-    return "the network input must be a multiple of 32 from 32 to " + std::to_string(kMaxInputSide) + " pixels a side, not " +
-           std::to_string(o.input_width) + "x" + std::to_string(o.input_height);
-  if (!(o.score_threshold >= 0 && o.score_threshold <= 1)) return "the score threshold must be within 0..1";
-  if (!(o.nms_threshold >= 0 && o.nms_threshold <= 1)) return "the NMS threshold must be within 0..1";
-  if (o.max_faces < 1 || o.max_faces > kMaxFaces) return "max faces must be within 1.." + std::to_string(kMaxFaces);
-  if (o.threads < 1 || o.threads > 64) return "threads must be within 1..64";
-  return {};
+    return wrong("the network input must be a multiple of 32 from 32 to " + std::to_string(kMaxInputSide) +
+                 " pixels a side, not " + std::to_string(o.input_width) + "x" + std::to_string(o.input_height));
+  if (!(o.score_threshold >= 0 && o.score_threshold <= 1)) return wrong("the score threshold must be within 0..1");
+  if (!(o.nms_threshold >= 0 && o.nms_threshold <= 1)) return wrong("the NMS threshold must be within 0..1");
+  if (o.max_faces < 1 || o.max_faces > kMaxFaces) return wrong("max faces must be within 1.." + std::to_string(kMaxFaces));
+  if (o.threads < 1 || o.threads > 64) return wrong("threads must be within 1..64");
+  return Ok{};
 }
 
 YuNetDetector::YuNetDetector(std::unique_ptr<Network> network, const YuNetOptions& options)
@@ -56,25 +57,27 @@ YuNetDetector::YuNetDetector(std::unique_ptr<Network> network, const YuNetOption
 
 YuNetDetector::~YuNetDetector() = default;
 
-std::variant<std::unique_ptr<YuNetDetector>, std::string> YuNetDetector::load(const std::string& model_path,
-                                                                              const YuNetOptions& options) {
-  if (std::string problem = validate(options); !problem.empty()) return problem;
+Result<std::unique_ptr<YuNetDetector>> YuNetDetector::load(const std::string& model_path,
+                                                           const YuNetOptions& options) {
+  if (Status valid = validate(options); !valid) return valid.error();
+  const auto not_yunet = [](std::string problem) { return Error{ErrorKind::Input, std::move(problem)}; };
   const std::string expected = "expected OpenCV Zoo's YuNet face detector (face_detection_yunet_2023mar.onnx)";
   std::vector<unsigned char> bytes;
   try {  // a regular file (a FIFO is refused, not waited on) of bounded size, read whole
     const bundle::RegularFile file = bundle::RegularFile::open(model_path);
     if (file.size() > kMaxModelBytes)
-      return "YuNet model " + model_path + ": " + std::to_string(file.size()) + " bytes, more than the " +
-             std::to_string(kMaxModelBytes) + " a YuNet model may have; " + expected;
+      return not_yunet("YuNet model " + model_path + ": " + std::to_string(file.size()) + " bytes, more than the " +
+                       std::to_string(kMaxModelBytes) + " a YuNet model may have; " + expected);
     bytes.resize(file.size());
     file.read_all(bytes.data());
   } catch (const Failure& failure) {
-    return "YuNet model " + std::string(failure.what());
+    return Error{failure.error().kind, "YuNet model " + failure.error().message};
   }
   try {
     auto network = std::make_unique<Network>();
     network->net = cv::dnn::readNetFromONNX(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    if (network->net.empty()) return "YuNet model " + model_path + ": not a readable ONNX network; " + expected;
+    if (network->net.empty())
+      return not_yunet("YuNet model " + model_path + ": not a readable ONNX network; " + expected);
     network->net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
     network->net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
     cv::setNumThreads(options.threads);  // OpenCV's pool is process-wide: the last detector loaded sets it
@@ -83,17 +86,18 @@ std::variant<std::unique_ptr<YuNetDetector>, std::string> YuNetDetector::load(co
     const std::vector<std::string> outputs = network->net.getUnconnectedOutLayersNames();
     for (const std::string& name : network->output_names)
       if (std::find(outputs.begin(), outputs.end(), name) == outputs.end())
-        return "YuNet model " + model_path + ": it has no output '" + name + "'; " + expected +
-               " with outputs cls/obj/bbox/kps_{8,16,32}";
+        return not_yunet("YuNet model " + model_path + ": it has no output '" + name + "'; " + expected +
+                         " with outputs cls/obj/bbox/kps_{8,16,32}");
     auto detector = std::unique_ptr<YuNetDetector>(new YuNetDetector(std::move(network), options));
     // One forward pass on a blank frame proves the outputs have the shapes the decoder reads.
     cv::Mat blank(options.input_height, options.input_width, CV_8UC3, cv::Scalar::all(0));
     detector->detect(blank);
     return detector;
   } catch (const cv::Exception& e) {
-    return "YuNet model " + model_path + ": OpenCV could not use it (" + std::string(e.what()) + "); " + expected;
+    return not_yunet("YuNet model " + model_path + ": OpenCV could not use it (" + std::string(e.what()) + "); " +
+                     expected);
   } catch (const std::exception& e) {
-    return "YuNet model " + model_path + ": " + e.what() + "; " + expected;
+    return not_yunet("YuNet model " + model_path + ": " + e.what() + "; " + expected);
   }
 }
 

@@ -9,8 +9,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
+
+#include "taconite/error.hpp"
 
 namespace taconite::vision {
 
@@ -35,17 +36,17 @@ constexpr int kMaxInputSide = 4096;
 constexpr int kMaxFaces = 1024;
 constexpr std::uintmax_t kMaxModelBytes = 64u << 20;  // YuNet is 230 kB; anything this large is not it
 
-// Returns an empty string when `options` are in range, else what is wrong.
-std::string validate(const YuNetOptions& options);
+// Ok when `options` are in range, else an Input error saying what is wrong.
+Status validate(const YuNetOptions& options);
 
 // A loaded YuNet network. Not thread-safe: one detector per streaming thread.
 class YuNetDetector {
  public:
   // Reads and checks the model (a regular file of at most kMaxModelBytes, ONNX, with YuNet 2023mar's
   // 12 outputs of the shapes `options` imply). Returns the detector, or an error naming the file and
-  // what was expected. Never throws.
-  static std::variant<std::unique_ptr<YuNetDetector>, std::string> load(const std::string& model_path,
-                                                                        const YuNetOptions& options);
+  // what was expected: Input for bad options or a file that is not YuNet, Io for one that cannot be
+  // read. Never throws.
+  static Result<std::unique_ptr<YuNetDetector>> load(const std::string& model_path, const YuNetOptions& options);
 
   // Detects faces in an 8-bit 3-channel image of any size, BGR (or RGB with `rgb_order`), scaled to
   // fit the network input with its aspect ratio kept and padded at the right and bottom; boxes are

@@ -122,12 +122,12 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--repeats") == 0) repeats = std::max(1, std::atoi(argv[i + 1]));
   }
   const cv::Mat photo = cv::imread(argv[1], cv::IMREAD_COLOR);
-  std::string problem;
-  const auto model = taconite::vision::LandmarkModel::load(model_path, &problem);
-  if (photo.empty() || !model) {
-    std::fprintf(stderr, "error: %s\n", photo.empty() ? "the photo is not readable" : problem.c_str());
+  const auto loaded = taconite::vision::LandmarkModel::load(model_path);
+  if (photo.empty() || !loaded) {
+    std::fprintf(stderr, "error: %s\n", photo.empty() ? "the photo is not readable" : loaded.error().message.c_str());
     return 1;
   }
+  const auto& model = loaded.value();
 
   const cv::Mat canvas = vga_canvas(photo);
   const Frame i420(canvas, taconite::vision::PixelFormat::I420), rgb(canvas, taconite::vision::PixelFormat::Rgb);

@@ -229,10 +229,9 @@ int main(int argc, char** argv) {
   // OpenCV's thread count is process-wide: YuNet's is the models' too.
   auto yunet = taconite::faces::YuNetFaceFinder::load(args.yunet.string(), input, args.threads);
   if (!yunet) fail(yunet.error().message);
-  std::string problem;
-  auto landmarks = taconite::vision::LandmarkModel::load(args.landmarks.string(), &problem);
-  if (!landmarks) fail(problem);
-  taconite::faces::HogFaceFinder hog(std::move(landmarks), input);
+  auto landmarks = taconite::vision::LandmarkModel::load(args.landmarks.string());
+  if (!landmarks) fail(landmarks.error().message);
+  taconite::faces::HogFaceFinder hog(std::move(landmarks.value()), input);
 
   FoundFaces by_yunet, by_dlib;
   std::vector<std::string> missed_yunet, missed_dlib;

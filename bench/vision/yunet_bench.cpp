@@ -57,11 +57,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto loaded = taconite::vision::YuNetDetector::load(argv[1], options);
-  if (auto* problem = std::get_if<std::string>(&loaded)) {
-    std::fprintf(stderr, "%s\n", problem->c_str());
+  if (!loaded) {
+    std::fprintf(stderr, "%s\n", loaded.error().message.c_str());
     return 1;
   }
-  auto& detector = *std::get<std::unique_ptr<taconite::vision::YuNetDetector>>(loaded);
+  auto& detector = *loaded.value();
 
   // The peer: OpenCV DNN alone on an input already at the network's size.
   cv::dnn::Net net = cv::dnn::readNetFromONNX(argv[1]);

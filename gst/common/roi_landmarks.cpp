@@ -114,7 +114,10 @@ std::optional<cv::Matx23d> roi_alignment(const GstVideoRegionOfInterestMeta* roi
                                          int width, int height, std::string* rejected) {
   const std::vector<Point2> landmarks = roi_landmarks(roi);
   if (landmarks.empty()) return std::nullopt;
-  return vision::checked_alignment(landmarks, frame_width, frame_height, width, height, rejected);
+  Result<cv::Matx23d> checked = vision::checked_alignment(landmarks, frame_width, frame_height, width, height);
+  if (checked) return checked.value();
+  *rejected = checked.error().message;
+  return std::nullopt;
 }
 
 }  // namespace taconite::gst

@@ -195,8 +195,9 @@ static bool load_detector(GstTaconiteDetect* self) {
   const std::string path = self->settings->model;
   const YuNetOptions options = self->settings->detector();
   GST_OBJECT_UNLOCK(self);
-  if (const std::string problem = taconite::vision::validate(options); !problem.empty()) {
-    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Invalid face detector settings."), ("%s", problem.c_str()));
+  if (const taconite::Status valid = taconite::vision::validate(options); !valid) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Invalid face detector settings."),
+                      ("%s", valid.error().message.c_str()));
     return false;
   }
   if (path.empty()) {
@@ -206,12 +207,12 @@ static bool load_detector(GstTaconiteDetect* self) {
     return false;
   }
   auto loaded = YuNetDetector::load(path, options);
-  if (auto* problem = std::get_if<std::string>(&loaded)) {
+  if (!loaded) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not load the face detection model %s.", path.c_str()),
-                      ("%s", problem->c_str()));
+                      ("%s", loaded.error().message.c_str()));
     return false;
   }
-  self->stream->detector = std::move(std::get<std::unique_ptr<YuNetDetector>>(loaded));
+  self->stream->detector = std::move(loaded.value());
   GST_INFO_OBJECT(self, "loaded YuNet model %s, network input %dx%d", path.c_str(), options.input_width,
                   options.input_height);
   return true;

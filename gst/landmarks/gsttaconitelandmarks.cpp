@@ -255,16 +255,15 @@ static gboolean start_unguarded(GstTaconiteLandmarks* self) {
   GST_OBJECT_LOCK(self);
   const std::string path = self->settings->model;
   GST_OBJECT_UNLOCK(self);
-  std::string problem;
-  std::shared_ptr<const LandmarkModel> model = LandmarkModel::load(path, &problem);
+  taconite::Result<std::shared_ptr<const LandmarkModel>> model = LandmarkModel::load(path);
   if (!model) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Could not load the face landmark model %s.", path.c_str()),
                       ("%s. Set the 'model' property to dlib's shape_predictor_68_face_landmarks.dat.",
-                       problem.c_str()));
+                       model.error().message.c_str()));
     return FALSE;
   }
   GST_INFO_OBJECT(self, "loaded landmark model %s", path.c_str());
-  self->stream->model = std::move(model);
+  self->stream->model = std::move(model.value());
   *self->faces_skipped = 0;
   return TRUE;
 }

@@ -127,25 +127,27 @@ std::string substitute_stream(std::string topic, const std::string& stream) {
 }
 
 // The credentials file: the user name on the first line, the password on the second.
-bool read_credentials(const std::string& path, std::string* username, std::string* password, std::string* error) {
-  std::string text, problem;
-  if (!read_regular_file(path, kMaxCredentialsBytes, &text, &problem)) {
-    *error = "cannot read the credentials file '" + path + "': " + problem +
-             " (expected a user name line and a password line)";
-    return false;
-  }
-  const std::size_t newline = text.find('\n');
-  *username = text.substr(0, newline);
-  *password = newline == std::string::npos ? "" : text.substr(newline + 1);
-  for (std::string* s : {username, password}) {
+struct Credentials {
+  std::string username, password;
+};
+
+taconite::Result<Credentials> read_credentials(const std::string& path) {
+  taconite::Result<std::string> text = read_regular_file(path, kMaxCredentialsBytes);
+  if (!text)
+    return taconite::Error{text.error().kind, "cannot read the credentials file '" + path +
+                                                  "': " + text.error().message +
+                                                  " (expected a user name line and a password line)"};
+  const std::size_t newline = text.value().find('\n');
+  Credentials c{text.value().substr(0, newline), newline == std::string::npos ? "" : text.value().substr(newline + 1)};
+  for (std::string* s : {&c.username, &c.password}) {
     if (const std::size_t end = s->find('\n'); end != std::string::npos) s->resize(end);
     if (!s->empty() && s->back() == '\r') s->pop_back();
   }
-  if (username->empty()) {
-    *error = "credentials file '" + path + "' has no user name on its first line (expected: user name, then password)";
-    return false;
-  }
-  return true;
+  if (c.username.empty())
+    return taconite::Error{taconite::ErrorKind::Input,
+                           "credentials file '" + path +
+                               "' has no user name on its first line (expected: user name, then password)"};
+  return c;
 }
 
 // GST_OBJECT_LOCK for a scope, released also when a copy made under it throws (bad_alloc).
@@ -197,10 +199,15 @@ static bool open_mqtt(GstTaconitePublish* self, const Settings& s, Output& out) 
   mqtt.tls_key = s.tls_key;
   mqtt.max_pending = s.max_pending;
   mqtt.retry_at_start = s.retry_at_start;
-  std::string error;
-  if (!s.credentials.empty() && !read_credentials(s.credentials, &mqtt.username, &mqtt.password, &error)) {
-    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", error.c_str()), ("property credentials"));
-    return false;
+  if (!s.credentials.empty()) {
+    taconite::Result<Credentials> credentials = read_credentials(s.credentials);
+    if (!credentials) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", credentials.error().message.c_str()),
+                        ("property credentials"));
+      return false;
+    }
+    mqtt.username = std::move(credentials.value().username);
+    mqtt.password = std::move(credentials.value().password);
   }
   if (s.host.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("method=mqtt needs a broker 'host'"), (nullptr));
@@ -226,19 +233,18 @@ static bool open_mqtt(GstTaconitePublish* self, const Settings& s, Output& out) 
       return false;
     }
   }
-  out.mqtt = MqttPublisher::start(
-      mqtt, *self->counters,
-      [self](MqttPublisher::Notice notice, const std::string& text) {
+  taconite::Result<std::unique_ptr<MqttPublisher>> started =
+      MqttPublisher::start(mqtt, *self->counters, [self](MqttPublisher::Notice notice, const std::string& text) {
         if (notice == MqttPublisher::Notice::Warning)
           GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", text.c_str()), (nullptr));
         else
           GST_ELEMENT_INFO(self, RESOURCE, WRITE, ("%s", text.c_str()), (nullptr));
-      },
-      &error);
-  if (!out.mqtt) {
-    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", error.c_str()), ("method=mqtt"));
+      });
+  if (!started) {
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", started.error().message.c_str()), ("method=mqtt"));
     return false;
   }
+  out.mqtt = std::move(started.value());
   return true;
 }
 
@@ -285,12 +291,12 @@ static bool start_unguarded(GstBaseTransform* trans) {
   }
 
   if (s.method == PublishMethod::File) {
-    std::string error;
-    out->file = JsonLinesFile::open(s.location, &error);
-    if (!out->file) {
-      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", error.c_str()), ("property location"));
+    taconite::Result<std::unique_ptr<JsonLinesFile>> file = JsonLinesFile::open(s.location);
+    if (!file) {
+      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", file.error().message.c_str()), ("property location"));
       return false;
     }
+    out->file = std::move(file.value());
   } else if (!open_mqtt(self, s, *out)) {
     return false;
   }
@@ -330,8 +336,8 @@ static bool send(GstTaconitePublish* self, Output& out, const std::string& topic
       out.mqtt->publish(topic, std::move(line));
       continue;
     }
-    std::string error;
-    if (!out.file->write_line(line, &error)) {
+    if (const taconite::Status written = out.file->write_line(line); !written) {
+      const std::string& error = written.error().message;
       if (stopping)
         GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", error.c_str()), ("the end events of the open tracks at stop"));
       else

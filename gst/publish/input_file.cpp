@@ -7,21 +7,20 @@ namespace taconite::gst {
 
 std::string regular_file_problem(const std::string& path) { return bundle::regular_file_problem(path); }
 
-bool read_regular_file(const std::string& path, std::size_t max_bytes, std::string* contents, std::string* problem) {
+Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes) {
   try {  // RegularFile opens without blocking and refuses FIFOs, devices and directories
     const bundle::RegularFile file = bundle::RegularFile::open(path);
-    if (file.size() > max_bytes) {
-      *problem = "is " + std::to_string(file.size()) + " bytes, more than " + std::to_string(max_bytes);
-      return false;
-    }
-    contents->resize(file.size());
-    file.read_all(contents->data());
-    return true;
+    if (file.size() > max_bytes)
+      return Error{ErrorKind::Input, "is " + std::to_string(file.size()) + " bytes, more than " +
+                                         std::to_string(max_bytes)};
+    std::string contents(file.size(), '\0');
+    file.read_all(contents.data());
+    return contents;
   } catch (const Failure& failure) {
     // Its message names the file first; our callers name it themselves.
-    const std::string message = failure.what(), prefix = path + ": ";
-    *problem = message.starts_with(prefix) ? message.substr(prefix.size()) : message;
-    return false;
+    const std::string& message = failure.error().message;
+    const std::string prefix = path + ": ";
+    return Error{failure.error().kind, message.starts_with(prefix) ? message.substr(prefix.size()) : message};
   }
 }
 

@@ -6,14 +6,16 @@
 #include <cstddef>
 #include <string>
 
+#include "taconite/error.hpp"
+
 namespace taconite::gst {
 
 // "" when `path` is a regular file (symlinks followed), else why not: e.g. "does not exist",
 // "permission denied", "is a FIFO, not a regular file".
 std::string regular_file_problem(const std::string& path);
 
-// Reads the regular file `path` of at most `max_bytes` into `contents`; false with `problem` set
-// (as regular_file_problem, or "is N bytes, more than M").
-bool read_regular_file(const std::string& path, std::size_t max_bytes, std::string* contents, std::string* problem);
+// The contents of the regular file `path` of at most `max_bytes`; else an error not naming the
+// file (the caller does): Io as regular_file_problem says, Input "is N bytes, more than M".
+Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes);
 
 }  // namespace taconite::gst

@@ -5,21 +5,23 @@
 #include <memory>
 #include <string>
 
+#include "taconite/error.hpp"
+
 namespace taconite::gst {
 
 class JsonLinesFile {
  public:
-  // Opens (creates or truncates) `location`, or takes stdout for "-". Null with `error` set
-  // (naming the file and the system's reason) when it cannot be opened; never waits for the reader
-  // of a FIFO (one without a reader is an error).
-  static std::unique_ptr<JsonLinesFile> open(const std::string& location, std::string* error);
+  // Opens (creates or truncates) `location`, or takes stdout for "-". An Io error naming the file
+  // and the system's reason when it cannot be opened; never waits for the reader of a FIFO (one
+  // without a reader is an error).
+  static Result<std::unique_ptr<JsonLinesFile>> open(const std::string& location);
   ~JsonLinesFile();
   JsonLinesFile(const JsonLinesFile&) = delete;
   JsonLinesFile& operator=(const JsonLinesFile&) = delete;
 
   // Writes `line` and a newline and flushes, so a reader following the file sees whole lines.
-  // False with `error` set on a write failure (disk full, closed pipe).
-  bool write_line(const std::string& line, std::string* error);
+  // An Io error on a write failure (disk full, closed pipe).
+  Status write_line(const std::string& line);
 
  private:
   JsonLinesFile(std::FILE* file, std::string location, bool owned);

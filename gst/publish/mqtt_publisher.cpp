@@ -27,80 +27,70 @@ MqttPublisher::MqttPublisher(const MqttSettings& settings, std::shared_ptr<Publi
 
 std::string MqttPublisher::where() const { return settings_.host + ":" + std::to_string(settings_.port); }
 
-std::unique_ptr<MqttPublisher> MqttPublisher::start(const MqttSettings& settings,
-                                                    std::shared_ptr<PublishCounters> counters, Notify notify,
-                                                    std::string* error) {
+Result<std::unique_ptr<MqttPublisher>> MqttPublisher::start(const MqttSettings& settings,
+                                                            std::shared_ptr<PublishCounters> counters, Notify notify) {
   init_library_once();
   std::unique_ptr<MqttPublisher> publisher(new MqttPublisher(settings, std::move(counters), std::move(notify)));
-  if (!publisher->configure(error)) return nullptr;
+  if (Status s = publisher->configure(); !s) return s.error();
   publisher->started_ = settings.retry_at_start;  // before the threads: they read it under the lock
   publisher->network_ = std::thread(&MqttPublisher::run_network, publisher.get());
   publisher->worker_ = std::thread(&MqttPublisher::run_worker, publisher.get());
-  if (!settings.retry_at_start && !publisher->wait_for_first_connection(error)) return nullptr;
+  if (!settings.retry_at_start)
+    if (Status s = publisher->wait_for_first_connection(); !s) return s.error();
   return publisher;
 }
 
-bool MqttPublisher::configure(std::string* error) {
+Status MqttPublisher::configure() {
   const MqttSettings& s = settings_;
   mosq_ = mosquitto_new(s.client_id.empty() ? nullptr : s.client_id.c_str(), true, this);
-  if (!mosq_) {
-    *error = "cannot create an MQTT client (client-id '" + s.client_id + "'): " + std::strerror(errno);
-    return false;
-  }
+  if (!mosq_)
+    return Error{ErrorKind::Device, "cannot create an MQTT client (client-id '" + s.client_id + "'): " +
+                                        std::strerror(errno)};
   mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
   // Our network thread drives the connection: libmosquitto must not write from the worker's calls.
   mosquitto_threaded_set(mosq_, true);
   if (!s.username.empty()) {
     if (const int rc = mosquitto_username_pw_set(mosq_, s.username.c_str(), s.password.empty() ? nullptr
                                                                                              : s.password.c_str());
-        rc != MOSQ_ERR_SUCCESS) {
-      *error = "cannot use the MQTT credentials: " + library_error(rc, errno);
-      return false;
-    }
+        rc != MOSQ_ERR_SUCCESS)
+      return Error{ErrorKind::Input, "cannot use the MQTT credentials: " + library_error(rc, errno)};
   }
   if (!s.tls_ca.empty() || !s.tls_cert.empty() || !s.tls_key.empty()) {
-    if (s.tls_ca.empty()) {
-      *error = "TLS needs tls-ca (the CA certificate that signed the broker's certificate)";
-      return false;
-    }
-    if (s.tls_cert.empty() != s.tls_key.empty()) {
-      *error = "tls-cert and tls-key go together (a client certificate and its private key)";
-      return false;
-    }
+    if (s.tls_ca.empty())
+      return Error{ErrorKind::Input, "TLS needs tls-ca (the CA certificate that signed the broker's certificate)"};
+    if (s.tls_cert.empty() != s.tls_key.empty())
+      return Error{ErrorKind::Input, "tls-cert and tls-key go together (a client certificate and its private key)"};
     // Regular files only: OpenSSL would wait forever on a FIFO without a writer.
     for (const auto& [property, path] : {std::pair{"tls-ca", s.tls_ca}, {"tls-cert", s.tls_cert}, {"tls-key", s.tls_key}})
       if (!path.empty())
-        if (std::string why = regular_file_problem(path); !why.empty()) {
-          *error = std::string("cannot read TLS file ") + property + " '" + path + "': " + why;
-          return false;
-        }
+        if (std::string why = regular_file_problem(path); !why.empty())
+          return Error{ErrorKind::Io, std::string("cannot read TLS file ") + property + " '" + path + "': " + why};
     const int rc = mosquitto_tls_set(mosq_, s.tls_ca.c_str(), nullptr, s.tls_cert.empty() ? nullptr : s.tls_cert.c_str(),
                                      s.tls_key.empty() ? nullptr : s.tls_key.c_str(), nullptr);
-    if (rc != MOSQ_ERR_SUCCESS) {
-      *error = "cannot use the TLS files (tls-ca '" + s.tls_ca + "', tls-cert '" + s.tls_cert + "', tls-key '" +
-               s.tls_key + "'): " + library_error(rc, errno);
-      return false;
-    }
+    if (rc != MOSQ_ERR_SUCCESS)
+      return Error{ErrorKind::Io, "cannot use the TLS files (tls-ca '" + s.tls_ca + "', tls-cert '" + s.tls_cert +
+                                      "', tls-key '" + s.tls_key + "'): " + library_error(rc, errno)};
   }
   mosquitto_connect_callback_set(mosq_, &MqttPublisher::on_connect);
   mosquitto_publish_callback_set(mosq_, &MqttPublisher::on_publish);
   mosquitto_log_callback_set(mosq_, &MqttPublisher::on_log);
-  return true;
+  return Ok{};
 }
 
 // Without retry_at_start: the first attempt decides. The network thread ends an attempt after
 // connect_timeout_ms; the extra second only covers a host name lookup that takes longer.
-bool MqttPublisher::wait_for_first_connection(std::string* error) {
+Status MqttPublisher::wait_for_first_connection() {
   std::unique_lock<std::mutex> lk(lock_);
   changed_.wait_for(lk, std::chrono::milliseconds(settings_.connect_timeout_ms + 1000),
                     [&] { return ever_connected_ || failures_ > 0; });
   if (ever_connected_) {
     started_ = true;
-    return true;
+    return Ok{};
   }
-  *error = "cannot connect to the MQTT broker " + where() + ": " +
-           (failures_ > 0 ? last_failure_ : "no answer within " + std::to_string(settings_.connect_timeout_ms) + " ms");
-  return false;
+  return Error{ErrorKind::Io, "cannot connect to the MQTT broker " + where() + ": " +
+                                  (failures_ > 0 ? last_failure_
+                                                 : "no answer within " + std::to_string(settings_.connect_timeout_ms) +
+                                                       " ms")};
 }
 
 // Connects, runs the connection until it ends, waits, connects again... until the stop.

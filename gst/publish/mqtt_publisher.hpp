@@ -27,6 +27,8 @@
 #include <string>
 #include <thread>
 
+#include "taconite/error.hpp"
+
 struct mosquitto;
 
 namespace taconite::gst {
@@ -67,11 +69,12 @@ class MqttPublisher {
   using Notify = std::function<void(Notice, const std::string&)>;
 
   // Without retry_at_start: connects, waiting at most about connect_timeout_ms (plus the host
-  // name lookup); null with `error` naming what failed (the TLS files or handshake, the broker's
-  // refusal, e.g. "not authorised", no answer). With retry_at_start: returns at once and connects
-  // in the background. Null with `error` also for settings that cannot work (TLS files).
-  static std::unique_ptr<MqttPublisher> start(const MqttSettings& settings, std::shared_ptr<PublishCounters> counters,
-                                              Notify notify, std::string* error);
+  // name lookup); an Io error naming what failed (the TLS handshake, the broker's refusal, e.g.
+  // "not authorised", no answer). With retry_at_start: returns at once and connects in the
+  // background. An error also for settings that cannot work: Input for credentials or TLS
+  // settings libmosquitto refuses, Io for TLS files it cannot read, Device when it cannot make a client.
+  static Result<std::unique_ptr<MqttPublisher>> start(const MqttSettings& settings,
+                                                      std::shared_ptr<PublishCounters> counters, Notify notify);
   // Whether `topic` is one a message may be published to (no wildcards; libmosquitto's check).
   static bool valid_topic(const std::string& topic);
   ~MqttPublisher();  // disconnects; pending messages are counted dropped
@@ -91,8 +94,8 @@ class MqttPublisher {
   };
 
   MqttPublisher(const MqttSettings& settings, std::shared_ptr<PublishCounters> counters, Notify notify);
-  bool configure(std::string* error);
-  bool wait_for_first_connection(std::string* error);
+  Status configure();
+  Status wait_for_first_connection();
   void run_network();
   std::string run_connection(bool first);
   std::string failure_reason_locked(int rc, int err) const;

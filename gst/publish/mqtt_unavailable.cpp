@@ -5,13 +5,12 @@
 
 namespace taconite::gst {
 
-std::unique_ptr<MqttPublisher> MqttPublisher::start(const MqttSettings& /*settings*/,
-                                                    std::shared_ptr<PublishCounters> /*counters*/, Notify /*notify*/,
-                                                    std::string* error) {
-  if (error)
-    *error = "method=mqtt is not available: this taconite plugin was built without MQTT support (libmosquitto; "
-             "rebuild with libmosquitto-dev installed and meson -Dmqtt=enabled); use method=file";
-  return nullptr;
+Result<std::unique_ptr<MqttPublisher>> MqttPublisher::start(const MqttSettings& /*settings*/,
+                                                            std::shared_ptr<PublishCounters> /*counters*/,
+                                                            Notify /*notify*/) {
+  return Error{ErrorKind::Input,
+               "method=mqtt is not available: this taconite plugin was built without MQTT support (libmosquitto; "
+               "rebuild with libmosquitto-dev installed and meson -Dmqtt=enabled); use method=file"};
 }
 
 // Without libmosquitto's check any topic passes here: start() refuses method=mqtt right after.

@@ -230,9 +230,9 @@ TEST_F(AlignmentQuality, DebianPhotosUnderSimilarityTransforms) {
   const char* bundle = std::getenv("TACONITE_TEST_IR18");
   const char* landmark_model = std::getenv("TACONITE_TEST_LANDMARK_MODEL");
   ASSERT_TRUE(bundle && landmark_model) << "run through meson test (TACONITE_TEST_IR18, TACONITE_TEST_LANDMARK_MODEL)";
-  std::string problem;
-  model_ = taconite::vision::LandmarkModel::load(landmark_model, &problem);
-  ASSERT_TRUE(model_) << problem;
+  auto landmarks = taconite::vision::LandmarkModel::load(landmark_model);
+  ASSERT_TRUE(landmarks.ok()) << landmarks.error().message;
+  model_ = std::move(landmarks.value());
   taconite::LoadOptions options;
   options.backend = "cpu";
   auto loaded = taconite::IrEmbedder::load(bundle, options);

@@ -204,12 +204,16 @@ TEST(ImageViewChw, EachPlaneTakesTheModelsOrderMeanAndStd) {
 }
 
 TEST(LandmarkModelFile, AMissingFileOrADirectoryIsRefusedByName) {
-  std::string problem;
-  EXPECT_EQ(taconite::vision::LandmarkModel::load("/nonexistent/model.dat", &problem), nullptr);
+  auto missing = taconite::vision::LandmarkModel::load("/nonexistent/model.dat");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, taconite::ErrorKind::Io);
+  const std::string& problem = missing.error().message;
   EXPECT_NE(problem.find("/nonexistent/model.dat does not exist"), std::string::npos) << problem;
   const std::string directory = std::filesystem::temp_directory_path().string();
-  EXPECT_EQ(taconite::vision::LandmarkModel::load(directory, &problem), nullptr);
-  EXPECT_NE(problem.find(directory + " is not a regular file"), std::string::npos) << problem;
+  auto not_a_file = taconite::vision::LandmarkModel::load(directory);
+  ASSERT_FALSE(not_a_file.ok());
+  const std::string& why = not_a_file.error().message;
+  EXPECT_NE(why.find(directory + " is not a regular file"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -93,23 +93,31 @@ TEST(YuNetDecode, MaxFacesCountsFacesNotTheDuplicatesSuppressedForThem) {
   EXPECT_FLOAT_EQ(kept[1].score, 0.7f);
 }
 
+// What validate() says is wrong ("" when nothing is); a refusal is always an Input error.
+std::string problem(const taconite::vision::YuNetOptions& o) {
+  const taconite::Status valid = taconite::vision::validate(o);
+  if (valid) return "";
+  EXPECT_EQ(valid.error().kind, taconite::ErrorKind::Input);
+  return valid.error().message;
+}
+
 TEST(YuNetOptions, OutOfRangeValuesAreNamed) {
   taconite::vision::YuNetOptions o;
-  EXPECT_EQ(taconite::vision::validate(o), "");
+  EXPECT_EQ(problem(o), "");
   o.input_width = 100;  // not a multiple of 32
-  EXPECT_NE(taconite::vision::validate(o).find("multiple of 32"), std::string::npos);
+  EXPECT_NE(problem(o).find("multiple of 32"), std::string::npos);
   o = {};
   o.input_height = 8192;
-  EXPECT_NE(taconite::vision::validate(o), "");
+  EXPECT_NE(problem(o), "");
   o = {};
   o.score_threshold = NAN;
-  EXPECT_NE(taconite::vision::validate(o).find("score"), std::string::npos);
+  EXPECT_NE(problem(o).find("score"), std::string::npos);
   o = {};
   o.max_faces = 0;
-  EXPECT_NE(taconite::vision::validate(o).find("max faces"), std::string::npos);
+  EXPECT_NE(problem(o).find("max faces"), std::string::npos);
   o = {};
   o.threads = 1000;
-  EXPECT_NE(taconite::vision::validate(o).find("threads"), std::string::npos);
+  EXPECT_NE(problem(o).find("threads"), std::string::npos);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ std::string model_path() { return env("TACONITE_YUNET_MODEL"); }
 
 std::string load_error(const std::string& path, const YuNetOptions& options = {}) {
   auto loaded = YuNetDetector::load(path, options);
-  return std::holds_alternative<std::string>(loaded) ? std::get<std::string>(loaded) : "";
+  return loaded ? "" : loaded.error().message;
 }
 
 fs::path scratch(const std::string& name) {
@@ -47,8 +47,8 @@ TEST(YuNetModel, FindsTheAstronautsFaceAndItsLandmarks) {
   const cv::Mat photo_rgb = cv::imread(env("TACONITE_TEST_ASTRONAUT"), cv::IMREAD_COLOR);
   if (photo_rgb.empty()) GTEST_SKIP() << "python3-skimage's astronaut photo is not installed";
   auto loaded = YuNetDetector::load(model_path(), {});
-  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<YuNetDetector>>(loaded)) << std::get<std::string>(loaded);
-  YuNetDetector& detector = *std::get<std::unique_ptr<YuNetDetector>>(loaded);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  YuNetDetector& detector = *loaded.value();
   const std::vector<DetectedFace> faces = detector.detect(photo_rgb);  // imread gives BGR
   ASSERT_EQ(faces.size(), 1u);
   EXPECT_GT(faces[0].score, 0.8f);
@@ -65,7 +65,7 @@ TEST(YuNetModel, BoxesMapBackToFramesOfAnySize) {
   REQUIRE_MODEL();
   const cv::Mat photo = cv::imread(env("TACONITE_TEST_ASTRONAUT"), cv::IMREAD_COLOR);
   if (photo.empty()) GTEST_SKIP() << "python3-skimage's astronaut photo is not installed";
-  auto detector = std::move(std::get<std::unique_ptr<YuNetDetector>>(YuNetDetector::load(model_path(), {})));
+  auto detector = YuNetDetector::load(model_path(), {}).value();
   const std::vector<DetectedFace> at_full = detector->detect(photo);
   ASSERT_EQ(at_full.size(), 1u);
   // A frame smaller than the network input (scaled up) and a wide one (letterboxed): the same face

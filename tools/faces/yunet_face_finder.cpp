@@ -16,9 +16,8 @@ Result<std::unique_ptr<YuNetFaceFinder>> YuNetFaceFinder::load(const std::string
   vision::YuNetOptions options;
   options.threads = threads;
   auto loaded = vision::YuNetDetector::load(model_path, options);
-  if (auto* problem = std::get_if<std::string>(&loaded)) return Error{ErrorKind::Input, *problem};
-  return std::unique_ptr<YuNetFaceFinder>(
-      new YuNetFaceFinder(std::move(std::get<std::unique_ptr<vision::YuNetDetector>>(loaded)), input));
+  if (!loaded) return loaded.error();
+  return std::unique_ptr<YuNetFaceFinder>(new YuNetFaceFinder(std::move(loaded.value()), input));
 }
 
 Result<std::vector<vision::FaceBox>> YuNetFaceFinder::find(const cv::Mat& bgr) {
@@ -50,11 +49,11 @@ Result<cv::Mat> YuNetFaceFinder::aligned_face(std::size_t index) {
   if (index >= found_.size()) return Error{ErrorKind::Input, "no face #" + std::to_string(index)};
   std::array<vision::Point2, 5> five;
   for (std::size_t i = 0; i < five.size(); ++i) five[i] = {found_[index].landmarks[i].x, found_[index].landmarks[i].y};
-  std::string rejected;
-  const std::optional<cv::Matx23d> to_template =
-      vision::checked_alignment(five, image_.cols, image_.rows, input_.width, input_.height, &rejected);
-  if (!to_template) return Error{ErrorKind::Input, "the face's landmarks give no alignment (" + rejected + ")"};
-  return vision::aligned_face_rgb(bgr_view(image_), *to_template, input_.width, input_.height);
+  const Result<cv::Matx23d> to_template =
+      vision::checked_alignment(five, image_.cols, image_.rows, input_.width, input_.height);
+  if (!to_template)
+    return Error{ErrorKind::Input, "the face's landmarks give no alignment (" + to_template.error().message + ")"};
+  return vision::aligned_face_rgb(bgr_view(image_), to_template.value(), input_.width, input_.height);
 }
 
 }  // namespace taconite::faces

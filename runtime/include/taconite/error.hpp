@@ -48,4 +48,8 @@ class [[nodiscard]] Result {
   std::variant<T, Error> state_;
 };
 
+// The result of a call that returns nothing but may fail: Status(Ok{}) or an Error.
+struct Ok {};
+using Status = Result<Ok>;
+
 }  // namespace taconite

@@ -1,9 +1,9 @@
-// GalleryStore's unknown faces (gallery_store.hpp, unknown_face.hpp): the SQLite table
-// `unknown_faces`, and the calls that dispatch to PostgreSQL (pg_unknown_faces.cpp).
+// Unknown faces in an SQLite gallery (sqlite_store.hpp, unknown_face.hpp): the table
+// `unknown_faces`, written inside the caller's write without counting as a change (no revision bump).
 #include <cstring>
 
-#include "store_impl.hpp"
-#include "unknown_fields.hpp"
+#include "sqlite_store.hpp"
+#include "unix_time.hpp"
 
 namespace taconite::gallery {
 
@@ -30,13 +30,6 @@ CREATE INDEX IF NOT EXISTS unknown_faces_by_created ON unknown_faces(created_uni
 
 namespace {
 
-Result<bool> has_table(const GalleryStore::Impl& impl) {
-  Result<std::int64_t> n =
-      impl.single_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'unknown_faces'");
-  if (!n) return n.error();
-  return n.value() > 0;
-}
-
 // A blob parameter; an empty one is an empty blob, not NULL.
 void bind_blob(sqlite3_stmt* st, int index, const void* data, std::size_t bytes) {
   if (bytes == 0)
@@ -45,10 +38,19 @@ void bind_blob(sqlite3_stmt* st, int index, const void* data, std::size_t bytes)
     sqlite3_bind_blob(st, index, data, static_cast<int>(bytes), SQLITE_STATIC);
 }
 
-Result<std::int64_t> insert_unknown_face(const GalleryStore::Impl& impl, const StoredUnknownFace& stored,
-                                         const UnknownRetention& keep) {
+}  // namespace
+
+Result<bool> SqliteStore::has_unknown_faces_table() const {
+  Result<std::int64_t> n =
+      single_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'unknown_faces'");
+  if (!n) return n.error();
+  return n.value() > 0;
+}
+
+Result<std::int64_t> SqliteStore::add_unknown_face(const StoredUnknownFace& stored, const UnknownRetention& keep) {
+  const std::int64_t changes_before = total_changes();
   const NewUnknownFace& face = stored.face;
-  Result<Statement> insert = impl.prepare(
+  Result<Statement> insert = prepare(
       "INSERT INTO unknown_faces(embedding, norm, jpeg, stream, track_id, first_seen_ms, last_seen_ms, quality,"
       " nearest_identity, nearest_name, nearest_similarity, created_unix)"
       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -67,120 +69,79 @@ Result<std::int64_t> insert_unknown_face(const GalleryStore::Impl& impl, const S
   sqlite3_bind_text(st, 10, stored.nearest_name.c_str(), static_cast<int>(stored.nearest_name.size()), SQLITE_STATIC);
   sqlite3_bind_double(st, 11, stored.nearest_similarity);
   sqlite3_bind_int64(st, 12, now_unix());
-  if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return impl.error("cannot add the unknown face", rc);
-  const std::int64_t id = sqlite3_last_insert_rowid(impl.db);
+  if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return error("cannot add the unknown face", rc);
+  const std::int64_t id = sqlite3_last_insert_rowid(db_);
 
-  Result<Statement> too_old = impl.prepare("DELETE FROM unknown_faces WHERE created_unix < ?");
+  Result<Statement> too_old = prepare("DELETE FROM unknown_faces WHERE created_unix < ?");
   if (!too_old) return too_old.error();
   sqlite3_bind_int64(too_old.value().get(), 1, now_unix() - keep.max_age_s);
   if (const int rc = sqlite3_step(too_old.value().get()); rc != SQLITE_DONE)
-    return impl.error("cannot apply the unknown-face retention", rc);
-  Result<Statement> too_many = impl.prepare(
+    return error("cannot apply the unknown-face retention", rc);
+  Result<Statement> too_many = prepare(
       "DELETE FROM unknown_faces WHERE id <= (SELECT id FROM unknown_faces ORDER BY id DESC LIMIT 1 OFFSET ?)");
   if (!too_many) return too_many.error();
   sqlite3_bind_int64(too_many.value().get(), 1, static_cast<std::int64_t>(keep.max_count));
   if (const int rc = sqlite3_step(too_many.value().get()); rc != SQLITE_DONE)
-    return impl.error("cannot apply the unknown-face retention", rc);
+    return error("cannot apply the unknown-face retention", rc);
+  unknown_changes_ += total_changes() - changes_before;
   return id;
 }
 
-}  // namespace
-
-Status add_unknown_faces_table_if_missing(GalleryStore::Impl& impl) {
-  if (impl.pg) return impl.pg->add_unknown_faces_table_if_missing();
-  Result<bool> present = has_table(impl);
+Status SqliteStore::add_unknown_faces_table_if_missing() {
+  Result<bool> present = has_unknown_faces_table();
   if (!present) return present.error();
   if (present.value()) return Ok{};
   // Its own transaction: a schema change writes no row, and a WriteBatch keeps only rows.
-  if (Status s = impl.exec("BEGIN IMMEDIATE", "cannot start a write"); !s) return s;
-  Status s = impl.exec(kSqliteUnknownFacesTable, "cannot add the table unknown_faces");
-  if (s) s = impl.exec("COMMIT", "cannot commit");
-  if (!s) impl.rollback();
+  if (Status s = exec("BEGIN IMMEDIATE", "cannot start a write"); !s) return s;
+  Status s = exec(kSqliteUnknownFacesTable, "cannot add the table unknown_faces");
+  if (s) s = exec("COMMIT", "cannot commit");
+  if (!s) rollback();
   return s;
 }
 
-Result<std::int64_t> GalleryStore::add_unknown_face(const NewUnknownFace& face, const UnknownRetention& keep) {
-  const std::string& gallery = impl_->path.string();
-  if (Status s = check_retention(keep, gallery); !s) return s.error();
-  Result<StoredUnknownFace> stored = check_unknown_face(face, impl_->dim, gallery);
-  if (!stored) return stored.error();
-  Result<WriteBatch> batch = begin_write();
-  if (!batch) return batch.error();
-  Result<std::int64_t> id = impl_->pg ? impl_->pg->add_unknown_face(stored.value(), keep)
-                                      : insert_unknown_face(*impl_, stored.value(), keep);
-  if (!id) return id.error();  // the batch rolls back
-  if (!impl_->pg) batch.value().unknown_changes_ = sqlite3_total_changes(impl_->db) - batch.value().changes_at_begin_;
-  if (Status s = batch.value().commit(); !s) return s.error();
-  return id.value();
-}
-
-Result<std::size_t> GalleryStore::WriteBatch::remove_unknown_faces(std::span<const std::int64_t> ids) {
-  if (!impl_) return Error{ErrorKind::Input, "the write batch has already ended"};
-  if (impl_->pg) return impl_->pg->remove_unknown_faces(ids);
-  Result<bool> present = has_table(*impl_);
+Result<std::size_t> SqliteStore::remove_unknown_faces(std::span<const std::int64_t> ids) {
+  Result<bool> present = has_unknown_faces_table();
   if (!present) return present.error();
   if (!present.value()) return std::size_t{0};
-  Result<Statement> del = impl_->prepare("DELETE FROM unknown_faces WHERE id = ?");
+  Result<Statement> del = prepare("DELETE FROM unknown_faces WHERE id = ?");
   if (!del) return del.error();
   std::size_t removed = 0;
   for (const std::int64_t id : ids) {
     sqlite3_stmt* st = del.value().get();
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, id);
-    if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return impl_->error("cannot remove unknown faces", rc);
-    removed += static_cast<std::size_t>(sqlite3_changes(impl_->db));
+    if (const int rc = sqlite3_step(st); rc != SQLITE_DONE) return error("cannot remove unknown faces", rc);
+    removed += static_cast<std::size_t>(sqlite3_changes(db_));
   }
-  unknown_changes_ += static_cast<int>(removed);
+  unknown_changes_ += static_cast<std::int64_t>(removed);
   return removed;
 }
 
-Result<std::size_t> GalleryStore::remove_unknown_faces(std::span<const std::int64_t> ids) {
-  Result<WriteBatch> batch = begin_write();
-  if (!batch) return batch.error();
-  Result<std::size_t> removed = batch.value().remove_unknown_faces(ids);
-  if (!removed) return removed.error();
-  if (Status s = batch.value().commit(); !s) return s.error();
-  return removed.value();
-}
-
-Result<std::size_t> GalleryStore::remove_unknown_faces_stored_before(std::int64_t cutoff_unix) {
-  Result<WriteBatch> batch = begin_write();
-  if (!batch) return batch.error();
-  std::size_t removed = 0;
-  if (impl_->pg) {
-    Result<std::size_t> r = impl_->pg->remove_unknown_faces_stored_before(cutoff_unix);
-    if (!r) return r.error();
-    removed = r.value();
-  } else {
-    Result<bool> present = has_table(*impl_);
-    if (!present) return present.error();
-    if (!present.value()) return std::size_t{0};
-    Result<Statement> del = impl_->prepare("DELETE FROM unknown_faces WHERE created_unix < ?");
-    if (!del) return del.error();
-    sqlite3_bind_int64(del.value().get(), 1, cutoff_unix);
-    if (const int rc = sqlite3_step(del.value().get()); rc != SQLITE_DONE)
-      return impl_->error("cannot remove unknown faces", rc);
-    removed = static_cast<std::size_t>(sqlite3_changes64(impl_->db));
-    batch.value().unknown_changes_ = sqlite3_total_changes(impl_->db) - batch.value().changes_at_begin_;
-  }
-  if (Status s = batch.value().commit(); !s) return s.error();
-  return removed;
-}
-
-Result<std::size_t> GalleryStore::unknown_face_count() const {
-  if (impl_->pg) return impl_->pg->unknown_face_count();
-  Result<bool> present = has_table(*impl_);
+Result<std::size_t> SqliteStore::remove_unknown_faces_stored_before(std::int64_t cutoff_unix) {
+  Result<bool> present = has_unknown_faces_table();
   if (!present) return present.error();
   if (!present.value()) return std::size_t{0};
-  Result<std::int64_t> n = impl_->single_int("SELECT count(*) FROM unknown_faces");
+  Result<Statement> del = prepare("DELETE FROM unknown_faces WHERE created_unix < ?");
+  if (!del) return del.error();
+  sqlite3_bind_int64(del.value().get(), 1, cutoff_unix);
+  if (const int rc = sqlite3_step(del.value().get()); rc != SQLITE_DONE) return error("cannot remove unknown faces", rc);
+  const auto removed = static_cast<std::size_t>(sqlite3_changes64(db_));
+  unknown_changes_ += static_cast<std::int64_t>(removed);
+  return removed;
+}
+
+Result<std::size_t> SqliteStore::unknown_face_count() const {
+  Result<bool> present = has_unknown_faces_table();
+  if (!present) return present.error();
+  if (!present.value()) return std::size_t{0};
+  Result<std::int64_t> n = single_int("SELECT count(*) FROM unknown_faces");
   if (!n) return n.error();
   return static_cast<std::size_t>(n.value());
 }
 
-Result<std::vector<UnknownFaceRow>> GalleryStore::unknown_faces(bool with_embeddings, bool with_jpeg) const {
-  if (impl_->pg) return impl_->pg->unknown_faces(with_embeddings, with_jpeg, impl_->dim);
-  const std::string& gallery = impl_->path.string();
-  Result<bool> present = has_table(*impl_);
+Result<std::vector<UnknownFaceRow>> SqliteStore::unknown_faces(bool with_embeddings, bool with_jpeg) const {
+  const std::string& gallery = path_.string();
+  Result<bool> present = has_unknown_faces_table();
   if (!present) return present.error();
   if (!present.value()) return std::vector<UnknownFaceRow>{};
   // Without embeddings or pictures the blobs are not even read.
@@ -189,10 +150,10 @@ Result<std::vector<UnknownFaceRow>> GalleryStore::unknown_faces(bool with_embedd
                               " nearest_name, nearest_similarity, created_unix, ") +
                           (with_embeddings ? "embedding" : "NULL") + ", " + (with_jpeg ? "jpeg" : "NULL") +
                           " FROM unknown_faces ORDER BY id";
-  Result<Statement> s = impl_->prepare(sql.c_str());
+  Result<Statement> s = prepare(sql.c_str());
   if (!s) return s.error();
   sqlite3_stmt* st = s.value().get();
-  const std::size_t bytes = static_cast<std::size_t>(impl_->dim) * sizeof(float);
+  const std::size_t bytes = static_cast<std::size_t>(dim_) * sizeof(float);
   std::vector<UnknownFaceRow> faces;
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -215,10 +176,10 @@ Result<std::vector<UnknownFaceRow>> GalleryStore::unknown_faces(bool with_embedd
     if (with_embeddings) {
       const void* blob = sqlite3_column_blob(st, 11);
       if (Status ok = check_stored_embedding(blob, static_cast<std::size_t>(sqlite3_column_bytes(st, 11)),
-                                             impl_->dim, gallery, "the embedding of unknown face", f.id);
+                                             dim_, gallery, "the embedding of unknown face", f.id);
           !ok)
         return ok.error();
-      f.embedding.resize(static_cast<std::size_t>(impl_->dim));
+      f.embedding.resize(static_cast<std::size_t>(dim_));
       std::memcpy(f.embedding.data(), blob, bytes);
     }
     if (with_jpeg) {
@@ -232,18 +193,16 @@ Result<std::vector<UnknownFaceRow>> GalleryStore::unknown_faces(bool with_embedd
     }
     faces.push_back(std::move(f));
   }
-  if (rc != SQLITE_DONE) return impl_->error("cannot read the unknown faces", rc);
+  if (rc != SQLITE_DONE) return error("cannot read the unknown faces", rc);
   return faces;
 }
 
-Result<std::vector<std::vector<unsigned char>>> GalleryStore::unknown_face_pictures(
-    std::span<const std::int64_t> ids) const {
-  if (impl_->pg) return impl_->pg->unknown_face_pictures(ids);
+Result<std::vector<std::vector<unsigned char>>> SqliteStore::unknown_face_pictures(std::span<const std::int64_t> ids) const {
   std::vector<std::vector<unsigned char>> pictures(ids.size());
-  Result<bool> present = has_table(*impl_);
+  Result<bool> present = has_unknown_faces_table();
   if (!present) return present.error();
   if (!present.value()) return pictures;
-  Result<Statement> s = impl_->prepare("SELECT jpeg FROM unknown_faces WHERE id = ?");
+  Result<Statement> s = prepare("SELECT jpeg FROM unknown_faces WHERE id = ?");
   if (!s) return s.error();
   sqlite3_stmt* st = s.value().get();
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -251,11 +210,11 @@ Result<std::vector<std::vector<unsigned char>>> GalleryStore::unknown_face_pictu
     sqlite3_bind_int64(st, 1, ids[i]);
     const int rc = sqlite3_step(st);
     if (rc == SQLITE_DONE) continue;  // gone
-    if (rc != SQLITE_ROW) return impl_->error("cannot read an unknown face's picture", rc);
+    if (rc != SQLITE_ROW) return error("cannot read an unknown face's picture", rc);
     const auto* jpeg = static_cast<const unsigned char*>(sqlite3_column_blob(st, 0));
     const std::size_t bytes = static_cast<std::size_t>(sqlite3_column_bytes(st, 0));
     if (bytes > kMaxUnknownJpegBytes)
-      return Error{ErrorKind::Io, impl_->path.string() + ": unknown face " + std::to_string(ids[i]) +
+      return Error{ErrorKind::Io, path_.string() + ": unknown face " + std::to_string(ids[i]) +
                                       " holds a JPEG of " + std::to_string(bytes) + " bytes, more than " +
                                       std::to_string(kMaxUnknownJpegBytes) + " (corrupt gallery)"};
     if (jpeg) pictures[i].assign(jpeg, jpeg + bytes);
