@@ -56,12 +56,20 @@ static void take_double_array(GstStructure *s, const gchar *field, const gdouble
   gst_structure_take_value(s, field, &array);
 }
 
+/* GstStructure's rule for names (a letter, then letters, digits and "/-_.:+"), checked here because
+ * gst_structure_new_empty() answers a bad name with a critical warning. */
+static gboolean valid_structure_name(const gchar *name) {
+  if (!name || !g_ascii_isalpha(*name)) return FALSE;
+  for (const gchar *c = name + 1; *c; c++)
+    if (!g_ascii_isalnum(*c) && !strchr("/-_.:+", *c)) return FALSE;
+  return TRUE;
+}
+
 GstStructure *gst_taconite_points_params_new(const gchar *name, const gdouble *x, const gdouble *y, guint n_points) {
-  if (!name || !g_utf8_validate(name, -1, NULL) || !x || !y || n_points == 0 || n_points > TACONITE_MAX_POINTS ||
+  if (!valid_structure_name(name) || !x || !y || n_points == 0 || n_points > TACONITE_MAX_POINTS ||
       !all_finite(x, n_points) || !all_finite(y, n_points))
     return NULL;
-  GstStructure *s = gst_structure_new_empty(name); /* NULL for a name GstStructure refuses */
-  if (!s) return NULL;
+  GstStructure *s = gst_structure_new_empty(name);
   take_double_array(s, "x", x, n_points);
   take_double_array(s, "y", y, n_points);
   return s;
