@@ -7,7 +7,7 @@
 namespace taconite::gst {
 
 bool has_roi_track_id_param(const GstVideoRegionOfInterestMeta* roi) {
-  return gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), kObjectIdParam);
+  return gst_taconite_roi_has_param(roi, kObjectIdParam);
 }
 
 bool set_roi_track_id(GstVideoRegionOfInterestMeta* roi, std::optional<gint64> id, const std::string& uid) {

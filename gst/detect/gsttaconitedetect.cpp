@@ -160,7 +160,7 @@ static void write_faces(GstTaconiteDetect* self, GstBuffer* buffer, const std::v
     });
     if (same == upstream.end()) {
       added.emplace_back(&face, box);
-    } else if (!gst_video_region_of_interest_meta_get_param(*same, "landmarks")) {
+    } else if (!gst_taconite_roi_has_param(*same, "landmarks")) {
       write_landmarks(*same, face);
     }
   }

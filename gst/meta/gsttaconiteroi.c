@@ -56,6 +56,10 @@ const gchar *gst_taconite_track_state_to_string(GstTaconiteTrackState state) {
   return "none";
 }
 
+gboolean gst_taconite_roi_has_param(const GstVideoRegionOfInterestMeta *roi, const gchar *name) {
+  return name && taconite_roi_find_param(roi, name) != NULL;
+}
+
 gboolean gst_taconite_roi_get_box(const GstVideoRegionOfInterestMeta *roi, guint *x, guint *y, guint *w, guint *h) {
   if (!roi) return FALSE;
   if (x) *x = roi->x;

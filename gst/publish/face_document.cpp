@@ -100,7 +100,7 @@ void add_embedding(JsonBuilder* b, const GstTaconiteEmbeddingMeta* meta, Embeddi
 // and whether a tracker predicted the box (taconitetrack between detections); null without one.
 void add_detection(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
   json_builder_set_member_name(b, "detection");
-  if (!roi || !gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "detection")) {
+  if (!gst_taconite_roi_has_param(roi, "detection")) {
     json_builder_add_null_value(b);
     return;
   }
@@ -120,7 +120,7 @@ void add_detection(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
 // attached embedding's score; a field the param lacks (or that is not a finite number) is null.
 void add_quality(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
   json_builder_set_member_name(b, "quality");
-  if (!roi || !gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "quality")) {
+  if (!gst_taconite_roi_has_param(roi, "quality")) {
     json_builder_add_null_value(b);
     return;
   }
@@ -220,8 +220,7 @@ const GstTaconiteEmbeddingMeta* roi_embedding(GstBuffer* buffer, const GstVideoR
                                               const std::vector<GstVideoRegionOfInterestMeta*>& all) {
   if (roi->id == GST_TACONITE_WHOLE_BUFFER_ROI_ID) return nullptr;
   const auto embedded = [](const GstVideoRegionOfInterestMeta* r) {
-    return gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(r),
-                                                       GST_TACONITE_EMBEDDING_PARAMS_NAME) != nullptr;
+    return gst_taconite_roi_has_param(r, GST_TACONITE_EMBEDDING_PARAMS_NAME);
   };
   std::size_t sharing = 0, sharing_embedded = 0;
   for (const GstVideoRegionOfInterestMeta* other : all)

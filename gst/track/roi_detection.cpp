@@ -14,8 +14,7 @@ namespace taconite::gst {
 
 vision::Detection roi_detection(const GstVideoRegionOfInterestMeta* roi, const vision::Box& box) {
   vision::Detection detection{box};
-  if (!gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "detection"))
-    return detection;  // facedetect's: no confidence, trusted
+  if (!gst_taconite_roi_has_param(roi, "detection")) return detection;  // facedetect's: no confidence, trusted
   gdouble confidence = 0.0;
   // A detection param whose confidence is no finite number never passes a threshold.
   detection.confidence = gst_taconite_roi_get_detection_confidence(roi, &confidence) ? confidence : 0.0;

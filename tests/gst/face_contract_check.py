@@ -54,6 +54,7 @@ def check_face_contract(Gst, GstVideo, GstTaconite):
 
     custom = Gst.Structure.new_from_string("taconite-identity, votes=(uint)2")
     expect("roi_replace_param", GstTaconite.roi_replace_param(roi, custom), True)
+    expect("roi_has_param", GstTaconite.roi_has_param(roi, "taconite-identity"), True)
     expect("roi_remove_param", GstTaconite.roi_remove_param(roi, "taconite-identity"), True)
     expect("roi_remove_param (again)", GstTaconite.roi_remove_param(roi, "taconite-identity"), False)
     expect("points_params_new", GstTaconite.points_params_new("landmarks-68", [1.0], [2.0]).get_name(),

@@ -365,6 +365,16 @@ TEST(RoiAccessors, HostileLandmarkParamsReadAsNoneWithoutReadingThem) {
   gst_buffer_unref(buffer);
 }
 
+TEST(RoiAccessors, HasParamNamesAnyParamAndNullIsAbsent) {
+  GstBuffer* buffer = empty_frame();
+  GstVideoRegionOfInterestMeta* face = add_face(buffer, 1, gst_structure_new_empty("quality"));
+  EXPECT_TRUE(gst_taconite_roi_has_param(face, "quality")) << "even without fields";
+  EXPECT_FALSE(gst_taconite_roi_has_param(face, "detection"));
+  EXPECT_FALSE(gst_taconite_roi_has_param(face, nullptr));
+  EXPECT_FALSE(gst_taconite_roi_has_param(nullptr, "quality"));
+  gst_buffer_unref(buffer);
+}
+
 TEST(RoiAccessors, BoxIsReturnedUnclampedAndJudged) {
   GstBuffer* buffer = empty_frame();
   GstVideoRegionOfInterestMeta* face = add_face(buffer, 1);

@@ -89,6 +89,15 @@ GST_TACONITE_META_API GType gst_taconite_track_state_get_type(void);
 GST_TACONITE_META_API const gchar *gst_taconite_track_state_to_string(GstTaconiteTrackState state);
 
 /**
+ * gst_taconite_roi_has_param:
+ * @roi: (nullable): a #GstVideoRegionOfInterestMeta
+ * @name: (nullable): a param name ("detection", "quality", ...)
+ *
+ * Returns: TRUE when @roi carries a param named @name (whatever its fields). Since: 0.6
+ */
+GST_TACONITE_META_API gboolean gst_taconite_roi_has_param(const GstVideoRegionOfInterestMeta *roi, const gchar *name);
+
+/**
  * gst_taconite_roi_get_box:
  * @roi: (nullable): a #GstVideoRegionOfInterestMeta
  * @x: (out) (optional): left edge, frame pixels
