@@ -191,7 +191,7 @@ gboolean gst_taconite_roi_get_confidence(const GstVideoRegionOfInterestMeta *roi
 GstTaconiteEmbeddingMeta *gst_taconite_roi_get_embedding_meta(GstBuffer *buffer,
                                                               const GstVideoRegionOfInterestMeta *roi) {
   g_return_val_if_fail(GST_IS_BUFFER(buffer), NULL);
-  g_return_val_if_fail(roi != NULL, NULL);
+  if (!roi) return NULL; /* no face: no embedding, like every other read */
   gpointer state = NULL;
   GstMeta *meta;
   while ((meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {

@@ -206,6 +206,7 @@ TEST(RoiAccessors, EmbeddingOfARoiIsFoundByItsIdUnlessTheIdIsShared) {
   ASSERT_NE(gst_taconite_roi_get_embedding_meta(buffer, first), nullptr);
   EXPECT_EQ(gst_taconite_roi_get_embedding_meta(buffer, first)->embedding[0], 1.0f);
   EXPECT_EQ(gst_taconite_roi_get_embedding_meta(buffer, bare), nullptr);
+  EXPECT_EQ(gst_taconite_roi_get_embedding_meta(buffer, nullptr), nullptr) << "a NULL ROI reads as absent";
   EXPECT_EQ(gst_taconite_roi_get_embedding_meta(buffer, shared1), nullptr);
 
   GList* rois = gst_buffer_get_taconite_rois(buffer);

@@ -287,7 +287,7 @@ GST_TACONITE_META_API gboolean gst_taconite_roi_get_landmarks(const GstVideoRegi
 /**
  * gst_taconite_roi_get_embedding_meta:
  * @buffer: the #GstBuffer @roi is attached to
- * @roi: a #GstVideoRegionOfInterestMeta of @buffer
+ * @roi: (nullable): a #GstVideoRegionOfInterestMeta of @buffer (NULL: none)
  *
  * The face's embedding (see gst_taconite_embedding_meta_get_embedding() for its floats). An
  * embedding is linked to its ROI by the ROI's id: when other ROIs of @buffer share @roi's id (stock
