@@ -1,6 +1,7 @@
 // taconiteadaface: one buffer's faces embedded, as named steps of one job each that
 // embed_frame_faces() runs in order (settings, faces, skip, cache reuse, network inputs, engine,
 // embeddings kept, outputs, frame accounting).
+#include <gst/taconite/gsttaconiteroi.h>
 #include <gst/video/video.h>
 
 #include <algorithm>
@@ -16,7 +17,6 @@
 #include "face_selection.hpp"
 #include "readable_frame.hpp"
 #include "roi_landmarks.hpp"
-#include "roi_params.hpp"
 #include "roi_track_param.hpp"
 #include "tracks_ended.hpp"
 
@@ -165,7 +165,7 @@ void reuse_fresh_embeddings(FrameWork& w) {
       const CachedEmbedding* cached = nullptr;
       if (!policy.best)
         cached = st->tracks.reuse(*w.ids[i], w.now, w.jobs[i].box, policy);
-      else if ((w.predicted[i] = roi_predicted(w.jobs[i].roi)))
+      else if ((w.predicted[i] = gst_taconite_roi_is_predicted(w.jobs[i].roi)))
         cached = st->tracks.reuse_best(*w.ids[i], w.now, std::nullopt, policy);
       if (cached) {
         attach_cached(w.faces[i], *cached, w.now);

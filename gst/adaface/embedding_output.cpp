@@ -1,12 +1,13 @@
 #include "embedding_output.hpp"
 
+#include <gst/taconite/gsttaconiteface.h>
 #include <gst/taconite/gsttaconitemeta.h>
 #include <gst/video/video.h>
 
 #include <cmath>
+#include <vector>
 
 #include "roi_landmarks.hpp"
-#include "roi_params.hpp"
 
 namespace taconite::gst {
 
@@ -14,18 +15,27 @@ namespace {
 
 // The "quality" ROI param: this frame's pre-embedding score and its parts (angles with 5
 // landmarks only), and the quality of the embedding attached, when known.
-GstStructure* quality_structure(const FaceEmbedding& face) {
-  GstStructure* s = gst_structure_new_empty("quality");
+void write_quality(GstVideoRegionOfInterestMeta* roi, const FaceEmbedding& face) {
+  std::vector<const gchar*> fields;
+  std::vector<gdouble> values;
+  const auto add = [&](const gchar* field, double value) {
+    if (!std::isfinite(value)) return;  // the library refuses it; readers read it as absent anyway
+    fields.push_back(field);
+    values.push_back(value);
+  };
   if (const auto& q = face.quality) {
-    gst_structure_set(s, "score", G_TYPE_DOUBLE, q->score, "size", G_TYPE_DOUBLE, q->size, "pose", G_TYPE_DOUBLE,
-                      q->pose, "sharpness", G_TYPE_DOUBLE, q->sharpness, nullptr);
-    if (q->angles)
-      gst_structure_set(s, "yaw", G_TYPE_DOUBLE, q->angles->yaw, "pitch", G_TYPE_DOUBLE, q->angles->pitch, "roll",
-                        G_TYPE_DOUBLE, q->angles->roll, nullptr);
+    add("score", q->score);
+    add("size", q->size);
+    add("pose", q->pose);
+    add("sharpness", q->sharpness);
+    if (q->angles) {
+      add("yaw", q->angles->yaw);
+      add("pitch", q->angles->pitch);
+      add("roll", q->angles->roll);
+    }
   }
-  if (face.embedding_quality >= 0.0)
-    gst_structure_set(s, "embedding-score", G_TYPE_DOUBLE, face.embedding_quality, nullptr);
-  return s;
+  if (face.embedding_quality >= 0.0) add("embedding-score", face.embedding_quality);
+  gst_taconite_roi_set_quality(roi, fields.data(), values.data(), static_cast<guint>(fields.size()));
 }
 
 }  // namespace
@@ -62,7 +72,7 @@ void attach_embeddings(GstBuffer* writable_buffer, const std::vector<FaceEmbeddi
       gst_structure_set(params, "precision", G_TYPE_STRING, engine.precision.c_str(), "status", G_TYPE_STRING,
                         status_name(face.status), "cache-age", G_TYPE_UINT, face.cache_age, nullptr);
       gst_video_region_of_interest_meta_add_param(face.face.roi, params);
-      if (face.quality || face.embedding_quality >= 0.0) replace_roi_param(face.face.roi, quality_structure(face));
+      if (face.quality || face.embedding_quality >= 0.0) write_quality(face.face.roi, face);
     }
   }
 }

@@ -1,15 +1,10 @@
 // A ROI's face alignment: its landmarks read from its params, checked, and fitted to the model's
 // template (the geometry is vision/similarity_alignment.hpp; this file only reads GStreamer metas).
 //
-// Landmarks come from the ROI's params in one of three encodings (first match wins):
-//  1. a "landmarks" structure with `x` and `y` arrays (or lists) of numbers, frame pixels; with
-//     `normalized=true` they are fractions of the ROI box instead;
-//  2. DL Streamer-style: any structure with `format="landmark_points"` and the points as
-//     x0,y0,x1,y1,... fractions of the ROI box, in `data` (array/list of numbers) or `data_buffer`
-//     (GVariant byte array of little-endian float32);
-//  3. facedetect-style `eyes->x`, `eyes->y`, `eyes->width`, `eyes->height` (the eye-pair box,
-//     frame pixels) in any structure: the eye centres are taken at 1/4 and 3/4 of its width.
-// Five points are in the template's order (see similarity_alignment.hpp); two points are the eye centres.
+// The points are the metadata library's (gst_taconite_roi_get_landmarks, gst/taconite/gsttaconiteroi.h,
+// which lists the encodings: taconite's "landmarks", DL Streamer's landmark_points, facedetect's
+// eyes), so an application reading them sees the face the elements aligned. Five points are in the
+// template's order (see similarity_alignment.hpp); two points are the eye centres.
 #pragma once
 
 #include <gst/video/video.h>
@@ -26,7 +21,8 @@ namespace taconite::gst {
 // The elements' landmark point is vision's.
 using vision::Point2;
 
-// The landmarks of a ROI in frame pixels (2 or 5 points), or empty when its params carry none.
+// The landmarks of a ROI in frame pixels (2 or 5 points), or empty when its params carry none (or
+// another number of points, which no alignment uses).
 std::vector<Point2> roi_landmarks(const GstVideoRegionOfInterestMeta* roi);
 
 // The similarity for a ROI's landmarks (see roi_landmarks) in a frame_width x frame_height frame,

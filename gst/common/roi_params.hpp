@@ -1,6 +1,6 @@
-// The ROI params the face elements write for each other: 5 (or 68) landmark points and a
-// detection's confidence, in the layouts taconiteadaface, taconitepublish and DL Streamer-style
-// consumers read (docs/gstreamer.md).
+// Thin C++ forms of the metadata library's face contract (gst/taconite/gsttaconiteface.h) where
+// the elements repeat them: points from vision's Point2, the quality as an optional; and the ROI
+// ids a new face ROI may take.
 #pragma once
 
 #include <gst/video/video.h>
@@ -13,23 +13,16 @@
 
 namespace taconite::gst {
 
-// A structure `name` with `x` and `y` arrays of the points' doubles (frame pixels).
+// A structure `name` with `x` and `y` arrays of the points' doubles (frame pixels); null when a
+// point is not finite or there are none or more than 1024 (gst_taconite_points_params_new).
 GstStructure* points_structure(const char* name, std::span<const vision::Point2> points);
 
-// Replaces the ROI's param structures named like `s` (if any) by `s` (taken), at the end of its params.
-void replace_roi_param(GstVideoRegionOfInterestMeta* roi, GstStructure* s);
+// Replaces the ROI's params named `name` by the points (points_structure); false, changing nothing,
+// when points_structure refuses them.
+bool set_roi_points(GstVideoRegionOfInterestMeta* roi, const char* name, std::span<const vision::Point2> points);
 
-// Adds a `detection` param: the detector's `confidence` (0..1) and `label` "face". Returns it (owned
-// by the ROI) for more fields.
-GstStructure* add_detection_param(GstVideoRegionOfInterestMeta* roi, double confidence);
-
-// True when the ROI's `detection` param says its box was not measured by a detector on this frame:
-// predicted by a tracker (`predicted`=TRUE), or carried from an earlier frame (`fresh`=FALSE), which
-// a tracker should have predicted or removed. Both absent means measured.
-bool roi_predicted(const GstVideoRegionOfInterestMeta* roi);
-
-// taconiteadaface's best-shot quality of the face (its "quality" param): the embedding's score (with
-// AdaFace's norm) when it has one, else this frame's pre-embedding score; empty without either.
+// taconiteadaface's best-shot quality of the face (gst_taconite_roi_get_quality): the embedding's
+// score when it has one, else this frame's pre-embedding score; empty without either.
 std::optional<double> roi_quality(const GstVideoRegionOfInterestMeta* roi);
 
 // The `count` lowest positive ROI ids that no ROI meta of `buffer` has (whatever ids, G_MAXINT

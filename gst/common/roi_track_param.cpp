@@ -1,70 +1,24 @@
 #include "roi_track_param.hpp"
 
+#include <gst/taconite/gsttaconiteface.h>
+
 #include <unordered_map>
 
 namespace taconite::gst {
 
-namespace {
-
-std::optional<gint64> integer(const GValue* v) {
-  if (!v) return std::nullopt;
-  if (G_VALUE_HOLDS_INT(v)) return g_value_get_int(v);
-  if (G_VALUE_HOLDS_UINT(v)) return g_value_get_uint(v);
-  if (G_VALUE_HOLDS_INT64(v)) return g_value_get_int64(v);
-  if (G_VALUE_HOLDS_UINT64(v)) return static_cast<gint64>(g_value_get_uint64(v));
-  return std::nullopt;
+bool has_roi_track_id_param(const GstVideoRegionOfInterestMeta* roi) {
+  return gst_taconite_roi_has_param(roi, kObjectIdParam);
 }
-
-GstStructure* find_param(const GstVideoRegionOfInterestMeta* roi) {
-  for (GList* l = roi->params; l; l = l->next)
-    if (gst_structure_has_name(static_cast<GstStructure*>(l->data), kObjectIdParam))
-      return static_cast<GstStructure*>(l->data);
-  return nullptr;
-}
-
-void set_id_fields(GstStructure* s, gint64 id, const std::string& uid) {
-  if (id >= G_MININT && id <= G_MAXINT)
-    gst_structure_set(s, "id", G_TYPE_INT, static_cast<gint>(id), nullptr);
-  else
-    gst_structure_set(s, "id", G_TYPE_INT64, id, nullptr);
-  if (!uid.empty())
-    gst_structure_set(s, "uid", G_TYPE_STRING, uid.c_str(), nullptr);
-  else
-    gst_structure_remove_field(s, "uid");  // another tracker's uid would name another track
-}
-
-}  // namespace
-
-bool has_roi_track_id_param(const GstVideoRegionOfInterestMeta* roi) { return find_param(roi) != nullptr; }
 
 bool set_roi_track_id(GstVideoRegionOfInterestMeta* roi, std::optional<gint64> id, const std::string& uid) {
-  if (id) {
-    if (GstStructure* s = find_param(roi)) {
-      set_id_fields(s, *id, uid);
-    } else {
-      GstStructure* param = gst_structure_new_empty(kObjectIdParam);
-      set_id_fields(param, *id, uid);
-      gst_video_region_of_interest_meta_add_param(roi, param);
-    }
-    return true;
-  }
-  bool removed = false;
-  while (GstStructure* s = find_param(roi)) {
-    roi->params = g_list_remove(roi->params, s);
-    gst_structure_free(s);
-    removed = true;
-  }
-  return removed;
+  // Replaced whole: an empty uid leaves none, as another tracker's uid would name another track.
+  if (id) return gst_taconite_roi_set_track_id(roi, *id, uid.empty() ? nullptr : uid.c_str());
+  return gst_taconite_roi_remove_param(roi, kObjectIdParam);
 }
 
 std::optional<gint64> roi_track_id(const GstVideoRegionOfInterestMeta* roi, const std::string& id_param) {
-  if (!roi || id_param.empty()) return std::nullopt;
-  for (GList* l = roi->params; l; l = l->next) {
-    const auto* s = static_cast<const GstStructure*>(l->data);
-    if (gst_structure_has_name(s, id_param.c_str()))
-      if (auto id = integer(gst_structure_get_value(s, "id"))) return id;
-    if (auto id = integer(gst_structure_get_value(s, id_param.c_str()))) return id;
-  }
+  gint64 id = 0;
+  if (gst_taconite_roi_get_track_id_from(roi, id_param.c_str(), &id)) return id;
   return std::nullopt;
 }
 

@@ -1,5 +1,6 @@
 // A ROI's tracking id: written where taconiteadaface (track-id-param, default) and DL Streamer read
-// it (a ROI param structure "object_id" with an integer field "id"), and read back.
+// it (a ROI param structure "object_id" with an integer field "id"), and read back; thin std::optional
+// wrappers of the metadata library's gst_taconite_roi_set_track_id / gst_taconite_roi_get_track_id_from.
 #pragma once
 
 #include <gst/video/video.h>

@@ -31,6 +31,7 @@
  */
 #include "gsttaconitedetect.h"
 
+#include <gst/taconite/gsttaconiteface.h>
 #include <gst/video/video.h>
 
 #include <algorithm>
@@ -136,7 +137,7 @@ static bool clip_to_frame(cv::Rect2f box, int width, int height, cv::Rect* clipp
 static void write_landmarks(GstVideoRegionOfInterestMeta* roi, const DetectedFace& face) {
   std::array<Point2, 5> points;
   for (std::size_t i = 0; i < points.size(); ++i) points[i] = {face.landmarks[i].x, face.landmarks[i].y};
-  replace_roi_param(roi, points_structure("landmarks", points));
+  set_roi_points(roi, "landmarks", points);
 }
 
 // Adds the faces to the buffer: a new `face` ROI for each one no upstream face ROI already holds.
@@ -159,7 +160,7 @@ static void write_faces(GstTaconiteDetect* self, GstBuffer* buffer, const std::v
     });
     if (same == upstream.end()) {
       added.emplace_back(&face, box);
-    } else if (!gst_video_region_of_interest_meta_get_param(*same, "landmarks")) {
+    } else if (!gst_taconite_roi_has_param(*same, "landmarks")) {
       write_landmarks(*same, face);
     }
   }
@@ -170,7 +171,8 @@ static void write_faces(GstTaconiteDetect* self, GstBuffer* buffer, const std::v
         buffer, "face", static_cast<guint>(box.x), static_cast<guint>(box.y), static_cast<guint>(box.width),
         static_cast<guint>(box.height));
     roi->id = ids[i];
-    gst_structure_set(add_detection_param(roi, face->score), "fresh", G_TYPE_BOOLEAN, fresh, nullptr);
+    gst_taconite_roi_set_detection(roi, face->score);
+    gst_taconite_roi_set_fresh(roi, fresh);
     write_landmarks(roi, *face);
   }
 }

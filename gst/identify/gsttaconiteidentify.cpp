@@ -64,6 +64,7 @@
  */
 #include "gsttaconiteidentify.h"
 
+#include <gst/taconite/gsttaconiteface.h>
 #include <gst/taconite/gsttaconitemeta.h>
 #include <gst/video/video.h>
 
@@ -384,8 +385,8 @@ static void decide(FaceAnswer& a, const std::optional<IdentityVote>& vote, Ident
 
 // The identity params of the face's ROI (DL Streamer's `identity` and `taconite-identity`).
 static void write_identity_params(GstTaconiteIdentify* self, const FaceAnswer& a, const BufferScope& b) {
-  replace_roi_param(a.roi, identity_param(a.decision.settled ? &a.decision.identity : nullptr));
-  replace_roi_param(a.roi, taconite_param(a.candidates, a.decision, a.similarity, a.track, b.index->revision()));
+  set_roi_identity(a.roi, a.decision.settled ? &a.decision.identity : nullptr);
+  gst_taconite_roi_replace_param(a.roi, taconite_param(a.candidates, a.decision, a.similarity, a.track, b.index->revision()));
   GST_LOG_OBJECT(self, "ROI %d track %" G_GINT64_FORMAT ": %s best %s %.4f, decided %s", a.roi->id,
                  a.track.value_or(-1), a.search ? "searched" : "kept",
                  a.candidates.empty() ? "-" : a.candidates.front().name.c_str(), a.similarity,
@@ -423,7 +424,7 @@ static void show_track_decisions(const std::vector<GstVideoRegionOfInterestMeta*
   for (GstVideoRegionOfInterestMeta* roi : rois) {
     const std::optional<gint64> id = roi_track_id(roi, b.settings.track_id_param);
     if (!id || track_uses.at(*id) > 1 || answered.contains(roi)) continue;
-    replace_roi_param(roi, identity_param(votes.decided(*id)));
+    set_roi_identity(roi, votes.decided(*id));
   }
 }
 

@@ -1,26 +1,24 @@
 #include "identity_structures.hpp"
 
+#include <gst/taconite/gsttaconiteface.h>
+
 namespace taconite::gst {
 
 namespace {
 
 using vision::kUnknownIdentity;
 
-constexpr const char* kIdentityParam = "identity";
 constexpr const char* kTaconiteIdentityParam = "taconite-identity";
-// The identity param's label_state: voting, decided on a gallery identity, decided unknown.
-constexpr const char* kPending = "pending";
+// The message's label-state: decided on a gallery identity, decided unknown.
 constexpr const char* kKnown = "known";
 constexpr const char* kUnknownState = "unknown";
 
 }  // namespace
 
-GstStructure* identity_param(const vision::IdentityVote* decided) {
-  if (!decided) return gst_structure_new(kIdentityParam, "label_state", G_TYPE_STRING, kPending, nullptr);
-  return gst_structure_new(kIdentityParam, "label_state", G_TYPE_STRING,
-                           decided->identity == kUnknownIdentity ? kUnknownState : kKnown, "label", G_TYPE_STRING,
-                           decided->name.c_str(), "label_id", G_TYPE_INT, static_cast<gint>(decided->identity),
-                           "confidence", G_TYPE_DOUBLE, decided->similarity, nullptr);
+bool set_roi_identity(GstVideoRegionOfInterestMeta* roi, const vision::IdentityVote* decided) {
+  if (!decided) return gst_taconite_roi_set_identity_pending(roi);
+  return gst_taconite_roi_set_identity(roi, decided->name.c_str(), static_cast<gint>(decided->identity),
+                                       decided->similarity);
 }
 
 GstStructure* taconite_param(const std::vector<vision::IdentityCandidate>& candidates,

@@ -1,8 +1,10 @@
-// What taconiteidentify writes for applications (docs/gstreamer.md): the `identity` and
-// `taconite-identity` ROI params of a face and the `taconite-identity` element message.
+// What taconiteidentify writes for applications (docs/gstreamer.md): the `identity` (the face
+// contract's, gst/taconite/gsttaconiteface.h) and `taconite-identity` ROI params of a face and the
+// `taconite-identity` element message.
 #pragma once
 
 #include <gst/gst.h>
+#include <gst/video/video.h>
 
 #include <optional>
 #include <string>
@@ -12,9 +14,10 @@
 
 namespace taconite::gst {
 
-// The `identity` param: label_state "pending" while the track votes (`decided` null, no label),
-// else the decided label, label_id (-1: unknown) and confidence.
-GstStructure* identity_param(const vision::IdentityVote* decided);
+// Writes the ROI's `identity` param with the metadata library's setters: label_state "pending" while
+// the track votes (`decided` null, no label), else the decided label, label_id (-1: unknown) and
+// confidence. False, the param unchanged, when the library refuses the answer (a NaN confidence).
+bool set_roi_identity(GstVideoRegionOfInterestMeta* roi, const vision::IdentityVote* decided);
 
 // The `taconite-identity` param: this frame's best match (`similarity`) and `candidates`, the track's
 // decision and votes, its track id (when tracked) and the gallery revision searched.

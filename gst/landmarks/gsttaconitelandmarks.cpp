@@ -40,6 +40,7 @@
  */
 #include "gsttaconitelandmarks.h"
 
+#include <gst/taconite/gsttaconiteface.h>
 #include <gst/video/video.h>
 
 #include <algorithm>
@@ -151,8 +152,8 @@ GST_ELEMENT_REGISTER_DEFINE(taconitelandmarks, "taconitelandmarks", GST_RANK_NON
 
 static void write_landmarks(GstVideoRegionOfInterestMeta* roi, const FaceLandmarks& landmarks) {
   const std::array<Point2, 5> five = landmarks.five();
-  replace_roi_param(roi, points_structure("landmarks", five));
-  replace_roi_param(roi, points_structure("landmarks-68", landmarks.points));
+  set_roi_points(roi, "landmarks", five);
+  set_roi_points(roi, "landmarks-68", landmarks.points);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -242,7 +243,7 @@ static void write_faces(GstBuffer* buffer, const std::vector<Face>& faces) {
                                                          static_cast<guint>(face.box.width),
                                                          static_cast<guint>(face.box.height));
       roi->id = ids[next_id++];
-      add_detection_param(roi, face.confidence);
+      gst_taconite_roi_set_detection(roi, face.confidence);
     }
     if (face.landmarks) write_landmarks(roi, *face.landmarks);
   }

@@ -1,12 +1,15 @@
-/* Typed reads of the taconite ROI params (gst/taconite/gsttaconiteroi.h). */
+/* Typed reads of the taconite ROI params (gst/taconite/gsttaconiteroi.h); the landmarks are
+ * gsttaconitelandmarks.c's. */
 #include "gst/taconite/gsttaconiteroi.h"
 
 #include <string.h>
 
+#include "roi_values.h"
+
 #define IDENTITY_PARAM "identity"
 #define TRACK_PARAM "object_id"
-#define LANDMARKS_PARAM "landmarks"
-#define MAX_LANDMARKS 1024 /* bounds what a foreign writer's array makes us allocate */
+#define DETECTION_PARAM "detection"
+#define QUALITY_PARAM "quality"
 
 static const GEnumValue label_state_values[] = {
     {GST_TACONITE_LABEL_STATE_NONE, "GST_TACONITE_LABEL_STATE_NONE", "none"},
@@ -31,34 +34,131 @@ const gchar *gst_taconite_label_state_to_string(GstTaconiteLabelState state) {
   return "none";
 }
 
-static GstStructure *find_param(const GstVideoRegionOfInterestMeta *roi, const gchar *name) {
-  if (!roi) return NULL;
-  for (GList *l = roi->params; l; l = l->next)
-    if (gst_structure_has_name(l->data, name)) return l->data;
-  return NULL;
+static const GEnumValue track_state_values[] = {
+    {GST_TACONITE_TRACK_STATE_NONE, "GST_TACONITE_TRACK_STATE_NONE", "none"},
+    {GST_TACONITE_TRACK_STATE_TRACKED, "GST_TACONITE_TRACK_STATE_TRACKED", "tracked"},
+    {GST_TACONITE_TRACK_STATE_PREDICTED, "GST_TACONITE_TRACK_STATE_PREDICTED", "predicted"},
+    {0, NULL, NULL},
+};
+
+GType gst_taconite_track_state_get_type(void) {
+  static GType type = 0;
+  if (g_once_init_enter(&type)) {
+    GType registered = g_enum_register_static("GstTaconiteTrackState", track_state_values);
+    g_once_init_leave(&type, registered);
+  }
+  return type;
 }
 
-gboolean gst_taconite_roi_get_track_id(const GstVideoRegionOfInterestMeta *roi, gint64 *track_id) {
-  const GstStructure *s = find_param(roi, TRACK_PARAM);
-  gint small = 0;
-  gint64 id = 0;
-  if (!s) return FALSE;
-  if (gst_structure_get_int(s, "id", &small))
-    id = small;
-  else if (!gst_structure_get_int64(s, "id", &id))
-    return FALSE;
-  if (track_id) *track_id = id;
+const gchar *gst_taconite_track_state_to_string(GstTaconiteTrackState state) {
+  for (const GEnumValue *v = track_state_values; v->value_nick; v++)
+    if (v->value == (gint)state) return v->value_nick;
+  return "none";
+}
+
+gboolean gst_taconite_roi_has_param(const GstVideoRegionOfInterestMeta *roi, const gchar *name) {
+  return name && taconite_roi_find_param(roi, name) != NULL;
+}
+
+gboolean gst_taconite_roi_get_box(const GstVideoRegionOfInterestMeta *roi, guint *x, guint *y, guint *w, guint *h) {
+  if (!roi) return FALSE;
+  if (x) *x = roi->x;
+  if (y) *y = roi->y;
+  if (w) *w = roi->w;
+  if (h) *h = roi->h;
+  /* 64-bit sums: a box whose far edge passes G_MAXUINT describes no frame area. */
+  return roi->w > 0 && roi->h > 0 && (guint64)roi->x + roi->w <= G_MAXUINT && (guint64)roi->y + roi->h <= G_MAXUINT;
+}
+
+/* A finite number field @field of the param @name. */
+static gboolean param_number(const GstVideoRegionOfInterestMeta *roi, const gchar *name, const gchar *field,
+                             gdouble *out) {
+  const GstStructure *s = taconite_roi_find_param(roi, name);
+  gdouble value = 0.0;
+  if (!s || !field || !taconite_value_number(gst_structure_get_value(s, field), &value)) return FALSE;
+  if (out) *out = value;
   return TRUE;
 }
 
+/* A boolean field @field of the param @name. */
+static gboolean param_boolean(const GstVideoRegionOfInterestMeta *roi, const gchar *name, const gchar *field,
+                              gboolean *out) {
+  const GstStructure *s = taconite_roi_find_param(roi, name);
+  gboolean value = FALSE;
+  if (!s || !gst_structure_get_boolean(s, field, &value)) return FALSE;
+  if (out) *out = value;
+  return TRUE;
+}
+
+gboolean gst_taconite_roi_get_detection_confidence(const GstVideoRegionOfInterestMeta *roi, gdouble *confidence) {
+  return param_number(roi, DETECTION_PARAM, "confidence", confidence);
+}
+
+gboolean gst_taconite_roi_get_fresh(const GstVideoRegionOfInterestMeta *roi, gboolean *fresh) {
+  return param_boolean(roi, DETECTION_PARAM, "fresh", fresh);
+}
+
+gboolean gst_taconite_roi_get_predicted(const GstVideoRegionOfInterestMeta *roi, gboolean *predicted) {
+  return param_boolean(roi, DETECTION_PARAM, "predicted", predicted);
+}
+
+gboolean gst_taconite_roi_is_predicted(const GstVideoRegionOfInterestMeta *roi) {
+  gboolean predicted = FALSE, fresh = TRUE;
+  return (gst_taconite_roi_get_predicted(roi, &predicted) && predicted) ||
+         (gst_taconite_roi_get_fresh(roi, &fresh) && !fresh);
+}
+
+gboolean gst_taconite_roi_get_track_id_from(const GstVideoRegionOfInterestMeta *roi, const gchar *id_param,
+                                            gint64 *track_id) {
+  gint64 id = 0;
+  if (!roi || !id_param || !*id_param) return FALSE;
+  for (GList *l = roi->params; l; l = l->next) {
+    const GstStructure *s = l->data;
+    if (!GST_IS_STRUCTURE(s)) continue;
+    if ((gst_structure_has_name(s, id_param) && taconite_value_integer(gst_structure_get_value(s, "id"), &id)) ||
+        taconite_value_integer(gst_structure_get_value(s, id_param), &id)) {
+      if (track_id) *track_id = id;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+gboolean gst_taconite_roi_get_track_id(const GstVideoRegionOfInterestMeta *roi, gint64 *track_id) {
+  return gst_taconite_roi_get_track_id_from(roi, TRACK_PARAM, track_id);
+}
+
 const gchar *gst_taconite_roi_get_track_uid(const GstVideoRegionOfInterestMeta *roi) {
-  const GstStructure *s = find_param(roi, TRACK_PARAM);
-  const gchar *uid = s ? gst_structure_get_string(s, "uid") : NULL;
+  const gchar *uid = taconite_structure_utf8(taconite_roi_find_param(roi, TRACK_PARAM), "uid");
   return uid && *uid ? uid : NULL;
 }
 
+GstTaconiteTrackState gst_taconite_roi_get_track_state(const GstVideoRegionOfInterestMeta *roi) {
+  if (!gst_taconite_roi_get_track_id(roi, NULL)) return GST_TACONITE_TRACK_STATE_NONE;
+  return gst_taconite_roi_is_predicted(roi) ? GST_TACONITE_TRACK_STATE_PREDICTED : GST_TACONITE_TRACK_STATE_TRACKED;
+}
+
+gboolean gst_taconite_roi_get_quality(const GstVideoRegionOfInterestMeta *roi, gdouble *quality) {
+  return param_number(roi, QUALITY_PARAM, "embedding-score", quality) ||
+         param_number(roi, QUALITY_PARAM, "score", quality);
+}
+
+gboolean gst_taconite_roi_get_quality_field(const GstVideoRegionOfInterestMeta *roi, const gchar *field,
+                                            gdouble *value) {
+  return param_number(roi, QUALITY_PARAM, field, value);
+}
+
+/* The identity param's label_id: an integer in gint range. */
+static gboolean identity_label_id(const GstStructure *s, gint *label_id) {
+  gint64 id = 0;
+  if (!s || !taconite_value_integer(gst_structure_get_value(s, "label_id"), &id) || id < G_MININT || id > G_MAXINT)
+    return FALSE;
+  *label_id = (gint)id;
+  return TRUE;
+}
+
 GstTaconiteLabelState gst_taconite_roi_get_label_state(const GstVideoRegionOfInterestMeta *roi) {
-  const GstStructure *s = find_param(roi, IDENTITY_PARAM);
+  const GstStructure *s = taconite_roi_find_param(roi, IDENTITY_PARAM);
   if (!s) return GST_TACONITE_LABEL_STATE_NONE;
   const gchar *state = gst_structure_get_string(s, "label_state");
   if (state) {
@@ -68,95 +168,30 @@ GstTaconiteLabelState gst_taconite_roi_get_label_state(const GstVideoRegionOfInt
   }
   /* Written before label_state existed (or by another element): a label is a decision. */
   gint label_id = 0;
-  if (gst_structure_get_int(s, "label_id", &label_id) && label_id == -1) return GST_TACONITE_LABEL_STATE_UNKNOWN;
+  if (identity_label_id(s, &label_id) && label_id == -1) return GST_TACONITE_LABEL_STATE_UNKNOWN;
   return gst_structure_get_string(s, "label") ? GST_TACONITE_LABEL_STATE_KNOWN : GST_TACONITE_LABEL_STATE_PENDING;
 }
 
 const gchar *gst_taconite_roi_get_label(const GstVideoRegionOfInterestMeta *roi) {
-  const GstStructure *s = find_param(roi, IDENTITY_PARAM);
+  const GstStructure *s = taconite_roi_find_param(roi, IDENTITY_PARAM);
   return s ? gst_structure_get_string(s, "label") : NULL;
 }
 
 gboolean gst_taconite_roi_get_label_id(const GstVideoRegionOfInterestMeta *roi, gint *label_id) {
-  const GstStructure *s = find_param(roi, IDENTITY_PARAM);
   gint id = 0;
-  if (!s || !gst_structure_get_int(s, "label_id", &id)) return FALSE;
+  if (!identity_label_id(taconite_roi_find_param(roi, IDENTITY_PARAM), &id)) return FALSE;
   if (label_id) *label_id = id;
   return TRUE;
 }
 
 gboolean gst_taconite_roi_get_confidence(const GstVideoRegionOfInterestMeta *roi, gdouble *confidence) {
-  const GstStructure *s = find_param(roi, IDENTITY_PARAM);
-  gdouble value = 0.0;
-  if (!s || !gst_structure_get_double(s, "confidence", &value)) return FALSE;
-  if (confidence) *confidence = value;
-  return TRUE;
-}
-
-/* The numbers of an array or list field; FALSE when a value is not a number. */
-static gboolean read_numbers(const GstStructure *s, const gchar *field, gdouble **out, guint *n) {
-  const GValue *v = gst_structure_get_value(s, field);
-  gboolean array = v && GST_VALUE_HOLDS_ARRAY(v);
-  if (!v || !(array || GST_VALUE_HOLDS_LIST(v))) return FALSE;
-  guint size = array ? gst_value_array_get_size(v) : gst_value_list_get_size(v);
-  if (size == 0 || size > MAX_LANDMARKS) return FALSE;
-  gdouble *values = g_new(gdouble, size);
-  for (guint i = 0; i < size; i++) {
-    const GValue *e = array ? gst_value_array_get_value(v, i) : gst_value_list_get_value(v, i);
-    if (G_VALUE_HOLDS_DOUBLE(e))
-      values[i] = g_value_get_double(e);
-    else if (G_VALUE_HOLDS_FLOAT(e))
-      values[i] = g_value_get_float(e);
-    else if (G_VALUE_HOLDS_INT(e))
-      values[i] = g_value_get_int(e);
-    else {
-      g_free(values);
-      return FALSE;
-    }
-  }
-  *out = values;
-  *n = size;
-  return TRUE;
-}
-
-gboolean gst_taconite_roi_get_landmarks(const GstVideoRegionOfInterestMeta *roi, gdouble **x, gdouble **y,
-                                        guint *n_points) {
-  g_return_val_if_fail(n_points != NULL, FALSE);
-  *n_points = 0;
-  if (x) *x = NULL;
-  if (y) *y = NULL;
-  const GstStructure *s = find_param(roi, LANDMARKS_PARAM);
-  gdouble *xs = NULL, *ys = NULL;
-  guint nx = 0, ny = 0;
-  if (!s || !read_numbers(s, "x", &xs, &nx)) return FALSE;
-  if (!read_numbers(s, "y", &ys, &ny) || nx != ny) {
-    g_free(xs);
-    g_free(ys);
-    return FALSE;
-  }
-  gboolean normalized = FALSE;
-  if (gst_structure_get_boolean(s, "normalized", &normalized) && normalized) {
-    for (guint i = 0; i < nx; i++) {
-      xs[i] = roi->x + xs[i] * roi->w;
-      ys[i] = roi->y + ys[i] * roi->h;
-    }
-  }
-  *n_points = nx;
-  if (x)
-    *x = xs;
-  else
-    g_free(xs);
-  if (y)
-    *y = ys;
-  else
-    g_free(ys);
-  return TRUE;
+  return param_number(roi, IDENTITY_PARAM, "confidence", confidence);
 }
 
 GstTaconiteEmbeddingMeta *gst_taconite_roi_get_embedding_meta(GstBuffer *buffer,
                                                               const GstVideoRegionOfInterestMeta *roi) {
   g_return_val_if_fail(GST_IS_BUFFER(buffer), NULL);
-  g_return_val_if_fail(roi != NULL, NULL);
+  if (!roi) return NULL; /* no face: no embedding, like every other read */
   gpointer state = NULL;
   GstMeta *meta;
   while ((meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {

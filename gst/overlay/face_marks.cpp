@@ -1,6 +1,5 @@
 #include "face_marks.hpp"
 
-#include "roi_track_param.hpp"
 
 namespace taconite::gst {
 
@@ -11,7 +10,7 @@ FaceMark read_face_mark(const GstVideoRegionOfInterestMeta* roi) {
   mark.width = roi->w;
   mark.height = roi->h;
   mark.landmarks = roi_landmarks(roi);
-  mark.track_id = roi_track_id(roi, kObjectIdParam);
+  if (gint64 id = 0; gst_taconite_roi_get_track_id(roi, &id)) mark.track_id = id;
   mark.state = gst_taconite_roi_get_label_state(roi);
   if (const gchar* label = gst_taconite_roi_get_label(roi)) mark.label = label;
   gdouble confidence = 0.0;

@@ -16,8 +16,6 @@
 #include "roi_landmarks.hpp"
 #include "face_selection.hpp"
 #include "json_write.hpp"
-#include "roi_params.hpp"
-#include "roi_track_param.hpp"
 
 namespace taconite::gst {
 
@@ -102,22 +100,19 @@ void add_embedding(JsonBuilder* b, const GstTaconiteEmbeddingMeta* meta, Embeddi
 // and whether a tracker predicted the box (taconitetrack between detections); null without one.
 void add_detection(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
   json_builder_set_member_name(b, "detection");
-  const GstStructure* s =
-      roi ? gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "detection")
-          : nullptr;
-  if (!s) {
+  if (!gst_taconite_roi_has_param(roi, "detection")) {
     json_builder_add_null_value(b);
     return;
   }
   json_builder_begin_object(b);
   json_builder_set_member_name(b, "confidence");
   gdouble confidence = 0.0;
-  if (gst_structure_get_double(s, "confidence", &confidence))
+  if (gst_taconite_roi_get_detection_confidence(roi, &confidence))
     add_number(b, confidence);
   else
     json_builder_add_null_value(b);
   json_builder_set_member_name(b, "predicted");
-  json_builder_add_boolean_value(b, roi_predicted(roi));
+  json_builder_add_boolean_value(b, gst_taconite_roi_is_predicted(roi));
   json_builder_end_object(b);
 }
 
@@ -125,10 +120,7 @@ void add_detection(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
 // attached embedding's score; a field the param lacks (or that is not a finite number) is null.
 void add_quality(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
   json_builder_set_member_name(b, "quality");
-  const GstStructure* s =
-      roi ? gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "quality")
-          : nullptr;
-  if (!s) {
+  if (!gst_taconite_roi_has_param(roi, "quality")) {
     json_builder_add_null_value(b);
     return;
   }
@@ -138,7 +130,7 @@ void add_quality(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi) {
                                       {"roll", "roll"}, {"embedding-score", "embedding_score"}}) {
     json_builder_set_member_name(b, member);
     double value = 0.0;
-    if (gst_structure_get_double(s, field, &value))
+    if (gst_taconite_roi_get_quality_field(roi, field, &value))
       add_number(b, value);
     else
       json_builder_add_null_value(b);
@@ -171,8 +163,8 @@ void add_face(JsonBuilder* b, const GstVideoRegionOfInterestMeta* roi, const Gst
   json_builder_end_array(b);
 
   json_builder_set_member_name(b, "track_id");
-  if (const std::optional<gint64> id = roi ? roi_track_id(roi, "object_id") : std::nullopt)
-    json_builder_add_int_value(b, *id);
+  if (gint64 id = 0; gst_taconite_roi_get_track_id(roi, &id))
+    json_builder_add_int_value(b, id);
   else
     json_builder_add_null_value(b);
   // taconitetrack's uid of the track (the `uid` of its track events); null without one.
@@ -228,8 +220,7 @@ const GstTaconiteEmbeddingMeta* roi_embedding(GstBuffer* buffer, const GstVideoR
                                               const std::vector<GstVideoRegionOfInterestMeta*>& all) {
   if (roi->id == GST_TACONITE_WHOLE_BUFFER_ROI_ID) return nullptr;
   const auto embedded = [](const GstVideoRegionOfInterestMeta* r) {
-    return gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(r),
-                                                       GST_TACONITE_EMBEDDING_PARAMS_NAME) != nullptr;
+    return gst_taconite_roi_has_param(r, GST_TACONITE_EMBEDDING_PARAMS_NAME);
   };
   std::size_t sharing = 0, sharing_embedded = 0;
   for (const GstVideoRegionOfInterestMeta* other : all)

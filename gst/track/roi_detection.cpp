@@ -1,5 +1,7 @@
 #include "roi_detection.hpp"
 
+#include <gst/taconite/gsttaconiteface.h>
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -12,13 +14,12 @@ namespace taconite::gst {
 
 vision::Detection roi_detection(const GstVideoRegionOfInterestMeta* roi, const vision::Box& box) {
   vision::Detection detection{box};
-  const GstStructure* s =
-      gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "detection");
-  if (!s) return detection;
-  double confidence = 1.0;
-  if (gst_structure_get_double(s, "confidence", &confidence)) detection.confidence = std::isfinite(confidence) ? confidence : 0.0;
+  if (!gst_taconite_roi_has_param(roi, "detection")) return detection;  // facedetect's: no confidence, trusted
+  gdouble confidence = 0.0;
+  // A detection param whose confidence is no finite number never passes a threshold.
+  detection.confidence = gst_taconite_roi_get_detection_confidence(roi, &confidence) ? confidence : 0.0;
   gboolean fresh = TRUE;
-  if (gst_structure_get_boolean(s, "fresh", &fresh)) detection.fresh = fresh;
+  if (gst_taconite_roi_get_fresh(roi, &fresh)) detection.fresh = fresh;
   return detection;
 }
 
@@ -31,7 +32,7 @@ bool move_roi_to_prediction(GstVideoRegionOfInterestMeta* roi, const vision::Box
   std::vector<Point2> landmarks = roi_landmarks(roi);
   const double sx = predicted.width / measured.width, sy = predicted.height / measured.height;
   for (Point2& p : landmarks) p = {predicted.x + (p.x - measured.x) * sx, predicted.y + (p.y - measured.y) * sy};
-  if (!landmarks.empty()) replace_roi_param(roi, points_structure("landmarks", landmarks));
+  if (!landmarks.empty()) set_roi_points(roi, "landmarks", landmarks);
 
   // Rounded edges, so the box never reaches past the frame.
   const long x = std::lround(visible->x), y = std::lround(visible->y);
@@ -39,8 +40,7 @@ bool move_roi_to_prediction(GstVideoRegionOfInterestMeta* roi, const vision::Box
   roi->y = static_cast<guint>(y);
   roi->w = static_cast<guint>(std::max(1L, std::lround(visible->x + visible->width) - x));
   roi->h = static_cast<guint>(std::max(1L, std::lround(visible->y + visible->height) - y));
-  if (GstStructure* s = gst_video_region_of_interest_meta_get_param(roi, "detection"))
-    gst_structure_set(s, "predicted", G_TYPE_BOOLEAN, TRUE, nullptr);
+  gst_taconite_roi_set_predicted(roi, TRUE);  // only on a detector's param: facedetect's boxes have none
   return true;
 }
 

@@ -10,7 +10,7 @@
 namespace taconite::gst {
 
 // The ROI as a tracker detection with `box` (its box clipped to the frame): the `detection` param's
-// `confidence` (1 when absent, as for facedetect; 0 when not a finite number) and `fresh` (TRUE
+// `confidence` (1 without the param, as for facedetect; 0 when not a finite number) and `fresh` (TRUE
 // when absent).
 vision::Detection roi_detection(const GstVideoRegionOfInterestMeta* roi, const vision::Box& box);
 

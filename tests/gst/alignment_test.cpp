@@ -1,6 +1,9 @@
 // Landmark alignment: the similarity fit (exact and least squares), the landmark encodings read
 // from ROI params, the warp the engine sees, and (real IR-tiny engine) that a rotated, scaled
-// face embeds like the upright one once aligned.
+// face embeds like the upright one once aligned; and that the element aligns with the points the
+// public API reads.
+#include <gst/taconite/gsttaconiteface.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -314,6 +317,102 @@ TEST(AlignmentElement, FrameMessageCarriesTheRoiLandmarks) {
   gst_object_unref(bus);
   gst_harness_teardown(h);
   uninstall_fake_engine();
+}
+
+// The elements and the public API read one face: a ROI whose landmarks come in a foreign encoding
+// (DL Streamer's data_buffer, facedetect's eye pair) is aligned by taconiteadaface exactly as a ROI
+// carrying, as plain "landmarks", the points gst_taconite_roi_get_landmarks returns for it.
+class SameFaceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { engine = install_fake_engine(); }
+  void TearDown() override { uninstall_fake_engine(); }
+
+  static GstVideoRegionOfInterestMeta* only_roi(GstBuffer* buffer) {
+    return reinterpret_cast<GstVideoRegionOfInterestMeta*>(
+        gst_buffer_get_meta(buffer, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE));
+  }
+  // The public API's points of `foreign`'s ROI, after `encode` replaced its landmarks.
+  static std::vector<Point2> api_points(GstBuffer* foreign) {
+    gdouble *x = nullptr, *y = nullptr;
+    guint n = 0;
+    std::vector<Point2> points;
+    if (gst_taconite_roi_get_landmarks(only_roi(foreign), &x, &y, &n))
+      for (guint i = 0; i < n; ++i) points.push_back({x[i], y[i]});
+    g_free(x);
+    g_free(y);
+    return points;
+  }
+  // Embeds `foreign` and a copy of its frame whose ROI carries `points` as plain landmarks; both
+  // must be aligned, and the engine must have seen the same input twice.
+  void expect_same_alignment(GstBuffer* foreign, GstBuffer* plain, const std::vector<Point2>& points) {
+    GstVideoRegionOfInterestMeta* roi = only_roi(plain);
+    gst_taconite_roi_remove_param(roi, "landmarks");
+    std::vector<gdouble> xs, ys;
+    for (const Point2& p : points) {
+      xs.push_back(p.x);
+      ys.push_back(p.y);
+    }
+    ASSERT_TRUE(gst_taconite_roi_set_landmarks(roi, xs.data(), ys.data(), static_cast<guint>(points.size())));
+    GstHarness* h = adaface_harness({{"bundle", "fake"}, {"input-mode", "rois"}});
+    gst_harness_set_src_caps_str(h, kFrameCaps);
+    for (GstBuffer* in : {foreign, plain}) {
+      GstBuffer* out = gst_harness_push_and_pull(h, in);
+      ASSERT_NE(out, nullptr);
+      GstTaconiteEmbeddingMeta* meta = gst_buffer_get_taconite_embedding_meta(out);
+      ASSERT_NE(meta, nullptr);
+      EXPECT_TRUE(meta->aligned);
+      gst_buffer_unref(out);
+    }
+    gst_harness_teardown(h);
+    ASSERT_EQ(engine->faces_seen(), 2u);
+    EXPECT_EQ(engine->inputs[0], engine->inputs[1]) << "the element aligned with the points the API returns";
+  }
+  std::shared_ptr<FakeEngineState> engine;
+};
+
+TEST_F(SameFaceTest, DlStreamerDataBufferLandmarks) {
+  GstBuffer* foreign = frame_with_face(kTurned);
+  GstVideoRegionOfInterestMeta* roi = only_roi(foreign);
+  gst_taconite_roi_remove_param(roi, "landmarks");
+  const auto tmpl = taconite::vision::alignment_template(112, 112);
+  std::vector<guint8> le;
+  for (const Point2& t : tmpl) {
+    const Point2 q = kTurned.apply(t);
+    for (double fraction : {(q.x - roi->x) / roi->w, (q.y - roi->y) / roi->h}) {
+      const float f = static_cast<float>(fraction);
+      guint32 bits = 0;
+      std::memcpy(&bits, &f, 4);
+      bits = GUINT32_TO_LE(bits);
+      le.insert(le.end(), reinterpret_cast<guint8*>(&bits), reinterpret_cast<guint8*>(&bits) + 4);
+    }
+  }
+  gst_video_region_of_interest_meta_add_param(
+      roi, gst_structure_new("detection_landmarks", "format", G_TYPE_STRING, "landmark_points", "data_buffer",
+                             G_TYPE_VARIANT, g_variant_new_fixed_array(G_VARIANT_TYPE_BYTE, le.data(), le.size(), 1),
+                             nullptr));
+  const std::vector<Point2> points = api_points(foreign);
+  ASSERT_EQ(points.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_NEAR(points[i].x, kTurned.apply(tmpl[i]).x, 1e-3) << "float32 fractions of the box, point " << i;
+    EXPECT_NEAR(points[i].y, kTurned.apply(tmpl[i]).y, 1e-3) << "point " << i;
+  }
+  expect_same_alignment(foreign, frame_with_face(kTurned), points);
+}
+
+TEST_F(SameFaceTest, FacedetectEyePair) {
+  GstBuffer* foreign = frame_with_face(kUpright);
+  GstVideoRegionOfInterestMeta* roi = only_roi(foreign);
+  gst_taconite_roi_remove_param(roi, "landmarks");
+  // The upright template's eyes are at about (138.3, 111.7) and (173.5, 111.5).
+  gst_video_region_of_interest_meta_add_param(
+      roi, gst_structure_new("face", "eyes->x", G_TYPE_UINT, 121u, "eyes->y", G_TYPE_UINT, 102u, "eyes->width",
+                             G_TYPE_UINT, 70u, "eyes->height", G_TYPE_UINT, 20u, nullptr));
+  const std::vector<Point2> points = api_points(foreign);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].x, 121 + 17.5);
+  EXPECT_EQ(points[1].x, 121 + 52.5);
+  EXPECT_EQ(points[1].y, 112);
+  expect_same_alignment(foreign, frame_with_face(kUpright), points);
 }
 
 TEST(AlignmentElement, BoxWithoutLandmarksIsNotAligned) {

@@ -3,6 +3,7 @@
 // predicted once it has an embedding; each face's quality reaches its ROI params and the JSON
 // document. Quality here is steered by the face's box size (no landmarks: box width / 112) on a
 // sharp checkerboard, so every other part of the score stays put.
+#include <gst/taconite/gsttaconiteface.h>
 #include <json-glib/json-glib.h>
 
 #include <cmath>
@@ -37,9 +38,9 @@ GstBuffer* frame(int index, const std::vector<Face>& faces) {
         static_cast<guint>(f.size));
     if (f.id >= 0)
       gst_video_region_of_interest_meta_add_param(roi, gst_structure_new("object_id", "id", G_TYPE_INT, f.id, nullptr));
-    GstStructure* detection = taconite::gst::add_detection_param(roi, 0.9);
-    if (f.predicted) gst_structure_set(detection, "predicted", G_TYPE_BOOLEAN, TRUE, nullptr);
-    if (f.carried) gst_structure_set(detection, "fresh", G_TYPE_BOOLEAN, FALSE, nullptr);
+    gst_taconite_roi_set_detection(roi, 0.9);
+    if (f.predicted) gst_taconite_roi_set_predicted(roi, TRUE);
+    if (f.carried) gst_taconite_roi_set_fresh(roi, FALSE);
     if (!f.landmarks.empty())
       gst_video_region_of_interest_meta_add_param(roi, taconite::gst::points_structure("landmarks", f.landmarks));
   }

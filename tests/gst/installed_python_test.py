@@ -1,7 +1,8 @@
 """The documented Python path, run from an installed prefix (see installed_python_test.sh).
 
 The typed ROI reads (GstTaconite.roi_get_*) on ROIs built with GstVideo: track id, identity and its
-label state, landmarks, the ROI's embedding.
+label state, landmarks, the ROI's embedding; and every setter of the face contract with its getter
+(face_contract_check.py).
 
 videotestsrc ! taconiteadaface (crops mode) ! <converters> ! appsink: the GstTaconite typelib reads
 every face's embedding meta after videoconvert, videoscale, both, and a capsfilter that resizes,
@@ -20,6 +21,8 @@ gi.require_version("GIRepository", "2.0")
 gi.require_version("GstTaconite", "1.0")
 gi.require_version("GstVideo", "1.0")
 from gi.repository import GIRepository, Gst, GstTaconite, GstVideo  # noqa: E402
+
+from face_contract_check import check_face_contract  # noqa: E402  (beside this script)
 
 FRAMES = 2
 CONVERTERS = {
@@ -136,10 +139,19 @@ def check_roi_accessors():
     print("ok: typed ROI reads through GstTaconite")
 
 
+def check_face_writers():
+    """The face contract's setters and new getters (face_contract_check.py) through the installed typelib."""
+    failures = check_face_contract(Gst, GstVideo, GstTaconite)
+    if failures:
+        fail("; ".join(failures))
+    print("ok: the face contract's setters and getters through GstTaconite")
+
+
 def main():
     Gst.init(None)
     check_installed()
     check_roi_accessors()
+    check_face_writers()
     bundle = sys.argv[1]
     for name, converter in CONVERTERS.items():
         metas, posted = run(bundle, converter)

@@ -72,7 +72,7 @@ GstVideoRegionOfInterestMeta* add_face(GstBuffer* buffer, guint x, guint y, guin
                                        const std::vector<Point2>& landmarks) {
   GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(buffer, "face", x, y, w, h);
   if (!landmarks.empty())
-    taconite::gst::replace_roi_param(roi, taconite::gst::points_structure("landmarks", landmarks));
+    taconite::gst::set_roi_points(roi, "landmarks", landmarks);
   return roi;
 }
 

@@ -4,6 +4,8 @@
 // frame-size change forget the tracks; many
 // and out-of-frame ROIs are bounded; buffers are written in place; and taconiteadaface downstream
 // reuses embeddings per tracked id.
+#include <gst/taconite/gsttaconiteface.h>
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -95,11 +97,14 @@ GstBuffer* detector_frame(int index, double x, double y, double size, bool fresh
   GstBuffer* buffer = frame(index, {});
   GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(
       buffer, "face", static_cast<guint>(x), static_cast<guint>(y), static_cast<guint>(size), static_cast<guint>(size));
-  gst_structure_set(taconite::gst::add_detection_param(roi, confidence), "fresh", G_TYPE_BOOLEAN, fresh, nullptr);
+  // Written by hand, not with gst_taconite_roi_set_detection: the NaN confidence must reach the tracker.
+  gst_video_region_of_interest_meta_add_param(roi, gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, confidence,
+                                                                     "label", G_TYPE_STRING, "face", "fresh",
+                                                                     G_TYPE_BOOLEAN, fresh, nullptr));
   const std::vector<taconite::gst::Point2> points = {{x + 0.3 * size, y + 0.4 * size}, {x + 0.7 * size, y + 0.4 * size},
                                                      {x + 0.5 * size, y + 0.6 * size}, {x + 0.35 * size, y + 0.8 * size},
                                                      {x + 0.65 * size, y + 0.8 * size}};
-  taconite::gst::replace_roi_param(roi, taconite::gst::points_structure("landmarks", points));
+  taconite::gst::set_roi_points(roi, "landmarks", points);
   return buffer;
 }
 
@@ -233,7 +238,7 @@ TEST_F(TaconiteTrackTest, AFaceLeavingBetweenDetectionsLeavesNoUnpredictedCarrie
       }
       GstBuffer* in = frame(i, carried, 640, 360);
       for (GstVideoRegionOfInterestMeta* roi : rois_of(in))
-        gst_structure_set(taconite::gst::add_detection_param(roi, 0.9), "fresh", G_TYPE_BOOLEAN, fresh, nullptr);
+        ASSERT_TRUE(gst_taconite_roi_set_detection(roi, 0.9) && gst_taconite_roi_set_fresh(roi, fresh));
       const bool had_roi = !carried.empty();
       GstBuffer* out = gst_harness_push_and_pull(h, in);
       ASSERT_NE(out, nullptr);
