@@ -12,12 +12,26 @@
 
 namespace taconite::gst {
 
+namespace {
+
+// Whether the ROI's detection param has a confidence field at all (of whatever type).
+bool detection_has_confidence_field(const GstVideoRegionOfInterestMeta* roi) {
+  const GstStructure* s =
+      gst_video_region_of_interest_meta_get_param(const_cast<GstVideoRegionOfInterestMeta*>(roi), "detection");
+  return s && gst_structure_has_field(s, "confidence");
+}
+
+}  // namespace
+
 vision::Detection roi_detection(const GstVideoRegionOfInterestMeta* roi, const vision::Box& box) {
   vision::Detection detection{box};
   if (!gst_taconite_roi_has_param(roi, "detection")) return detection;  // facedetect's: no confidence, trusted
   gdouble confidence = 0.0;
-  // A detection param whose confidence is no finite number never passes a threshold.
-  detection.confidence = gst_taconite_roi_get_detection_confidence(roi, &confidence) ? confidence : 0.0;
+  if (gst_taconite_roi_get_detection_confidence(roi, &confidence))
+    detection.confidence = confidence;
+  else if (detection_has_confidence_field(roi))
+    detection.confidence = 0.0;  // one that is no finite number never passes a threshold
+  // (a detection param without a confidence keeps 1: trusted, as documented)
   gboolean fresh = TRUE;
   if (gst_taconite_roi_get_fresh(roi, &fresh)) detection.fresh = fresh;
   return detection;

@@ -108,6 +108,20 @@ GstBuffer* detector_frame(int index, double x, double y, double size, bool fresh
   return buffer;
 }
 
+TEST_F(TaconiteTrackTest, ADetectionParamWithoutAConfidenceIsTrustedAsDocumented) {
+  // A foreign detector's `detection` param may carry only a label: its box counts as confidence 1.
+  start();
+  std::vector<std::optional<gint64>> ids;
+  for (int i = 0; i < 4; ++i) {
+    GstBuffer* buffer = frame(i, {});
+    GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(buffer, "face", 100, 80, 50, 50);
+    gst_video_region_of_interest_meta_add_param(roi, gst_structure_new("detection", "label", G_TYPE_STRING, "face", nullptr));
+    ids = push(buffer);
+  }
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids[0], 1);
+}
+
 TEST_F(TaconiteTrackTest, StaleDetectorRoisCarryThePredictedBoxMovedLandmarksAndTheTracksId) {
   // Detected every 3rd frame (taconitedetect interval=3): fresh at 4 px per frame, then the
   // detector carries the last box twice; the tracker moves it on along the track.
