@@ -208,10 +208,9 @@ void prepare_one_input(FrameWork& w, const ReadableFrame& frame, std::size_t k, 
 bool prepare_network_inputs(FrameWork& w, GstBuffer* buffer) {
   Stream* st = w.self->stream;
   ReadableFrame frame;
-  std::string problem;
-  if (!frame.map(st->info, buffer, &problem)) {
+  if (const taconite::Status mapped = frame.map(st->info, buffer); !mapped) {
     GST_ELEMENT_ERROR(w.self, STREAM, FAILED, ("A video buffer does not hold the frame it describes."),
-                      ("%s (caps %s %dx%d): %" GST_PTR_FORMAT, problem.c_str(), GST_VIDEO_INFO_NAME(&st->info),
+                      ("%s (caps %s %dx%d): %" GST_PTR_FORMAT, mapped.error().message.c_str(), GST_VIDEO_INFO_NAME(&st->info),
                        GST_VIDEO_INFO_WIDTH(&st->info), GST_VIDEO_INFO_HEIGHT(&st->info), static_cast<gpointer>(buffer)));
     return false;
   }

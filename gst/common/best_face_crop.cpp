@@ -18,7 +18,14 @@ bool crop_improved_faces(GstBuffer* buffer, const GstVideoInfo* info, std::span<
   bool mapped = false;
   for (const ImprovedFace& face : faces) {
     if (!want(face)) continue;
-    if (!mapped && !(mapped = frame.map(*info, buffer, problem))) return false;
+    if (!mapped) {
+      const Status map = frame.map(*info, buffer);
+      if (!map) {
+        *problem = map.error().message;
+        return false;
+      }
+      mapped = true;
+    }
     std::string rejected;
     const std::optional<cv::Matx23d> to_template =
         roi_alignment(face.roi, info->width, info->height, kBestFaceSize, kBestFaceSize, &rejected);

@@ -45,9 +45,12 @@ std::string plane_problem(const GstVideoFrame& frame, guint plane, const GstMapI
   return {};
 }
 
+// The buffer does not hold the frame it claims to: the caller's input.
+Error not_the_frame(std::string problem) { return Error{ErrorKind::Input, std::move(problem)}; }
+
 }  // namespace
 
-bool ReadableFrame::map(const GstVideoInfo& info, GstBuffer* buffer, std::string* problem, GstMapFlags flags) {
+Status ReadableFrame::map(const GstVideoInfo& info, GstBuffer* buffer, GstMapFlags flags) {
   unmap();
   const GstVideoMeta* meta = gst_buffer_get_video_meta(buffer);
   // gst_video_frame_map only g_return_val_if_fail()s on a meta that contradicts the caps.
@@ -55,37 +58,34 @@ bool ReadableFrame::map(const GstVideoInfo& info, GstBuffer* buffer, std::string
                meta->width < static_cast<guint>(GST_VIDEO_INFO_WIDTH(&info)) ||
                meta->height < static_cast<guint>(GST_VIDEO_INFO_HEIGHT(&info)) ||
                meta->n_planes != GST_VIDEO_INFO_N_PLANES(&info))) {
-    *problem = format_text("its GstVideoMeta (%s %ux%u, %u planes) does not match the caps (%u planes)",
-                           gst_video_format_to_string(meta->format), meta->width, meta->height, meta->n_planes,
-                           GST_VIDEO_INFO_N_PLANES(&info));
-    return false;
+    return not_the_frame(format_text("its GstVideoMeta (%s %ux%u, %u planes) does not match the caps (%u planes)",
+                                     gst_video_format_to_string(meta->format), meta->width, meta->height,
+                                     meta->n_planes, GST_VIDEO_INFO_N_PLANES(&info)));
   }
   if (!gst_video_frame_map(&frame_, const_cast<GstVideoInfo*>(&info), buffer, flags)) {
-    *problem = meta ? format_text("a plane offset of its GstVideoMeta lies outside the buffer of %" G_GSIZE_FORMAT
-                                  " bytes",
-                                  gst_buffer_get_size(buffer))
-                    : format_text("it holds %" G_GSIZE_FORMAT " bytes, the caps describe %" G_GSIZE_FORMAT,
-                                  gst_buffer_get_size(buffer), GST_VIDEO_INFO_SIZE(&info));
-    return false;
+    return not_the_frame(meta ? format_text("a plane offset of its GstVideoMeta lies outside the buffer of %" G_GSIZE_FORMAT
+                                            " bytes",
+                                            gst_buffer_get_size(buffer))
+                              : format_text("it holds %" G_GSIZE_FORMAT " bytes, the caps describe %" G_GSIZE_FORMAT,
+                                            gst_buffer_get_size(buffer), GST_VIDEO_INFO_SIZE(&info)));
   }
   mapped_ = true;
   // With a meta each plane has its own mapping; without one, map[0] holds the whole buffer.
   for (guint plane = 0; plane < GST_VIDEO_FRAME_N_PLANES(&frame_); ++plane) {
-    *problem = plane_problem(frame_, plane, frame_.map[meta ? plane : 0]);
-    if (!problem->empty()) {
+    std::string problem = plane_problem(frame_, plane, frame_.map[meta ? plane : 0]);
+    if (!problem.empty()) {
       unmap();
-      return false;
+      return not_the_frame(std::move(problem));
     }
   }
   const std::optional<vision::ImageView> view = frame_view(frame_);
   if (!view) {
-    *problem = format_text("its format %s is not one the face front end reads",
-                           gst_video_format_to_string(GST_VIDEO_FRAME_FORMAT(&frame_)));
     unmap();
-    return false;
+    return not_the_frame(format_text("its format %s is not one the face front end reads",
+                                     gst_video_format_to_string(GST_VIDEO_FRAME_FORMAT(&frame_))));
   }
   view_ = *view;
-  return true;
+  return Ok{};
 }
 
 void ReadableFrame::unmap() {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "image_view.hpp"
+#include "taconite/error.hpp"
 
 namespace taconite::gst {
 
@@ -20,10 +21,10 @@ class ReadableFrame {
 
   // Maps `buffer` as `info` (the caps) describes it and checks that every plane lies inside the
   // mapped memory: gst_video_frame_map checks the buffer size only when there is no GstVideoMeta
-  // and trusts a meta's offsets and strides. False (nothing mapped) with `problem` saying what is
-  // wrong when the buffer does not hold the frame it claims to. `flags` adds GST_MAP_WRITE for an
+  // and trusts a meta's offsets and strides. An Input error (nothing mapped) saying what is wrong
+  // when the buffer does not hold the frame it claims to. `flags` adds GST_MAP_WRITE for an
   // element that draws on the frame (the buffer must be writable; shared memory is copied first).
-  bool map(const GstVideoInfo& info, GstBuffer* buffer, std::string* problem, GstMapFlags flags = GST_MAP_READ);
+  Status map(const GstVideoInfo& info, GstBuffer* buffer, GstMapFlags flags = GST_MAP_READ);
   void unmap();
   const GstVideoFrame& get() const { return frame_; }
   // The mapped frame as vision/ reads it (frame_view.hpp); valid while mapped.

@@ -272,10 +272,9 @@ static GstFlowReturn detect_in_place(GstTaconiteDetect* self, GstBuffer* buffer)
   const bool fresh = stream.faces.due(interval);
   if (fresh) {
     ReadableFrame frame;
-    std::string problem;
-    if (!frame.map(stream.info, buffer, &problem)) {
+    if (const taconite::Status mapped = frame.map(stream.info, buffer); !mapped) {
       GST_ELEMENT_ERROR(self, STREAM, FAILED, ("A video buffer does not hold the frame it describes."),
-                        ("%s", problem.c_str()));
+                        ("%s", mapped.error().message.c_str()));
       return GST_FLOW_ERROR;
     }
     stream.faces.detected(detect_faces(self, frame.view(), min_face_size));

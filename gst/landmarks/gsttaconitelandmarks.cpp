@@ -361,10 +361,9 @@ static GstFlowReturn transform_ip_unguarded(GstTaconiteLandmarks* self, GstBuffe
   std::vector<Face> faces;
   {
     ReadableFrame frame;
-    std::string problem;
-    if (!frame.map(self->stream->info, buffer, &problem)) {
+    if (const taconite::Status mapped = frame.map(self->stream->info, buffer); !mapped) {
       GST_ELEMENT_ERROR(self, STREAM, FAILED, ("A video buffer does not hold the frame it describes."),
-                        ("%s", problem.c_str()));
+                        ("%s", mapped.error().message.c_str()));
       return GST_FLOW_ERROR;
     }
     const ImageView& pixels = frame.view();

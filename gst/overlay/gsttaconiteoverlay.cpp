@@ -160,10 +160,10 @@ static GstFlowReturn transform_ip_unguarded(GstTaconiteOverlay* self, GstBuffer*
     return GST_FLOW_NOT_NEGOTIATED;
   }
   ReadableFrame frame;
-  std::string problem;
-  if (!frame.map(self->stream->info, buffer, &problem, static_cast<GstMapFlags>(GST_MAP_READ | GST_MAP_WRITE))) {
+  if (const taconite::Status mapped = frame.map(self->stream->info, buffer, static_cast<GstMapFlags>(GST_MAP_READ | GST_MAP_WRITE));
+      !mapped) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("A video buffer does not hold the frame it describes."),
-                      ("%s", problem.c_str()));
+                      ("%s", mapped.error().message.c_str()));
     return GST_FLOW_ERROR;
   }
   OverlayCanvas canvas = canvas_of(frame);

@@ -234,9 +234,11 @@ static void end_tracks_at_scene_cut(GstTaconiteTrack* self, GstBuffer* input, do
   ReadableFrame frame;
   std::string problem;
   SceneCutResult result;
-  if (frame.map(stream.info, input, &problem)) {
+  if (const taconite::Status mapped = frame.map(stream.info, input); mapped) {
     result = stream.cuts.update(frame.view(), threshold);
     problem = result.problem;
+  } else {
+    problem = mapped.error().message;
   }
   if (!problem.empty()) {
     if (!stream.warned_unreadable)

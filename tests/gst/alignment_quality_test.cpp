@@ -54,8 +54,7 @@ struct Photo {
     });
     GstVideoInfo info;
     gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGB, static_cast<guint>(width), static_cast<guint>(height));
-    std::string problem;
-    if (!frame.map(info, buffer, &problem)) ADD_FAILURE() << name << ": " << problem;
+    if (const taconite::Status mapped = frame.map(info, buffer); !mapped) ADD_FAILURE() << name << ": " << mapped.error().message;
   }
   ~Photo() {
     frame.unmap();
