@@ -65,8 +65,7 @@ std::vector<std::string> TrackEvents::frame(GstBuffer* buffer, const GstVideoInf
       if (writer_->submit(face.track, book_.uid_of(face.track), face.quality, std::move(crop)))
         book_.offered(face.track, face.quality);
     };
-    std::string problem;  // a frame that cannot be read gives no best faces
-    crop_improved_faces(buffer, info, improved, room, submit, &problem);
+    (void)crop_improved_faces(buffer, info, improved, room, submit);  // a frame that cannot be read gives no best faces
   }
   return documents(events);
 }
