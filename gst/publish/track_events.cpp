@@ -10,12 +10,13 @@
 
 namespace taconite::gst {
 
-std::unique_ptr<TrackEvents> TrackEvents::start(const TrackEventsSettings& settings, std::string* error,
-                                                BestFaceWriter::Report report) {
+Result<std::unique_ptr<TrackEvents>> TrackEvents::start(const TrackEventsSettings& settings,
+                                                        BestFaceWriter::Report report) {
   std::unique_ptr<TrackEvents> events(new TrackEvents(settings));
   if (settings.best_face.output != BestFaceOutput::None) {
-    events->writer_ = BestFaceWriter::start(settings.best_face, error, std::move(report));
-    if (!events->writer_) return nullptr;
+    Result<std::unique_ptr<BestFaceWriter>> writer = BestFaceWriter::start(settings.best_face, std::move(report));
+    if (!writer) return writer.error();
+    events->writer_ = std::move(writer.value());
   }
   return events;
 }
