@@ -7,23 +7,16 @@
 
 namespace taconite::gst {
 
-bool crop_improved_faces(GstBuffer* buffer, const GstVideoInfo* info, std::span<const ImprovedFace> faces,
-                         const WantCrop& want, const TakeCrop& take, std::string* problem) {
-  if (faces.empty()) return true;
-  if (!info) {
-    *problem = "its caps are not raw video in system memory";
-    return false;
-  }
+Status crop_improved_faces(GstBuffer* buffer, const GstVideoInfo* info, std::span<const ImprovedFace> faces,
+                           const WantCrop& want, const TakeCrop& take) {
+  if (faces.empty()) return Ok{};
+  if (!info) return Error{ErrorKind::Input, "its caps are not raw video in system memory"};
   ReadableFrame frame;
   bool mapped = false;
   for (const ImprovedFace& face : faces) {
     if (!want(face)) continue;
     if (!mapped) {
-      const Status map = frame.map(*info, buffer);
-      if (!map) {
-        *problem = map.error().message;
-        return false;
-      }
+      if (Status map = frame.map(*info, buffer); !map) return map;
       mapped = true;
     }
     std::string rejected;
@@ -32,7 +25,7 @@ bool crop_improved_faces(GstBuffer* buffer, const GstVideoInfo* info, std::span<
     if (!to_template) continue;  // no landmarks: no picture of this face
     take(face, vision::aligned_face_rgb(frame.view(), *to_template, kBestFaceSize, kBestFaceSize));
   }
-  return true;
+  return Ok{};
 }
 
 }  // namespace taconite::gst

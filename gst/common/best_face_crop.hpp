@@ -9,9 +9,9 @@
 #include <functional>
 #include <opencv2/core.hpp>
 #include <span>
-#include <string>
 
 #include "best_faces.hpp"
+#include "taconite/error.hpp"
 
 namespace taconite::gst {
 
@@ -25,11 +25,11 @@ using WantCrop = std::function<bool(const ImprovedFace&)>;
 using TakeCrop = std::function<void(const ImprovedFace&, cv::Mat rgb)>;
 
 // Crops the faces of `faces` that `want` accepts from `buffer` as `info` (its caps) describes it.
-// A face whose ROI has no usable landmarks is skipped (no picture). False, with `problem` saying
-// why, when the frame cannot be read (`info` null, a buffer smaller than its caps, a format the
-// face front end does not read): no face of the buffer is cropped then. Nothing is mapped, and
-// true returned, when no face is wanted.
-bool crop_improved_faces(GstBuffer* buffer, const GstVideoInfo* info, std::span<const ImprovedFace> faces,
-                         const WantCrop& want, const TakeCrop& take, std::string* problem);
+// A face whose ROI has no usable landmarks is skipped (no picture). An Input error saying why when
+// the frame cannot be read (`info` null, a buffer smaller than its caps, a format the face front
+// end does not read): no face of the buffer is cropped then. Nothing is mapped, and Ok returned,
+// when no face is wanted.
+Status crop_improved_faces(GstBuffer* buffer, const GstVideoInfo* info, std::span<const ImprovedFace> faces,
+                           const WantCrop& want, const TakeCrop& take);
 
 }  // namespace taconite::gst

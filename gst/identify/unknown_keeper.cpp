@@ -42,12 +42,11 @@ void UnknownKeeper::face(std::int64_t track, std::uint64_t now, std::int64_t utc
 }
 
 void UnknownKeeper::end_buffer(GstBuffer* buffer) {
-  std::string problem;
-  const bool readable = crop_improved_faces(
+  const Status readable = crop_improved_faces(
       buffer, info_ ? &*info_ : nullptr, improved_, [](const ImprovedFace&) { return true; },
-      [this](const ImprovedFace& face, cv::Mat rgb) { tracks_.set_picture(face.track, std::move(rgb)); }, &problem);
+      [this](const ImprovedFace& face, cv::Mat rgb) { tracks_.set_picture(face.track, std::move(rgb)); });
   if (!readable && !warned_unreadable_)
-    report_(true, "Unknown faces are kept without pictures: a frame cannot be read (" + problem + ").");
+    report_(true, "Unknown faces are kept without pictures: a frame cannot be read (" + readable.error().message + ").");
   warned_unreadable_ = warned_unreadable_ || !readable;
   improved_.clear();
 }

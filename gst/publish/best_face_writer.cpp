@@ -27,19 +27,16 @@ std::string file_name_part(const std::string& stream) {
 
 }  // namespace
 
-std::unique_ptr<BestFaceWriter> BestFaceWriter::start(const BestFaceWriterSettings& settings, std::string* error,
-                                                     Report report) {
+Result<std::unique_ptr<BestFaceWriter>> BestFaceWriter::start(const BestFaceWriterSettings& settings,
+                                                             Report report) {
   if (settings.output == BestFaceOutput::Path) {
-    if (settings.dir.empty()) {
-      *error = "best-face=path needs a directory: set best-face-dir";
-      return nullptr;
-    }
+    if (settings.dir.empty())
+      return Error{ErrorKind::Input, "best-face=path needs a directory: set best-face-dir"};
     if (g_mkdir_with_parents(settings.dir.c_str(), 0755) != 0 ||
         !g_file_test(settings.dir.c_str(), G_FILE_TEST_IS_DIR) || g_access(settings.dir.c_str(), W_OK | X_OK) != 0) {
       const int err = errno;
-      *error = "best-face-dir '" + settings.dir + "' is not a directory this process can write to: " +
-               g_strerror(err);
-      return nullptr;
+      return Error{ErrorKind::Io, "best-face-dir '" + settings.dir + "' is not a directory this process can write to: " +
+                                      g_strerror(err)};
     }
   }
   return std::unique_ptr<BestFaceWriter>(new BestFaceWriter(settings, std::move(report)));

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "face_jpeg_writer.hpp"
+#include "taconite/error.hpp"
 
 namespace taconite::gst {
 
@@ -63,10 +64,11 @@ class BestFaceWriter : private FaceSink<BestFaceJob> {
  public:
   using Report = FaceJpegWriter<BestFaceJob>::Report;
 
-  // Path: creates the directory when missing, checks it is one we can write (null with `error`
-  // naming it otherwise) and takes the files of its pattern there into retention.
-  static std::unique_ptr<BestFaceWriter> start(const BestFaceWriterSettings& settings, std::string* error,
-                                               Report report = nullptr);
+  // Path: creates the directory when missing, checks it is one we can write and takes the files of
+  // its pattern there into retention. An Input error when no directory is set, an Io error naming
+  // the directory when it cannot be made or written to.
+  static Result<std::unique_ptr<BestFaceWriter>> start(const BestFaceWriterSettings& settings,
+                                                       Report report = nullptr);
   ~BestFaceWriter() override = default;  // waits for the face being written; drops the queued ones
   BestFaceWriter(const BestFaceWriter&) = delete;
   BestFaceWriter& operator=(const BestFaceWriter&) = delete;

@@ -277,17 +277,18 @@ static bool start_unguarded(GstBaseTransform* trans) {
     t.best_face.stream = out->context.stream;
     t.best_face.max_files = s.best_face_max_files;
     t.best_face.max_bytes = s.best_face_max_bytes;
-    std::string error;
-    out->tracks = TrackEvents::start(t, &error, [self](bool warning, const std::string& text) {
-      if (warning)
-        GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", text.c_str()), ("property best-face-dir"));
-      else
-        GST_ELEMENT_INFO(self, RESOURCE, WRITE, ("%s", text.c_str()), ("property best-face-dir"));
-    });
-    if (!out->tracks) {
-      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", error.c_str()), ("property best-face-dir"));
+    taconite::Result<std::unique_ptr<TrackEvents>> tracks =
+        TrackEvents::start(t, [self](bool warning, const std::string& text) {
+          if (warning)
+            GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", text.c_str()), ("property best-face-dir"));
+          else
+            GST_ELEMENT_INFO(self, RESOURCE, WRITE, ("%s", text.c_str()), ("property best-face-dir"));
+        });
+    if (!tracks) {
+      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", tracks.error().message.c_str()), ("property best-face-dir"));
       return false;
     }
+    out->tracks = std::move(tracks.value());
   }
 
   if (s.method == PublishMethod::File) {

@@ -10,12 +10,13 @@
 
 namespace taconite::gst {
 
-std::unique_ptr<TrackEvents> TrackEvents::start(const TrackEventsSettings& settings, std::string* error,
-                                                BestFaceWriter::Report report) {
+Result<std::unique_ptr<TrackEvents>> TrackEvents::start(const TrackEventsSettings& settings,
+                                                        BestFaceWriter::Report report) {
   std::unique_ptr<TrackEvents> events(new TrackEvents(settings));
   if (settings.best_face.output != BestFaceOutput::None) {
-    events->writer_ = BestFaceWriter::start(settings.best_face, error, std::move(report));
-    if (!events->writer_) return nullptr;
+    Result<std::unique_ptr<BestFaceWriter>> writer = BestFaceWriter::start(settings.best_face, std::move(report));
+    if (!writer) return writer.error();
+    events->writer_ = std::move(writer.value());
   }
   return events;
 }
@@ -65,8 +66,7 @@ std::vector<std::string> TrackEvents::frame(GstBuffer* buffer, const GstVideoInf
       if (writer_->submit(face.track, book_.uid_of(face.track), face.quality, std::move(crop)))
         book_.offered(face.track, face.quality);
     };
-    std::string problem;  // a frame that cannot be read gives no best faces
-    crop_improved_faces(buffer, info, improved, room, submit, &problem);
+    (void)crop_improved_faces(buffer, info, improved, room, submit);  // a frame that cannot be read gives no best faces
   }
   return documents(events);
 }

@@ -31,10 +31,10 @@ struct TrackEventsSettings {
 
 class TrackEvents {
  public:
-  // Null with `error` (naming the directory) when the best-face writer cannot start. `report`: the
+  // The best-face writer's error (naming the directory) when it cannot start. `report`: the
   // writer's failure and recovery messages (its thread).
-  static std::unique_ptr<TrackEvents> start(const TrackEventsSettings& settings, std::string* error,
-                                            BestFaceWriter::Report report = nullptr);
+  static Result<std::unique_ptr<TrackEvents>> start(const TrackEventsSettings& settings,
+                                                    BestFaceWriter::Report report = nullptr);
 
   // The frame's events. `info`: the caps (null when unknown: no best faces).
   std::vector<std::string> frame(GstBuffer* buffer, const GstVideoInfo* info, const EventTime& at);

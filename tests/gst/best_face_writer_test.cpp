@@ -42,9 +42,9 @@ TEST_F(BestFaceWriterTest, AFullQueueDropsAndCountsEveryFaceItCannotHold) {
   settings.dir = dir_;
   settings.stream = "cam";
   settings.max_queued = 1;
-  std::string error;
-  std::unique_ptr<BestFaceWriter> writer = BestFaceWriter::start(settings, &error);
-  ASSERT_TRUE(writer) << error;
+  taconite::Result<std::unique_ptr<BestFaceWriter>> started = BestFaceWriter::start(settings);
+  ASSERT_TRUE(started) << started.error().message;
+  std::unique_ptr<BestFaceWriter> writer = std::move(started.value());
   constexpr int kFaces = 200;
   int refused = 0;
   for (int i = 0; i < kFaces; ++i) refused += !writer->submit(i, "uid-" + std::to_string(i), 0.5, face());
@@ -59,14 +59,36 @@ TEST_F(BestFaceWriterTest, AFileThatCannotBeWrittenIsCountedDropped) {
   BestFaceWriterSettings settings;
   settings.dir = dir_;
   settings.stream = "cam";
-  std::string error;
-  std::unique_ptr<BestFaceWriter> writer = BestFaceWriter::start(settings, &error);
-  ASSERT_TRUE(writer) << error;
+  taconite::Result<std::unique_ptr<BestFaceWriter>> started = BestFaceWriter::start(settings);
+  ASSERT_TRUE(started) << started.error().message;
+  std::unique_ptr<BestFaceWriter> writer = std::move(started.value());
   ASSERT_EQ(g_rmdir(dir_.c_str()), 0);  // the directory went away after the start
   ASSERT_TRUE(writer->submit(1, "uid-1", 0.5, face()));
   writer->drain(60000);
   EXPECT_TRUE(writer->take_finished().empty());
   EXPECT_EQ(writer->dropped(), 1u);
+}
+
+TEST_F(BestFaceWriterTest, NoDirectoryIsAnInputErrorAndOneThatCannotBeMadeAnIoError) {
+  BestFaceWriterSettings settings;
+  settings.stream = "cam";
+  taconite::Result<std::unique_ptr<BestFaceWriter>> unset = BestFaceWriter::start(settings);
+  ASSERT_FALSE(unset);
+  EXPECT_EQ(unset.error().kind, taconite::ErrorKind::Input);
+  EXPECT_EQ(unset.error().message, "best-face=path needs a directory: set best-face-dir");
+
+  const std::string file = dir_ + "/a-file";  // a directory below a regular file cannot be made, even as root
+  ASSERT_TRUE(g_file_set_contents(file.c_str(), "x", 1, nullptr));
+  settings.dir = file + "/faces";
+  taconite::Result<std::unique_ptr<BestFaceWriter>> unwritable = BestFaceWriter::start(settings);
+  ASSERT_FALSE(unwritable);
+  EXPECT_EQ(unwritable.error().kind, taconite::ErrorKind::Io);
+  EXPECT_NE(unwritable.error().message.find("best-face-dir '" + settings.dir + "'"), std::string::npos)
+      << unwritable.error().message;
+
+  settings.output = BestFaceOutput::Base64;  // no directory needed
+  taconite::Result<std::unique_ptr<BestFaceWriter>> inline_faces = BestFaceWriter::start(settings);
+  EXPECT_TRUE(inline_faces) << inline_faces.error().message;
 }
 
 }  // namespace

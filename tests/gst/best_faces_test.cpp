@@ -76,6 +76,9 @@ void add_landmarks(GstVideoRegionOfInterestMeta* roi, double x, double y) {
   gst_video_region_of_interest_meta_add_param(roi, landmarks);
 }
 
+// The error's message, empty for Ok: a search in it fails when the crop unexpectedly succeeded.
+std::string message_of(const taconite::Status& status) { return status ? std::string() : status.error().message; }
+
 class BestFaceCropTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -111,10 +114,9 @@ class BestFaceCropTest : public ::testing::Test {
 TEST_F(BestFaceCropTest, ALandmarkedFaceGivesAnAligned112RgbCropAndOneWithoutLandmarksNone) {
   const std::vector<ImprovedFace> faces = {{1, with_landmarks_, 0.5}, {2, without_landmarks_, 0.9}};
   std::vector<std::int64_t> asked;
-  std::string problem;
-  EXPECT_TRUE(crop_improved_faces(
-      frame_, &info_, faces, [&](const ImprovedFace& f) { asked.push_back(f.track); return true; }, take_, &problem))
-      << problem;
+  const taconite::Status cropped = crop_improved_faces(
+      frame_, &info_, faces, [&](const ImprovedFace& f) { asked.push_back(f.track); return true; }, take_);
+  EXPECT_TRUE(cropped) << cropped.error().message;
   EXPECT_EQ(asked, (std::vector<std::int64_t>{1, 2})) << "each improved face asked, in order";
   ASSERT_EQ(cropped_tracks_, (std::vector<std::int64_t>{1})) << "no landmarks: no picture";
   const cv::Mat& crop = crops_[0];
@@ -126,37 +128,38 @@ TEST_F(BestFaceCropTest, ALandmarkedFaceGivesAnAligned112RgbCropAndOneWithoutLan
 
 TEST_F(BestFaceCropTest, TheFrameIsMappedOnlyWhenAFaceImprovedAndIsWanted) {
   GstBuffer* broken = truncated_frame();  // any attempt to map it fails
-  std::string problem;
-  EXPECT_TRUE(crop_improved_faces(broken, &info_, {}, [](const ImprovedFace&) { return true; }, take_, &problem))
-      << "no improved face: the frame is not mapped";
-  EXPECT_TRUE(problem.empty());
+  const taconite::Status none_improved =
+      crop_improved_faces(broken, &info_, {}, [](const ImprovedFace&) { return true; }, take_);
+  EXPECT_TRUE(none_improved) << "no improved face: the frame is not mapped";
   const std::vector<ImprovedFace> faces = {{1, with_landmarks_, 0.5}, {2, with_landmarks_, 0.6}};
   int asked = 0;
-  EXPECT_TRUE(crop_improved_faces(
-      broken, &info_, faces, [&](const ImprovedFace&) { ++asked; return false; }, take_, &problem))
-      << "no face wanted (a full queue): the frame is not mapped";
+  const taconite::Status none_wanted = crop_improved_faces(
+      broken, &info_, faces, [&](const ImprovedFace&) { ++asked; return false; }, take_);
+  EXPECT_TRUE(none_wanted) << "no face wanted (a full queue): the frame is not mapped";
   EXPECT_EQ(asked, 2);
-  EXPECT_TRUE(problem.empty());
-  EXPECT_FALSE(crop_improved_faces(broken, &info_, faces, [](const ImprovedFace&) { return true; }, take_, &problem));
-  EXPECT_NE(problem.find("bytes"), std::string::npos) << problem;
+  const taconite::Status wanted = crop_improved_faces(broken, &info_, faces, [](const ImprovedFace&) { return true; }, take_);
+  EXPECT_FALSE(wanted);
+  EXPECT_TRUE(!wanted && wanted.error().kind == taconite::ErrorKind::Input) << "a frame that is not what its caps say";
+  EXPECT_NE(message_of(wanted).find("bytes"), std::string::npos) << message_of(wanted);
   EXPECT_TRUE(crops_.empty());
   gst_buffer_unref(broken);
 }
 
 TEST_F(BestFaceCropTest, AFrameThatCannotBeReadCropsNothingAndSaysWhy) {
   const std::vector<ImprovedFace> faces = {{1, with_landmarks_, 0.5}};
-  std::string problem;
-  EXPECT_FALSE(crop_improved_faces(frame_, nullptr, faces, [](const ImprovedFace&) { return true; }, take_, &problem));
-  EXPECT_NE(problem.find("caps"), std::string::npos) << problem;
+  const taconite::Status no_caps =
+      crop_improved_faces(frame_, nullptr, faces, [](const ImprovedFace&) { return true; }, take_);
+  EXPECT_FALSE(no_caps);
+  EXPECT_NE(message_of(no_caps).find("caps"), std::string::npos) << message_of(no_caps);
 
   GstVideoInfo unreadable;  // a format the face front end does not read, in a buffer big enough for it
   gst_video_info_set_format(&unreadable, GST_VIDEO_FORMAT_UYVY, kWidth, kHeight);
   GstBuffer* uyvy = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&unreadable), nullptr);
   gst_buffer_memset(uyvy, 0, 128, GST_VIDEO_INFO_SIZE(&unreadable));
-  problem.clear();
-  EXPECT_FALSE(
-      crop_improved_faces(uyvy, &unreadable, faces, [](const ImprovedFace&) { return true; }, take_, &problem));
-  EXPECT_NE(problem.find("UYVY"), std::string::npos) << problem;
+  const taconite::Status unread =
+      crop_improved_faces(uyvy, &unreadable, faces, [](const ImprovedFace&) { return true; }, take_);
+  EXPECT_FALSE(unread);
+  EXPECT_NE(message_of(unread).find("UYVY"), std::string::npos) << message_of(unread);
   EXPECT_TRUE(crops_.empty());
   gst_buffer_unref(uyvy);
 }

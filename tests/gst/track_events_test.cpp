@@ -573,9 +573,9 @@ TEST(TrackEventsQueueTest, AFullWriterQueueSkipsTheAlignmentAndCountsTheFaceDrop
     settings.stream = "door";
     settings.best_face.output = taconite::gst::BestFaceOutput::Base64;
     settings.best_face.max_queued = max_queued;
-    std::string error;
-    std::unique_ptr<taconite::gst::TrackEvents> events = taconite::gst::TrackEvents::start(settings, &error);
-    ASSERT_TRUE(events) << error;
+    taconite::Result<std::unique_ptr<taconite::gst::TrackEvents>> started = taconite::gst::TrackEvents::start(settings);
+    ASSERT_TRUE(started) << started.error().message;
+    std::unique_ptr<taconite::gst::TrackEvents> events = std::move(started.value());
     GstVideoInfo info;
     gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGB, 320, 240);
     for (int i = 0; i < 10; ++i) {  // two tracks, each face better than the last
