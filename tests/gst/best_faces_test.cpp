@@ -22,6 +22,7 @@
 #include "best_faces.hpp"
 #include "face_jpeg_writer.hpp"
 #include "gst_test_support.hpp"
+#include "roi_params.hpp"
 
 namespace {
 
@@ -58,22 +59,10 @@ TEST(BestFaceRankingTest, ANegativeFirstQualityStillRanks) {
 
 // A 5-point face inside a 40x40 box at (x, y).
 void add_landmarks(GstVideoRegionOfInterestMeta* roi, double x, double y) {
-  GValue xs = G_VALUE_INIT, ys = G_VALUE_INIT;
-  gst_value_array_init(&xs, 5);
-  gst_value_array_init(&ys, 5);
-  const double px[5] = {12, 28, 20, 14, 26}, py[5] = {15, 15, 22, 30, 30};
-  for (int k = 0; k < 5; ++k) {
-    GValue v = G_VALUE_INIT;
-    g_value_init(&v, G_TYPE_DOUBLE);
-    g_value_set_double(&v, x + px[k]);
-    gst_value_array_append_value(&xs, &v);
-    g_value_set_double(&v, y + py[k]);
-    gst_value_array_append_and_take_value(&ys, &v);
-  }
-  GstStructure* landmarks = gst_structure_new_empty("landmarks");
-  gst_structure_take_value(landmarks, "x", &xs);
-  gst_structure_take_value(landmarks, "y", &ys);
-  gst_video_region_of_interest_meta_add_param(roi, landmarks);
+  using taconite::vision::Point2;
+  const std::array<Point2, 5> points = {Point2{x + 12, y + 15}, Point2{x + 28, y + 15}, Point2{x + 20, y + 22},
+                                        Point2{x + 14, y + 30}, Point2{x + 26, y + 30}};
+  ASSERT_TRUE(set_roi_points(roi, "landmarks", points));
 }
 
 // The error's message, empty for Ok: a search in it fails when the crop unexpectedly succeeded.
