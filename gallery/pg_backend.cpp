@@ -15,6 +15,8 @@ Result<std::unique_ptr<GalleryBackend>> as_backend(Result<std::unique_ptr<PgStor
 
 }  // namespace
 
+bool postgres_available() { return true; }
+
 Result<std::unique_ptr<GalleryBackend>> connect_postgres(const std::string& location) {
   return as_backend(PgStore::connect(location));
 }

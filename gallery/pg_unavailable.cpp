@@ -18,6 +18,8 @@ Error unsupported(const std::string& location) {
 
 }  // namespace
 
+bool postgres_available() { return false; }
+
 Result<std::unique_ptr<GalleryBackend>> connect_postgres(const std::string& location) {
   return unsupported(location);
 }

@@ -315,10 +315,7 @@ Result<std::unique_ptr<faces::FaceFinder>> load_finder(const Options& o, const I
     if (!yunet) return Error{yunet.error().kind, "--detector: " + yunet.error().message};
     return std::unique_ptr<faces::FaceFinder>(std::move(yunet.value()));
   }
-  Result<std::shared_ptr<const vision::LandmarkModel>> landmarks = vision::LandmarkModel::load(o.landmarks);
-  if (!landmarks) return landmarks.error();
-  return std::unique_ptr<faces::FaceFinder>(
-      std::make_unique<faces::HogFaceFinder>(std::move(landmarks.value()), input));
+  return faces::load_hog_face_finder(o.landmarks, input);
 }
 
 Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
