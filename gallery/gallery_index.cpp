@@ -77,9 +77,10 @@ struct GalleryIndex::Impl {
     return HnswSource{revision, fingerprint, dim, template_ids, template_identity, of};
   }
 
-  // Builds the search of `rows` (all the templates' values): an exact search takes them over
-  // (leaving `rows` empty), an HNSW graph copies them. An error when the HNSW build was cancelled.
-  Status build(std::vector<float>& rows) {
+  // Builds the search of `rows` (all the templates' values): an HNSW graph copies them, an exact
+  // search keeps them, taking `owned` over when it holds them (else a copy). An error when the HNSW
+  // build was cancelled.
+  Status build(std::span<const float> rows, std::vector<float>* owned = nullptr) {
     if (approximate) {
       Result<std::unique_ptr<HnswIndex>> built = build_hnsw(source(rows), options);
       if (!built) return built.error();
@@ -87,7 +88,7 @@ struct GalleryIndex::Impl {
       count_identities();
       return Ok{};
     }
-    vectors = std::move(rows);
+    vectors = owned ? std::move(*owned) : std::vector<float>(rows.begin(), rows.end());
     exact_scan = std::make_unique<ExactScan>(dim, vectors, count_identities());
     return Ok{};
   }
@@ -112,9 +113,8 @@ Result<GalleryIndex> GalleryIndex::build(int dim, std::span<const float> unit_em
   impl->template_ids.resize(identity_ids.size());
   for (std::size_t i = 0; i < identity_ids.size(); ++i) impl->template_ids[i] = static_cast<std::int64_t>(i);
   impl->choose_search(identity_ids.size());
-  std::vector<float> rows(unit_embeddings.begin(), unit_embeddings.end());
   try {
-    if (Status built = impl->build(rows); !built) return built.error();
+    if (Status built = impl->build(unit_embeddings); !built) return built.error();
   } catch (const std::exception& e) {
     return Error{ErrorKind::Device, std::string("index build failed: ") + e.what()};
   }
@@ -206,7 +206,7 @@ Result<GalleryIndex> GalleryIndex::load_unguarded(const GalleryStore& store, con
       impl->approximate_pending = true;
     }
     try {
-      if (Status built = impl->build(vectors); !built) return built.error();
+      if (Status built = impl->build(vectors, &vectors); !built) return built.error();
     } catch (const std::exception& e) {
       return Error{ErrorKind::Device, gallery.string() + ": index build failed: " + e.what()};
     }
