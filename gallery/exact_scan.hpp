@@ -20,7 +20,7 @@ namespace taconite::gallery {
 class ExactScan {
  public:
   // Codes for `rows` rows of `dim` finite floats (`vectors`, row-major). The floats are not copied:
-  // they must stay alive and unchanged while the scan is used (the FAISS flat index holds them).
+  // they must stay alive and unchanged while the scan is used (GalleryIndex holds them).
   // `groups` (empty, or one per row: dense indices 0..G-1, e.g. the row's identity) makes top()
   // rank groups by their best row instead of rows.
   ExactScan(int dim, std::span<const float> vectors, std::vector<std::uint32_t> groups = {});

@@ -1,9 +1,10 @@
-// Search of a gallery with FAISS: inner product of L2-normalised embeddings (= cosine). Exact up
-// to `approximate_above` templates (the vectors in an IndexFlatIP, searched by exact_scan.hpp),
-// HNSW above (FAISS's graph on simd_flat_ip.hpp's distances). The HNSW index takes long to build,
-// so it is persisted next to the gallery as one file, <gallery>.hnsw (hnsw_file.hpp), and used
-// only when it was built from exactly this gallery state (revision, templates' ids and vectors,
-// options) and its checksum holds; otherwise it is rebuilt. Several templates per identity: an
+// Search of a gallery: inner product of L2-normalised embeddings (= cosine). Exact up to
+// `approximate_above` templates (exact_scan.hpp), HNSW above (hnsw_index.hpp: FAISS's graph on
+// simd_flat_ip.hpp's distances). The HNSW index takes long to build, so it is persisted next to
+// the gallery as one file, <gallery>.hnsw (hnsw_file.hpp), and used only when it was built from
+// exactly this gallery state (revision, templates' ids and vectors, options) and its checksum
+// holds; otherwise it is rebuilt. A build without FAISS (-Dfaiss=disabled) has no HNSW: it
+// searches every gallery exactly (approximate_unsupported(), and the load's note, say so). Several templates per identity: an
 // identity's score is its best template's similarity. Templates holding NaN or Inf are left out
 // (skipped_templates()): they would match nothing sensibly and break the search's bounds.
 //
@@ -54,6 +55,9 @@ inline constexpr int kMaxTopK = 100;
 inline constexpr const char* kIndexBuildCancelled = "cancelled";
 inline constexpr int kMaxEfSearch = 65536;  // bounds a query's HNSW beam
 
+// False in a build without FAISS: no HNSW index, galleries above approximate_above are searched exactly.
+bool approximate_search_available();
+
 // False when `query` holds NaN or Inf (search() refuses such a query).
 bool finite_query(std::span<const float> query);
 // A finite `query` at unit length, as search() scores it (all zeros when its length is 0 or
@@ -64,7 +68,8 @@ class GalleryIndex {
  public:
   // Reads the gallery and builds its index, or loads the persisted HNSW index when it is fresh.
   // `note` (optional) says what happened ("built exact index of N templates", "loaded ...",
-  // "could not save ...", "left out N templates holding NaN or Inf"). Never throws.
+  // "could not save ...", "left out N templates holding NaN or Inf", "built without FAISS").
+  // Never throws.
   static Result<GalleryIndex> load(const GalleryStore& store, const IndexOptions& options, std::string* note = nullptr);
 
   // An index over given unit embeddings (benchmarks, tests): templates[i] belongs to identity
@@ -98,6 +103,9 @@ class GalleryIndex {
   // The gallery is above approximate_above but this index searches exactly: the HNSW index is
   // still to be built (IndexOptions::defer_approximate).
   bool approximate_pending() const;
+  // The gallery is above approximate_above but this build has no HNSW (approximate_search_available()):
+  // searched exactly.
+  bool approximate_unsupported() const;
   std::size_t skipped_templates() const;  // left out: they hold NaN or Inf
   const std::string& model() const;              // GalleryInfo::model
   const std::string& model_fingerprint() const;  // GalleryInfo::model_fingerprint

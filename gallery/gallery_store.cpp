@@ -1,15 +1,13 @@
 // GalleryStore, backend-neutral: it picks the backend from the location, checks what callers
 // give before a backend stores it, and scopes transactions (ReadSnapshot, WriteBatch). The
-// storage is sqlite_store.cpp or pg_store.cpp (gallery_backend.hpp).
+// storage is sqlite_store.cpp or pg_store.cpp (gallery_backend.hpp, pg_backend.hpp).
 #include "gallery_store.hpp"
-
-#include <libpq-fe.h>
 
 #include <utility>
 
 #include "gallery_backend.hpp"
 #include "identity_fields.hpp"
-#include "pg_store.hpp"
+#include "pg_backend.hpp"
 #include "sqlite_store.hpp"
 #include "unknown_fields.hpp"
 
@@ -18,17 +16,13 @@ namespace taconite::gallery {
 bool is_postgres_location(std::string_view location) {
   if (location.starts_with("postgresql://") || location.starts_with("postgres://")) return true;
   // A libpq key=value string: its first key is one of libpq's keywords (a file path holding '='
-  // is far-fetched). The keywords are those of an empty string's parse (it reads no file).
+  // is far-fetched).
   const std::size_t equals = location.find('=');
   if (equals == std::string_view::npos) return false;
   std::string_view key = location.substr(0, equals);
   while (!key.empty() && (key.front() == ' ' || key.front() == '\t')) key.remove_prefix(1);
   while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.remove_suffix(1);
-  PQconninfoOption* keywords = PQconninfoParse("", nullptr);
-  bool known = false;
-  for (PQconninfoOption* o = keywords; o && o->keyword; ++o) known = known || key == o->keyword;
-  PQconninfoFree(keywords);
-  return known;
+  return is_libpq_keyword(key);
 }
 
 namespace {
@@ -64,7 +58,7 @@ Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, con
                  "embedding size " + std::to_string(dim) + " out of range 1.." + std::to_string(kMaxEmbeddingDim)};
   if (model.sha256.size() != 64) return Error{ErrorKind::Input, "model fingerprint must be 64 hex digits"};
   if (is_postgres_location(path.string())) {
-    Result<std::unique_ptr<PgStore>> created = PgStore::create(path.string(), model, dim);
+    Result<std::unique_ptr<GalleryBackend>> created = create_postgres(path.string(), model, dim);
     if (!created) return created.error();
     return GalleryStore(std::move(created.value()));
   }
@@ -76,7 +70,7 @@ Result<GalleryStore> GalleryStore::create(const std::filesystem::path& path, con
 Result<GalleryStore> GalleryStore::open(const std::filesystem::path& path, Access access, int busy_timeout_ms) {
   std::unique_ptr<GalleryBackend> backend;
   if (is_postgres_location(path.string())) {
-    Result<std::unique_ptr<PgStore>> connected = PgStore::connect(path.string());
+    Result<std::unique_ptr<GalleryBackend>> connected = connect_postgres(path.string());
     if (!connected) return connected.error();
     backend = std::move(connected.value());
   } else {

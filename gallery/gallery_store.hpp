@@ -17,6 +17,8 @@
 // (its first key one of libpq's: `service=...`, `host=... dbname=...`), is a gallery in a
 // PostgreSQL database instead (pg_store.hpp): the same calls, the same rules, the database as the
 // source of truth. Both are a GalleryBackend (gallery_backend.hpp; the file is sqlite_store.hpp).
+// A build without libpq (-Dpostgresql=disabled) still recognises such a location and refuses it
+// with an Input error saying how to rebuild (postgres_available() is false there).
 //
 // Unknown faces kept for review (unknown_face.hpp) live in the table `unknown_faces` of the same
 // gallery. They are not part of what a pipeline searches: writing them bumps no revision and
@@ -60,6 +62,8 @@ inline constexpr std::size_t kMaxMetadataBytes = 64 * 1024;
 
 // True for a PostgreSQL connection string (see above), false for a file path.
 bool is_postgres_location(std::string_view location);
+// False in a build without libpq: PostgreSQL locations are refused.
+bool postgres_available();
 
 struct GalleryInfo {
   int schema_version = 0;

@@ -86,8 +86,6 @@ std::uint64_t ContentHash::value() const {
   return h ^ (h >> 29);
 }
 
-std::filesystem::path hnsw_file_path(const std::filesystem::path& gallery) { return gallery.string() + ".hnsw"; }
-
 Result<std::unique_ptr<faiss::Index>> read_hnsw_file(const std::filesystem::path& file,
                                                      const HnswBuildState& wanted) {
   const auto unusable = [](std::string why) { return Error{ErrorKind::Io, std::move(why)}; };

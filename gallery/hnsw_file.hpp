@@ -47,8 +47,6 @@ class ContentHash {
   unsigned pending_bytes_ = 0;
 };
 
-std::filesystem::path hnsw_file_path(const std::filesystem::path& gallery);
-
 // The index saved for `wanted`; an Io error saying why ("none saved", "built for another gallery
 // state", "damaged: ...") when there is none to use. Never throws.
 Result<std::unique_ptr<faiss::Index>> read_hnsw_file(const std::filesystem::path& file,

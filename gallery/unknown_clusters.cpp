@@ -1,9 +1,5 @@
 #include "unknown_clusters.hpp"
 
-#include "simd_flat_ip.hpp"
-
-#include <faiss/impl/DistanceComputer.h>
-
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -11,11 +7,11 @@
 #include <numeric>
 #include <string>
 
+#include "simd_dot.hpp"
+
 namespace taconite::gallery {
 
 namespace {
-
-using idx_t = faiss::Index::idx_t;
 
 // Union-find whose root is always a set's smallest index: with faces in id order, the root of a
 // cluster is its smallest id.
@@ -80,37 +76,23 @@ Result<std::vector<UnknownCluster>> cluster_unknown_faces(std::span<const Unknow
 
   Components components(n);
   try {
-    SimdFlatIP index(static_cast<idx_t>(dim));
-    index.add(static_cast<idx_t>(n), vectors.data());
     // Rows of the upper triangle in blocks, so the candidate pairs held stay bounded.
     const std::size_t block = std::max<std::size_t>(1, kMaxCandidatePairs / n);
     for (std::size_t start = 0; start < n; start += block) {
       const std::size_t end = std::min(n, start + block);
       std::vector<std::vector<Candidate>> rows(end - start);
       bool failed = false;
-#pragma omp parallel
-      {
-        // Each thread its own distance computer (it holds the query).
-        std::unique_ptr<faiss::FlatCodesDistanceComputer> distance;
+#pragma omp parallel for schedule(dynamic, 8)
+      for (std::size_t i = start; i < end; ++i) {
         try {
-          distance.reset(index.get_FlatCodesDistanceComputer());
-        } catch (...) {
+          // Every pair that may reach the threshold, with margin for float rounding.
+          for (std::size_t j = i + 1; j < n; ++j)
+            if (const float s = dot_f32(&vectors[i * dim], &vectors[j * dim], dim);
+                s >= threshold - kClusterRoundingMargin)
+              rows[i - start].push_back({static_cast<std::uint32_t>(j), s});
+        } catch (...) {  // bad_alloc: no exception may leave an OpenMP region
 #pragma omp atomic write
           failed = true;
-        }
-#pragma omp for schedule(dynamic, 8)
-        for (std::size_t i = start; i < end; ++i) {
-          if (!distance) continue;
-          try {
-            distance->set_query(&vectors[i * dim]);
-            // Every pair that may reach the threshold, with margin for float rounding.
-            for (std::size_t j = i + 1; j < n; ++j)
-              if (const float s = (*distance)(static_cast<idx_t>(j)); s >= threshold - kClusterRoundingMargin)
-                rows[i - start].push_back({static_cast<std::uint32_t>(j), s});
-          } catch (...) {  // bad_alloc: no exception may leave an OpenMP region
-#pragma omp atomic write
-            failed = true;
-          }
         }
       }
       if (failed) return Error{ErrorKind::Io, "cannot cluster the unknown faces: out of memory"};
@@ -124,7 +106,7 @@ Result<std::vector<UnknownCluster>> cluster_unknown_faces(std::span<const Unknow
           if (similarity >= threshold) components.join(i, c.face);
         }
     }
-  } catch (const std::exception& e) {  // FAISS errors, bad_alloc
+  } catch (const std::exception& e) {  // bad_alloc
     return Error{ErrorKind::Io, std::string("cannot cluster the unknown faces: ") + e.what()};
   }
 

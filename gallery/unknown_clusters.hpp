@@ -1,10 +1,10 @@
 // Clusters of kept unknown faces (taconite-gallery unknowns, name, forget): the same person seen
 // on several tracks and cameras. A cluster is a connected component of the graph whose edges join
 // two faces with cosine similarity >= threshold (single linkage), found exactly: every pair is
-// scored through FAISS's flat inner-product index and its distance computer with the gallery's
-// AVX2 dot product (simd_flat_ip.hpp), on all cores (OpenMP), rows in blocks so the candidate
-// pairs held stay bounded. (IndexFlatIP::range_search itself goes through BLAS, which is netlib's
-// reference BLAS on Debian unless OpenBLAS is installed: 40 s instead of ~1 s for 10 k faces.)
+// scored with the gallery's AVX2 dot product (simd_dot.hpp), on all cores (OpenMP), rows in
+// blocks so the candidate pairs held stay bounded. (FAISS's IndexFlatIP::range_search goes
+// through BLAS, which is netlib's reference BLAS on Debian unless OpenBLAS is installed: 40 s
+// instead of ~1 s for 10 k faces.)
 //
 // Deterministic: the same faces give the same clusters whatever their order and however many
 // threads run (a pair scored within kClusterRoundingMargin of the threshold is decided again by a

@@ -62,6 +62,7 @@ gallery::Status GalleryWatcher::start(const std::optional<gallery::ModelFingerpr
     if (gallery::Status s = store_->check_model(*required); !s) return s.error();
   Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(*store_, options_, note);
   if (!index) return index.error();
+  warn_once_if_exact_only(index.value());
   index_ = std::make_shared<const gallery::GalleryIndex>(std::move(index.value()));
   thread_ = std::thread([this] { run(); });
   if (store_->remote()) listener_ = std::thread([this] { listen(); });
@@ -81,7 +82,17 @@ std::shared_ptr<const gallery::GalleryIndex> GalleryWatcher::current() const {
   return index_;
 }
 
+void GalleryWatcher::warn_once_if_exact_only(const gallery::GalleryIndex& index) {
+  if (!index.approximate_unsupported() || warned_exact_only_) return;
+  warned_exact_only_ = true;
+  report(Level::Warning, shown_ + ": " + std::to_string(index.templates()) + " templates, above approximate-above " +
+                             std::to_string(options_.approximate_above) +
+                             ", but this taconite was built without FAISS: searching exactly (always right, slower; "
+                             "rebuild with libfaiss-dev and -Dfaiss=enabled for the HNSW index)");
+}
+
 void GalleryWatcher::install(gallery::GalleryIndex index, const std::string& note) {
+  warn_once_if_exact_only(index);
   const bool skipped = index.skipped_templates() > 0;
   const std::string message = "gallery revision " + std::to_string(index.revision()) + ": " + note;
   auto fresh = std::make_shared<const gallery::GalleryIndex>(std::move(index));

@@ -12,6 +12,8 @@
 // index stays in use, the watcher tries again with the same backoff (not at every poll; reload()
 // still tries at once), and when the database answers again one Info, then the revision tells
 // whether changes were made meanwhile. Only the watcher's threads ever wait on the database.
+// A gallery above approximate-above in a build without FAISS is searched exactly, with one
+// Warning saying so (the first time it is that large).
 // Messages name the gallery without its password (displayed_location.hpp).
 // No exception leaves the threads.
 #pragma once
@@ -67,6 +69,7 @@ class GalleryWatcher {
   Result<bool> reopen_if_replaced();
   void build_approximate();          // replaces an exact stand-in by its HNSW index
   void install(gallery::GalleryIndex index, const std::string& note);
+  void warn_once_if_exact_only(const gallery::GalleryIndex& index);
 
   const std::filesystem::path path_;
   const std::string shown_;  // path_ for messages (displayed_location: no password)
@@ -78,6 +81,7 @@ class GalleryWatcher {
   std::optional<gallery::FileIdentity> opened_;
   std::string last_problem_;  // a lasting problem is reported once, not on every poll
   std::int64_t failed_build_revision_ = -1;
+  bool warned_exact_only_ = false;  // (start(), then the thread)
   // A PostgreSQL gallery that cannot be reached: an outage, retried after retry_ms_ (doubling).
   bool unreachable_ = false;
   unsigned retry_ms_ = 0;

@@ -709,8 +709,8 @@ static void declare_properties(PropertyTable<GstTaconiteIdentify, Settings>& t) 
          "which arrive whatever this is). Default: 1000",
          0, 3600000, &Settings::poll_interval, Mutable::ReadyOnly);
   t.uint64("approximate-above", "Approximate above",
-           "Templates beyond which an HNSW index (persisted as <gallery>.hnsw) replaces exact search. "
-           "Default: 1000000",
+           "Templates beyond which an HNSW index (persisted as <gallery>.hnsw) replaces exact search "
+           "(a build without FAISS searches exactly all the same, with one warning). Default: 1000000",
            0, G_MAXUINT64, &Settings::approximate_above, Mutable::ReadyOnly);
   t.uint("ef-search", "HNSW efSearch",
          "Query beam of the HNSW index (galleries above approximate-above): larger finds more of the "

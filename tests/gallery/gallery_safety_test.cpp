@@ -105,9 +105,33 @@ TEST(DisplayedLocation, StoreErrorsNeverShowThePassword) {
     ASSERT_FALSE(created.ok());
     EXPECT_EQ(created.error().message.find(kSecret), std::string::npos) << created.error().message;
   }
+  if (!postgres_available()) return;  // (libpq's parse: PostgresLocationsWithoutLibpq... below instead)
   auto malformed = GalleryStore::open("postgresql://nobody:hunter2secret@[::1/g2", GalleryStore::Access::ReadOnly);
   EXPECT_NE(malformed.error().message.find("malformed connection string"), std::string::npos);
   EXPECT_NE(malformed.error().message.find("IPv6"), std::string::npos) << malformed.error().message;
+}
+
+// A build without libpq (-Dpostgresql=disabled) still tells a PostgreSQL location from a file name,
+// and refuses it saying so and how to rebuild, password masked; with libpq that refusal never comes.
+TEST(DisplayedLocation, PostgresLocationsWithoutLibpqAreRefusedSayingHowToRebuild) {
+  for (const std::string location : {"postgresql://nobody:hunter2secret@db.lan/g2",
+                                     "host=/nonexistent dbname=g2 password=hunter2secret", "service=g2"}) {
+    auto store = GalleryStore::open(location, GalleryStore::Access::ReadOnly);
+    auto created = GalleryStore::create(location, {std::string(64, 'a'), "m"}, 4);
+    ASSERT_FALSE(store.ok()) << location;
+    ASSERT_FALSE(created.ok()) << location;
+    for (const taconite::Error& e : {store.error(), created.error()}) {
+      EXPECT_EQ(e.message.find(kSecret), std::string::npos) << e.message;
+      EXPECT_NE(e.message.find("g2"), std::string::npos) << e.message;
+      const bool refused = e.message.find("built without PostgreSQL support (libpq; rebuild with libpq-dev and "
+                                          "-Dpostgresql=enabled)") != std::string::npos;
+      EXPECT_EQ(refused, !postgres_available()) << e.message;
+      if (refused) {
+        EXPECT_EQ(e.kind, taconite::ErrorKind::Input);
+      }
+    }
+  }
+  EXPECT_FALSE(fs::exists("service=g2"));  // not taken for an SQLite file name
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -120,6 +144,7 @@ class ClientFilesTest : public ::testing::Test {
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "home");
+    if (!postgres_available()) GTEST_SKIP() << "this build has no libpq (-Dpostgresql=disabled): no client files read";
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -19,6 +19,7 @@
 #include "identity_fields.hpp"
 #include "json_write.hpp"
 #include "model_fingerprint.hpp"
+#include "requires_hnsw.hpp"
 
 namespace {
 
@@ -505,6 +506,7 @@ TEST_F(GalleryTest, EmptyGallerySearchFindsNothing) {
 }
 
 TEST_F(GalleryTest, HnswIndexIsPersistedReusedAndRebuiltWhenStale) {
+  TACONITE_REQUIRE_HNSW();
   GalleryStore store = make();
   std::mt19937 rng(5);
   std::normal_distribution<float> normal;
@@ -596,6 +598,7 @@ void expect_right_answers(const GalleryIndex& index, const std::vector<std::vect
 // that half is all vector data: FAISS reads it without complaint (the old code answered random
 // identities at -nan).
 TEST_F(GalleryTest, HnswIndexWithItsSecondHalfOverwrittenIsRebuilt) {
+  TACONITE_REQUIRE_HNSW();
   auto created = GalleryStore::create(dir_ / "g.db", model(), 256);
   ASSERT_TRUE(created.ok());
   GalleryStore& store = created.value();
@@ -624,6 +627,7 @@ TEST_F(GalleryTest, HnswIndexWithItsSecondHalfOverwrittenIsRebuilt) {
 
 // The index file of another gallery at the same revision and size is not this gallery's index.
 TEST_F(GalleryTest, HnswIndexOfAnotherGalleryWithTheSameRevisionIsNotUsed) {
+  TACONITE_REQUIRE_HNSW();
   GalleryStore one = make("one.db");
   GalleryStore two = make("two.db");
   enroll_random(one, 30, 10, 1, "q");
@@ -641,6 +645,7 @@ TEST_F(GalleryTest, HnswIndexOfAnotherGalleryWithTheSameRevisionIsNotUsed) {
 // Issue 20 item 17: two loads saving the same gallery's index at once each write their own
 // temporary file; the saved index is whole and nothing is left behind.
 TEST_F(GalleryTest, ConcurrentSavesOfOneGalleryLeaveOneWholeIndex) {
+  TACONITE_REQUIRE_HNSW();
   make();
   {
     auto store = GalleryStore::open(dir_ / "g.db", GalleryStore::Access::ReadWrite);
@@ -671,6 +676,7 @@ TEST_F(GalleryTest, ConcurrentSavesOfOneGalleryLeaveOneWholeIndex) {
 
 // Issue 20 item 17: a deferred load searches exactly at once; the HNSW index is built by a later load.
 TEST_F(GalleryTest, DeferredLoadSearchesExactlyUntilTheHnswIndexIsBuilt) {
+  TACONITE_REQUIRE_HNSW();
   GalleryStore store = make();
   const auto vectors = enroll_random(store, 30, 10, 4);
   IndexOptions deferred = hnsw_options();
@@ -780,6 +786,39 @@ TEST_F(GalleryTest, AnIdentityWithThousandsOfTemplatesDoesNotHideTheOthers) {
   std::vector<float> query(kDim);
   for (float& x : query) x = normal(rng);
   EXPECT_EQ(hnsw.value().search(query, kMaxTopK).size(), std::size_t(kMaxTopK));
+}
+
+// A gallery above approximate-above: HNSW with FAISS; without it (-Dfaiss=disabled) searched
+// exactly, as the index and its load note say, and no <gallery>.hnsw is written.
+TEST_F(GalleryTest, AGalleryAboveApproximateAboveIsSearchedByHnswOrExactlyWithoutFaiss) {
+  GalleryStore store = make();
+  std::vector<NewTemplate> alice = {{axis(0), 0.0, "a", 0}, {axis(1), 0.0, "a2", 0}};
+  std::vector<NewTemplate> bob = {{axis(2), 0.0, "b", 0}};
+  ASSERT_TRUE(store.enroll("alice", "", alice).ok());
+  ASSERT_TRUE(store.enroll("bob", "", bob).ok());
+  IndexOptions options;
+  options.approximate_above = 1;
+  std::string note;
+  auto index = GalleryIndex::load(store, options, &note);
+  ASSERT_TRUE(index.ok()) << index.error().message;
+  const bool hnsw = approximate_search_available();
+  EXPECT_EQ(index.value().approximate(), hnsw);
+  EXPECT_EQ(index.value().approximate_unsupported(), !hnsw);
+  EXPECT_FALSE(index.value().approximate_pending());
+  EXPECT_EQ(fs::exists(dir_ / "g.db.hnsw"), hnsw);
+  EXPECT_EQ(note.find("built without FAISS") != std::string::npos, !hnsw) << note;
+  const auto matches = index.value().search(axis(2), 2);
+  ASSERT_EQ(matches.size(), 2u);
+  EXPECT_EQ(matches[0].name, "bob");
+  EXPECT_FLOAT_EQ(matches[0].similarity, 1.0f);
+  EXPECT_EQ(matches[1].name, "alice");
+  // At or under approximate-above, exact in every build, with nothing to report.
+  options.approximate_above = 3;
+  auto exact = GalleryIndex::load(store, options, &note);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_FALSE(exact.value().approximate());
+  EXPECT_FALSE(exact.value().approximate_unsupported());
+  EXPECT_EQ(note.find("FAISS"), std::string::npos) << note;
 }
 
 // Issue 24: unknown faces kept for review, in the gallery's table unknown_faces.

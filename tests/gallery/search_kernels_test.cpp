@@ -13,6 +13,7 @@
 
 #include "exact_scan.hpp"
 #include "gallery_index.hpp"
+#include "requires_hnsw.hpp"
 #include "simd_dot.hpp"
 
 namespace {
@@ -169,6 +170,7 @@ TEST(ExactScanTest, GroupsAreRankedByTheirBestRow) {
 }
 
 TEST(SimdHnsw, FindsTheSourceOfNearbyProbesWithExactSimilarities) {
+  TACONITE_REQUIRE_HNSW();
   constexpr int kDim = 128;
   constexpr std::size_t kRows = 3000;
   std::mt19937 rng(21);

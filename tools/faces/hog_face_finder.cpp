@@ -41,4 +41,10 @@ Result<cv::Mat> HogFaceFinder::aligned_face(std::size_t index) {
   return vision::aligned_face_rgb(view, *to_template, input_.width, input_.height);
 }
 
+Result<std::unique_ptr<FaceFinder>> load_hog_face_finder(const std::string& landmarks_model, const ModelInput& input) {
+  Result<std::shared_ptr<const vision::LandmarkModel>> landmarks = vision::LandmarkModel::load(landmarks_model);
+  if (!landmarks) return landmarks.error();
+  return std::unique_ptr<FaceFinder>(std::make_unique<HogFaceFinder>(std::move(landmarks.value()), input));
+}
+
 }  // namespace taconite::faces

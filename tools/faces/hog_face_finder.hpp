@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "face_finder.hpp"
 
@@ -26,5 +27,9 @@ class HogFaceFinder final : public FaceFinder {
   cv::Mat searched_;                         // the (possibly upscaled) image
   std::vector<vision::FaceBox> found_;       // in searched_'s pixels
 };
+
+// A HogFaceFinder with the dlib 68-point model `landmarks_model`. In a build without dlib
+// (-Ddlib=disabled: hog_unavailable.cpp, no HogFaceFinder) an Input error naming the other front ends.
+Result<std::unique_ptr<FaceFinder>> load_hog_face_finder(const std::string& landmarks_model, const ModelInput& input);
 
 }  // namespace taconite::faces

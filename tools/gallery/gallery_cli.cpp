@@ -315,10 +315,7 @@ Result<std::unique_ptr<faces::FaceFinder>> load_finder(const Options& o, const I
     if (!yunet) return Error{yunet.error().kind, "--detector: " + yunet.error().message};
     return std::unique_ptr<faces::FaceFinder>(std::move(yunet.value()));
   }
-  Result<std::shared_ptr<const vision::LandmarkModel>> landmarks = vision::LandmarkModel::load(o.landmarks);
-  if (!landmarks) return landmarks.error();
-  return std::unique_ptr<faces::FaceFinder>(
-      std::make_unique<faces::HogFaceFinder>(std::move(landmarks.value()), input));
+  return faces::load_hog_face_finder(o.landmarks, input);
 }
 
 Result<FrontEnd> load_front_end(const Options& o, const GalleryStore& store) {
@@ -413,8 +410,10 @@ int match(const Options& o) {
   gallery::IndexOptions index_options;
   index_options.approximate_above = o.approximate_above;
   index_options.hnsw_ef_search = o.ef_search;
-  Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(store.value(), index_options);
+  std::string note;
+  Result<gallery::GalleryIndex> index = gallery::GalleryIndex::load(store.value(), index_options, &note);
   if (!index) return fail(index.error());
+  if (index.value().approximate_unsupported()) std::fprintf(stderr, "taconite-gallery: note: %s\n", note.c_str());
   faces::ImageFaces images(front.value().engine, *front.value().finder);
   if (gallery::Status s = images.load(o.args[0]); !s) return fail(s.error());
   Result<std::size_t> face = choose_face(o.args[0], images.faces(), o);
@@ -527,7 +526,11 @@ int stats(const Options& o) {
     const auto bytes = fs::file_size(o.gallery, ec);
     std::printf("file bytes %llu\n", static_cast<unsigned long long>(ec ? 0 : bytes));
   }
-  std::printf("search %s\n", approximate ? "HNSW (approximate)" : "exact (IndexFlatIP)");
+  const char* search = !approximate                            ? "exact (IndexFlatIP)"
+                       : gallery::approximate_search_available() ? "HNSW (approximate)"
+                                                                 : "exact (above --approximate-above, but this "
+                                                                   "taconite was built without FAISS: no HNSW)";
+  std::printf("search %s\n", search);
   return kExitOk;
 }
 
