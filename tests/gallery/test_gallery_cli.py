@@ -266,7 +266,7 @@ class GalleryCli(unittest.TestCase):
         self.assertIn("identities 2\n", stats)
         self.assertIn("templates 2\n", stats)
         self.assertIn("embedding size 512\n", stats)
-        self.assertIn("search exact (IndexFlatIP)", stats)
+        self.assertIn("search exact (every template scanned)", stats)
         self.assertRegex(stats, r"\nfile bytes [1-9][0-9]*\n")
 
     def test_09_corrupt_and_missing_files_name_the_file(self):

@@ -526,7 +526,7 @@ int stats(const Options& o) {
     const auto bytes = fs::file_size(o.gallery, ec);
     std::printf("file bytes %llu\n", static_cast<unsigned long long>(ec ? 0 : bytes));
   }
-  const char* search = !approximate                            ? "exact (IndexFlatIP)"
+  const char* search = !approximate                            ? "exact (every template scanned)"
                        : gallery::approximate_search_available() ? "HNSW (approximate)"
                                                                  : "exact (above --approximate-above, but this "
                                                                    "taconite was built without FAISS: no HNSW)";
