@@ -371,27 +371,30 @@ static void update_repair_count(GstTaconitePublish* self, Output& out) {
                       (nullptr));
 }
 
-// Ends every open track (end of stream, flush, a new stream, a stop): their end events go out.
-static bool end_tracks(GstTaconitePublish* self, Output& out, const char* reason, bool stopping) {
-  if (!out.tracks) return true;
-  const std::optional<std::uint64_t> pts =
-      GST_CLOCK_TIME_IS_VALID(out.last_pts) ? std::optional<std::uint64_t>(out.last_pts) : std::nullopt;
-  const bool sent =
-      send(self, out, out.tracks_topic, out.tracks->end_all(reason, EventTime{g_get_real_time(), pts}), stopping);
+// When track ends decided by an event happen: now, at the last buffer's PTS.
+static EventTime end_time(const Output& out) {
+  return EventTime{g_get_real_time(), GST_CLOCK_TIME_IS_VALID(out.last_pts) ? std::optional<std::uint64_t>(out.last_pts)
+                                                                              : std::nullopt};
+}
+
+// Sends end events that came from an event rather than a buffer, and updates the counters.
+static bool send_track_ends(GstTaconitePublish* self, Output& out, std::vector<std::string> lines, bool stopping) {
+  const bool sent = send(self, out, out.tracks_topic, std::move(lines), stopping);
   update_track_counters(self, out);
   update_repair_count(self, out);
   return sent;
 }
 
+// Ends every open track (end of stream, flush, a new stream, a stop): their end events go out.
+static bool end_tracks(GstTaconitePublish* self, Output& out, const char* reason, bool stopping) {
+  if (!out.tracks) return true;
+  return send_track_ends(self, out, out.tracks->end_all(reason, end_time(out)), stopping);
+}
+
 // taconitetrack ended some tracks: their end events go out now, with its reason.
 static bool end_ended_tracks(GstTaconitePublish* self, Output& out, const TracksEnded& ended) {
   if (!out.tracks) return true;
-  const std::optional<std::uint64_t> pts =
-      GST_CLOCK_TIME_IS_VALID(out.last_pts) ? std::optional<std::uint64_t>(out.last_pts) : std::nullopt;
-  const bool sent = send(self, out, out.tracks_topic, out.tracks->end_tracks(ended, EventTime{g_get_real_time(), pts}));
-  update_track_counters(self, out);
-  update_repair_count(self, out);
-  return sent;
+  return send_track_ends(self, out, out.tracks->end_tracks(ended, end_time(out)), false);
 }
 
 static GstFlowReturn transform_ip_unguarded(GstBaseTransform* trans, GstBuffer* buffer) {
