@@ -6,8 +6,7 @@
 namespace taconite::gst {
 
 std::optional<TracksEnded> tracks_ended(GstEvent* event) {
-  if (!event || GST_EVENT_TYPE(event) != GST_EVENT_CUSTOM_DOWNSTREAM || !gst_taconite_event_is_tracks_ended(event))
-    return std::nullopt;
+  if (!gst_taconite_event_is_tracks_ended(event)) return std::nullopt;  // NULL-safe, checks the type too
   TracksEnded ended;
   const gchar* reason = gst_taconite_tracks_ended_event_get_reason(event);
   ended.reason = reason ? reason : "lost";
