@@ -235,4 +235,15 @@ std::vector<std::string> file_lines(const std::string& path) {
   return lines;
 }
 
+std::vector<JsonNode*> json_line_nodes(const std::string& path) {
+  std::vector<JsonNode*> nodes;
+  for (const std::string& line : file_lines(path)) {
+    JsonParser* parser = json_parser_new();
+    EXPECT_TRUE(json_parser_load_from_data(parser, line.c_str(), -1, nullptr)) << line;
+    nodes.push_back(json_node_copy(json_parser_get_root(parser)));
+    g_object_unref(parser);
+  }
+  return nodes;
+}
+
 }  // namespace gsttest

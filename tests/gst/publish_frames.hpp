@@ -48,4 +48,8 @@ void expect_non_finite_values_null(JsonObject* document);
 // The lines of a text file (no newlines).
 std::vector<std::string> file_lines(const std::string& path);
 
+// Each line of a JSON-lines file parsed (a line that does not parse fails the test); the caller
+// json_node_unref()s the nodes.
+std::vector<JsonNode*> json_line_nodes(const std::string& path);
+
 }  // namespace gsttest

@@ -119,11 +119,7 @@ class TrackEventsTest : public ::testing::Test {
   // Every line of the file as a JSON object (all of them track events here).
   std::vector<JsonObject*> events() {
     std::vector<JsonObject*> out;
-    for (const std::string& line : file_lines(path_)) {
-      JsonParser* parser = json_parser_new();
-      EXPECT_TRUE(json_parser_load_from_data(parser, line.c_str(), -1, nullptr)) << line;
-      JsonNode* node = json_node_copy(json_parser_get_root(parser));
-      g_object_unref(parser);
+    for (JsonNode* node : json_line_nodes(path_)) {
       nodes_.push_back(node);
       JsonObject* o = json_node_get_object(node);
       EXPECT_STREQ(json_object_get_string_member(o, "schema"), "taconite-tracks/1");

@@ -204,11 +204,7 @@ class PublishLifetimeTest : public ::testing::Test {
   // The file's lines of `schema`.
   std::vector<JsonObject*> lines(const char* schema) {
     std::vector<JsonObject*> out;
-    for (const std::string& line : file_lines(path_)) {
-      JsonParser* parser = json_parser_new();
-      EXPECT_TRUE(json_parser_load_from_data(parser, line.c_str(), -1, nullptr)) << line;
-      JsonNode* node = json_node_copy(json_parser_get_root(parser));
-      g_object_unref(parser);
+    for (JsonNode* node : json_line_nodes(path_)) {
       nodes_.push_back(node);
       JsonObject* o = json_node_get_object(node);
       if (std::string(json_object_get_string_member(o, "schema")) == schema) out.push_back(o);
