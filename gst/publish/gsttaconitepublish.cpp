@@ -42,6 +42,7 @@
  */
 #include "gsttaconitepublish.h"
 
+#include <gst/taconite/gsttaconitecamera.h>
 #include <gst/video/video.h>
 
 #include <memory>
@@ -441,6 +442,8 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
         }
         case GST_EVENT_CUSTOM_DOWNSTREAM:
           if (const std::optional<TracksEnded> ended = tracks_ended(event)) return end_ended_tracks(self, *out, *ended);
+          // taconitetrack ended its tracks just before; the ones no tracker owns end here.
+          if (gst_taconite_event_is_camera_lost(event)) return end_tracks(self, *out, "camera-lost");
           break;
         default: break;
       }
