@@ -3,7 +3,7 @@
 # the server killed and started again N times (default 20) under one taconitecamera ! taconitetrack
 # pipeline; per restart the seconds from the server listening again to the next frame (target: within
 # retry-interval + 2 s = 3 s), the outage, the process's RSS and threads (targets: 20 restarts add at
-# most 5 MB RSS and no thread). The checks are camera_rtsp_test.py's (it fails on a missed target but
+# most 5 MB RSS and no thread). The checks are camera_servers_test.py's (it fails on a missed target but
 # RSS, which it reports). Run from the source root after a build:
 #   bench/camera/camera_restarts.sh [BUILD_DIR] [RESTARTS] [jpeg|h264]
 set -eu
@@ -12,5 +12,5 @@ restarts=${2:-20}
 codec=${3:-jpeg}
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; codec $codec"
 GST_REGISTRY_1_0="$build/tests/camera/registry-bench.bin" GST_DEBUG='taconite*:1' \
-  exec /usr/bin/python3 "$(dirname "$0")/../../tests/camera/camera_rtsp_test.py" "$build/gst/plugin" \
+  exec /usr/bin/python3 "$(dirname "$0")/../../tests/camera/camera_servers_test.py" "$build/gst/plugin" \
   --only restarts --restarts "$restarts" --codec "$codec" --report

@@ -91,6 +91,7 @@ Status CameraSession::build(const std::string& name) {
     g_signal_connect(decoder, "source-setup", G_CALLBACK(on_source_setup), this);
     gst_bin_add(GST_BIN(pipeline_), decoder);
   }
+  g_signal_connect(pipeline_, "deep-element-added", G_CALLBACK(on_element_added), this);
   g_signal_connect(decoder, "pad-added", G_CALLBACK(on_pad_added), this);
   g_signal_connect(decoder, "no-more-pads", G_CALLBACK(on_no_more_pads), this);
   return Ok{};
@@ -167,6 +168,14 @@ std::string CameraSession::error_text(GstMessage* message) const {
 
 void CameraSession::on_source_setup(GstElement*, GstElement* source, gpointer self) {
   static_cast<CameraSession*>(self)->configure_source(source);
+}
+
+// An MJPEG camera's multipart stream holds one stream of JPEGs: said to its demuxer, decodebin
+// exposes the stream at the first frame (else it waits for more streams for ever).
+void CameraSession::on_element_added(GstBin*, GstBin*, GstElement* element, gpointer) {
+  GstElementFactory* factory = gst_element_get_factory(element);
+  if (factory && g_str_equal(GST_OBJECT_NAME(factory), "multipartdemux") && has_property(element, "single-stream"))
+    g_object_set(element, "single-stream", TRUE, nullptr);
 }
 
 void CameraSession::on_pad_added(GstElement*, GstPad* pad, gpointer self) {

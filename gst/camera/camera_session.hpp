@@ -56,6 +56,7 @@ class CameraSession {
   std::string error_text(GstMessage* message) const;
 
   static void on_source_setup(GstElement*, GstElement* source, gpointer self);
+  static void on_element_added(GstBin*, GstBin*, GstElement* element, gpointer self);
   static void on_pad_added(GstElement*, GstPad* pad, gpointer self);
   static void on_no_more_pads(GstElement* decoder, gpointer self);
   static GstFlowReturn on_new_sample(GstElement* sink, gpointer self);

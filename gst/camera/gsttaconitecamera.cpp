@@ -263,6 +263,20 @@ static GstStateChangeReturn change_state_unguarded(GstTaconiteCamera* self, GstS
   return result;
 }
 
+// An EOS sent to the element (gst-launch-1.0 -e at Ctrl-C, an application ending a recording):
+// the frames already waiting go out, then the EOS; the camera stays connected until the stop.
+static gboolean send_event(GstElement* element, GstEvent* event) {
+  GstTaconiteCamera* self = GST_TACONITE_CAMERA(element);
+  if (GST_EVENT_TYPE(event) != GST_EVENT_EOS)
+    return GST_ELEMENT_CLASS(gst_taconite_camera_parent_class)->send_event(element, event);
+  gst_event_unref(event);
+  // gst_element_send_event() holds the state lock: the camera cannot come or go meanwhile.
+  const bool running = self->camera != nullptr;
+  if (running) self->camera->mailbox().push_end();
+  GST_DEBUG_OBJECT(self, "EOS sent to the element: %s", running ? "the stream ends" : "not running, ignored");
+  return running;
+}
+
 static GstStateChangeReturn change_state(GstElement* element, GstStateChange transition) {
   GstTaconiteCamera* self = GST_TACONITE_CAMERA(element);
   return state_change_guarded(element, "taconitecamera could not change state.",
@@ -378,6 +392,7 @@ static void gst_taconite_camera_class_init(GstTaconiteCameraClass* klass) {
   GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
   gobject_class->finalize = finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR(change_state);
+  element_class->send_event = GST_DEBUG_FUNCPTR(send_event);
 
   PropertyTable<GstTaconiteCamera, Settings>::install(gobject_class, &GstTaconiteCamera::settings, declare_properties);
 

@@ -41,7 +41,7 @@ class OutputMailbox {
   // wait was cut short (retired); true once it was taken (or dropped at the bound).
   bool push_frame(Frame frame, std::uint64_t generation, const std::function<void(bool)>& waiting = {}) {
     std::unique_lock<std::mutex> guard(lock_);
-    if (flushing_ || generation < first_generation_) return false;
+    if (flushing_ || ended_ || generation < first_generation_) return false;
     if (keep_latest_ && !items_.empty() && is_frame(items_.back())) {
       items_.back().frame = std::move(frame);
       ++dropped_;
@@ -65,7 +65,7 @@ class OutputMailbox {
 
   void push_event(Event event) {
     std::lock_guard<std::mutex> guard(lock_);
-    if (flushing_) return;
+    if (flushing_ || ended_) return;
     Item item;
     item.kind = Item::Kind::EventItem;
     item.event = std::move(event);
@@ -73,10 +73,12 @@ class OutputMailbox {
     changed_.notify_all();
   }
 
+  // The end of the stream: after it, nothing more is queued (frames and events are refused).
   void push_end() {
     std::lock_guard<std::mutex> guard(lock_);
-    if (flushing_) return;
+    if (flushing_ || ended_) return;
     append_locked(Item{});
+    ended_ = true;
     changed_.notify_all();
   }
 
@@ -108,6 +110,7 @@ class OutputMailbox {
       items_.clear();
       frames_out_ = frames_in_;  // nothing is waited for any more
       ++flushes_;
+      ended_ = false;
     }
     changed_.notify_all();
   }
@@ -150,6 +153,7 @@ class OutputMailbox {
   std::deque<Item> items_;
   bool open_ = true;
   bool flushing_ = false;
+  bool ended_ = false;  // the end was queued
   std::uint64_t frames_in_ = 0, frames_out_ = 0;  // drop=none: queued and taken (or dropped) so far
   std::uint64_t flushes_ = 0;
   std::uint64_t first_generation_ = 0;  // producers before it are retired

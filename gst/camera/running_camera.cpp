@@ -143,9 +143,10 @@ void RunningCamera::on_frame(std::uint64_t generation, GstSample* sample) {
   }
   if (actions.back) {
     post_camera_message("back", actions);
+    // gst-launch-1.0 prints an info message's debug text only: it says the same.
     GST_ELEMENT_INFO(element_, RESOURCE, READ,
                      ("Camera '%s' is back after %.1f s without frames", config_.name.c_str(), actions.back->count()),
-                     (nullptr));
+                     ("Camera '%s' is back after %.1f s without frames", config_.name.c_str(), actions.back->count()));
   }
   {
     std::lock_guard<std::mutex> guard(stats_.lock);

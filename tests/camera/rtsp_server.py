@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""A real RTSP server (gst-rtsp-server through GObject introspection) for taconitecamera's tests and
-benches, on 127.0.0.1 only: serves /cam, a generated live stream (videotestsrc), until killed.
+"""A real RTSP server (gst-rtsp-server through GObject introspection) for taconitecamera's tests,
+benches and pipelines/live-camera.sh, on 127.0.0.1 only: serves /cam, a generated live stream
+(videotestsrc), or a video file played in real time from its start for each client (--video; its
+end ends the stream, as a camera going away would), until killed.
 
-Usage: rtsp_server.py PORT [--codec jpeg|h264] [--size WxH] [--fps N] [--credentials FILE]
+Usage: rtsp_server.py PORT [--codec jpeg|h264] [--size WxH] [--fps N] [--credentials FILE] [--video FILE]
 With --credentials (user name line, password line) the server asks for HTTP Basic authentication.
 Prints "ready PORT" on stdout once it listens. Exits 77 without gst-rtsp-server's typelib.
 """
@@ -35,6 +37,7 @@ def main():
     parser.add_argument("--size", default="320x240")
     parser.add_argument("--fps", type=int, default=15)
     parser.add_argument("--credentials")
+    parser.add_argument("--video")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
 
@@ -43,9 +46,14 @@ def main():
     server.set_address("127.0.0.1")
     server.set_service(str(args.port))
     factory = GstRtspServer.RTSPMediaFactory()
-    factory.set_launch(f"( videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width={width},height={height},"
-                       f"framerate={args.fps}/1 ! {ENCODERS[args.codec]} )")
-    factory.set_shared(True)
+    if args.video:
+        source = (f'filesrc location="{args.video}" ! decodebin ! videoconvert ! videoscale ! '
+                  f"video/x-raw,format=I420,width={width},height={height}")
+    else:
+        source = (f"videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width={width},height={height},"
+                  f"framerate={args.fps}/1")
+    factory.set_launch(f"( {source} ! {ENCODERS[args.codec]} )")
+    factory.set_shared(not args.video)  # a file plays from its start for every client
     if args.credentials:
         with open(args.credentials, encoding="utf-8") as f:
             user, password = (f.read().splitlines() + ["", ""])[:2]

@@ -1,7 +1,7 @@
 // taconitecamera as an element, without a network: a recording (file://) through drop=none and
 // drop=latest with a slow consumer, settings refused before anything opens (each error naming the
 // camera), and a live source that cannot open (a missing V4L2 device) retried as configured, then
-// given up with an error. The RTSP server tests are tests/camera/camera_rtsp_test.py.
+// given up with an error. The server tests (RTSP, HTTP) are tests/camera/camera_servers_test.py.
 #include <glib/gstdio.h>
 #include <unistd.h>
 #include <gst/gst.h>
@@ -127,6 +127,36 @@ TEST_F(CameraElementTest, DropLatestGivesASlowConsumerTheNewestFramesAndCountsTh
   ASSERT_FALSE(d.pts.empty());
   EXPECT_NEAR(static_cast<double>(d.pts.back()), (kClipFrames - 1) * GST_SECOND / 15.0, 1e6)
       << "the newest frame, the recording's last, is delivered";
+}
+
+// gst-launch-1.0 -e's Ctrl-C: an EOS sent to the pipeline reaches the sink after the frames already
+// out, and the recording's remaining frames are not sent.
+TEST_F(CameraElementTest, AnEosSentToThePipelineEndsTheStream) {
+  GstElement* pipeline = gst_parse_launch(("taconitecamera name=camera drop=none uri=" + clip_uri() +
+                                           " ! identity sleep-time=50000 ! fakesink name=sink sync=false")
+                                              .c_str(),
+                                          nullptr);
+  ASSERT_NE(pipeline, nullptr);
+  std::vector<GstClockTime> pts;
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  g_object_set(sink, "signal-handoffs", TRUE, nullptr);
+  g_signal_connect(sink, "handoff", G_CALLBACK(count_buffer), &pts);
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstBus* bus = gst_element_get_bus(pipeline);
+  GstMessage* playing = gst_bus_timed_pop_filtered(bus, kBusGuard, GST_MESSAGE_ASYNC_DONE);  // prerolled
+  ASSERT_NE(playing, nullptr);
+  gst_message_unref(playing);
+  ASSERT_TRUE(gst_element_send_event(pipeline, gst_event_new_eos()));
+  GstMessage* done =
+      gst_bus_timed_pop_filtered(bus, kBusGuard, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(GST_MESSAGE_TYPE(done), GST_MESSAGE_EOS);
+  gst_message_unref(done);
+  EXPECT_LT(pts.size(), static_cast<std::size_t>(kClipFrames)) << "the EOS came before the recording's end";
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
 }
 
 // Settings that cannot work fail the start with an error naming the camera and the property.

@@ -342,6 +342,22 @@ TEST(OutputMailbox, EventsAndTheEndKeepTheirPlaceAndAreNeverReplaced) {
   EXPECT_EQ(box.dropped(), 1u);
 }
 
+TEST(OutputMailbox, AfterTheEndNothingMoreIsQueued) {
+  Mailbox box(false);
+  box.push_end();
+  EXPECT_FALSE(box.push_frame(1, 0));  // refused, never waits
+  box.push_event("late");
+  box.push_end();
+  std::optional<Mailbox::Item> item = box.take();
+  ASSERT_TRUE(item);
+  EXPECT_EQ(item->kind, Kind::End);
+  auto consumer = std::async(std::launch::async, [&] { return box.take(); });
+  EXPECT_EQ(consumer.wait_for(milliseconds(50)), std::future_status::timeout);
+  box.set_flushing(true);  // had anything been queued after the end, the consumer would have it
+  ASSERT_EQ(consumer.wait_for(kHangGuard), std::future_status::ready);
+  EXPECT_FALSE(consumer.get());
+}
+
 TEST(OutputMailbox, WithoutDropsTheProducerWaitsUntilItsFrameIsTaken) {
   Mailbox box(false);
   std::promise<void> started_waiting;

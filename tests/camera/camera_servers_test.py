@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""taconitecamera against real servers on 127.0.0.1 (tests/camera/rtsp_server.py: gst-rtsp-server).
+"""taconitecamera against real servers on 127.0.0.1: RTSP (tests/camera/rtsp_server.py, gst-rtsp-server)
+and MJPEG over HTTP (tests/camera/mjpeg_server.py).
 
 Cases (all by default; --only NAME runs one):
   restarts     the server is killed (SIGKILL) and started again --restarts times mid-stream: each
@@ -13,11 +14,13 @@ Cases (all by default; --only NAME runs one):
   not-found    a wrong path on a real server: the same, the server's "Not Found" in the error
   credentials  a server asking for a password: none or a wrong one fail with the camera named,
                the password never in a message; the right one (from a 0600 file) streams
+  http         an MJPEG camera over HTTP with a password: streams, is stopped and started again,
+               one lost/back pair, frames again
 Every wait is bounded; a failure exits 1 naming the case. --report prints per-restart figures
 (seconds to frames again, RSS, malloc's heap in use, threads), as bench/camera/camera_restarts.sh
 uses it.
 
-Usage: camera_rtsp_test.py PLUGIN_DIR [--only CASE] [--restarts N] [--codec jpeg|h264] [--report]
+Usage: camera_servers_test.py PLUGIN_DIR [--only CASE] [--restarts N] [--codec jpeg|h264] [--report]
 Exits 77 (skipped) without python3-gi, gst-rtsp-server's typelib or the plugin's taconitecamera.
 """
 import argparse
@@ -33,6 +36,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 SERVER = os.path.join(HERE, "rtsp_server.py")
 RETRY_INTERVAL = 1.0
 PASSWORD = "Pa55-w0rd-never-shown"
@@ -373,8 +377,46 @@ def case_credentials(args):
             server.kill()
 
 
+def case_http(args):
+    from mjpeg_server import MjpegServer  # needs Gst initialised
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "credentials")
+        with open(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600), "w", encoding="utf-8") as f:
+            f.write(f"viewer\n{PASSWORD}\n")
+        port = free_port()
+        server = MjpegServer(port, credentials=("viewer", PASSWORD))
+        server.start()
+        p = Pipeline(f"taconitecamera name=camera stream=door1 uri=http://127.0.0.1:{port}/cam "
+                     f"retry-interval={RETRY_INTERVAL} timeout=3 credentials-file={path} ! taconitetrack ! "
+                     f"fakesink name=sink sync=false")
+        try:
+            p.start()
+            p.wait(lambda: len(p.frames) >= 5, 20, "http: first frames")
+            with p.lock:
+                frames_before = len(p.frames)
+            server.stop()
+            p.wait(lambda: p.states("lost"), 15, "http: the lost message")
+            time.sleep(0.5)
+            server.start()
+            listening = time.monotonic()
+            p.wait(lambda: p.states("back") and len(p.frames) > frames_before + 3, 20, "http: frames again")
+            with p.lock:
+                check(len(p.states("lost")) == 1 and len(p.states("back")) == 1,
+                      f"http: {len(p.states('lost'))} lost and {len(p.states('back'))} back messages, expected one each")
+                first_after = next(t for t, _, _ in p.frames[frames_before:] if t >= listening)
+                check(not p.eos and not p.errors, f"http: downstream saw EOS={p.eos} or errors {p.errors}")
+                check(not any(PASSWORD in t for t in p.texts), "http: the password in a message")
+            check(first_after - listening <= RETRY_INTERVAL + 2.0,
+                  f"http: frames {first_after - listening:.2f} s after the server listened again")
+            print(f"ok http: lost ({p.states('lost')[0]['reason']}: {p.states('lost')[0]['message']}), frames again "
+                  f"{first_after - listening:.2f} s after the server listened")
+        finally:
+            p.stop()
+            server.stop()
+
+
 CASES = {"restarts": case_restarts, "stall": case_stall, "refused": case_refused, "not-found": case_not_found,
-         "credentials": case_credentials}
+         "credentials": case_credentials, "http": case_http}
 
 
 def main():
