@@ -54,13 +54,7 @@ done
 bundle="$(bundle_or_test_bundle "$bundle")"
 source=(taconitecamera uri="$uri" stream="$stream" "${camera[@]}")
 [ -z "$credentials" ] || source+=(credentials-file="$credentials")
-if [ -n "$detector" ]; then
-  front=(taconitedetect model="$detector" interval=3)
-  reinfer_mode=best
-else
-  front=(facedetect display=false ! taconitelandmarks)
-  reinfer_mode=interval
-fi
+choose_front_end "$detector"
 identify=()
 [ -z "$gallery" ] || identify=(taconiteidentify gallery="$gallery" model="$bundle" stream="$stream" !)
 pipeline=("${source[@]}" ! videoconvert ! "${front[@]}" ! taconitetrack !

@@ -52,6 +52,7 @@ void RunningCamera::run() {
     guard.unlock();
     update_stats();  // the properties say the new state before any message about it
     carry_out(actions, generation);
+    watch_load();
     guard.lock();
     const SteadyTime deadline = std::min(supervisor_.next_deadline(), now() + kLongestSleep);
     changed_.wait_until(guard, deadline, [&] { return stopping_ || !failures_.empty(); });
@@ -78,6 +79,7 @@ void RunningCamera::carry_out(const SupervisorActions& actions, std::uint64_t ge
     session_.reset();
   }
   if (actions.lost) {
+    overload_.reset();  // the next source's rates are its own
     post_camera_message("lost", actions);
     const SupervisorPolicy& policy = config_.policy;
     const std::string retries = policy.max_retries == 0
@@ -186,6 +188,40 @@ void RunningCamera::post_camera_message(const char* state, const SupervisorActio
                       actions.lost->message.c_str(), nullptr);
   if (actions.back) gst_structure_set(s, "outage", G_TYPE_DOUBLE, actions.back->count(), nullptr);
   gst_element_post_message(element_, gst_message_new_element(GST_OBJECT(element_), s));
+}
+
+// On the supervisor thread, about once a second: the decoded and dropped counts to OverloadWatch,
+// and what it says to the bus (a warning and a message per episode, an info and a message after).
+void RunningCamera::watch_load() {
+  if (!config_.keep_latest) return;  // drop=none never drops: the source waits instead
+  std::uint64_t decoded = 0;
+  {
+    std::lock_guard<std::mutex> guard(stats_.lock);
+    decoded = stats_.frames;
+  }
+  const std::optional<OverloadChange> change = overload_.sample(now(), decoded, mailbox_.dropped());
+  if (!change) return;
+  GstStructure* s = gst_structure_new(GST_TACONITE_CAMERA_MESSAGE_NAME, "stream", G_TYPE_STRING, config_.name.c_str(),
+                                      "state", G_TYPE_STRING, change->overloaded ? "overloaded" : "keeping-up",
+                                      "decoded-fps", G_TYPE_DOUBLE, change->decoded_per_s, "analysed-fps",
+                                      G_TYPE_DOUBLE, change->analysed_per_s, nullptr);
+  if (!change->overloaded)
+    gst_structure_set(s, "lasted", G_TYPE_DOUBLE, change->lasted.count(), "dropped", G_TYPE_UINT64,
+                      static_cast<guint64>(change->dropped), nullptr);
+  gst_element_post_message(element_, gst_message_new_element(GST_OBJECT(element_), s));
+  if (change->overloaded)
+    GST_ELEMENT_WARNING(element_, STREAM, FAILED,
+                        ("%s: analysing %.0f of %.0f frames/s, dropping the rest", config_.name.c_str(),
+                         change->analysed_per_s, change->decoded_per_s),
+                        ("drop=latest hands the analysis the newest frame; the chain after the camera is slower "
+                         "than it (frames-dropped counts the rest)"));
+  else
+    GST_ELEMENT_INFO(element_, STREAM, FAILED,
+                     ("%s: keeping up again (%.0f frames/s) after %.1f s overloaded, %" G_GUINT64_FORMAT
+                      " frames dropped",
+                      config_.name.c_str(), change->decoded_per_s, change->lasted.count(),
+                      static_cast<guint64>(change->dropped)),
+                     ("%s: keeping up again after %.1f s overloaded", config_.name.c_str(), change->lasted.count()));
 }
 
 void RunningCamera::update_stats() {

@@ -2,8 +2,9 @@
 // mailbox its frames go through. The thread carries out what CameraSupervisor decides: it tears a
 // failed or stalled source down and builds the next one after the backoff, says on the bus when the
 // camera is lost and back (element messages "taconite-camera", a warning per outage), sends the
-// camera-lost event downstream through the mailbox, and gives up with an element error after
-// max-retries failed attempts in a row. Decoded frames go from the source's streaming thread
+// camera-lost event downstream through the mailbox, gives up with an element error after
+// max-retries failed attempts in a row, and with drop=latest says when the camera outruns the
+// analysis (OverloadWatch: a warning and an "overloaded" message per episode, "keeping-up" after). Decoded frames go from the source's streaming thread
 // straight into the mailbox; the element's src pad task takes them out.
 #pragma once
 
@@ -20,6 +21,7 @@
 #include "camera_session.hpp"
 #include "camera_supervisor.hpp"
 #include "output_mailbox.hpp"
+#include "overload_watch.hpp"
 
 namespace taconite::gst {
 
@@ -79,6 +81,7 @@ class RunningCamera {
   void on_frame(std::uint64_t generation, GstSample* sample);
   void on_failure(std::uint64_t generation, LossCause cause, const std::string& message);
   void post_camera_message(const char* state, const SupervisorActions& actions);
+  void watch_load();
   void update_stats();
 
   GstElement* element_;
@@ -92,7 +95,8 @@ class RunningCamera {
   std::uint64_t generation_ = 0;  // of the current source; callbacks of older ones are ignored
   std::deque<Failure> failures_;
   bool stopping_ = false;
-  std::unique_ptr<CameraSession> session_;  // replaced by the supervisor thread only
+  std::unique_ptr<CameraSession> session_;  // the supervisor thread's only
+  OverloadWatch overload_;                  // the supervisor thread's only
   std::thread thread_;
 };
 

@@ -16,6 +16,11 @@ Cases (all by default; --only NAME runs one):
                the password never in a message; the right one (from a 0600 file) streams
   http         an MJPEG camera over HTTP with a password: streams, is stopped and started again,
                one lost/back pair, frames again
+  two-cameras  two cameras in one pipeline, one server killed and started again: the other camera
+               has no outage and its frame rate during the first's outage is within 10 % of before
+  overload     a 15 frames/s camera into a chain taking 200 ms a frame: one "overloaded" message and
+               warning with the rates (~5 of 15 frames/s), the frames handed on are the newest (lag
+               under 0.5 s), and "keeping-up" once the chain is fast again
 Every wait is bounded; a failure exits 1 naming the case. --report prints per-restart figures
 (seconds to frames again, RSS, malloc's heap in use, threads), as bench/camera/camera_restarts.sh
 uses it.
@@ -137,7 +142,7 @@ class Server:
 class Pipeline:
     """taconitecamera ! taconitetrack ! fakesink, recording what reaches the sink and the bus."""
 
-    def __init__(self, description):
+    def __init__(self, description, sink="sink"):
         self.pipeline = Gst.parse_launch(description)
         self.camera = self.pipeline.get_by_name("camera")
         self.lock = threading.Condition()
@@ -147,7 +152,7 @@ class Pipeline:
         self.texts = []           # every warning / error / info text seen
         self.errors = []
         self.eos = False
-        sink = self.pipeline.get_by_name("sink")
+        sink = self.pipeline.get_by_name(sink)
         sink.get_static_pad("sink").add_probe(
             Gst.PadProbeType.BUFFER | Gst.PadProbeType.EVENT_DOWNSTREAM, self._probe)
         bus = self.pipeline.get_bus()
@@ -205,8 +210,8 @@ class Pipeline:
                     raise Failure(f"{what}: not within {guard:.0f} s")
                 self.lock.wait(min(left, 0.1))
 
-    def states(self, state):
-        return [m for _, m in self.messages if m["state"] == state]
+    def states(self, state, stream=None):
+        return [m for _, m in self.messages if m["state"] == state and stream in (None, m["stream"])]
 
 
 def camera_launch(port, extra="", path="cam"):
@@ -415,8 +420,88 @@ def case_http(args):
             server.stop()
 
 
+def case_two_cameras(args):
+    ports = [free_port(), free_port()]
+    servers = [Server(port, args.codec) for port in ports]
+    for server in servers:
+        server.start()
+    # Camera b's frames are recorded (its sink is probed); camera a is the one killed.
+    branches = " ".join(f"taconitecamera name={name} stream={name} uri=rtsp://127.0.0.1:{port}/cam "
+                        f"retry-interval={RETRY_INTERVAL} ! taconitetrack ! fakesink name=sink_{name} sync=false"
+                        for name, port in zip("ab", ports))
+    p = Pipeline(branches, sink="sink_b")
+
+    def rate(seconds):
+        with p.lock:
+            first = len(p.frames)
+        time.sleep(seconds)
+        with p.lock:
+            return (len(p.frames) - first) / seconds
+
+    try:
+        p.start()
+        p.wait(lambda: len(p.frames) >= 10, 20, "two cameras: b's first frames")
+        before = rate(2.0)
+        servers[0].kill()
+        p.wait(lambda: p.states("lost", "a"), 15, "two cameras: a lost")
+        during = rate(2.0)
+        servers[0].start()
+        p.wait(lambda: p.states("back", "a"), 20, "two cameras: a back")
+        with p.lock:
+            check(not p.states("lost", "b") and not p.errors and not p.eos,
+                  f"two cameras: b had an outage ({p.states('lost', 'b')}) or errors {p.errors}")
+        check(abs(during - before) <= 0.1 * before,
+              f"two cameras: b's frame rate {before:.1f}/s before, {during:.1f}/s during a's outage")
+        print(f"ok two-cameras: b at {before:.1f} frames/s before and {during:.1f} during a's outage")
+    finally:
+        p.stop()
+        for server in servers:
+            server.kill()
+
+
+def case_overload(args):
+    port = free_port()
+    server = Server(port, args.codec)
+    server.start()
+    p = Pipeline(f"taconitecamera name=camera stream=door1 uri=rtsp://127.0.0.1:{port}/cam ! "
+                 f"identity name=slow sleep-time=200000 ! fakesink name=sink sync=false")
+    slow = p.pipeline.get_by_name("slow")
+    try:
+        p.start()
+        p.wait(lambda: p.states("overloaded") and any("dropping the rest" in text for text in p.texts), 20,
+               "overload: the overloaded message and the warning")
+        with p.lock:
+            said = p.states("overloaded")[0]
+            warned = [text for text in p.texts if "analysing" in text and "dropping the rest" in text]
+        check(warned and "door1" in warned[0], f"overload: no warning naming the camera and the rates: {p.texts}")
+        check(12 <= said["decoded-fps"] <= 18 and 3 <= said["analysed-fps"] <= 6,
+              f"overload: rates {said['decoded-fps']:.1f} decoded, {said['analysed-fps']:.1f} analysed per s")
+        # How old each frame is when the slow element lets it go (now minus its arrival PTS).
+        clock, base = p.pipeline.get_clock(), p.pipeline.get_base_time()
+        ages = []
+
+        def age(pad, info):
+            ages.append((clock.get_time() - base - info.get_buffer().pts) / Gst.SECOND)
+            return Gst.PadProbeReturn.OK
+
+        probe = slow.get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, age)
+        time.sleep(2.0)
+        slow.get_static_pad("src").remove_probe(probe)
+        check(ages and max(ages) < 0.5, f"overload: frames {max(ages or [0]):.2f} s old after the slow element")
+        slow.set_property("sleep-time", 0)
+        p.wait(lambda: p.states("keeping-up"), 20, "overload: the keeping-up message")
+        with p.lock:
+            check(len(p.states("overloaded")) == 1 and not p.errors, "overload: one episode, no error expected")
+        print(f"ok overload: analysing {said['analysed-fps']:.1f} of {said['decoded-fps']:.1f} frames/s, frames at "
+              f"most {max(ages):.2f} s old, then keeping up ({p.states('keeping-up')[0]['dropped']} dropped)")
+    finally:
+        p.stop()
+        server.kill()
+
+
 CASES = {"restarts": case_restarts, "stall": case_stall, "refused": case_refused, "not-found": case_not_found,
-         "credentials": case_credentials, "http": case_http}
+         "credentials": case_credentials, "http": case_http,
+         "two-cameras": case_two_cameras, "overload": case_overload}
 
 
 def main():

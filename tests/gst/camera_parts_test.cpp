@@ -1,6 +1,6 @@
 // taconitecamera's GStreamer-free parts on their own: the uri rules, the credentials file, the
-// supervisor's state machine and backoff (on plain time points), and the output mailbox's drop
-// policies, order and bounds.
+// supervisor's state machine and backoff (on plain time points), the output mailbox's drop
+// policies, order and bounds, and the overload watch's episodes.
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 #include "camera_uri.hpp"
 #include "credentials_file.hpp"
 #include "output_mailbox.hpp"
+#include "overload_watch.hpp"
 
 namespace {
 
@@ -454,6 +455,57 @@ TEST(OutputMailbox, FlushingRefusesPushesAndLetsWaitingProducersGo) {
   EXPECT_FALSE(producer.get());
   EXPECT_FALSE(box.push_frame(2, 0));
   EXPECT_FALSE(box.take());
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* overload                                                                                 */
+
+TEST(OverloadWatch, AnEpisodeIsSaidOnceWithTheRatesAndItsEndWithWhatItCost) {
+  OverloadWatch watch(Seconds(5.0));
+  std::uint64_t decoded = 0, dropped = 0;
+  std::vector<OverloadChange> changes;
+  auto second = [&](int s, int new_frames, int new_drops) {
+    decoded += new_frames;
+    dropped += new_drops;
+    if (auto change = watch.sample(at(s), decoded, dropped)) changes.push_back(*change);
+  };
+  for (int s = 0; s <= 10; ++s) second(s, 25, 0);  // keeping up: nothing said
+  EXPECT_TRUE(changes.empty());
+  for (int s = 11; s <= 30; ++s) second(s, 25, 18);  // analysing 7 of 25 frames/s
+  ASSERT_EQ(changes.size(), 1u) << "one warning per episode";
+  EXPECT_TRUE(changes[0].overloaded);
+  EXPECT_TRUE(watch.overloaded());
+  for (int s = 31; s <= 40; ++s) second(s, 25, 1);  // 4 %: between the thresholds, still overloaded
+  EXPECT_EQ(changes.size(), 1u);
+  for (int s = 41; s <= 50; ++s) second(s, 25, 0);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_FALSE(changes[1].overloaded);
+  EXPECT_DOUBLE_EQ(changes[1].decoded_per_s, 25.0);
+  EXPECT_GT(changes[1].lasted.count(), 20.0);
+  EXPECT_GE(changes[1].dropped, 18u * 19u);
+  // The start's rates: the first full window holding more than 10 % dropped frames.
+  EXPECT_DOUBLE_EQ(changes[0].decoded_per_s, 25.0);
+  EXPECT_LT(changes[0].analysed_per_s, 25.0 * 0.9);
+}
+
+TEST(OverloadWatch, TheFirstFullWindowOfAHeavyLoadGivesItsRates) {
+  OverloadWatch watch(Seconds(5.0));
+  std::optional<OverloadChange> change;
+  for (int s = 0; s <= 5 && !change; ++s)
+    change = watch.sample(at(s), static_cast<std::uint64_t>(25 * s), static_cast<std::uint64_t>(18 * s));
+  ASSERT_TRUE(change);
+  EXPECT_TRUE(change->overloaded);
+  EXPECT_DOUBLE_EQ(change->decoded_per_s, 25.0);
+  EXPECT_DOUBLE_EQ(change->analysed_per_s, 7.0);
+}
+
+TEST(OverloadWatch, NoFramesIsNoOverloadAndRestartedCountsStartAWindowAgain) {
+  OverloadWatch watch(Seconds(2.0));
+  for (int s = 0; s <= 10; ++s) EXPECT_FALSE(watch.sample(at(s), 100, 50)) << "an outage: nothing decoded";
+  watch.reset();
+  EXPECT_FALSE(watch.sample(at(11), 0, 0));
+  EXPECT_FALSE(watch.sample(at(12), 10, 9)) << "one second is no full window";
+  EXPECT_TRUE(watch.sample(at(13), 20, 18));
 }
 
 }  // namespace

@@ -8,8 +8,11 @@
  * frames come back; the event then travels on, so any element may act on it.
  *
  * On the bus: element messages named "taconite-camera" (GST_TACONITE_CAMERA_MESSAGE_NAME) with
- * "stream" (string), "state" ("lost" or "back"), "reason" and "message" (lost: the reason as above
- * and the error's text), "outage" (back: seconds without frames, double) and "restarts" (guint64).
+ * "stream" (string) and "state": "lost" or "back" with "restarts" (guint64), "reason" and "message"
+ * (lost: the reason as above and the error's text) or "outage" (back: seconds without frames,
+ * double); "overloaded" or "keeping-up" (drop=latest: the analysis is slower than the camera, or
+ * no longer) with "decoded-fps" and "analysed-fps" (doubles, over the last 5 s) and, keeping-up,
+ * "lasted" (seconds, double) and "dropped" (frames, guint64).
  *
  * Link with pkg-config `gsttaconitemeta-1.0`; from Python use GstTaconite 1.0. A NULL, foreign or
  * malformed event gives FALSE / NULL, never a crash.
