@@ -18,3 +18,16 @@ bundle_or_test_bundle() {
   fi
   echo "$test_bundle"
 }
+
+# Sets `front` (the face front end, as gst-launch words) and `reinfer_mode` (taconiteadaface's):
+# with a YuNet model ($1), taconitedetect on one frame in ${2:-3} and best-shot embedding; without
+# one, the stock facedetect -> taconitelandmarks and interval re-embedding.
+choose_front_end() {
+  if [ -n "$1" ]; then
+    front=(taconitedetect model="$1" interval="${2:-3}")
+    reinfer_mode=best
+  else
+    front=(facedetect display=false ! taconitelandmarks)
+    reinfer_mode=interval
+  fi
+}

@@ -51,13 +51,7 @@ bundle="$(bundle_or_test_bundle "$bundle")"
 video="${TMPDIR:-/tmp}/taconite-synthetic-camera-${seconds}s.avi"
 [ -f "$video" ] || /usr/bin/python3 "$here/make_demo_video.py" "$video" --seconds "$seconds"
 
-if [ -n "$detector" ]; then
-  front=(taconitedetect model="$detector" interval=3)
-  reinfer_mode=best
-else
-  front=(facedetect display=false ! taconitelandmarks)
-  reinfer_mode=interval
-fi
+choose_front_end "$detector"
 pipeline=()
 for camera in door1 door2; do
   faces=()

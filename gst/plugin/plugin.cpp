@@ -2,6 +2,7 @@
 #include <gst/gst.h>
 
 #include "gsttaconiteadaface.h"
+#include "gsttaconitecamera.h"
 #include "gsttaconitedetect.h"
 #include "gsttaconiteoverlay.h"
 #include "gsttaconitepublish.h"
@@ -20,6 +21,7 @@
 
 static gboolean plugin_init(GstPlugin* plugin) {
   gboolean ok = GST_ELEMENT_REGISTER(taconiteadaface, plugin);
+  ok &= GST_ELEMENT_REGISTER(taconitecamera, plugin);
   ok &= GST_ELEMENT_REGISTER(taconitedetect, plugin);
 #ifdef TACONITE_HAVE_DLIB_ELEMENTS
   ok &= GST_ELEMENT_REGISTER(taconitelandmarks, plugin);

@@ -42,6 +42,7 @@
  */
 #include "gsttaconitepublish.h"
 
+#include <gst/taconite/gsttaconitecamera.h>
 #include <gst/video/video.h>
 
 #include <memory>
@@ -50,9 +51,9 @@
 #include <utility>
 #include <vector>
 
+#include "credentials_file.hpp"
 #include "cxx_boundary.hpp"
 #include "face_document.hpp"
-#include "input_file.hpp"
 #include "json_write.hpp"
 #include "jsonl_file.hpp"
 #include "mqtt_publisher.hpp"
@@ -74,7 +75,6 @@ constexpr guint kDefaultMaxPending = 1000;
 constexpr guint kMaxMaxPending = 1000000;
 constexpr guint kEosDrainMs = 10000;
 constexpr guint kStopDrainMs = 1000;  // a stop waits this long at most for the end events to reach the broker
-constexpr gsize kMaxCredentialsBytes = 64 * 1024;
 
 // Property values; guarded by the object lock.
 struct Settings {
@@ -124,30 +124,6 @@ std::string substitute_stream(std::string topic, const std::string& stream) {
   for (std::size_t at = topic.find(key); at != std::string::npos; at = topic.find(key, at + stream.size()))
     topic.replace(at, key.size(), stream);
   return topic;
-}
-
-// The credentials file: the user name on the first line, the password on the second.
-struct Credentials {
-  std::string username, password;
-};
-
-taconite::Result<Credentials> read_credentials(const std::string& path) {
-  taconite::Result<std::string> text = read_regular_file(path, kMaxCredentialsBytes);
-  if (!text)
-    return taconite::Error{text.error().kind, "cannot read the credentials file '" + path +
-                                                  "': " + text.error().message +
-                                                  " (expected a user name line and a password line)"};
-  const std::size_t newline = text.value().find('\n');
-  Credentials c{text.value().substr(0, newline), newline == std::string::npos ? "" : text.value().substr(newline + 1)};
-  for (std::string* s : {&c.username, &c.password}) {
-    if (const std::size_t end = s->find('\n'); end != std::string::npos) s->resize(end);
-    if (!s->empty() && s->back() == '\r') s->pop_back();
-  }
-  if (c.username.empty())
-    return taconite::Error{taconite::ErrorKind::Input,
-                           "credentials file '" + path +
-                               "' has no user name on its first line (expected: user name, then password)"};
-  return c;
 }
 
 // GST_OBJECT_LOCK for a scope, released also when a copy made under it throws (bad_alloc).
@@ -200,7 +176,7 @@ static bool open_mqtt(GstTaconitePublish* self, const Settings& s, Output& out) 
   mqtt.max_pending = s.max_pending;
   mqtt.retry_at_start = s.retry_at_start;
   if (!s.credentials.empty()) {
-    taconite::Result<Credentials> credentials = read_credentials(s.credentials);
+    taconite::Result<Credentials> credentials = read_credentials_file(s.credentials, CredentialsAccess::Any);
     if (!credentials) {
       GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", credentials.error().message.c_str()),
                         ("property credentials"));
@@ -466,6 +442,8 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
         }
         case GST_EVENT_CUSTOM_DOWNSTREAM:
           if (const std::optional<TracksEnded> ended = tracks_ended(event)) return end_ended_tracks(self, *out, *ended);
+          // taconitetrack ended its tracks just before; the ones no tracker owns end here.
+          if (gst_taconite_event_is_camera_lost(event)) return end_tracks(self, *out, "camera-lost");
           break;
         default: break;
       }

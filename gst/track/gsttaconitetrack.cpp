@@ -50,8 +50,10 @@
  * confirmed tracks are gone it pushes one serialized custom downstream event
  * "taconite-tracks-ended" (gsttaconitetracks.h) naming their ids and uids, with the reason "lost"
  * (missed for more than `max-age` frames, or dropped to keep `max-rois` tracks), "scene-cut" or
- * "reset" (a caps change of the frame size). A track never confirmed is never named; a flush,
- * EOS and STREAM_START send none (every element downstream ends all its tracks on those).
+ * "reset" (a caps change of the frame size) or "camera-lost" (taconitecamera's
+ * "taconite-camera-lost" event: its camera went away; that event passes on behind it, and new
+ * tracks start when frames are back). A track never confirmed is never named; a flush, EOS and
+ * STREAM_START send none (every element downstream ends all its tracks on those).
  * taconiteadaface, taconiteidentify and taconitepublish end a track on it and never time out a
  * track whose ROIs carry a uid.
  * At most `max-rois` ROIs of a frame are tracked (the largest), and at most as many tracks kept.
@@ -82,6 +84,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <gst/taconite/gsttaconitecamera.h>
 #include <gst/taconite/gsttaconitetracks.h>
 
 #include "box_tracker.hpp"
@@ -139,7 +142,7 @@ struct RoiChange {
 
 // Confirmed tracks that ended, for one tracks-ended event.
 struct EndedTracks {
-  const char* reason;  // "lost", "scene-cut", "reset"
+  const char* reason;  // "lost", "scene-cut", "reset", "camera-lost"
   std::vector<gint64> ids;
   std::vector<std::string> uids;
 };
@@ -442,6 +445,19 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
         self->stream->tracker.clear_tracks();
         forget_ended(*self->stream);  // every element downstream ends all tracks at a flush
         self->stream->cuts.reset();   // the next frame is no continuation of the last
+        break;
+      case GST_EVENT_CUSTOM_DOWNSTREAM:
+        // taconitecamera lost its camera: every open track ends now (the faces may be anywhere
+        // when frames are back), announced ahead of the event; ids go on counting.
+        if (gst_taconite_event_is_camera_lost(event)) {
+          GST_DEBUG_OBJECT(self, "camera '%s' lost (%s): %zu tracks end",
+                           gst_taconite_camera_lost_event_get_stream(event),
+                           gst_taconite_camera_lost_event_get_reason(event), self->stream->tracker.size());
+          self->stream->tracker.clear_tracks();
+          collect_ended(*self->stream, "camera-lost");
+          announce_ended(self);
+          self->stream->cuts.reset();
+        }
         break;
       case GST_EVENT_STREAM_START:
         self->stream->tracker.restart();

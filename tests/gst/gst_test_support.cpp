@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "gsttaconiteadaface.h"
+#include "gsttaconitecamera.h"
 #include "gsttaconitedetect.h"
 #include "gsttaconiteidentify.h"
 #include "gsttaconitelandmarks.h"
@@ -323,6 +324,7 @@ std::vector<float> expected_chw(int width, int height, const PixelFn& pixel, boo
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   GST_ELEMENT_REGISTER(taconiteadaface, nullptr);
+  GST_ELEMENT_REGISTER(taconitecamera, nullptr);
   GST_ELEMENT_REGISTER(taconitedetect, nullptr);
   GST_ELEMENT_REGISTER(taconitelandmarks, nullptr);
   GST_ELEMENT_REGISTER(taconitetrack, nullptr);

@@ -4,7 +4,9 @@
 // frame-size change; never for an unconfirmed track, nothing at a flush); taconitepublish ends its
 // tracks on that event (not on its own timeout while taconitetrack owns them), and its frame
 // documents and track events carry the tracker's uid; without taconitetrack its timeout still ends them.
+// taconitecamera's "taconite-camera-lost" event ends every open track (reason "camera-lost").
 #include <glib/gstdio.h>
+#include <gst/taconite/gsttaconitecamera.h>
 #include <gst/taconite/gsttaconiteroi.h>
 #include <gst/taconite/gsttaconitetracks.h>
 #include <json-glib/json-glib.h>
@@ -166,6 +168,69 @@ TEST_F(TrackerLifetimeTest, AFrameSizeChangeEndsTheTracksAsResetAFlushAnnouncesN
   EXPECT_EQ(ended[0].tracks[0].first, 3);
 }
 
+// The custom events the harness's element sent downstream since the last pull, in order: each by
+// name, a tracks-ended event with its reason and tracks ("taconite-tracks-ended camera-lost 1:UID").
+std::vector<std::string> custom_events(GstHarness* h) {
+  std::vector<std::string> out;
+  while (GstEvent* event = gst_harness_try_pull_event(h)) {
+    if (GST_EVENT_TYPE(event) == GST_EVENT_CUSTOM_DOWNSTREAM) {
+      std::string seen = gst_structure_get_name(gst_event_get_structure(event));
+      if (gst_taconite_event_is_tracks_ended(event)) {
+        seen += std::string(" ") + gst_taconite_tracks_ended_event_get_reason(event);
+        for (guint i = 0; i < gst_taconite_tracks_ended_event_get_size(event); ++i) {
+          gint64 id = 0;
+          const gchar* uid = nullptr;
+          gst_taconite_tracks_ended_event_get_track(event, i, &id, &uid);
+          seen += " " + std::to_string(id) + ":" + uid;
+        }
+      }
+      out.push_back(seen);
+    }
+    gst_event_unref(event);
+  }
+  return out;
+}
+
+TEST_F(TrackerLifetimeTest, ALostCameraEndsEveryOpenTrackAsCameraLostAndNewTracksStartAfter) {
+  start("min-hits=1");
+  const Seen seen = push(0, true);
+  ASSERT_EQ(seen.id, 1);
+  custom_events(h);
+  ASSERT_TRUE(gst_harness_push_event(h, gst_taconite_camera_lost_event_new("door1", "stall")));
+  // The tracks end ahead of the camera's event, which passes on for the elements after.
+  EXPECT_EQ(custom_events(h), (std::vector<std::string>{std::string(GST_TACONITE_TRACKS_ENDED_EVENT_NAME) +
+                                                            " camera-lost 1:" + seen.uid,
+                                                        GST_TACONITE_CAMERA_LOST_EVENT_NAME}));
+  ASSERT_TRUE(gst_harness_push_event(h, gst_taconite_camera_lost_event_new("door1", "stall")));
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_custom(GST_EVENT_CUSTOM_DOWNSTREAM,
+                                                             gst_structure_new_empty("not-ours"))));
+  EXPECT_EQ(custom_events(h), (std::vector<std::string>{GST_TACONITE_CAMERA_LOST_EVENT_NAME, "not-ours"}))
+      << "no open track: nothing ends; another custom event ends nothing";
+  EXPECT_EQ(push(1, true).id, 2) << "the face when frames are back is a new track";
+}
+
+TEST(CameraLostEvent, CarriesTheStreamAndReasonAndMalformedOnesReadAsNone) {
+  GstEvent* event = gst_taconite_camera_lost_event_new("door1", "eos");
+  ASSERT_NE(event, nullptr);
+  EXPECT_TRUE(GST_EVENT_IS_SERIALIZED(event));
+  EXPECT_TRUE(gst_taconite_event_is_camera_lost(event));
+  EXPECT_STREQ(gst_taconite_camera_lost_event_get_stream(event), "door1");
+  EXPECT_STREQ(gst_taconite_camera_lost_event_get_reason(event), "eos");
+  gst_event_unref(event);
+  event = gst_taconite_camera_lost_event_new("door1", nullptr);
+  EXPECT_STREQ(gst_taconite_camera_lost_event_get_reason(event), "error");
+  gst_event_unref(event);
+  EXPECT_EQ(gst_taconite_camera_lost_event_new(nullptr, "eos"), nullptr);
+  EXPECT_EQ(gst_taconite_camera_lost_event_new("\xff", "eos"), nullptr);
+  GstEvent* foreign = gst_event_new_custom(GST_EVENT_CUSTOM_DOWNSTREAM,
+                                           gst_structure_new(GST_TACONITE_CAMERA_LOST_EVENT_NAME, "stream",
+                                                             G_TYPE_INT, 3, nullptr));
+  EXPECT_FALSE(gst_taconite_event_is_camera_lost(foreign));
+  EXPECT_EQ(gst_taconite_camera_lost_event_get_stream(foreign), nullptr);
+  gst_event_unref(foreign);
+  EXPECT_FALSE(gst_taconite_event_is_camera_lost(nullptr));
+}
+
 // taconitetrack ! taconitepublish messages=both into one file: frame documents and track events.
 class PublishLifetimeTest : public ::testing::Test {
  protected:
@@ -289,6 +354,32 @@ TEST_F(PublishLifetimeTest, WithoutTaconitetrackPublishsTimeoutStillEndsTheTrack
   ASSERT_FALSE(faces.empty());
   JsonObject* face = json_array_get_object_element(json_object_get_array_member(faces[0], "faces"), 0);
   EXPECT_TRUE(json_object_get_null_member(face, "track_uid")) << "no tracker uid on the ROI";
+}
+
+TEST_F(PublishLifetimeTest, ALostCameraEndsTheVisitWithReasonCameraLostAndTheNextIsANewTrack) {
+  start("min-hits=1", "");
+  for (int i = 0; i < 3; ++i) push(i, true);
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_taconite_camera_lost_event_new("lobby", "error")));
+  for (int i = 3; i < 6; ++i) push(i, true);
+  finish();
+  const std::vector<JsonObject*> all = events();
+  std::vector<std::string> seen;
+  for (JsonObject* e : all)
+    seen.push_back(kind(e) + (kind(e) == "end" ? ":" + std::string(json_object_get_string_member(e, "reason")) : ""));
+  EXPECT_EQ(seen, (std::vector<std::string>{"new", "end:camera-lost", "new", "end:eos"}));
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_NE(std::string(json_object_get_string_member(all[0], "uid")),
+            std::string(json_object_get_string_member(all[2], "uid")));
+}
+
+TEST_F(PublishLifetimeTest, WithoutTaconitetrackALostCameraEndsPublishsOwnTracks) {
+  start(std::nullopt, "track-timeout=150");
+  for (int i = 0; i < 3; ++i) push(i, true);  // id 7, no uid
+  ASSERT_TRUE(gst_harness_push_event(h_, gst_taconite_camera_lost_event_new("lobby", "stall")));
+  const std::vector<JsonObject*> all = events();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(kind(all[1]), "end");
+  EXPECT_EQ(std::string(json_object_get_string_member(all[1], "reason")), "camera-lost");
 }
 
 }  // namespace

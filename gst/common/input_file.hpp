@@ -1,4 +1,4 @@
-// Files taconitepublish reads (the MQTT credentials and TLS files): opened without blocking, and
+// Small files elements read at start (credentials, TLS files): opened without blocking, and
 // refused unless they are regular files, so a FIFO without a writer cannot hang the state change.
 // The runtime's bundle/regular_file.hpp (its own small static library) does the work.
 #pragma once

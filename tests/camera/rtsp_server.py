@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""A real RTSP server (gst-rtsp-server through GObject introspection) for taconitecamera's tests,
+benches and pipelines/live-camera.sh, on 127.0.0.1 only: serves /cam, a generated live stream
+(videotestsrc), or a video file played in real time from its start for each client (--video; its
+end ends the stream, as a camera going away would), until killed.
+
+Usage: rtsp_server.py PORT [--codec jpeg|h264] [--size WxH] [--fps N] [--credentials FILE] [--video FILE]
+With --credentials (user name line, password line) the server asks for HTTP Basic authentication.
+Prints "ready PORT" on stdout once it listens. Exits 77 without gst-rtsp-server's typelib.
+"""
+import argparse
+import sys
+
+import gi
+
+gi.require_version("Gst", "1.0")
+from gi.repository import GLib, Gst  # noqa: E402
+
+try:
+    gi.require_version("GstRtspServer", "1.0")
+    from gi.repository import GstRtspServer  # noqa: E402
+except (ValueError, ImportError):
+    print("gir1.2-gst-rtsp-server-1.0 is not installed: skipped", file=sys.stderr)
+    sys.exit(77)
+
+ENCODERS = {
+    # Both in Debian's gstreamer1.0-plugins-good / -bad; key frames often so a client starts fast.
+    "jpeg": "jpegenc quality=60 ! rtpjpegpay name=pay0 pt=26",
+    "h264": "openh264enc gop-size=15 complexity=low ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=1",
+}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("port", type=int)
+    parser.add_argument("--codec", choices=sorted(ENCODERS), default="jpeg")
+    parser.add_argument("--size", default="320x240")
+    parser.add_argument("--fps", type=int, default=15)
+    parser.add_argument("--credentials")
+    parser.add_argument("--video")
+    args = parser.parse_args()
+    width, height = (int(v) for v in args.size.split("x"))
+
+    Gst.init(None)
+    server = GstRtspServer.RTSPServer()
+    server.set_address("127.0.0.1")
+    server.set_service(str(args.port))
+    factory = GstRtspServer.RTSPMediaFactory()
+    if args.video:
+        source = (f'filesrc location="{args.video}" ! decodebin ! videoconvert ! videoscale ! '
+                  f"video/x-raw,format=I420,width={width},height={height}")
+    else:
+        source = (f"videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width={width},height={height},"
+                  f"framerate={args.fps}/1")
+    factory.set_launch(f"( {source} ! {ENCODERS[args.codec]} )")
+    factory.set_shared(not args.video)  # a file plays from its start for every client
+    if args.credentials:
+        with open(args.credentials, encoding="utf-8") as f:
+            user, password = (f.read().splitlines() + ["", ""])[:2]
+        auth = GstRtspServer.RTSPAuth()
+        token = GstRtspServer.RTSPToken()
+        token.set_string("media.factory.role", "viewer")
+        auth.add_basic(GstRtspServer.RTSPAuth.make_basic(user, password), token)
+        server.set_auth(auth)
+        permissions = GstRtspServer.RTSPPermissions()
+        permissions.add_permission_for_role("viewer", "media.factory.access", True)
+        permissions.add_permission_for_role("viewer", "media.factory.construct", True)
+        factory.set_permissions(permissions)
+    server.get_mount_points().add_factory("/cam", factory)
+    if server.attach(None) == 0:
+        print(f"cannot listen on 127.0.0.1:{args.port}", file=sys.stderr)
+        sys.exit(1)
+    print(f"ready {args.port}", flush=True)
+    GLib.MainLoop().run()
+
+
+if __name__ == "__main__":
+    main()
