@@ -118,8 +118,6 @@ def row(model, rounds, peers, peak_gflops):
     latency = f"{ms:.1f}" + (f" ({cpu_ms:.0f})" if cpu_ms else "")
     if "range" in run:
         latency += f" [{run['rounds']} rounds: {run['range'][0]:.1f}–{run['range'][1]:.1f}]"
-    if run.get("per_face_calls"):
-        latency += " ¹"
     load = f"{run['load_s']:.2f}" + (f" ({run['load_cpu_s']:.2f})" if "load_cpu_s" in run else "")
     b8 = b.get("8", {}).get("faces_per_s")
     b32 = b.get("32", {}).get("faces_per_s")
@@ -130,8 +128,9 @@ def row(model, rounds, peers, peak_gflops):
     if "rss_batch1_mib" in run:
         rss += f"; batch 1: {run['rss_batch1_mib']:.0f} ({run['rss_batch1_mib'] / weights_mib:.1f}x)"
     ratios = " | ".join(ratio_cell(*round_ratios(rounds, peers[p])) for p in PEERS)
+    b8_cell = (f"{b8}" + (" ¹" if run.get("per_face_calls") else "")) if b8 else "-"
     return (f"| {model} | {engine_name(run)} | {load} | {rss} | {latency} | {ratios} | "
-            f"{b8 if b8 else '-'} | {b32 if b32 else '-'} | {gf} | {cosine_cell(run)} |")
+            f"{b8_cell} | {b32 if b32 else '-'} | {gf} | {cosine_cell(run)} |")
 
 
 def report(rows):
@@ -168,7 +167,7 @@ def report(rows):
                for m in models if any(model_of(r) == m for r in runs)]
     out.append("Weights (bundle tensors without ref.*; an ONNX file's size): " + ", ".join(weights))
     if any(r.get("per_face_calls") for r in runs):
-        out.append("¹ the ONNX file's batch is fixed at 1: batch 8 runs as 8 one-face calls")
+        out.append("¹ the ONNX file's batch is fixed at 1: ONNX Runtime runs batch 8 as 8 one-face calls")
     for r in missing:
         what = r.get("model") or (model_of(r) if "bundle" in r else "every model")
         out.append(f"Not measured: {r['backend']} on {what}: {r.get('skipped') or r.get('failed')}")

@@ -72,6 +72,10 @@ class Ratios(unittest.TestCase):
         self.assertEqual(rows[("ir18", "cpu f32 (auto)")][6], "0.75 (1.25)")
         self.assertEqual(rows[("ir18", "cpu f32")][6], "0.50 (1.00)")
 
+    def test_onnx_runtime_without_spinning_says_so(self):
+        line = run("onnxruntime", 20.0, 40.0, onnxruntime="1.30.0", options={"allow_spinning": False})
+        self.assertEqual(report.engine_name(line), "onnxruntime 1.30.0 (no spin)")
+
     def test_ratio_without_figures(self):
         self.assertEqual(report.ratio(run("cpu", 30.0, 50.0), None), (None, None))
         self.assertEqual(report.ratio(run("cpu", 30.0), run("onnxruntime", 15.0, 20.0)), (2.0, None))
@@ -111,8 +115,9 @@ class RealEmbedders(unittest.TestCase):
         self.assertEqual(mine[3], "64 (16.0x)")  # peak RSS over the 4 MiB file
         self.assertEqual(mine[10], "(the reference)")
         self.assertEqual(mine[9], "-")  # no MAC count for these networks
-        self.assertTrue(rows[("foamliu-128", "onnxruntime 1.30.0")][4].endswith("¹"))
-        self.assertIn("¹ the ONNX file's batch is fixed at 1: batch 8 runs as 8 one-face calls", lines)
+        self.assertEqual(rows[("foamliu-128", "onnxruntime 1.30.0")][7], "125.0 ¹")
+        self.assertEqual(mine[7], "100.0")
+        self.assertIn("¹ the ONNX file's batch is fixed at 1: ONNX Runtime runs batch 8 as 8 one-face calls", lines)
 
 
 class NotMeasured(unittest.TestCase):
