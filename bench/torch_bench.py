@@ -70,9 +70,11 @@ class BundleNet(torch.nn.Module):
 
     def __init__(self, bundle, real_channels=3):
         super().__init__()
-        # OpenCV 4.6 imports neither this exporter's batch norm (Identity-shared constants) nor a
-        # Mul+Add scale-shift at batch > 1: the ONNX file gets the affine as a depthwise 1x1 conv.
-        self.for_onnx = False
+        # How forward() computes the affine x*scale + shift: "batchnorm" (an inference batch norm),
+        # "depthwise" (a depthwise 1x1 conv) or "muladd". OpenCV 4.6 imports neither this exporter's
+        # batch norm (Identity-shared constants) nor a Mul+Add scale-shift at batch > 1, so its ONNX
+        # files get the depthwise conv; ONNX Runtime's get the form it runs fastest (--ort-onnx).
+        self.affine_as = "batchnorm"
         tensors = read_tensors(bundle)
         steps = read_steps(bundle)
         self.ops = []  # (kind, args) interpreted by forward()
@@ -156,9 +158,11 @@ class BundleNet(torch.nn.Module):
                 src, out, w, b, stride, pad, alpha = a
                 y = F.conv2d(buf[src], w, b, stride=stride, padding=pad)
                 buf[out] = F.prelu(y, alpha) if alpha is not None else y
-            elif kind == "affine" and self.for_onnx:  # the same scale-shift as a depthwise 1x1 conv
+            elif kind == "affine" and self.affine_as == "depthwise":
                 channels = a[2].shape[0]
                 buf[a[1]] = F.conv2d(buf[a[0]], a[2].reshape(channels, 1, 1, 1), a[3], groups=channels)
+            elif kind == "affine" and self.affine_as == "muladd":
+                buf[a[1]] = buf[a[0]] * a[2].reshape(1, -1, 1, 1) + a[3].reshape(1, -1, 1, 1)
             elif kind == "affine":  # x*scale + shift as an inference batch norm (mean 0, variance 1, eps 0)
                 buf[a[1]] = F.batch_norm(buf[a[0]], a[4], a[5], a[2], a[3], False, 0.0, 0.0)
             elif kind == "prelu_bias":
@@ -185,7 +189,9 @@ def main():
     parser.add_argument("threads", type=int)
     parser.add_argument("batches", type=int, nargs="+")
     parser.add_argument("--budget", type=float, default=3.0, help="seconds per measurement")
-    parser.add_argument("--onnx")
+    parser.add_argument("--onnx", help="PREFIX of the files for OpenCV DNN (the affine as a depthwise conv)")
+    parser.add_argument("--ort-onnx", help="PREFIX of the files for ONNX Runtime (the affine as --ort-affine)")
+    parser.add_argument("--ort-affine", choices=("batchnorm", "depthwise", "muladd"), default="batchnorm")
     parser.add_argument("--face")
     parser.add_argument("--ref")
     args = parser.parse_args()
@@ -216,12 +222,15 @@ def main():
             median = statistics.median(times)
             results[str(batch)] = {"median_ms": round(median * 1e3, 2), "faces_per_s": round(batch / median, 2),
                                    "cpu_ms": round(statistics.median(cpu_times) * 1e3, 2), "reps": reps}
-    if args.onnx:
-        net.for_onnx = True
-        # One static-shape file per batch size (OpenCV 4.6 mis-handles the dynamic batch's reshapes).
+    # One static-shape file per batch size (OpenCV 4.6 mis-handles the dynamic batch's reshapes).
+    for prefix, affine_as in ((args.onnx, "depthwise"), (args.ort_onnx, args.ort_affine)):
+        if not prefix:
+            continue
+        net.affine_as = affine_as
         for batch in args.batches:
-            torch.onnx.export(net, face.repeat(batch, 1, 1, 1), f"{args.onnx}.b{batch}.onnx", input_names=["face"],
+            torch.onnx.export(net, face.repeat(batch, 1, 1, 1), f"{prefix}.b{batch}.onnx", input_names=["face"],
                               output_names=["embedding"], opset_version=13)
+    if args.onnx or args.ort_onnx:
         face.numpy().astype(np.float32).tofile(args.face)
         np.asarray(reference, np.float32).tofile(args.ref)
     print(json.dumps({"bundle": args.bundle, "backend": "pytorch", "precision": "f32", "threads": args.threads,
