@@ -7,10 +7,14 @@ PyTorch: conv weights unpacked from the packed layout of spec section 5.3 (the s
 groups merged, conv -> [bias | prelu_bias] -> [subsample(s)] folded into one (strided) conv with
 bias and PReLU as the cpu backend does (and as the original model is built), other subsamples as
 1x1 max pooling, affine as an inference batch norm, the head as a Linear.
-Measures warm median latency / throughput and can export the same network to ONNX (for OpenCV DNN).
+Measures warm median latency / throughput and can export the same network to ONNX (for OpenCV DNN
+and ONNX Runtime).
 
-usage: torch_bench.py BUNDLE THREADS BATCH... [--onnx PREFIX --face OUT.f32 --ref OUT.f32]
-(--onnx writes PREFIX.b<BATCH>.onnx for every batch size)
+usage: torch_bench.py BUNDLE THREADS BATCH... [--onnx PREFIX] [--ort-onnx PREFIX [--ort-affine KIND]]
+                      [--face OUT.f32 --ref OUT.f32]
+(--onnx writes PREFIX.b<BATCH>.onnx for every batch size with the affine as a depthwise 1x1 conv, the
+form OpenCV DNN 4.6 runs; --ort-onnx the same files with the affine as KIND: batchnorm (default),
+muladd or depthwise; --face and --ref the input face and the fp32 reference embedding as raw f32)
 Prints one JSON line.
 """
 import argparse
