@@ -52,12 +52,25 @@ NumericsChoice choose_numerics(std::span<const CandidateTimes> candidates) {
                     std::to_string(rounds) + " interleaved rounds: " + times + ")"};
 }
 
+bool decisive(const std::vector<std::vector<double>>& times, double ratio) {
+  for (std::size_t a = 0; a < times.size(); ++a) {
+    if (times[a].empty()) return false;
+    const double slowest = *std::max_element(times[a].begin(), times[a].end());
+    bool beats_all = true;
+    for (std::size_t b = 0; b < times.size(); ++b)
+      if (b != a) beats_all = beats_all && !times[b].empty() && slowest * ratio <= *std::min_element(times[b].begin(), times[b].end());
+    if (beats_all) return true;
+  }
+  return false;
+}
+
 std::vector<std::vector<double>> race(std::span<const std::function<void()>> forwards, const RaceLimits& limits) {
   using Clock = std::chrono::steady_clock;
   for (const auto& forward : forwards) forward();
   std::vector<std::vector<double>> times(forwards.size());
   double spent = 0.0;
   for (int round = 0; round < limits.max_rounds && (round < limits.min_rounds || spent < limits.budget_s); ++round) {
+    if (round >= limits.decisive_rounds && decisive(times, limits.decisive_ratio)) break;
     for (std::size_t k = 0; k < forwards.size(); ++k) {
       const std::size_t i = round % 2 == 0 ? k : forwards.size() - 1 - k;
       const auto start = Clock::now();

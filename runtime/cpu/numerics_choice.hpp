@@ -36,14 +36,21 @@ inline constexpr double kBeatF32By = 0.03;
 NumericsChoice choose_numerics(std::span<const CandidateTimes> candidates);
 
 struct RaceLimits {
-  int min_rounds = 3;         // always, whatever the budget
+  int min_rounds = 3;         // unless decisive earlier
   int max_rounds = 9;
   double budget_s = 0.3;      // no round starts after this much timed time
+  int decisive_rounds = 2;    // after this many rounds, stop if decisive(times, decisive_ratio)
+  double decisive_ratio = 1.5;
 };
 
+// True when one candidate's slowest time is at least `ratio` times faster than every other
+// candidate's fastest: more rounds could not change the choice (e.g. emulated bf16, 3x slower).
+bool decisive(const std::vector<std::vector<double>>& times, double ratio);
+
 // Runs every forward once untimed (warm-up), then timed rounds of one forward each, the order of
-// the candidates alternating between rounds, until max_rounds or (after min_rounds) the budget is
-// spent. Returns the times in ms, per candidate, in the order given.
+// the candidates alternating between rounds, until max_rounds, or after min_rounds the budget is
+// spent, or after decisive_rounds the times are decisive. Returns the times in ms, per candidate,
+// in the order given.
 std::vector<std::vector<double>> race(std::span<const std::function<void()>> forwards, const RaceLimits& limits);
 
 }  // namespace taconite::cpu

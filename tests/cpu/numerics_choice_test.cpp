@@ -44,10 +44,18 @@ TEST(NumericsChoice, EvenRoundsUseTheMeanOfTheMiddleTwo) {
   EXPECT_EQ(choose({10.0, 30.0}, {19.0, 19.0}).type, ComputeType::Bf16);  // f32 median 20
 }
 
+TEST(NumericsRace, Decisive) {
+  EXPECT_TRUE(cpu::decisive({{10.0, 12.0}, {18.0, 30.0}}, 1.5));   // 12 * 1.5 <= 18
+  EXPECT_TRUE(cpu::decisive({{40.0, 41.0}, {20.0, 26.0}}, 1.5));   // the second one wins
+  EXPECT_FALSE(cpu::decisive({{10.0, 13.0}, {18.0, 30.0}}, 1.5));  // 13 * 1.5 > 18
+  EXPECT_FALSE(cpu::decisive({{10.0}, {}}, 1.5));
+}
+
 TEST(NumericsRace, WarmsUpThenAlternatesTheOrderForAtLeastMinRounds) {
   std::string calls;
   const std::function<void()> forwards[] = {[&] { calls += 'a'; }, [&] { calls += 'b'; }};
-  const std::vector<std::vector<double>> times = cpu::race(forwards, {3, 9, 0.0});  // budget spent at once
+  // Budget spent at once; never decisive (ratio 1e9).
+  const std::vector<std::vector<double>> times = cpu::race(forwards, {3, 9, 0.0, 2, 1e9});
   EXPECT_EQ(calls, "ab" "ab" "ba" "ab");
   ASSERT_EQ(times.size(), 2u);
   EXPECT_EQ(times[0].size(), 3u);
@@ -57,9 +65,18 @@ TEST(NumericsRace, WarmsUpThenAlternatesTheOrderForAtLeastMinRounds) {
 TEST(NumericsRace, StopsAtMaxRounds) {
   int calls = 0;
   const std::function<void()> forwards[] = {[&] { ++calls; }, [&] { ++calls; }};
-  const auto times = cpu::race(forwards, {1, 4, 1e9});
+  const auto times = cpu::race(forwards, {1, 4, 1e9, 2, 1e9});
   EXPECT_EQ(calls, 2 + 2 * 4);
   EXPECT_EQ(times[0].size(), 4u);
+}
+
+TEST(NumericsRace, StopsAfterDecisiveRoundsWhenOneCandidateIsFarSlower) {
+  int calls = 0;
+  const std::function<void()> forwards[] = {[&] { ++calls; }, [&] { ++calls; }};
+  // Ratio 0: any times are decisive, so the race ends after the 2 decisive rounds, before min_rounds.
+  const auto times = cpu::race(forwards, {5, 9, 1e9, 2, 0.0});
+  EXPECT_EQ(times[0].size(), 2u);
+  EXPECT_EQ(calls, 2 + 2 * 2);
 }
 
 }  // namespace
