@@ -73,6 +73,8 @@ std::vector<BackendEntry> backend_table() {
 }
 
 OpenedBackend opened(Prepared prepared, std::string_view name, std::string reason) {
+  const std::string why = prepared.backend->precision_reason();
+  if (!why.empty()) reason += "; " + why;
   reason += "; precision " + prepared.backend->precision();
   return {std::move(prepared.backend), std::string(name), std::move(reason), std::move(prepared.note)};
 }

@@ -37,6 +37,8 @@ class PreparedBackend {
   // The numerics that run (Model::precision): kPrecisionF32 / kPrecisionBf16 for the fused cpu
   // network's compute type, kPrecisionBf16Exact for the replay.
   virtual std::string precision() const = 0;
+  // Why these numerics run, when the backend chose them (cpu `auto`: what it measured); "" if it did not.
+  virtual std::string precision_reason() const { return {}; }
 
   // Whether executors read the Plan's tensor views (the bundle's bytes) after construction. When
   // false, the load releases the bundle's bytes; when true it keeps a private copy of them.

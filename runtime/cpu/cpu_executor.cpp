@@ -1,6 +1,9 @@
 #include "cpu/cpu_executor.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <utility>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -23,8 +26,6 @@ constexpr int kMaxBatch = 8;
 // buckets 2, 4 and 8 every bucket stays built.
 constexpr std::size_t kCachedBatchSizes = 3;
 
-std::string_view to_string(ComputeType type) { return type == ComputeType::Bf16 ? kPrecisionBf16 : kPrecisionF32; }
-
 dnnl::memory::data_type dnnl_type(ComputeType type) {
   return type == ComputeType::Bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
 }
@@ -43,9 +44,9 @@ void guarded_dnnl(ComputeType type, int threads, Fn&& fn) {
 
 // What every session of one backend reads: immutable, except the WeightStore's own locked cache.
 struct FusedShared {
-  FusedShared(FusedGraph g, ComputeType t, int n)
+  FusedShared(FusedGraph g, ComputeType t, int n, WeightContents contents)
       : graph(std::move(g)), type(t), threads(n), engine(dnnl::engine::kind::cpu, 0),
-        weights(graph, engine, dnnl_type(t), n) {}
+        weights(graph, engine, dnnl_type(t), n, contents) {}
   FusedGraph graph;
   ComputeType type;
   int threads;
@@ -97,37 +98,74 @@ class FusedCpuSession final : public CpuSession {
 
 class FusedCpuBackend final : public CpuBackend {
  public:
-  FusedCpuBackend(FusedGraph graph, ComputeType type, int threads)
-      : shared_(std::make_shared<FusedShared>(std::move(graph), type, threads)) {
+  FusedCpuBackend(FusedGraph graph, ComputeType type, int threads, WeightContents contents = WeightContents::Bundle)
+      : shared_(std::make_shared<FusedShared>(std::move(graph), type, threads, contents)) {
     // A first session reads every constant from the bundle into the WeightStore (later sessions,
     // of any batch size, use those copies: the bundle's bytes are released after the load) and
     // tells which primitives run.
     const FusedCpuSession first(shared_);
-    summary_ = std::string(to_string(type)) + " on oneDNN isa " + cpu_isa_name() + "; fused " +
-               describe(shared_->graph) + "; primitives: " + first.single().implementations() + "; weights " +
-               std::to_string(shared_->weights.bytes() >> 20) + " MiB, batch-1 activations per session " +
-               std::to_string(first.single().activation_bytes() >> 20) + " MiB";
+    summary_ = " on oneDNN isa " + cpu_isa_name() + "; fused " + describe(shared_->graph) + "; primitives: " +
+               first.single().implementations() + "; weights " + std::to_string(shared_->weights.bytes() >> 20) +
+               " MiB, batch-1 activations per session " + std::to_string(first.single().activation_bytes() >> 20) +
+               " MiB";
   }
 
+  void set_precision_reason(std::string reason) { reason_ = std::move(reason); }
+
   std::string precision() const override { return std::string(to_string(shared_->type)); }
+  std::string precision_reason() const override { return reason_; }
   bool reads_bundle_tensors() const override { return false; }
   ComputeType compute_type() const override { return shared_->type; }
-  std::string summary() const override { return summary_; }
+  std::string summary() const override {
+    return precision() + (reason_.empty() ? "" : " (" + reason_ + ")") + summary_;
+  }
   const WeightStore& weights() const override { return shared_->weights; }
   std::unique_ptr<CpuSession> new_session() const override { return std::make_unique<FusedCpuSession>(shared_); }
 
  private:
   std::shared_ptr<const FusedShared> shared_;
-  std::string summary_;
+  std::string summary_, reason_;
 };
 
-}  // namespace
-
-bool cpu_has_native_bf16() {
-  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
-  return (isa & bf16) == bf16;  // the ISA values are nested bit sets; AMX includes AVX512-BF16
+// A deterministic input for the timing race: values in [-1, 1) like a preprocessed face (all zeros
+// would let activations collapse; timings of oneDNN's convs do not depend on the values otherwise).
+std::vector<bf16_t> race_input(const FusedGraph& graph) {
+  const plan::Dims& d = graph.values[static_cast<std::size_t>(graph.input_value)];
+  std::vector<bf16_t> input(d.elements());
+  std::uint32_t state = 12345;
+  for (bf16_t& v : input) {
+    state = state * 1664525u + 1013904223u;
+    v = numerics::f32_to_bf16(static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f);
+  }
+  return input;
 }
+
+// `auto`: f32 and (where oneDNN builds it) bf16 raced on their batch-1 networks with placeholder
+// weights (same primitives and speed, no bundle reads), then the winner built for real. The
+// placeholder networks' primitives stay in oneDNN's primitive cache, so the real build reuses them.
+std::unique_ptr<CpuBackend> make_fastest_backend(FusedGraph graph, int threads) {
+  std::vector<CandidateTimes> candidates{{ComputeType::F32, {}}, {ComputeType::Bf16, {}}};
+  try {
+    const std::vector<bf16_t> input = race_input(graph);
+    // bf16 first: where oneDNN has no bf16 kernels its first conv fails before anything is built.
+    const FusedCpuBackend bf16(FusedGraph(graph), ComputeType::Bf16, threads, WeightContents::Placeholder);
+    const FusedCpuBackend f32(FusedGraph(graph), ComputeType::F32, threads, WeightContents::Placeholder);
+    const std::unique_ptr<CpuSession> sessions[] = {f32.new_session(), bf16.new_session()};
+    const std::function<void()> forwards[] = {[&] { sessions[0]->forward(input); }, [&] { sessions[1]->forward(input); }};
+    std::vector<std::vector<double>> times = race(forwards, RaceLimits{});
+    for (std::size_t i = 0; i < candidates.size(); ++i) candidates[i].ms = std::move(times[i]);
+  } catch (const Failure& failure) {  // no bf16 network on this CPU (f32 failing would fail below too)
+    auto f32 = std::make_unique<FusedCpuBackend>(std::move(graph), ComputeType::F32, threads);
+    f32->set_precision_reason("auto: f32, the only candidate (bf16: " + failure.error().message + ")");
+    return f32;
+  }
+  const NumericsChoice choice = choose_numerics(candidates);
+  auto chosen = std::make_unique<FusedCpuBackend>(std::move(graph), choice.type, threads);
+  chosen->set_precision_reason(choice.reason);
+  return chosen;
+}
+
+}  // namespace
 
 std::string cpu_isa_name() {
   switch (dnnl::get_effective_cpu_isa()) {
@@ -145,14 +183,7 @@ std::string cpu_isa_name() {
 
 std::unique_ptr<CpuBackend> make_cpu_backend(FusedGraph graph, const CpuOptions& options) {
   const int threads = std::max(options.threads, 1);
-  if (options.precision == CpuOptions::Precision::Auto && cpu_has_native_bf16()) {
-    // bf16 is the preferred type here, not a requirement: should any bf16 primitive be
-    // missing from this oneDNN, run the same network in f32 rather than fail the load.
-    try {
-      return std::make_unique<FusedCpuBackend>(FusedGraph(graph), ComputeType::Bf16, threads);
-    } catch (const Failure&) {
-    }
-  }
+  if (options.precision == CpuOptions::Precision::Auto) return make_fastest_backend(std::move(graph), threads);
   const bool bf16 = options.precision == CpuOptions::Precision::Bf16;
   return std::make_unique<FusedCpuBackend>(std::move(graph), bf16 ? ComputeType::Bf16 : ComputeType::F32, threads);
 }

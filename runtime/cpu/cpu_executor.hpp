@@ -10,13 +10,13 @@
 
 #include "common/executor.hpp"
 #include "cpu/fused_graph.hpp"
+#include "cpu/numerics_choice.hpp"
 
 namespace taconite::cpu {
 
-enum class ComputeType { F32, Bf16 };
-
 struct CpuOptions {
-  // Auto: bf16 where the CPU computes it natively (AVX512-BF16 or AMX), else f32.
+  // Auto: the faster of f32 and bf16 (where oneDNN has bf16 kernels), measured at load on the
+  // model's own batch-1 network (cpu/numerics_choice.hpp).
   enum class Precision { Auto, F32, Bf16 } precision = Precision::Auto;
   int threads = 1;
 };
@@ -36,19 +36,18 @@ class CpuSession : public Executor {
 class CpuBackend : public PreparedBackend {
  public:
   virtual ComputeType compute_type() const = 0;
-  virtual std::string summary() const = 0;  // precision, lowering, oneDNN implementations
+  virtual std::string summary() const = 0;  // precision and why, lowering, oneDNN implementations
   virtual const WeightStore& weights() const = 0;
   virtual std::unique_ptr<CpuSession> new_session() const = 0;
   std::unique_ptr<Executor> new_executor() const override { return new_session(); }
 };
 
-// True when the CPU computes bf16 natively (oneDNN's effective ISA has AVX512-BF16 or AMX).
-bool cpu_has_native_bf16();
 std::string cpu_isa_name();
 
-// Prepares the weights of `graph` (reading the bundle's bytes once, at this call). The graph points
-// into its plan, which must outlive the backend and its sessions. Throws Failure(Device) when oneDNN cannot build the network
-// (e.g. bf16 forced on a CPU whose oneDNN has no bf16 kernels).
+// Prepares the weights of `graph` (reading the bundle's bytes once, at this call; for `auto` after
+// timing the candidate numerics). The graph points into its plan, which must outlive the backend
+// and its sessions. Throws Failure(Device) when oneDNN cannot build the network (e.g. bf16 forced
+// on a CPU whose oneDNN has no bf16 kernels).
 std::unique_ptr<CpuBackend> make_cpu_backend(FusedGraph graph, const CpuOptions& options);
 
 }  // namespace taconite::cpu

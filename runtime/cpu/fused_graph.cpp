@@ -42,7 +42,7 @@ class RawBuilder {
   std::string take(const plan::ConvStep& s) {
     if (s.first) {
       FusedOp op;
-    op.kind = OpKind::Conv;
+      op.kind = OpKind::Conv;
       op.inputs = {value_of(s.in)};
       op.kernel = s.kernel;
       op.oc = s.oc;
@@ -138,6 +138,10 @@ class Fuser {
   }
 
   std::string run() {
+    // First, so the later rules see the conv reading the affine's input (e.g. fuse_add's check
+    // that nothing reads a residual operand after the conv that accumulates into it).
+    for (std::size_t i = 0; i < g_.ops.size(); ++i)
+      if (g_.ops[i].kind == OpKind::Affine) fold_affine_into_conv(static_cast<int>(i));
     for (std::size_t i = 0; i < g_.ops.size(); ++i) {
       if (g_.ops[i].removed) continue;
       std::string refusal;
@@ -185,6 +189,23 @@ class Fuser {
   void absorb(int into, int i) {
     op(into).output = op(i).output;
     producer_[static_cast<std::size_t>(op(i).output)] = into;
+    op(i).removed = true;
+  }
+
+  // affine -> 3x3 conv: the conv reads the affine's input and applies the affine itself (folded
+  // into its weights, bias and a border correction by the network). Only a conv that is the
+  // affine output's one reader, through its input (not a sum operand), with padding 1.
+  void fold_affine_into_conv(int i) {
+    const int out = op(i).output;
+    const std::vector<int> readers = consumers(out);
+    if (readers.size() != 1) return;
+    FusedOp& conv = op(readers[0]);
+    if (conv.kind != OpKind::Conv || conv.inputs[0] != out || conv.sum_input == out || conv.kernel != 3 ||
+        !conv.in_scale.empty())
+      return;
+    conv.inputs[0] = op(i).inputs[0];
+    conv.in_scale = op(i).scale;
+    conv.in_shift = op(i).shift;
     op(i).removed = true;
   }
 
@@ -290,15 +311,17 @@ Lowering lower_plan(const plan::Plan& plan) {
 }
 
 std::string describe(const FusedGraph& graph) {
-  int strided = 0, with_sum = 0, with_prelu = 0;
+  int strided = 0, with_sum = 0, with_prelu = 0, with_affine = 0;
   for (const FusedOp& op : graph.ops) {
     if (op.kind != OpKind::Conv) continue;
     strided += op.stride > 1;
     with_sum += op.sum_input >= 0;
     with_prelu += !op.alpha.empty();
+    with_affine += !op.in_scale.empty();
   }
-  return "conv " + std::to_string(graph.count(OpKind::Conv)) + " (strided " + std::to_string(strided) + ", +prelu " +
-         std::to_string(with_prelu) + ", +residual sum " + std::to_string(with_sum) + "), affine " +
+  return "conv " + std::to_string(graph.count(OpKind::Conv)) + " (strided " + std::to_string(strided) +
+         ", +input affine " + std::to_string(with_affine) + ", +prelu " + std::to_string(with_prelu) +
+         ", +residual sum " + std::to_string(with_sum) + "), affine " +
          std::to_string(graph.count(OpKind::Affine)) + ", bias " + std::to_string(graph.count(OpKind::Bias)) +
          ", add " + std::to_string(graph.count(OpKind::Add)) + ", subsample " +
          std::to_string(graph.count(OpKind::Subsample)) + ", head " + std::to_string(graph.count(OpKind::Head));

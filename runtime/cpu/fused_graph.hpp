@@ -4,6 +4,9 @@
 // Values are single-assignment activations (the manifest's buffers may be redefined; values
 // never are). Fusions applied, each only when its preconditions hold exactly:
 //   - the records of one conv (first..last) become one conv over all input channels;
+//   - affine -> 3x3 conv (the affine's output read by that conv alone): the conv reads the affine's
+//     input and carries the scale/shift (in_scale, in_shift), which the network folds into its
+//     weights, bias and a border correction (cpu/affine_fold.hpp: exact, padding included);
 //   - conv -> bias / prelu_bias: the bias becomes the conv's bias, PReLU an in-place pass after it;
 //   - conv -> subsample(s), and subsample(s) -> 1x1 conv: one strided conv (exact when h, w % s == 0);
 //   - add(conv output, other): a sum post-op, the conv writing into `other`'s buffer.
@@ -38,6 +41,9 @@ struct FusedOp {
   std::span<const bf16_t> bias;   // Conv / Bias
   std::span<const bf16_t> alpha;  // Conv: PReLU after the bias (empty: none)
   int sum_input = -1;             // Conv: value added by a sum post-op; the output reuses its buffer
+  // Conv: an affine applied to the input before its zero padding (empty: none), i.e. the conv
+  // computes conv(pad0(x * in_scale + in_shift)) over input channels.
+  std::span<const bf16_t> in_scale, in_shift;
 
   // Affine
   std::span<const bf16_t> scale, shift;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 
+#include "cpu/border_fix.hpp"
 #include "numerics/tiled_layout.hpp"
 
 namespace taconite::cpu {
@@ -21,11 +22,23 @@ struct ArgRef {
   dnnl::memory fixed;
 };
 
+// A oneDNN primitive, or (fix set) the border correction of a folded input affine, in place on
+// its DNNL_ARG_DST.
 struct Step {
   dnnl::primitive primitive;
   std::vector<std::pair<int, ArgRef>> args;
   std::string what;  // "conv jit:avx2" etc.
   std::unordered_map<int, dnnl::memory> bound;
+  std::unique_ptr<BorderFix> fix;
+
+  void run(dnnl::stream& stream) {
+    if (fix) {
+      stream.wait();  // the conv that wrote DST has finished (a no-op on oneDNN's in-order CPU stream)
+      fix->apply(bound.at(DNNL_ARG_DST));
+    } else {
+      primitive.execute(stream, bound);
+    }
+  }
 };
 
 struct AlignedBuffer {
@@ -74,7 +87,7 @@ struct OnednnNetwork::Impl {
   static ArgRef c(dnnl::memory m) { return {-1, std::move(m)}; }
 
   void add_step(dnnl::primitive p, std::vector<std::pair<int, ArgRef>> args, const std::string& kind, const char* impl) {
-    steps.push_back({std::move(p), std::move(args), kind + " " + impl, {}});
+    steps.push_back({std::move(p), std::move(args), kind + " " + impl, {}, nullptr});
   }
 
   void lower(int index, const FusedOp& op) {
@@ -104,7 +117,8 @@ struct OnednnNetwork::Impl {
       alias_of[static_cast<std::size_t>(op.output)] = op.sum_input;
     }
     const dnnl::memory::desc bias_desc({op.oc}, dt::f32, tag::a);
-    const auto d = op.bias.empty()
+    const bool has_bias = !op.bias.empty() || !op.in_scale.empty();  // a folded affine's shift is a bias
+    const auto d = !has_bias
                        ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                          src, wei, dst, strides, padding, padding)
                        : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -112,11 +126,15 @@ struct OnednnNetwork::Impl {
     const dnnl::convolution_forward::primitive_desc pd(d, attr, engine);
     if (desc_of(in).is_zero()) desc_of(in) = pd.src_desc();
     desc_of(op.output) = pd.dst_desc();
-    std::vector<std::pair<int, ArgRef>> args{{DNNL_ARG_SRC, v(in)},
-                                             {DNNL_ARG_WEIGHTS, c(weights.weights(index, pd.weights_desc()))},
-                                             {DNNL_ARG_DST, v(op.output)}};
-    if (!op.bias.empty()) args.push_back({DNNL_ARG_BIAS, c(weights.channel_vector(op.bias))});
+    const WeightStore::ConvConstants constants = weights.conv(index, pd.weights_desc());
+    std::vector<std::pair<int, ArgRef>> args{
+        {DNNL_ARG_SRC, v(in)}, {DNNL_ARG_WEIGHTS, c(constants.weights)}, {DNNL_ARG_DST, v(op.output)}};
+    if (has_bias) args.push_back({DNNL_ARG_BIAS, c(constants.bias)});
     add_step(dnnl::convolution_forward(pd), std::move(args), "conv", pd.impl_info_str());
+    // The border correction before PReLU (it belongs to the conv's linear part).
+    if (constants.border != nullptr)
+      steps.push_back({{}, {{DNNL_ARG_DST, v(op.output)}}, "border-fix", {},
+                       std::make_unique<BorderFix>(*constants.border, desc_of(op.output))});
     if (!op.alpha.empty()) prelu(op.output, op.alpha);
   }
 
@@ -214,7 +232,7 @@ struct OnednnNetwork::Impl {
     user_input = dnnl::memory({shape(in), dt::f32, tag::nchw}, engine);
     const dnnl::reorder::primitive_desc pd(engine, user_input.get_desc(), engine, desc_of(in));
     steps.insert(steps.begin(), Step{dnnl::reorder(pd), {{DNNL_ARG_FROM, c(user_input)}, {DNNL_ARG_TO, v(in)}},
-                                     std::string("input ") + pd.impl_info_str(), {}});
+                                     std::string("input ") + pd.impl_info_str(), {}, nullptr});
   }
 
   // Buffers by liveness: a value takes a free buffer (smallest that fits) when first written
@@ -302,7 +320,7 @@ OnednnNetwork::~OnednnNetwork() = default;
 
 std::vector<std::vector<float>> OnednnNetwork::run(std::span<const std::span<const bf16_t>> inputs) {
   impl_->load_inputs(inputs);
-  for (Step& step : impl_->steps) step.primitive.execute(impl_->stream, step.bound);
+  for (Step& step : impl_->steps) step.run(impl_->stream);
   impl_->stream.wait();
   const float* out = static_cast<const float*>(impl_->head_output.get_data_handle());
   std::vector<std::vector<float>> results;

@@ -34,8 +34,9 @@ void copy_reorder(dnnl::engine& engine, dnnl::memory from, dnnl::memory to) {
 }
 }  // namespace
 
-WeightStore::WeightStore(const FusedGraph& graph, dnnl::engine engine, dt weight_type, int threads)
-    : graph_(graph), engine_(std::move(engine)), weight_type_(weight_type), threads_(threads) {
+WeightStore::WeightStore(const FusedGraph& graph, dnnl::engine engine, dt weight_type, int threads,
+                         WeightContents contents)
+    : graph_(graph), engine_(std::move(engine)), weight_type_(weight_type), threads_(threads), contents_(contents) {
   for (std::size_t i = 0; i < graph.ops.size(); ++i)
     if (graph.ops[i].kind == OpKind::Conv) last_conv_ = static_cast<int>(i);
 }
@@ -55,6 +56,10 @@ dnnl::memory WeightStore::weights(int op, const dnnl::memory::desc& want) {
   std::vector<dnnl::memory>& layouts = weights_[op];
   for (const dnnl::memory& m : layouts)
     if (m.get_desc() == want) return m;
+  if (contents_ == WeightContents::Placeholder) {
+    layouts.push_back(placeholder_weights(op, want));
+    return layouts.back();
+  }
   dnnl::memory made = layouts.empty() ? first_weights(op, want) : dnnl::memory(want, engine_);
   if (!layouts.empty()) copy_reorder(engine_, layouts.front(), made);
   layouts.push_back(keep(made));
@@ -71,17 +76,10 @@ dnnl::memory WeightStore::first_weights(int op, const dnnl::memory::desc& want) 
   const bool bf16 = weight_type_ == dt::bf16;
   if (o.kind == OpKind::Conv) {
     const dnnl::memory::desc plain({o.oc, in.c, o.kernel, o.kernel}, weight_type_, tag::abcd);
-    // One scratch buffer reused by every conv (no fresh pages to fault in per conv).
     const std::size_t elements = static_cast<std::size_t>(o.oc) * in.c * o.kernel * o.kernel;
-    if (scratch_.size() < elements) scratch_.resize(elements);
-    if (bf16) {
-      merge_conv_weights(o, in.c, std::span(reinterpret_cast<bf16_t*>(scratch_.data()), elements), threads_);
-    } else {
-      merge_conv_weights(o, in.c, std::span(reinterpret_cast<float*>(scratch_.data()), elements), threads_);
-    }
-    copy_reorder(engine_, dnnl::memory(plain, engine_, scratch_.data()), made);
+    copy_reorder(engine_, dnnl::memory(plain, engine_, plain_conv_weights(op, o, in.c, elements)), made);
     for (const plan::ConvStep* record : o.records) release_mapped_pages(record->weights.data(), record->weights.size_bytes());
-    if (op == last_conv_) scratch_ = {};  // the last conv's weights are in: free the scratch
+    if (op == last_conv_) scratch_ = {}, narrowed_ = {};  // the last conv's weights are in: free the scratch
     return made;
   }
   // bT [k][n] with k = (c*h + y)*w + x is the {n, c, h, w} tensor laid out c, h, w, n: `bcda`.
@@ -98,6 +96,81 @@ dnnl::memory WeightStore::first_weights(int op, const dnnl::memory::desc& want) 
   }
   release_mapped_pages(bt.data(), bt.size_bytes());
   return made;
+}
+
+void* WeightStore::plain_conv_weights(int op, const FusedOp& o, int in_channels, std::size_t elements) {
+  // One scratch buffer reused by every conv (no fresh pages to fault in per conv).
+  if (scratch_.size() < elements) scratch_.resize(elements);
+  const bool bf16 = weight_type_ == dt::bf16;
+  if (o.in_scale.empty()) {
+    if (bf16) {
+      merge_conv_weights(o, in_channels, std::span(reinterpret_cast<bf16_t*>(scratch_.data()), elements), threads_);
+    } else {
+      merge_conv_weights(o, in_channels, std::span(scratch_.data(), elements), threads_);
+    }
+    return scratch_.data();
+  }
+  // The input affine is folded in f32 (bf16 weights times an f32 scale), then rounded once to
+  // the compute type.
+  const std::span<float> oihw(scratch_.data(), elements);
+  merge_conv_weights(o, in_channels, oihw, threads_);
+  const auto widened = [](std::span<const bf16_t> v) {
+    std::vector<float> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = numerics::bf16_to_f32(v[i]);
+    return out;
+  };
+  const plan::Dims& in = graph_.values[static_cast<std::size_t>(o.inputs[0])];
+  const ConvGeometry geometry{o.oc, in_channels, o.kernel, o.stride, in.h, in.w};
+  record_fold(op, fold_input_affine(geometry, oihw, widened(o.in_scale), widened(o.in_shift), widened(o.bias)));
+  if (!bf16) return scratch_.data();
+  narrowed_.resize(elements);
+  for (std::size_t i = 0; i < elements; ++i) narrowed_[i] = numerics::f32_to_bf16(oihw[i]);
+  return narrowed_.data();
+}
+
+void WeightStore::record_fold(int op, AffineFold terms) {
+  Fold& fold = folds_[op];
+  fold.terms = std::move(terms);
+  fold.bias = keep(dnnl::memory({{static_cast<dnnl::memory::dim>(fold.terms.bias.size())}, dt::f32, tag::a}, engine_));
+  std::copy(fold.terms.bias.begin(), fold.terms.bias.end(), static_cast<float*>(fold.bias.get_data_handle()));
+}
+
+// Zeros: no denormals, and oneDNN's convolution and inner-product kernels take the same time
+// whatever the values. Written, not just allocated: untouched pages would all map the one zero
+// page and make the weights' memory traffic look free. One buffer per layout, shared by the ops
+// of that shape: filling fresh pages is what a load spends most of its time on (this shared VM:
+// 4-7 ms per MiB), and IR-101's 102 convs have 11 weight shapes. The cost: a repeated shape's
+// weights may come from cache instead of memory, for both candidates alike.
+dnnl::memory WeightStore::placeholder_weights(int op, const dnnl::memory::desc& want) {
+  dnnl::memory made;
+  for (const dnnl::memory& m : placeholders_)
+    if (m.get_desc() == want) made = m;
+  if (!made) {
+    made = keep(dnnl::memory(want, engine_));
+    std::memset(made.get_data_handle(), 0, want.get_size());
+    placeholders_.push_back(made);
+  }
+  const FusedOp& o = graph_.ops[static_cast<std::size_t>(op)];
+  if (!o.in_scale.empty() && folds_.count(op) == 0) {
+    const plan::Dims& in = graph_.values[static_cast<std::size_t>(o.inputs[0])];
+    const ConvGeometry geometry{o.oc, in.c, o.kernel, o.stride, in.h, in.w};
+    record_fold(op, {std::vector<float>(static_cast<std::size_t>(o.oc), 0.0f), border_pixels(geometry)});
+  }
+  return made;
+}
+
+WeightStore::ConvConstants WeightStore::conv(int op, const dnnl::memory::desc& want) {
+  ConvConstants constants{weights(op, want), {}, nullptr};  // the first call also folds the input affine
+  const FusedOp& o = graph_.ops[static_cast<std::size_t>(op)];
+  if (!o.in_scale.empty()) {
+    const std::lock_guard<std::mutex> guard(lock_);
+    const Fold& fold = folds_.at(op);
+    constants.bias = fold.bias;
+    if (!fold.terms.border.pixels.empty()) constants.border = &fold.terms.border;
+  } else if (!o.bias.empty()) {
+    constants.bias = channel_vector(o.bias);
+  }
+  return constants;
 }
 
 dnnl::memory WeightStore::channel_vector(std::span<const bf16_t> values) {

@@ -88,7 +88,7 @@ TEST_P(CpuAccuracy, MatchesExactReplayAndFp32ReferenceInF32) {
   const std::vector<float> fp32 = inspect::reference_f32(*cpu, "ref.cpu_embedding");
   ASSERT_EQ(fp32.size(), fast.size()) << "mkbundle writes ref.cpu_embedding";
   EXPECT_GE(cosine(fast, replay), 0.9999);
-  EXPECT_GE(cosine(fast, fp32), 0.999);
+  EXPECT_GE(cosine(fast, fp32), 0.9999);
 
   // The caller's path (bf16 rounding, channel padding, tiling) through the fused network.
   const std::vector<float> face = inspect::reference_f32(*cpu, "ref.input_chw");
@@ -115,7 +115,7 @@ TEST_P(CpuAccuracy, MatchesExactReplayAndFp32ReferenceInBf16) {
   ASSERT_TRUE(exact);
   const Embedding fast = must(inspect::embed_recorded(bf16.value()));
   EXPECT_GE(cosine(fast, must(inspect::embed_recorded(*exact))), 0.9999);
-  EXPECT_GE(cosine(fast, inspect::reference_f32(*exact, "ref.cpu_embedding")), 0.999);
+  EXPECT_GE(cosine(fast, inspect::reference_f32(*exact, "ref.cpu_embedding")), 0.9999);
 }
 
 TEST_P(CpuAccuracy, BatchEqualsOneByOne) {
@@ -137,6 +137,26 @@ INSTANTIATE_TEST_SUITE_P(Bundles, CpuAccuracy,
                          testing::Values(BundleCase{"ir-tiny", "tile"},
                                          BundleCase{"ir-tiny", "fixed64"}, BundleCase{"ir18", "fixed64"}),
                          case_name);
+
+// IR-101 (suite `slow`: mkbundle takes ~1 min to write it): 49 folded affines deep, both
+// candidates of `precision = auto` against the fp32 reference. f32 meets 0.9999; bf16 rounds
+// every activation to bf16 as the NPU does, and at this depth that alone costs more than 1e-4
+// (the bf16-exact replay measures 0.99980 against fp32), so its bound is the replay's.
+TEST(SlowCpuAccuracy, Ir101BothCandidatesMatchTheFp32Reference) {
+  const std::filesystem::path dir = test_bundle("ir101");
+  ASSERT_FALSE(dir.empty());
+  std::optional<IrEmbedder> f32 = load(dir, "cpu", Precision::F32, 2);
+  ASSERT_TRUE(f32);
+  const std::vector<float> fp32 = inspect::reference_f32(*f32, "ref.cpu_embedding");
+  EXPECT_GE(cosine(must(inspect::embed_recorded(*f32)), fp32), 0.9999);
+  LoadOptions options;
+  options.backend = "cpu";
+  options.precision = Precision::Bf16;
+  options.threads = 2;
+  Result<IrEmbedder> bf16 = IrEmbedder::load(dir, options);
+  if (!bf16) GTEST_SKIP() << "bf16 path NOT exercised on this CPU: " << bf16.error().message;
+  EXPECT_GE(cosine(must(inspect::embed_recorded(bf16.value())), fp32), 0.9998);
+}
 
 // More faces than one pass takes (8): several passes, every face still in its place.
 TEST(CpuBatching, LargeBatchRunsInPassesInOrder) {
@@ -168,15 +188,45 @@ TEST(CpuThreads, ThreadCountsAgreeAndTheCallersOpenMpSettingIsKept) {
   EXPECT_EQ(omp_get_max_threads(), 1) << "the runtime must restore the caller's OpenMP thread count";
 }
 
-TEST(CpuPrecision, AutoFollowsTheCpuAndF32IsForced) {
+// Which numerics `auto` picks is a measurement (cpu/numerics_choice.hpp; the decision itself is
+// tested on injected timings in numerics_choice_test.cpp): here, that it says what it measured,
+// and that an explicit precision runs without a race.
+TEST(CpuPrecision, AutoSaysWhatItMeasuredAndAnExplicitPrecisionSkipsTheRace) {
   const std::filesystem::path dir = test_bundle("ir-tiny");
   ASSERT_FALSE(dir.empty());
   const bundle::Bundle bundle = bundle::Bundle::open(dir);
   const plan::Plan plan = plan::build_plan(bundle);
   const auto forced = cpu::make_cpu_backend(*cpu::lower_plan(plan).graph, {cpu::CpuOptions::Precision::F32, 1});
   EXPECT_EQ(forced->compute_type(), cpu::ComputeType::F32);
+  EXPECT_EQ(forced->precision_reason(), "");
   const auto automatic = cpu::make_cpu_backend(*cpu::lower_plan(plan).graph, {cpu::CpuOptions::Precision::Auto, 1});
-  EXPECT_EQ(automatic->compute_type(), cpu::cpu_has_native_bf16() ? cpu::ComputeType::Bf16 : cpu::ComputeType::F32);
+  const std::string reason = automatic->precision_reason();
+  EXPECT_EQ(reason.rfind("auto: " + automatic->precision() + ",", 0), 0u) << reason;
+  EXPECT_NE(automatic->summary().find(reason), std::string::npos) << automatic->summary();
+  LoadOptions bf16_options;
+  bf16_options.backend = "cpu";
+  bf16_options.precision = Precision::Bf16;
+  if (IrEmbedder::load(dir, bf16_options)) {
+    EXPECT_NE(reason.find("interleaved rounds: f32 "), std::string::npos) << reason;
+    EXPECT_NE(reason.find(", bf16 "), std::string::npos) << reason;
+  } else {
+    EXPECT_EQ(automatic->compute_type(), cpu::ComputeType::F32);
+    EXPECT_NE(reason.find("the only candidate (bf16: "), std::string::npos) << reason;
+  }
+}
+
+TEST(CpuPrecision, BackendReasonCarriesTheChoiceAndEndsWithThePrecision) {
+  const std::filesystem::path dir = test_bundle("ir-tiny");
+  ASSERT_FALSE(dir.empty());
+  std::optional<IrEmbedder> automatic = load(dir, "cpu");
+  ASSERT_TRUE(automatic);
+  const std::string reason = automatic->backend_reason();
+  EXPECT_NE(reason.find("; auto: " + automatic->precision() + ","), std::string::npos) << reason;
+  const std::string tail = "; precision " + automatic->precision();
+  EXPECT_EQ(reason.substr(reason.size() - tail.size()), tail) << reason;
+  std::optional<IrEmbedder> forced = load(dir, "cpu", Precision::F32);
+  ASSERT_TRUE(forced);
+  EXPECT_EQ(forced->backend_reason(), "requested; precision f32");
 }
 
 TEST(CpuSelection, AutoPicksCpuWhenNoNpuOpens) {

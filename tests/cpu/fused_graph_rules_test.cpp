@@ -1,5 +1,7 @@
 // The lowering's rules on small hand-built plans: each fusion happens exactly when its
 // preconditions hold, and a structure outside them is refused (the exact replay then runs).
+#include <list>
+
 #include <gtest/gtest.h>
 
 #include "cpu/fused_graph.hpp"
@@ -8,6 +10,7 @@
 namespace taconite::cpu_test {
 namespace {
 
+using numerics::bf16_t;
 using plan::Dims;
 
 // Builds plans step by step; spans stay empty (the lowering reads only the structure).
@@ -28,6 +31,20 @@ struct PlanBuilder {
     plan.steps.push_back(s);
     return *this;
   }
+  // The lowering copies the scale/shift spans; they only need to be non-empty.
+  PlanBuilder& affine(int in, int out, Dims d) {
+    plan.steps.push_back(plan::AffineStep{in, out, d, channel_values(d), channel_values(d)});
+    return *this;
+  }
+  PlanBuilder& prelu_bias(int buf, Dims d) {
+    plan.steps.push_back(plan::PreluBiasStep{buf, d, channel_values(d), channel_values(d)});
+    return *this;
+  }
+  std::span<const bf16_t> channel_values(Dims d) {
+    values.emplace_back(static_cast<std::size_t>(d.c), bf16_t{0x3f80});
+    return values.back();
+  }
+  std::list<std::vector<bf16_t>> values;  // stable addresses
   PlanBuilder& bias(int buf, Dims d) {
     plan.steps.push_back(plan::BiasStep{buf, d, {}});
     return *this;
@@ -104,6 +121,107 @@ TEST(FusedGraphRules, SubsampleBeforeA1x1ConvBecomesItsStride) {
   EXPECT_EQ(lowering.graph->count(cpu::OpKind::Subsample), 0) << cpu::describe(*lowering.graph);
   EXPECT_EQ(lowering.graph->ops[1].stride, 2);
   EXPECT_EQ(lowering.graph->ops[1].inputs[0], lowering.graph->input_value);
+}
+
+// The conv reading the affine's output, or nullptr.
+const cpu::FusedOp* conv_reading(const cpu::FusedGraph& g, int value) {
+  for (const cpu::FusedOp& op : g.ops)
+    if (op.kind == cpu::OpKind::Conv && op.inputs[0] == value) return &op;
+  return nullptr;
+}
+
+TEST(FusedGraphRules, AffineBeforeA3x3ConvIsFoldedIntoIt) {
+  const Dims d{8, 4, 4};
+  PlanBuilder b(3);
+  b.input(0, d).affine(0, 1, d).conv(1, 2, d).prelu_bias(2, d).head(2, d);
+  const cpu::Lowering lowering = cpu::lower_plan(b.plan);
+  ASSERT_TRUE(lowering.graph.has_value()) << lowering.refusal;
+  const cpu::FusedGraph& g = *lowering.graph;
+  EXPECT_EQ(g.count(cpu::OpKind::Affine), 0) << cpu::describe(g);
+  const cpu::FusedOp* conv = conv_reading(g, g.input_value);
+  ASSERT_NE(conv, nullptr) << "the conv reads the affine's input";
+  EXPECT_EQ(conv->in_scale.size(), 8u);
+  EXPECT_EQ(conv->in_shift.size(), 8u);
+  EXPECT_EQ(conv->alpha.size(), 8u) << "the PReLU still fuses after the fold";
+  EXPECT_NE(cpu::describe(g).find("+input affine 1"), std::string::npos) << cpu::describe(g);
+}
+
+// The IR unit: BN -> conv1 -> PReLU -> conv2 + bias, plus the identity shortcut. The fold makes
+// conv1 read the unit's input, and conv2 still accumulates into that input's buffer (conv1 reads
+// it first).
+TEST(FusedGraphRules, FoldedUnitStillSumsIntoItsInput) {
+  const Dims d{8, 4, 4};
+  PlanBuilder b(5);
+  b.input(0, d).conv(0, 1, d).affine(1, 2, d).conv(2, 3, d).prelu_bias(3, d).conv(3, 4, d).bias(4, d).add(4, 1, 1, d)
+      .head(1, d);
+  const cpu::Lowering lowering = cpu::lower_plan(b.plan);
+  ASSERT_TRUE(lowering.graph.has_value()) << lowering.refusal;
+  const cpu::FusedGraph& g = *lowering.graph;
+  EXPECT_EQ(g.count(cpu::OpKind::Affine), 0) << cpu::describe(g);
+  EXPECT_EQ(g.count(cpu::OpKind::Add), 0) << cpu::describe(g);
+  ASSERT_EQ(g.count(cpu::OpKind::Conv), 3) << cpu::describe(g);
+  const cpu::FusedOp& stem = g.ops[1], &conv1 = g.ops[2], &conv2 = g.ops[3];
+  EXPECT_EQ(conv1.inputs[0], stem.output);
+  EXPECT_FALSE(conv1.in_scale.empty());
+  EXPECT_EQ(conv2.sum_input, stem.output);
+}
+
+TEST(FusedGraphRules, AffineReadByTwoOpsStays) {
+  const Dims d{8, 4, 4};
+  PlanBuilder b(4);
+  b.input(0, d).affine(0, 1, d).conv(1, 2, d).add(2, 1, 3, d).head(3, d);
+  const cpu::Lowering lowering = cpu::lower_plan(b.plan);
+  ASSERT_TRUE(lowering.graph.has_value()) << lowering.refusal;
+  EXPECT_EQ(lowering.graph->count(cpu::OpKind::Affine), 1) << cpu::describe(*lowering.graph);
+  const cpu::FusedOp* conv = conv_reading(*lowering.graph, lowering.graph->ops[1].output);
+  ASSERT_NE(conv, nullptr);
+  EXPECT_TRUE(conv->in_scale.empty());
+}
+
+TEST(FusedGraphRules, AffineBeforeA1x1ConvStays) {
+  const Dims d{8, 4, 4};
+  PlanBuilder b(3);
+  b.input(0, d).affine(0, 1, d).conv(1, 2, d, 1).head(2, d);
+  const cpu::Lowering lowering = cpu::lower_plan(b.plan);
+  ASSERT_TRUE(lowering.graph.has_value()) << lowering.refusal;
+  EXPECT_EQ(lowering.graph->count(cpu::OpKind::Affine), 1) << cpu::describe(*lowering.graph);
+}
+
+TEST(FusedGraphRules, AffineReadByANonConvStays) {
+  const Dims d{8, 4, 4}, half{8, 2, 2};
+  PlanBuilder b(3);
+  b.input(0, d).affine(0, 1, d).subsample(1, 2, d, 2).head(2, half);
+  const cpu::Lowering lowering = cpu::lower_plan(b.plan);
+  ASSERT_TRUE(lowering.graph.has_value()) << lowering.refusal;
+  EXPECT_EQ(lowering.graph->count(cpu::OpKind::Affine), 1) << cpu::describe(*lowering.graph);
+}
+
+// Two affines in a row: the first feeds an affine (stays), the second folds into the conv.
+TEST(FusedGraphRules, OnlyTheAffineNextToTheConvFolds) {
+  const Dims d{8, 4, 4};
+  PlanBuilder b(4);
+  b.input(0, d).affine(0, 1, d).affine(1, 2, d).conv(2, 3, d).head(3, d);
+  const cpu::Lowering lowering = cpu::lower_plan(b.plan);
+  ASSERT_TRUE(lowering.graph.has_value()) << lowering.refusal;
+  const cpu::FusedGraph& g = *lowering.graph;
+  EXPECT_EQ(g.count(cpu::OpKind::Affine), 1) << cpu::describe(g);
+  ASSERT_EQ(g.ops[1].kind, cpu::OpKind::Affine);
+  const cpu::FusedOp* conv = conv_reading(g, g.ops[1].output);
+  ASSERT_NE(conv, nullptr);
+  EXPECT_FALSE(conv->in_scale.empty());
+}
+
+// An affine output read only as an add's operand (the conv reads the affine's input instead):
+// no conv reads it as its input, so nothing folds.
+TEST(FusedGraphRules, AffineAsResidualOperandStays) {
+  const Dims d{8, 4, 4};
+  PlanBuilder b(4);
+  b.input(0, d).affine(0, 1, d).conv(0, 2, d).add(2, 1, 3, d).head(3, d);
+  const cpu::Lowering lowering = cpu::lower_plan(b.plan);
+  ASSERT_TRUE(lowering.graph.has_value()) << lowering.refusal;
+  const cpu::FusedGraph& g = *lowering.graph;
+  EXPECT_EQ(g.count(cpu::OpKind::Affine), 1) << cpu::describe(g);
+  for (const cpu::FusedOp& op : g.ops) EXPECT_TRUE(op.in_scale.empty());
 }
 
 }  // namespace

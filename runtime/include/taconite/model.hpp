@@ -50,7 +50,8 @@ inline constexpr std::string_view kPrecisionBf16Exact = "bf16-exact";
 
 // The cpu backend's compute type (the replay backends always run bf16-exact).
 enum class Precision {
-  Auto,  // bf16 where the CPU computes it natively (AVX512-BF16 / AMX), f32 elsewhere
+  Auto,  // the faster of f32 and bf16, timed at load on the model's own network; f32 where no bf16
+         // kernels exist or bf16 is not more than 3 % faster (backend_reason() says what was measured)
   F32,   // f32 compute
   Bf16,  // bf16 compute; load() returns a Device error where oneDNN has no bf16 kernels for this CPU
 };

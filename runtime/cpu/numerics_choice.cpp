@@ -1,0 +1,86 @@
+#include "cpu/numerics_choice.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "taconite/model.hpp"
+
+namespace taconite::cpu {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string ms(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f ms", value);
+  return text;
+}
+
+}  // namespace
+
+std::string_view to_string(ComputeType type) { return type == ComputeType::Bf16 ? kPrecisionBf16 : kPrecisionF32; }
+
+NumericsChoice choose_numerics(std::span<const CandidateTimes> candidates) {
+  std::vector<double> medians;
+  std::size_t f32 = 0;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    medians.push_back(median(candidates[i].ms));
+    if (candidates[i].type == ComputeType::F32) f32 = i;
+  }
+  std::size_t best = f32;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (medians[i] < medians[best] && medians[i] < medians[f32] * (1.0 - kBeatF32By)) best = i;
+
+  std::string times;
+  std::size_t rounds = candidates[0].ms.size();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    times += (i == 0 ? "" : ", ") + std::string(to_string(candidates[i].type)) + " " + ms(medians[i]);
+    rounds = std::min(rounds, candidates[i].ms.size());
+  }
+  const ComputeType type = candidates[best].type;
+  const std::string verdict = type != ComputeType::F32 ? "measured fastest"
+                              : candidates.size() == 1  ? "the only candidate"
+                                                        : "no other candidate measured more than " +
+                                                             std::to_string(static_cast<int>(kBeatF32By * 100)) + " % faster";
+  return {type, "auto: " + std::string(to_string(type)) + ", " + verdict + " (batch-1 forward, median of " +
+                    std::to_string(rounds) + " interleaved rounds: " + times + ")"};
+}
+
+bool decisive(const std::vector<std::vector<double>>& times, double ratio) {
+  for (std::size_t a = 0; a < times.size(); ++a) {
+    if (times[a].empty()) return false;
+    const double slowest = *std::max_element(times[a].begin(), times[a].end());
+    bool beats_all = true;
+    for (std::size_t b = 0; b < times.size(); ++b)
+      if (b != a) beats_all = beats_all && !times[b].empty() && slowest * ratio <= *std::min_element(times[b].begin(), times[b].end());
+    if (beats_all) return true;
+  }
+  return false;
+}
+
+std::vector<std::vector<double>> race(std::span<const std::function<void()>> forwards, const RaceLimits& limits) {
+  using Clock = std::chrono::steady_clock;
+  for (const auto& forward : forwards) forward();
+  std::vector<std::vector<double>> times(forwards.size());
+  double spent = 0.0;
+  for (int round = 0; round < limits.max_rounds && (round < limits.min_rounds || spent < limits.budget_s); ++round) {
+    if (round >= limits.decisive_rounds && decisive(times, limits.decisive_ratio)) break;
+    for (std::size_t k = 0; k < forwards.size(); ++k) {
+      const std::size_t i = round % 2 == 0 ? k : forwards.size() - 1 - k;
+      const auto start = Clock::now();
+      forwards[i]();
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      spent += seconds;
+      times[i].push_back(seconds * 1e3);
+    }
+  }
+  return times;
+}
+
+}  // namespace taconite::cpu

@@ -1,0 +1,56 @@
+// `precision = auto` on the cpu backend: which numerics run is measured at load, not guessed from
+// the ISA. oneDNN 2.6's bf16 convs were ~2x faster than f32 on a Zen 4 with AVX512-BF16 but ~1.7x
+// slower on an Intel Xeon with the same ISA flags (no AMX), so no per-ISA rule holds. The backend
+// builds each candidate's batch-1 network (with placeholder weights: cpu/weight_store.hpp), times a
+// few warm forwards of each, interleaved, and builds the fastest for real (cpu_executor.cpp). The
+// timing loop and the decision are here, without oneDNN.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace taconite::cpu {
+
+enum class ComputeType { F32, Bf16 };
+
+std::string_view to_string(ComputeType type);
+
+struct CandidateTimes {
+  ComputeType type;
+  std::vector<double> ms;  // one per timed round
+};
+
+struct NumericsChoice {
+  ComputeType type;
+  std::string reason;  // e.g. "auto: bf16, measured fastest (batch-1 forward, median of 5 interleaved rounds: f32 24.1 ms, bf16 11.9 ms)"
+};
+
+// f32 is the more accurate numerics, so another candidate must beat it by more than this fraction
+// of f32's median: a near tie (noise on a shared machine) keeps f32.
+inline constexpr double kBeatF32By = 0.03;
+
+// The candidate with the lowest median, subject to kBeatF32By. `candidates` is non-empty, holds
+// F32, and every candidate has at least one time.
+NumericsChoice choose_numerics(std::span<const CandidateTimes> candidates);
+
+struct RaceLimits {
+  int min_rounds = 3;         // unless decisive earlier
+  int max_rounds = 9;
+  double budget_s = 0.3;      // no round starts after this much timed time
+  int decisive_rounds = 2;    // after this many rounds, stop if decisive(times, decisive_ratio)
+  double decisive_ratio = 1.5;
+};
+
+// True when one candidate's slowest time is at least `ratio` times faster than every other
+// candidate's fastest: more rounds could not change the choice (e.g. emulated bf16, 3x slower).
+bool decisive(const std::vector<std::vector<double>>& times, double ratio);
+
+// Runs every forward once untimed (warm-up), then timed rounds of one forward each, the order of
+// the candidates alternating between rounds, until max_rounds, or after min_rounds the budget is
+// spent, or after decisive_rounds the times are decisive. Returns the times in ms, per candidate,
+// in the order given.
+std::vector<std::vector<double>> race(std::span<const std::function<void()>> forwards, const RaceLimits& limits);
+
+}  // namespace taconite::cpu

@@ -1,0 +1,83 @@
+// `precision = auto`'s decision on injected timings (no timed assertions) and the race's order of
+// calls.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "cpu/numerics_choice.hpp"
+
+namespace taconite::cpu_test {
+namespace {
+
+using cpu::ComputeType;
+
+cpu::NumericsChoice choose(std::vector<double> f32, std::vector<double> bf16) {
+  const std::vector<cpu::CandidateTimes> candidates{{ComputeType::F32, std::move(f32)}, {ComputeType::Bf16, std::move(bf16)}};
+  return cpu::choose_numerics(candidates);
+}
+
+TEST(NumericsChoice, PicksBf16WhenItsMedianIsFaster) {
+  const cpu::NumericsChoice choice = choose({24.0, 25.0, 90.0}, {12.0, 50.0, 11.0});
+  EXPECT_EQ(choice.type, ComputeType::Bf16);
+  EXPECT_NE(choice.reason.find("bf16 12.0 ms"), std::string::npos) << choice.reason;
+  EXPECT_NE(choice.reason.find("f32 25.0 ms"), std::string::npos) << choice.reason;
+  EXPECT_NE(choice.reason.find("3 interleaved rounds"), std::string::npos) << choice.reason;
+}
+
+TEST(NumericsChoice, PicksF32WhenBf16IsSlower) {
+  // The Intel Xeon case: bf16 convs ~1.7x slower than f32.
+  EXPECT_EQ(choose({24.1, 24.5, 23.9, 24.0}, {33.0, 32.5, 34.0, 33.1}).type, ComputeType::F32);
+}
+
+TEST(NumericsChoice, OneOutlierDoesNotDecide) {
+  EXPECT_EQ(choose({20.0, 21.0, 20.5}, {30.0, 5.0, 31.0}).type, ComputeType::F32);
+}
+
+TEST(NumericsChoice, ANearTieKeepsF32) {
+  const cpu::NumericsChoice choice = choose({20.0, 20.0, 20.0}, {19.8, 19.6, 19.7});  // 1.5 % faster
+  EXPECT_EQ(choice.type, ComputeType::F32);
+  EXPECT_NE(choice.reason.find("no other candidate measured more than 3 % faster"), std::string::npos) << choice.reason;
+  EXPECT_EQ(choose({20.0, 20.0, 20.0}, {19.0, 19.0, 19.0}).type, ComputeType::Bf16);  // 5 % faster
+}
+
+TEST(NumericsChoice, EvenRoundsUseTheMeanOfTheMiddleTwo) {
+  EXPECT_EQ(choose({10.0, 30.0}, {19.0, 19.0}).type, ComputeType::Bf16);  // f32 median 20
+}
+
+TEST(NumericsRace, Decisive) {
+  EXPECT_TRUE(cpu::decisive({{10.0, 12.0}, {18.0, 30.0}}, 1.5));   // 12 * 1.5 <= 18
+  EXPECT_TRUE(cpu::decisive({{40.0, 41.0}, {20.0, 26.0}}, 1.5));   // the second one wins
+  EXPECT_FALSE(cpu::decisive({{10.0, 13.0}, {18.0, 30.0}}, 1.5));  // 13 * 1.5 > 18
+  EXPECT_FALSE(cpu::decisive({{10.0}, {}}, 1.5));
+}
+
+TEST(NumericsRace, WarmsUpThenAlternatesTheOrderForAtLeastMinRounds) {
+  std::string calls;
+  const std::function<void()> forwards[] = {[&] { calls += 'a'; }, [&] { calls += 'b'; }};
+  // Budget spent at once; never decisive (ratio 1e9).
+  const std::vector<std::vector<double>> times = cpu::race(forwards, {3, 9, 0.0, 2, 1e9});
+  EXPECT_EQ(calls, "ab" "ab" "ba" "ab");
+  ASSERT_EQ(times.size(), 2u);
+  EXPECT_EQ(times[0].size(), 3u);
+  EXPECT_EQ(times[1].size(), 3u);
+}
+
+TEST(NumericsRace, StopsAtMaxRounds) {
+  int calls = 0;
+  const std::function<void()> forwards[] = {[&] { ++calls; }, [&] { ++calls; }};
+  const auto times = cpu::race(forwards, {1, 4, 1e9, 2, 1e9});
+  EXPECT_EQ(calls, 2 + 2 * 4);
+  EXPECT_EQ(times[0].size(), 4u);
+}
+
+TEST(NumericsRace, StopsAfterDecisiveRoundsWhenOneCandidateIsFarSlower) {
+  int calls = 0;
+  const std::function<void()> forwards[] = {[&] { ++calls; }, [&] { ++calls; }};
+  // Ratio 0: any times are decisive, so the race ends after the 2 decisive rounds, before min_rounds.
+  const auto times = cpu::race(forwards, {5, 9, 1e9, 2, 0.0});
+  EXPECT_EQ(times[0].size(), 2u);
+  EXPECT_EQ(calls, 2 + 2 * 2);
+}
+
+}  // namespace
+}  // namespace taconite::cpu_test
