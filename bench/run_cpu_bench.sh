@@ -19,6 +19,8 @@ work=${3:-/tmp/taconite-bench}
 python=/usr/bin/python3   # Debian's python3-torch lives there
 realfaces=${REALFACES:-$here/../../shared/realfaces}
 yunet=${YUNET:-$here/../../shared/models/face_detection_yunet_2023mar.onnx}
+# PyTorch is both a peer and the exporter of the ONNX files OpenCV DNN and ONNX Runtime run.
+"$python" -c "import torch" 2>/dev/null || { echo "$python cannot import torch: apt-get install python3-torch" >&2; exit 1; }
 mkdir -p "$work"
 ninja -C "$build" tools/taconite-mkbundle bench/taconite-bench bench/opencv-dnn-bench >/dev/null
 results=$work/results.jsonl
@@ -37,7 +39,7 @@ elif ! node "$here/ort_bench.mjs" --install --ort-dir "$work/onnxruntime" >> "$r
   ort=no
 fi
 # The same waiting policy as the OpenMP engines: with OMP_WAIT_POLICY=passive ONNX Runtime's idle
-# pool threads do not spin either (they do by default; on a busy machine spinning doubled its latency).
+# pool threads do not spin either (they do by default; on a busy machine spinning cost it 1.5-1.8x).
 ort_spin=
 [ "${OMP_WAIT_POLICY:-}" = passive ] && ort_spin=--no-spin
 ort_bench() { [ "$ort" = no ] || node "$here/ort_bench.mjs" --ort-dir "$work/onnxruntime" --threads "$threads" $ort_spin \
