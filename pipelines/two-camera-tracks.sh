@@ -15,8 +15,9 @@
 # --detector finds faces with taconitedetect (YuNet, on one frame in 3, best-shot embedding), else
 # facedetect (Haar) -> taconitelandmarks (dlib); --gallery names the faces from G (made with
 # taconite-gallery create for the same model; taconiteidentify, --threshold its threshold,
-# default the model's), so each end event carries the name and confidence. BUILD_DIR (default: build) is
-# the meson build directory holding the plugin and tools.
+# default the model's), so each end event carries the name and confidence. Only track events leave
+# the pipeline, so faces taconitetrack has not confirmed yet are not embedded (untracked=never).
+# BUILD_DIR (default: build) is the meson build directory holding the plugin and tools.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
     --detector) detector="$2"; shift 2 ;;
     --gallery) gallery="$2"; shift 2 ;;
     --threshold) threshold="$2"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -63,7 +64,8 @@ for camera in door1 door2; do
     identify+=(!)
   fi
   pipeline+=(filesrc location="$video" ! decodebin ! videoconvert ! "${front[@]}" !
-    taconitetrack ! taconiteadaface model="$bundle" backend="$backend" input-mode=rois reinfer-mode="$reinfer_mode" !
+    taconitetrack ! taconiteadaface model="$bundle" backend="$backend" input-mode=rois reinfer-mode="$reinfer_mode" \
+      untracked=never !
     "${identify[@]}"
     taconitepublish messages=tracks method=mqtt host="$host" port="$port" stream="$camera" "${faces[@]}" !
     fakesink sync=false)

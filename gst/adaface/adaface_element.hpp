@@ -47,6 +47,7 @@ struct Settings {
   guint batch_timeout_us = 0;
   guint interval = 1;
   TrackPolicy tracks;  // track-id-param, reinfer-*, track-best, track-timeout, best-*
+  UntrackedFaces untracked = UntrackedFaces::EveryFrame;
 };
 
 // The engine handle: set at READY->PAUSED and dropped at PAUSED->READY on the state-change thread,

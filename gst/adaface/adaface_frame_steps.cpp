@@ -34,6 +34,7 @@ struct FrameSettings {
   gboolean post_messages = FALSE;
   guint interval = 1;
   TrackPolicy tracks;
+  UntrackedFaces untracked = UntrackedFaces::EveryFrame;
 };
 
 // One buffer's faces on their way through the engine; each step reads and fills its part.
@@ -68,6 +69,7 @@ FrameSettings read_settings(GstTaconiteAdaface* self) {
   f.post_messages = s.post_messages;
   f.interval = s.interval;
   f.tracks = s.tracks;
+  f.untracked = s.untracked;
   GST_OBJECT_UNLOCK(self);
   return f;
 }
@@ -113,11 +115,30 @@ FrameWork start_frame(GstTaconiteAdaface* self, const EngineInfo& engine, GstBuf
   return w;
 }
 
+// The faces' track ids (messages report them; reuse needs them); faces without a usable one that
+// `untracked` says not to embed are left out: no embedding, no meta, not counted. A whole-buffer
+// face (crops) always stays.
+void leave_out_untracked(FrameWork& w) {
+  w.ids = frame_track_ids(w.jobs, w.settings.tracks.id_param);
+  if (w.settings.untracked == UntrackedFaces::EveryFrame) return;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < w.jobs.size(); ++i) {
+    const bool left_out = !w.ids[i] && !w.jobs[i].whole_buffer &&
+                          (w.settings.untracked == UntrackedFaces::Never || gst_taconite_roi_is_predicted(w.jobs[i].roi));
+    if (left_out) continue;
+    w.jobs[kept] = w.jobs[i];
+    w.ids[kept++] = w.ids[i];
+  }
+  w.jobs.resize(kept);
+  w.ids.resize(kept);
+}
+
 // Faces are chosen on the buffer as it came; only a buffer that gets metas is made writable (a
 // shared one is copied then), and the faces then point at the writable buffer's ROIs.
 void select_frame_faces(FrameWork& w, GstBuffer*& buffer) {
   if (!w.due) return;
   w.jobs = select_faces(buffer, w.self->stream->info, w.settings.rules);
+  leave_out_untracked(w);
   if (w.jobs.empty()) return;
   buffer = gst_buffer_make_writable(buffer);
   claim_face_rois(buffer, w.jobs, w.settings.rules.roi_type);
@@ -155,8 +176,6 @@ void reuse_fresh_embeddings(FrameWork& w) {
   Stream* st = w.self->stream;
   const TrackPolicy& policy = w.settings.tracks;
   w.faces.resize(w.jobs.size());
-  // Track ids are read for every frame (messages report them); reuse needs an active policy.
-  w.ids = frame_track_ids(w.jobs, policy.id_param);
   w.predicted.assign(w.jobs.size(), false);
   for (std::size_t i = 0; i < w.jobs.size(); ++i) {
     w.faces[i].face = w.jobs[i];

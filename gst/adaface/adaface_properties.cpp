@@ -138,6 +138,13 @@ void declare_properties(PropertyTable<GstTaconiteAdaface, Settings>& t) {
       [](Self&, const Settings& s, GValue* v) {
         g_value_set_enum(v, static_cast<gint>(s.tracks.best ? ReinferMode::Best : ReinferMode::Interval));
       });
+  t.enumeration("untracked", "Untracked faces",
+                "Faces without a usable track id (no tracker upstream, a track taconitetrack has not confirmed "
+                "yet, an id two ROIs of the frame share), which no embedding can be reused for: every-frame "
+                "(embedded on every frame), measured (only on frames where the box was measured, not predicted "
+                "by a tracker or carried by the detector's interval) or never (passed on without an embedding "
+                "until the track has an id). Whole-buffer faces (crops) are always embedded. Default: every-frame",
+                taconite_untracked_get_type, &Settings::untracked, any_time);
   t.real("best-margin", "Best-shot margin",
          "reinfer-mode=best: re-embed a track when its face's quality exceeds the best embedded so "
          "far by more than this fraction (0.1: 10 %). Default: 0.1",

@@ -400,4 +400,5 @@ static void gst_taconite_adaface_class_init(GstTaconiteAdafaceClass* klass) {
   gst_type_mark_as_plugin_api(taconite_backend_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(taconite_leaky_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(taconite_reinfer_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(taconite_untracked_get_type(), static_cast<GstPluginAPIFlags>(0));
 }

@@ -50,6 +50,23 @@ GType taconite_reinfer_mode_get_type() {
   return static_cast<GType>(type);
 }
 
+GType taconite_untracked_get_type() {
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(UntrackedFaces::EveryFrame), "Embed a face without a track id on every frame", "every-frame"},
+      {static_cast<gint>(UntrackedFaces::Measured),
+       "Embed a face without a track id only on frames where its box was measured (not predicted by a tracker, "
+       "not carried by a detector's interval)",
+       "measured"},
+      {static_cast<gint>(UntrackedFaces::Never),
+       "Never embed a face without a track id: it is passed on without an embedding until its track is confirmed",
+       "never"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconiteAdafaceUntracked", values));
+  return static_cast<GType>(type);
+}
+
 GType taconite_channel_order_get_type() {
   static gsize type = 0;
   static const GEnumValue values[] = {

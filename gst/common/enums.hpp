@@ -33,8 +33,17 @@ enum class ReinferMode : int {
   Best = 1,      // a track is re-embedded only when a clearly better face arrives (best-margin, best-min-gap)
 };
 
+// What happens to a face without a usable track id (no tracker upstream, a track taconitetrack has
+// not confirmed yet, or an id two ROIs of the frame share).
+enum class UntrackedFaces : int {
+  EveryFrame = 0,  // embedded on every frame it is selected (no reuse is possible)
+  Measured = 1,    // embedded only when its box was measured (not predicted by a tracker or carried)
+  Never = 2,       // not embedded: it waits for a track id
+};
+
 GType taconite_input_mode_get_type();
 GType taconite_reinfer_mode_get_type();
+GType taconite_untracked_get_type();
 GType taconite_leaky_get_type();
 GType taconite_channel_order_get_type();
 GType taconite_backend_get_type();

@@ -1,13 +1,16 @@
 // reinfer-mode=best with the recording fake engine: a track is re-embedded only when a clearly
 // better face arrives, at most once every best-min-gap frames, never on a box the tracker
 // predicted once it has an embedding; each face's quality reaches its ROI params and the JSON
-// document. Quality here is steered by the face's box size (no landmarks: box width / 112) on a
-// sharp checkerboard, so every other part of the score stays put.
+// document; `untracked` decides which faces without a track id are embedded. Quality here is
+// steered by the face's box size (no landmarks: box width / 112) on a sharp checkerboard, so every
+// other part of the score stays put.
 #include <gst/taconite/gsttaconiteface.h>
 #include <json-glib/json-glib.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "enums.hpp"
 #include "face_document.hpp"
 #include "gst_test_support.hpp"
 #include "roi_params.hpp"
@@ -252,6 +255,116 @@ TEST_F(BestShotTest, ACachedFaceCarriesItsEmbeddingsScoreAndAFaceWithoutQualityI
   gst_buffer_unref(bare);
   ASSERT_TRUE(document);
   EXPECT_NE(document->find("\"quality\":null"), std::string::npos) << *document;
+}
+
+// Issue 32: a track taconitetrack has not confirmed yet carries no id, so nothing of it can be
+// reused: `untracked` says on which of its frames it is embedded. Frames: an untracked face
+// measured, predicted, carried, measured again, beside a tracked face whose first box is predicted.
+std::vector<std::vector<Face>> untracked_sequence() {
+  const Face tracked{.id = 7, .x = 180, .y = 10, .size = 60, .predicted = true};
+  return {{{-1, 10, 10, 60}, tracked},
+          {{.id = -1, .x = 10, .y = 10, .size = 60, .predicted = true}, tracked},
+          {{.id = -1, .x = 10, .y = 10, .size = 60, .carried = true}, tracked},
+          {{-1, 10, 10, 60}, tracked}};
+}
+
+// The untracked face's status per frame (-1: no embedding meta) and the tracked face's.
+std::vector<int> untracked_statuses(GstHarness* h, std::vector<GstTaconiteEmbeddingStatus>* tracked) {
+  std::vector<int> statuses;
+  const std::vector<std::vector<Face>> frames = untracked_sequence();
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    GstBuffer* out = gst_harness_push_and_pull(h, frame(static_cast<int>(i), frames[i]));
+    EXPECT_NE(out, nullptr);
+    if (!out) return statuses;
+    int untracked = -1;
+    for (GstTaconiteEmbeddingMeta* meta : embedding_metas(out)) {
+      GstVideoRegionOfInterestMeta* roi = gst_buffer_get_video_region_of_interest_meta_id(out, meta->roi_id);
+      EXPECT_NE(roi, nullptr);
+      if (roi && gst_video_region_of_interest_meta_get_param(roi, "object_id"))
+        tracked->push_back(meta->status);
+      else
+        untracked = meta->status;
+    }
+    EXPECT_EQ(gst_buffer_get_n_meta(out, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE), 2u) << "no ROI is removed";
+    statuses.push_back(untracked);
+    gst_buffer_unref(out);
+  }
+  return statuses;
+}
+
+TEST_F(BestShotTest, UntrackedDecidesOnWhichFramesAFaceWithoutATrackIdIsEmbedded) {
+  const int computed = GST_TACONITE_EMBEDDING_COMPUTED;
+  const struct {
+    const char* value;
+    std::vector<int> untracked;
+  } cases[] = {{"every-frame", {computed, computed, computed, computed}},
+               {"measured", {computed, -1, -1, computed}},
+               {"never", {-1, -1, -1, -1}}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.value);
+    for (const char* mode : {"best", "interval"}) {
+      SCOPED_TRACE(mode);
+      start({{"reinfer-mode", mode}, {"reinfer-interval", "10"}, {"untracked", c.value}});
+      const std::size_t seen_before = engine->faces_seen();
+      std::vector<GstTaconiteEmbeddingStatus> tracked;
+      EXPECT_EQ(untracked_statuses(h, &tracked), c.untracked);
+      EXPECT_EQ(tracked, (std::vector<GstTaconiteEmbeddingStatus>{GST_TACONITE_EMBEDDING_COMPUTED,
+                                                                  GST_TACONITE_EMBEDDING_CACHED,
+                                                                  GST_TACONITE_EMBEDDING_CACHED,
+                                                                  GST_TACONITE_EMBEDDING_CACHED}))
+          << "a tracked face is never affected";
+      const auto untracked_embedded = static_cast<guint64>(std::count(c.untracked.begin(), c.untracked.end(), computed));
+      EXPECT_EQ(engine->faces_seen() - seen_before, 1u + untracked_embedded);
+      EXPECT_EQ(counter("faces-embedded"), 1u + untracked_embedded);
+      EXPECT_EQ(counter("faces-skipped"), 0u) << "a face left out is not a skipped one";
+      gst_harness_teardown(h);
+      h = nullptr;
+    }
+  }
+}
+
+TEST_F(BestShotTest, UntrackedNeverStillEmbedsWholeBufferCrops) {
+  start({{"input-mode", "crops"}, {"untracked", "never"}});
+  gst_harness_set_src_caps_str(h, "video/x-raw,format=RGB,width=112,height=112,framerate=30/1");
+  GstBuffer* crop = rgb_buffer(112, 112, [](int x, int y) {
+    return std::array<std::uint8_t, 3>{static_cast<std::uint8_t>(x), static_cast<std::uint8_t>(y), 90};
+  });
+  EXPECT_EQ(push(crop), GST_TACONITE_EMBEDDING_COMPUTED);
+  EXPECT_EQ(engine->faces_seen(), 1u);
+}
+
+std::string untracked_nick(GstElement* element) {
+  GValue value = G_VALUE_INIT;
+  g_value_init(&value, taconite_untracked_get_type());
+  g_object_get_property(G_OBJECT(element), "untracked", &value);
+  GEnumClass* klass = static_cast<GEnumClass*>(g_type_class_ref(taconite_untracked_get_type()));
+  const GEnumValue* v = g_enum_get_value(klass, g_value_get_enum(&value));
+  std::string nick = v ? v->value_nick : "?";
+  g_type_class_unref(klass);
+  return nick;
+}
+
+void count_warning(const gchar*, GLogLevelFlags, const gchar*, gpointer n) { ++*static_cast<int*>(n); }
+
+TEST_F(BestShotTest, UntrackedChangesWhilePlayingAndRefusesUnknownValues) {
+  start({{"reinfer-mode", "best"}});
+  EXPECT_EQ(untracked_nick(h->element), "every-frame");
+  GstBuffer* out = gst_harness_push_and_pull(h, frame(0, {{-1, 10, 10, 60}}));
+  EXPECT_EQ(embedding_metas(out).size(), 1u) << "every-frame by default";
+  gst_buffer_unref(out);
+  gst_util_set_object_arg(G_OBJECT(h->element), "untracked", "never");
+  out = gst_harness_push_and_pull(h, frame(1, {{-1, 10, 10, 60}}));
+  EXPECT_TRUE(embedding_metas(out).empty()) << "the next frame follows the new value";
+  gst_buffer_unref(out);
+
+  int refused = 0;
+  const guint handler = g_log_set_handler("GLib-GObject", G_LOG_LEVEL_WARNING, count_warning, &refused);
+  g_object_set(h->element, "untracked", 3, nullptr);
+  g_object_set(h->element, "untracked", -1, nullptr);
+  g_log_remove_handler("GLib-GObject", handler);
+  EXPECT_EQ(refused, 2) << "each out-of-range value refused with a warning";
+  gst_util_set_object_arg(G_OBJECT(h->element), "untracked", "sometimes");  // not a value: ignored
+  EXPECT_EQ(untracked_nick(h->element), "never") << "the value stays";
 }
 
 }  // namespace
