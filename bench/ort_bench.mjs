@@ -111,6 +111,7 @@ async function bench(a) {
   if (!ort) { skipped(why, { bundle: a.bundle, model: a.label }); return 0; }
   const importSeconds = seconds(importStart);
   const face = readFloats(a.face), reference = readFloats(a.ref);
+  if (face.length !== 3 * 112 * 112) throw new Error(`${a.face}: ${face.length} floats, not a 3x112x112 face`);
   const budget = Number(process.env.BENCH_BUDGET_S || 3);
   const options = {
     executionProviders: ['cpu'], intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential',
