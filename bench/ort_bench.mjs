@@ -89,7 +89,10 @@ function install(ortDir) {
     const npm = spawnSync('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefix', ortDir,
                                   'onnxruntime-node'], { encoding: 'utf8', timeout: 600000 });
     if (npm.error || npm.status !== 0) {
-      const said = `${npm.stderr || ''}${npm.error ? npm.error.message : ''}`.trim().split('\n').slice(-2).join(' / ');
+      // npm's error code and the failed request ("npm error code ECONNREFUSED", "FetchError: ..."), not its stack
+      const lines = `${npm.stderr || ''}${npm.error ? npm.error.message : ''}`.trim().split('\n');
+      const said = lines.filter((l) => / code |Error:/.test(l) && !/^npm error +at /.test(l)).slice(0, 2).join(' / ') ||
+                   lines.slice(-2).join(' / ');
       skipped(`npm install --ignore-scripts onnxruntime-node into ${ortDir} failed: ${said}`);
       return 1;
     }
