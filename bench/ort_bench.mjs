@@ -89,7 +89,10 @@ function install(ortDir) {
     const npm = spawnSync('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefix', ortDir,
                                   'onnxruntime-node'], { encoding: 'utf8', timeout: 600000 });
     if (npm.error || npm.status !== 0) {
-      const said = `${npm.stderr || ''}${npm.error ? npm.error.message : ''}`.trim().split('\n').slice(-2).join(' / ');
+      // npm's error code and the failed request ("npm error code ECONNREFUSED", "FetchError: ..."), not its stack
+      const lines = `${npm.stderr || ''}${npm.error ? npm.error.message : ''}`.trim().split('\n');
+      const said = lines.filter((l) => / code |Error:/.test(l) && !/^npm error +at /.test(l)).slice(0, 2).join(' / ') ||
+                   lines.slice(-2).join(' / ');
       skipped(`npm install --ignore-scripts onnxruntime-node into ${ortDir} failed: ${said}`);
       return 1;
     }
@@ -111,6 +114,7 @@ async function bench(a) {
   if (!ort) { skipped(why, { bundle: a.bundle, model: a.label }); return 0; }
   const importSeconds = seconds(importStart);
   const face = readFloats(a.face), reference = readFloats(a.ref);
+  if (face.length !== 3 * 112 * 112) throw new Error(`${a.face}: ${face.length} floats, not a 3x112x112 face`);
   const budget = Number(process.env.BENCH_BUDGET_S || 3);
   const options = {
     executionProviders: ['cpu'], intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential',

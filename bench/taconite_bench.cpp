@@ -13,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
+#include "process_usage.hpp"
 #include "taconite/embedder.hpp"
 #include "taconite/inspect.hpp"
 
@@ -27,19 +28,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// CPU time of the whole process (all threads): robust against other load on a shared machine.
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-}
-
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
-}
+using taconite::bench::cpu_seconds;
+using taconite::bench::peak_rss_mib;
 
 // Repetitions so one measurement takes about `budget` seconds (at least 2, at most 50).
 int repetitions(double one_run, double budget) { return std::clamp(static_cast<int>(budget / std::max(one_run, 1e-4)), 2, 50); }

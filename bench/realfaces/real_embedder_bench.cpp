@@ -13,8 +13,6 @@
 //       CPU time, peak RSS: one JSON line in bench/report.py's schema; writes the batch-1 embedding
 //       (the reference ONNX Runtime's output is compared with) to REF.f32
 // BENCH_BUDGET_S: seconds per measurement (default 3). The models are linked into --scratch, never copied.
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "../process_usage.hpp"
 #include "image_file.hpp"
 #include "photo_faces.hpp"
 #include "real_embedders.hpp"
@@ -43,18 +42,8 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-}
-
-double peak_rss_mib() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
-}
+using taconite::bench::cpu_seconds;
+using taconite::bench::peak_rss_mib;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -133,8 +133,14 @@ class NotMeasured(unittest.TestCase):
 
 @unittest.skipUnless(shutil.which("node"), "no node on PATH: bench/ort_bench.mjs not checked")
 class OrtBenchWithoutPackage(unittest.TestCase):
+    def scratch(self, prefix):
+        """A new directory, removed after the test."""
+        directory = tempfile.TemporaryDirectory(prefix=prefix)
+        self.addCleanup(directory.cleanup)
+        return directory.name
+
     def test_skips_saying_why_when_onnxruntime_node_is_absent(self):
-        empty = tempfile.mkdtemp(prefix="taconite-ort-empty-")
+        empty = self.scratch("taconite-ort-empty-")
         done = subprocess.run(["node", os.path.join(BENCH, "ort_bench.mjs"), "--ort-dir", empty, "--threads", "2",
                                "--face", "/nonexistent.f32", "--ref", "/nonexistent.f32", "--prefix", "/nonexistent",
                                "--bundle", "/nonexistent/ir18", "1"], capture_output=True, text=True, timeout=60)
@@ -143,6 +149,20 @@ class OrtBenchWithoutPackage(unittest.TestCase):
         self.assertEqual(line["backend"], "onnxruntime")
         self.assertIn("onnxruntime-node does not load from " + empty, line["skipped"])
         self.assertEqual(report.model_of(line), "ir18")
+
+    @unittest.skipUnless(shutil.which("npm"), "no npm on PATH: the failed install not checked")
+    def test_a_failed_install_says_why(self):
+        # a registry on a closed local port: npm fails at once, nothing leaves the machine
+        env = dict(os.environ, npm_config_registry="http://127.0.0.1:9/", npm_config_fetch_retries="0",
+                   npm_config_cache=self.scratch("taconite-npm-cache-"))
+        target = self.scratch("taconite-ort-install-")
+        done = subprocess.run(["node", os.path.join(BENCH, "ort_bench.mjs"), "--install", "--ort-dir", target],
+                              capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(done.returncode, 1, done.stderr)
+        line = json.loads(done.stdout)
+        self.assertEqual(line["backend"], "onnxruntime")
+        self.assertIn(f"npm install --ignore-scripts onnxruntime-node into {target} failed: ", line["skipped"])
+        self.assertIn("ECONNREFUSED", line["skipped"])
 
     def test_bad_arguments_are_refused(self):
         done = subprocess.run(["node", os.path.join(BENCH, "ort_bench.mjs"), "--ort-dir", "/tmp", "--threads", "0",
