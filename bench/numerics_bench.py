@@ -11,11 +11,12 @@ native bf16, else f32), so `before:auto` is its default.
   bench/numerics_bench.py --build after=build-rel --build before=/path/build-rel \\
       [--work DIR] [--rounds 3] [--threads 2] [--isa native --isa AVX512_CORE --isa AVX2] \\
       [--models ir18,ir101] [--configs after:f32,after:bf16,after:auto,before:f32,before:auto] [--raw FILE]
+  bench/numerics_bench.py --build after=... --build before=... --report FILE   # tables of a --raw file
 
 Bundles: taconite-mkbundle --model M --seed 1 into WORK/M (made with the first build's tool when
 missing). "auto / fastest" divides auto's median batch-1 CPU time (wall time in parentheses) by
-the faster of f32's and bf16's of the same build and ISA; CPU time is the steadier figure on a
-shared machine.
+the faster of f32's and bf16's of the same build and ISA (only for a build with a bf16
+configuration); CPU time is the steadier figure on a shared machine.
 """
 import argparse
 import json
