@@ -8,7 +8,7 @@ the count and milliseconds per forward: the median over the last N forwards of e
 side-by-side columns (e.g. before = main, after = this branch).
 
   bench/onednn_profile.py --bundle DIR --precision f32|bf16 [--isa AVX512_CORE] [--threads 2]
-      [--forwards 20] LABEL=BUILD_DIR [LABEL=BUILD_DIR ...]
+      [--forwards 20] [--rounds 1] LABEL=BUILD_DIR [LABEL=BUILD_DIR ...]
 
 oneDNN 2.6 prints `onednn_verbose,exec,cpu,<kind>,<impl>,<prop>,<mds>,<attrs>,<aux>,<problem>,<ms>`.
 Work outside oneDNN primitives (the input's tiling, the border corrections of folded affines) is
@@ -66,13 +66,16 @@ def forwards_of(execs):
     return forwards
 
 
-def profile(execs, keep):
+def last_forwards(execs, keep):
     forwards = forwards_of(execs)
     if len(forwards) < keep + 2:
         sys.exit(f"only {len(forwards)} forwards in the log; need {keep + 2} (raise the bench budget)")
-    last = forwards[-keep:]
+    return forwards[-keep:]
+
+
+def profile(forwards):
     per_forward = []  # per forward: key -> (count, ms)
-    for forward in last:
+    for forward in forwards:
         count, ms = collections.Counter(), collections.Counter()
         for fields in forward:
             key = key_of(fields)
@@ -82,7 +85,7 @@ def profile(execs, keep):
     keys = {k for count, _ in per_forward for k in count}
     # The median over forwards: one disturbed forward on a shared machine does not move it.
     return {k: (statistics.median(c[k] for c, _ in per_forward), statistics.median(m[k] for _, m in per_forward))
-            for k in keys}, len(forwards)
+            for k in keys}
 
 
 def main():
@@ -94,23 +97,29 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--forwards", type=int, default=20)
     ap.add_argument("--budget", type=float, default=30.0, help="BENCH_BUDGET_S (the bench stops at 50 forwards)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="runs of each build, alternating; the medians pool the forwards of every run")
     ap.add_argument("builds", nargs="+", metavar="LABEL=BUILD_DIR")
     args = ap.parse_args()
 
-    columns = []
-    for spec in args.builds:
-        label, build = spec.split("=", 1)
-        execs, result = run_bench(build, args.bundle, args.precision, args.threads, args.isa, args.budget)
-        table, total_forwards = profile(execs, args.forwards)
-        columns.append((label, table, result, total_forwards))
+    specs = [spec.split("=", 1) for spec in args.builds]
+    pooled = {label: [] for label, _ in specs}
+    results = {label: [] for label, _ in specs}
+    for rnd in range(args.rounds):
+        for label, build in (specs if rnd % 2 == 0 else list(reversed(specs))):
+            execs, result = run_bench(build, args.bundle, args.precision, args.threads, args.isa, args.budget)
+            pooled[label] += last_forwards(execs, args.forwards)
+            results[label].append(result)
+    columns = [(label, profile(pooled[label]), results[label], len(pooled[label])) for label, _ in specs]
 
     isa = args.isa or "native"
     load = open("/proc/loadavg").read().split()[:3]
     print(f"bundle {args.bundle}, precision {args.precision}, ONEDNN_MAX_CPU_ISA {isa}, threads {args.threads}, "
-          f"batch 1, median of the last {args.forwards} forwards; load average {' '.join(load)}")
-    for label, _, result, total in columns:
-        print(f"  {label}: ran {result['precision']}, {total} forwards logged, bench median "
-              f"{result['batches']['1']['median_ms']} ms per forward (with the log's printing)")
+          f"batch 1, median over the last {args.forwards} forwards of {args.rounds} alternating run(s) per build; "
+          f"load average {' '.join(load)} at the end")
+    for label, _, rs, total in columns:
+        print(f"  {label}: ran {'/'.join(sorted({r['precision'] for r in rs}))}, {total} forwards profiled, bench medians "
+              f"{', '.join(str(r['batches']['1']['median_ms']) for r in rs)} ms per forward (with the log's printing)")
     keys = sorted({k for _, table, _, _ in columns for k in table},
                   key=lambda k: -max(table.get(k, (0, 0))[1] for _, table, _, _ in columns))
     header = "| primitive (kind impl +post-ops) | " + " | ".join(f"{c[0]} per forward | {c[0]} ms" for c in columns) + " |"
