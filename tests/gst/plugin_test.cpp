@@ -94,7 +94,7 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
       "max-faces", "margin",
       "channel-order", "max-queued", "post-messages", "batch-size", "batch-timeout", "leaky", "interval", "track-id-param",
       "reinfer-interval", "reinfer-growth", "track-best", "track-timeout", "reinfer-mode", "best-margin",
-      "best-min-gap", "frames-in", "frames-out",
+      "best-min-gap", "untracked", "frames-in", "frames-out",
       "faces-embedded", "faces-skipped", "faces-cached", "mean-latency-ms", "latency"};
   EXPECT_EQ(ours, static_cast<int>(expected.size())) << "a new property must be added to this list";
   for (const char* name : expected)
