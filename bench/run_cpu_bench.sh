@@ -63,7 +63,8 @@ fi
 
 echo "{\"machine\": \"$(lscpu | sed -n 's/^Model name: *//p')\", \"isa\": \"$(grep -o -w -E 'avx512f|avx512_bf16|avx512_vnni|avx_vnni|amx_tile|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ' | sed 's/ $//')\", \"threads\": $threads, \"load_average\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"onednn\": \"$(dpkg-query -W -f '${Version}' libdnnl2 2>/dev/null)\", \"omp_wait_policy\": \"${OMP_WAIT_POLICY:-}\"}" >> "$results"
 "$build/bench/taconite-bench" --peak "$threads" >> "$results"
-# `auto` computes in bf16 only where the CPU has AVX512-BF16 / AMX; elsewhere it is the f32 run.
+# `auto` times f32 against bf16 at load and keeps the faster; without native bf16 (AVX512-BF16 / AMX) it
+# keeps f32 (emulated bf16 is far slower), so its own row is run only where the CPU has native bf16.
 precisions=f32
 grep -q '"native_bf16": true' "$results" && precisions="auto f32"
 for model in ${MODELS:-ir18 ir50 ir101}; do
