@@ -62,8 +62,14 @@ struct OnednnNetwork::Impl {
   dt act;
   int batch;
 
+  std::vector<plan::Dims> value_dims;    // per value: the graph's, then the bf16 copies' (below)
   std::vector<dnnl::memory::desc> desc;  // per value; zero until its producer is created
   std::vector<int> alias_of;             // value whose buffer a value reuses (sum post-op), or -1
+  // In bf16, the residual stream (every value a sum post-op adds into or writes, and what produces
+  // them through layout-keeping ops) stays f32: rounding it to bf16 at each of IR-101's 49 units
+  // costs more accuracy than the convs' bf16 inputs (cosine vs fp32 0.99986 instead of >= 0.9999).
+  std::vector<bool> wide;
+  std::map<int, int> bf16_copy_of;       // f32 value -> its bf16 copy, made once for the convs reading it
   std::vector<Step> steps;
   std::vector<std::unique_ptr<AlignedBuffer>> buffers;
   std::vector<dnnl::memory> value_memory;
@@ -71,12 +77,64 @@ struct OnednnNetwork::Impl {
   std::size_t embed_dim = 0;
 
   Impl(const FusedGraph& g, WeightStore& w, dnnl::engine e, dt a, int n)
-      : graph(g), weights(w), engine(std::move(e)), stream(engine), act(a), batch(n),
-        desc(g.values.size()), alias_of(g.values.size(), -1) {}
+      : graph(g), weights(w), engine(std::move(e)), stream(engine), act(a), batch(n), value_dims(g.values),
+        desc(g.values.size()), alias_of(g.values.size(), -1), wide(g.values.size(), false) {
+    if (act == dt::bf16) mark_residual_stream();
+  }
 
   dims shape(int value) const {
-    const plan::Dims& d = graph.values[static_cast<std::size_t>(value)];
+    const plan::Dims& d = value_dims[static_cast<std::size_t>(value)];
     return {batch, d.c, d.h, d.w};
+  }
+
+  // Marks the values a sum post-op reads or writes, then, through the affine, bias and subsample
+  // ops producing them (their output keeps their input's type), those ops' inputs.
+  void mark_residual_stream() {
+    std::vector<int> producer(graph.values.size(), -1);
+    for (std::size_t i = 0; i < graph.ops.size(); ++i)
+      if (graph.ops[i].output >= 0) producer[static_cast<std::size_t>(graph.ops[i].output)] = static_cast<int>(i);
+    std::vector<int> pending;
+    for (const FusedOp& op : graph.ops)
+      if (op.kind == OpKind::Conv && op.sum_input >= 0) pending.insert(pending.end(), {op.output, op.sum_input});
+    while (!pending.empty()) {
+      const std::size_t value = static_cast<std::size_t>(pending.back());
+      pending.pop_back();
+      if (wide[value]) continue;
+      wide[value] = true;
+      if (producer[value] < 0) continue;
+      const FusedOp& op = graph.ops[static_cast<std::size_t>(producer[value])];
+      if (op.kind == OpKind::Affine || op.kind == OpKind::Bias || op.kind == OpKind::Subsample || op.kind == OpKind::Add)
+        pending.insert(pending.end(), op.inputs.begin(), op.inputs.end());
+    }
+  }
+  dt type_of(int value) const { return wide[static_cast<std::size_t>(value)] ? dt::f32 : act; }
+
+  static dnnl::memory::desc with_type(dnnl::memory::desc d, dt type) {
+    d.data.data_type = static_cast<dnnl_data_type_t>(type);
+    return d;
+  }
+  bool is_f32_in_bf16(int value) { return !desc_of(value).is_zero() && desc_of(value).data_type() != act; }
+  // The source layout a conv may read `value` in: a bf16 copy's, once one exists, else its pick.
+  dnnl::memory::desc conv_src(int value) {
+    if (!is_f32_in_bf16(value)) return src_or(value, tag::any);
+    const auto copy = bf16_copy_of.find(value);
+    return copy != bf16_copy_of.end() ? desc_of(copy->second) : dnnl::memory::desc(shape(value), act, tag::any);
+  }
+  // The value a conv or the head reads for `value`: itself, or for an f32 value in bf16 its bf16
+  // copy in `layout`, made by a reorder step (placed before the first reader, so before a later sum
+  // post-op overwrites the f32 buffer) and shared by the readers after.
+  int in_act_type(int value, const dnnl::memory::desc& layout) {
+    if (!is_f32_in_bf16(value)) return value;
+    if (const auto found = bf16_copy_of.find(value); found != bf16_copy_of.end()) return found->second;
+    const int copy = static_cast<int>(value_dims.size());
+    value_dims.push_back(value_dims[static_cast<std::size_t>(value)]);
+    desc.push_back(layout);
+    alias_of.push_back(-1);
+    wide.push_back(false);
+    bf16_copy_of[value] = copy;
+    const dnnl::reorder::primitive_desc pd(engine, desc_of(value), engine, layout);
+    add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, v(value)}, {DNNL_ARG_TO, v(copy)}}, "to-bf16", pd.impl_info_str());
+    return copy;
   }
   dnnl::memory::desc& desc_of(int value) { return desc[static_cast<std::size_t>(value)]; }
   // A consumer's source layout: the producer's, or (for the input) whatever the consumer prefers.
@@ -103,10 +161,11 @@ struct OnednnNetwork::Impl {
   }
 
   void conv(int index, const FusedOp& op) {
-    const int in = op.inputs[0];
-    const dnnl::memory::desc src = src_or(in, tag::any);
-    const dnnl::memory::desc wei({op.oc, graph.values[static_cast<std::size_t>(in)].c, op.kernel, op.kernel}, act, tag::any);
-    const dnnl::memory::desc dst = op.sum_input >= 0 ? desc_of(op.sum_input) : dnnl::memory::desc(shape(op.output), act, tag::any);
+    int in = op.inputs[0];
+    const dnnl::memory::desc src = conv_src(in);
+    const dnnl::memory::desc wei({op.oc, value_dims[static_cast<std::size_t>(in)].c, op.kernel, op.kernel}, act, tag::any);
+    const dnnl::memory::desc dst =
+        op.sum_input >= 0 ? desc_of(op.sum_input) : dnnl::memory::desc(shape(op.output), type_of(op.output), tag::any);
     const dnnl::memory::dim pad = op.kernel / 2;
     const dims strides{op.stride, op.stride}, padding{pad, pad};
     dnnl::primitive_attr attr;
@@ -125,6 +184,7 @@ struct OnednnNetwork::Impl {
                                                          src, wei, bias_desc, dst, strides, padding, padding);
     const dnnl::convolution_forward::primitive_desc pd(d, attr, engine);
     if (desc_of(in).is_zero()) desc_of(in) = pd.src_desc();
+    in = in_act_type(in, pd.src_desc());
     desc_of(op.output) = pd.dst_desc();
     const WeightStore::ConvConstants constants = weights.conv(index, pd.weights_desc());
     std::vector<std::pair<int, ArgRef>> args{
@@ -195,7 +255,7 @@ struct OnednnNetwork::Impl {
   void subsample(const FusedOp& op) {
     const int in = op.inputs[0];
     desc_of(in) = src_or(in, tag::nchw);
-    const dnnl::memory::desc dst(shape(op.output), act, tag::any);
+    const dnnl::memory::desc dst(shape(op.output), desc_of(in).data_type(), tag::any);
     const dnnl::pooling_forward::primitive_desc pd(
         {dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, desc_of(in), dst, {op.stride, op.stride},
          {1, 1}, {0, 0}, {0, 0}},
@@ -208,8 +268,9 @@ struct OnednnNetwork::Impl {
   // The head as one inner product over the whole batch (M = faces), reading the blocked
   // activation directly; its weights are laid out to match.
   void head(int index, const FusedOp& op) {
-    const int in = op.inputs[0];
+    int in = op.inputs[0];
     desc_of(in) = src_or(in, tag::nchw);
+    in = in_act_type(in, with_type(desc_of(in), act));
     const dims in_shape = shape(in);
     embed_dim = op.head->n;
     const dnnl::memory::dim n = static_cast<dnnl::memory::dim>(embed_dim);
@@ -238,7 +299,7 @@ struct OnednnNetwork::Impl {
   // Buffers by liveness: a value takes a free buffer (smallest that fits) when first written
   // and returns it after its last reader; a sum post-op's output shares its operand's buffer.
   std::size_t assign_buffers() {
-    const std::size_t values = graph.values.size();
+    const std::size_t values = desc.size();
     std::vector<int> first(values, -1), last(values, -1);
     for (std::size_t k = 0; k < steps.size(); ++k)
       for (const auto& [id, ref] : steps[k].args)

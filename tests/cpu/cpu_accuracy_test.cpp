@@ -139,9 +139,9 @@ INSTANTIATE_TEST_SUITE_P(Bundles, CpuAccuracy,
                          case_name);
 
 // IR-101 (suite `slow`: mkbundle takes ~1 min to write it): 49 folded affines deep, both
-// candidates of `precision = auto` against the fp32 reference. f32 meets 0.9999; bf16 rounds
-// every activation to bf16 as the NPU does, and at this depth that alone costs more than 1e-4
-// (the bf16-exact replay measures 0.99980 against fp32), so its bound is the replay's.
+// candidates of `precision = auto` against the fp32 reference, both within 0.9999. bf16 meets it
+// only because the residual stream stays f32 (rounded to bf16 at every unit it measured 0.99986,
+// like the bf16-exact replay's 0.99980): the test fails if that stream is rounded again.
 TEST(SlowCpuAccuracy, Ir101BothCandidatesMatchTheFp32Reference) {
   const std::filesystem::path dir = test_bundle("ir101");
   ASSERT_FALSE(dir.empty());
@@ -155,7 +155,7 @@ TEST(SlowCpuAccuracy, Ir101BothCandidatesMatchTheFp32Reference) {
   options.threads = 2;
   Result<IrEmbedder> bf16 = IrEmbedder::load(dir, options);
   if (!bf16) GTEST_SKIP() << "bf16 path NOT exercised on this CPU: " << bf16.error().message;
-  EXPECT_GE(cosine(must(inspect::embed_recorded(bf16.value())), fp32), 0.9998);
+  EXPECT_GE(cosine(must(inspect::embed_recorded(bf16.value())), fp32), 0.9999);
 }
 
 // More faces than one pass takes (8): several passes, every face still in its place.
