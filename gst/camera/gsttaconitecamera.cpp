@@ -78,6 +78,7 @@ struct Settings {
   guint latency = 200;
   RtspProtocols protocols = RtspProtocols::Tcp;
   std::string credentials_file;
+  guint decoder_threads = 0;
 };
 
 }  // namespace
@@ -165,6 +166,7 @@ static std::optional<CameraConfig> camera_config(GstTaconiteCamera* self) {
   }
   config.session.latency_ms = s.latency;
   config.session.protocols = s.protocols;
+  config.session.decoder_threads = s.decoder_threads;
   config.policy.timeout = Seconds(s.timeout);
   config.policy.retry_interval = Seconds(s.retry_interval);
   config.policy.max_retries = s.max_retries;
@@ -350,6 +352,10 @@ static void declare_properties(PropertyTable<GstTaconiteCamera, Settings>& t) {
                     "RTSP / HTTP: a file with the user name on its first line and the password on the second, "
                     "readable by its owner only (refused otherwise). Default: none",
                     &Settings::credentials_file, ready);
+  t.uint("decoder-threads", "Decoder threads",
+         "Threads of a libav decoder (avdec_h264, avdec_h265, ...: its max-threads); 0: the decoder's own choice, "
+         "one per core. Default: 0",
+         0, 64, &Settings::decoder_threads, ready);
   t.counter("frames", "Frames", "Frames decoded from the camera (delivered or dropped)", frames_of, Lock::Own);
   t.counter("frames-dropped", "Frames dropped",
             "drop=latest: frames replaced by a newer one before downstream took them", dropped_of, Lock::Own);
