@@ -172,8 +172,8 @@ void CameraSession::on_source_setup(GstElement*, GstElement* source, gpointer se
 
 // An MJPEG camera's multipart stream holds one stream of JPEGs: said to its demuxer, decodebin
 // exposes the stream at the first frame (else it waits for more streams for ever). A libav
-// decoder (avdec_h264, ...) gets decoder-threads when set: each of its threads keeps a malloc arena
-// of its own, which a restart's new decoder does not reuse.
+// decoder (avdec_h264, ...) gets decoder-threads as its max-threads when set: with several cameras
+// a thread per core and camera only competes with the analysis.
 void CameraSession::on_element_added(GstBin*, GstBin*, GstElement* element, gpointer data) {
   const auto* self = static_cast<const CameraSession*>(data);
   GstElementFactory* factory = gst_element_get_factory(element);
