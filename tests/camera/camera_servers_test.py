@@ -512,7 +512,7 @@ def main():
     parser.add_argument("--restarts", type=int, default=5)
     parser.add_argument("--codec", choices=["jpeg", "h264"], default="jpeg")
     parser.add_argument("--report", action="store_true")
-    parser.add_argument("--camera", default="", help="more taconitecamera properties (restarts), e.g. decoder-threads=1")
+    parser.add_argument("--camera", default="", help="more taconitecamera properties for restarts")
     args = parser.parse_args()
     os.environ["GST_PLUGIN_PATH"] = os.path.abspath(args.plugin_dir)
     Gst.init(None)
