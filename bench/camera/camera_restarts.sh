@@ -5,12 +5,13 @@
 # retry-interval + 2 s = 3 s), the outage, the process's RSS and threads (targets: 20 restarts add at
 # most 5 MB RSS and no thread). The checks are camera_servers_test.py's (it fails on a missed target but
 # RSS, which it reports). Run from the source root after a build:
-#   bench/camera/camera_restarts.sh [BUILD_DIR] [RESTARTS] [jpeg|h264]
+#   bench/camera/camera_restarts.sh [BUILD_DIR] [RESTARTS] [jpeg|h264] ["CAMERA PROPERTIES"]
 set -eu
 build=${1:-build-test}
 restarts=${2:-20}
 codec=${3:-jpeg}
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; codec $codec"
+camera=${4:-}
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; codec $codec; $camera"
 GST_REGISTRY_1_0="$build/tests/camera/registry-bench.bin" GST_DEBUG='taconite*:1' \
   exec /usr/bin/python3 "$(dirname "$0")/../../tests/camera/camera_servers_test.py" "$build/gst/plugin" \
-  --only restarts --restarts "$restarts" --codec "$codec" --report
+  --only restarts --restarts "$restarts" --codec "$codec" --camera "$camera" --report

@@ -171,11 +171,18 @@ void CameraSession::on_source_setup(GstElement*, GstElement* source, gpointer se
 }
 
 // An MJPEG camera's multipart stream holds one stream of JPEGs: said to its demuxer, decodebin
-// exposes the stream at the first frame (else it waits for more streams for ever).
-void CameraSession::on_element_added(GstBin*, GstBin*, GstElement* element, gpointer) {
+// exposes the stream at the first frame (else it waits for more streams for ever). A libav
+// decoder (avdec_h264, ...) gets decoder-threads as its max-threads when set: with several cameras
+// a thread per core and camera only competes with the analysis.
+void CameraSession::on_element_added(GstBin*, GstBin*, GstElement* element, gpointer data) {
+  const auto* self = static_cast<const CameraSession*>(data);
   GstElementFactory* factory = gst_element_get_factory(element);
-  if (factory && g_str_equal(GST_OBJECT_NAME(factory), "multipartdemux") && has_property(element, "single-stream"))
+  if (!factory) return;
+  const char* name = GST_OBJECT_NAME(factory);
+  if (g_str_equal(name, "multipartdemux") && has_property(element, "single-stream"))
     g_object_set(element, "single-stream", TRUE, nullptr);
+  if (self->settings_.decoder_threads > 0 && g_str_has_prefix(name, "avdec_") && has_property(element, "max-threads"))
+    g_object_set(element, "max-threads", static_cast<gint>(self->settings_.decoder_threads), nullptr);
 }
 
 void CameraSession::on_pad_added(GstElement*, GstPad* pad, gpointer self) {

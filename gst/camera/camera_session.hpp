@@ -24,6 +24,7 @@ struct SessionSettings {
   guint latency_ms = 200;  // rtspsrc's jitter buffer
   RtspProtocols protocols = RtspProtocols::Tcp;
   std::optional<Credentials> credentials;  // for rtspsrc / souphttpsrc
+  guint decoder_threads = 0;  // a libav decoder's max-threads; 0: its own choice (one per core)
 };
 
 struct SessionCallbacks {

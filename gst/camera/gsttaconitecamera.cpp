@@ -3,7 +3,7 @@
  * @title: taconitecamera
  *
  * A camera (or a recording) as raw video, kept running: the source named by `uri` (rtsp://,
- * rtsps://, http(s):// MJPEG or HLS, v4l2:///dev/videoN, file://) is decoded in a private pipeline
+ * rtsps://, http(s):// MJPEG or HLS, v4l2:///dev/videoN or `device`, file://) is decoded in a private pipeline
  * of its own (uridecodebin, or v4l2src ! decodebin) whose errors never reach the application's
  * bus. When it fails (an error, no frame for `timeout` seconds, the end of a live stream) it is torn
  * down and built again after a backoff (0.5 s, 1 s, 2 s, ... at most `retry-interval`), for ever or
@@ -69,6 +69,7 @@ constexpr std::size_t kMaxStreamBytes = 256;
 // Property values and their defaults (see declare_properties()); guarded by the object lock.
 struct Settings {
   std::string uri;
+  std::string device;  // a V4L2 device: the same as uri=v4l2://DEVICE
   std::string stream;  // empty: the element's name
   double timeout = 5.0;
   double retry_interval = 2.0;
@@ -77,6 +78,7 @@ struct Settings {
   guint latency = 200;
   RtspProtocols protocols = RtspProtocols::Tcp;
   std::string credentials_file;
+  guint decoder_threads = 0;
 };
 
 }  // namespace
@@ -131,8 +133,16 @@ static std::optional<CameraConfig> camera_config(GstTaconiteCamera* self) {
     config.name = GST_OBJECT_NAME(self);  // the refused name is not repeated
     return refuse(problem, "stream");
   }
+  const char* source_property = "uri";
+  if (!s.device.empty()) {
+    if (!s.uri.empty()) return refuse("both uri and device are set: set one (device=D is uri=v4l2://D)", "device");
+    if (!s.device.starts_with("/dev/"))
+      return refuse("the device '" + s.device + "' is not a path under /dev, e.g. /dev/video0", "device");
+    s.uri = "v4l2://" + s.device;
+    source_property = "device";
+  }
   taconite::Result<CameraUri> uri = parse_camera_uri(s.uri);
-  if (!uri) return refuse(uri.error().message, "uri");
+  if (!uri) return refuse(uri.error().message, source_property);
   config.session.uri = std::move(uri).value();
   if (config.session.uri.kind == CameraSourceKind::File) {
     gchar* path = g_filename_from_uri(config.session.uri.uri.c_str(), nullptr, nullptr);
@@ -156,6 +166,7 @@ static std::optional<CameraConfig> camera_config(GstTaconiteCamera* self) {
   }
   config.session.latency_ms = s.latency;
   config.session.protocols = s.protocols;
+  config.session.decoder_threads = s.decoder_threads;
   config.policy.timeout = Seconds(s.timeout);
   config.policy.retry_interval = Seconds(s.retry_interval);
   config.policy.max_retries = s.max_retries;
@@ -309,6 +320,10 @@ static void declare_properties(PropertyTable<GstTaconiteCamera, Settings>& t) {
                     "The camera: rtsp://, rtsps://, http(s):// (MJPEG, HLS), v4l2:///dev/videoN or file:///path "
                     "(a recording: not live). No password in it: use credentials-file. Default: none",
                     &Settings::uri, ready);
+  t.optional_string("device", "Device",
+                    "A V4L2 device path (/dev/videoN), instead of uri=v4l2:///dev/videoN; set one of the two. "
+                    "Default: none",
+                    &Settings::device, ready);
   t.string("stream", "Stream",
            "The camera's name in messages, warnings and the camera-lost event; empty: the element's name. "
            "Default: \"\"",
@@ -337,6 +352,10 @@ static void declare_properties(PropertyTable<GstTaconiteCamera, Settings>& t) {
                     "RTSP / HTTP: a file with the user name on its first line and the password on the second, "
                     "readable by its owner only (refused otherwise). Default: none",
                     &Settings::credentials_file, ready);
+  t.uint("decoder-threads", "Decoder threads",
+         "Threads of a libav decoder (avdec_h264, avdec_h265, ...: its max-threads); 0: the decoder's own choice, "
+         "one per core. Default: 0",
+         0, 64, &Settings::decoder_threads, ready);
   t.counter("frames", "Frames", "Frames decoded from the camera (delivered or dropped)", frames_of, Lock::Own);
   t.counter("frames-dropped", "Frames dropped",
             "drop=latest: frames replaced by a newer one before downstream took them", dropped_of, Lock::Own);

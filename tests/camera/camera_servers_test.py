@@ -26,6 +26,7 @@ Every wait is bounded; a failure exits 1 naming the case. --report prints per-re
 uses it.
 
 Usage: camera_servers_test.py PLUGIN_DIR [--only CASE] [--restarts N] [--codec jpeg|h264] [--report]
+                               [--camera "PROPERTIES"]
 Exits 77 (skipped) without python3-gi, gst-rtsp-server's typelib or the plugin's taconitecamera.
 """
 import argparse
@@ -223,7 +224,7 @@ def case_restarts(args):
     port = free_port()
     server = Server(port, args.codec)
     server.start()
-    p = Pipeline(camera_launch(port))
+    p = Pipeline(camera_launch(port, args.camera))
     report = []
     try:
         p.start()
@@ -511,6 +512,7 @@ def main():
     parser.add_argument("--restarts", type=int, default=5)
     parser.add_argument("--codec", choices=["jpeg", "h264"], default="jpeg")
     parser.add_argument("--report", action="store_true")
+    parser.add_argument("--camera", default="", help="more taconitecamera properties for restarts")
     args = parser.parse_args()
     os.environ["GST_PLUGIN_PATH"] = os.path.abspath(args.plugin_dir)
     Gst.init(None)

@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 """A real RTSP server (gst-rtsp-server through GObject introspection) for taconitecamera's tests,
 benches and pipelines/live-camera.sh, on 127.0.0.1 only: serves /cam, a generated live stream
-(videotestsrc), or a video file played in real time from its start for each client (--video; its
-end ends the stream, as a camera going away would), until killed.
+(videotestsrc), a video file played in real time from its start for each client (--video, encoded
+here; or --h264, an MP4 holding H.264 sent as it is, so a 1080p stream costs the server no encoding;
+the file's end ends the stream, as a camera going away would; or --image, a still photo sent live
+at --fps), until killed.
 
-Usage: rtsp_server.py PORT [--codec jpeg|h264] [--size WxH] [--fps N] [--credentials FILE] [--video FILE]
+Usage: rtsp_server.py PORT [--codec jpeg|h264] [--size WxH] [--fps N] [--credentials FILE]
+                      [--video FILE | --h264 FILE.mp4 | --image FILE]
 With --credentials (user name line, password line) the server asks for HTTP Basic authentication.
 Prints "ready PORT" on stdout once it listens. Exits 77 without gst-rtsp-server's typelib.
 """
@@ -38,6 +41,8 @@ def main():
     parser.add_argument("--fps", type=int, default=15)
     parser.add_argument("--credentials")
     parser.add_argument("--video")
+    parser.add_argument("--h264")
+    parser.add_argument("--image")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
 
@@ -49,11 +54,19 @@ def main():
     if args.video:
         source = (f'filesrc location="{args.video}" ! decodebin ! videoconvert ! videoscale ! '
                   f"video/x-raw,format=I420,width={width},height={height}")
+    elif args.image:
+        source = (f'filesrc location="{args.image}" ! decodebin ! videoconvert ! videoscale ! '
+                  f"video/x-raw,format=I420,width={width},height={height} ! imagefreeze is-live=true ! "
+                  f"video/x-raw,framerate={args.fps}/1")
     else:
         source = (f"videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width={width},height={height},"
                   f"framerate={args.fps}/1")
-    factory.set_launch(f"( {source} ! {ENCODERS[args.codec]} )")
-    factory.set_shared(not args.video)  # a file plays from its start for every client
+    if args.h264:
+        factory.set_launch(f'( filesrc location="{args.h264}" ! qtdemux ! h264parse ! '
+                           f"rtph264pay name=pay0 pt=96 config-interval=1 )")
+    else:
+        factory.set_launch(f"( {source} ! {ENCODERS[args.codec]} )")
+    factory.set_shared(not (args.video or args.h264))  # a file plays from its start for every client
     if args.credentials:
         with open(args.credentials, encoding="utf-8") as f:
             user, password = (f.read().splitlines() + ["", ""])[:2]

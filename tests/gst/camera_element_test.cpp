@@ -179,6 +179,9 @@ TEST_F(CameraElementTest, SettingsThatCannotWorkAreRefusedAtStartNamingTheCamera
       {{{"uri", "file:///nonexistent/clip.avi"}}, "does not exist", "uri"},
       {{{"uri", "rtsp://127.0.0.1:1/cam"}, {"credentials-file", path}}, "chmod 600", "credentials-file"},
       {{{"uri", "rtsp://127.0.0.1:1/cam"}, {"stream", "door\n1"}}, "control character", "stream"},
+      {{{"uri", "v4l2:///dev/video0"}, {"device", "/dev/video0"}}, "both uri and device are set", "device"},
+      {{{"device", "video0"}}, "not a path under /dev", "device"},
+      {{{"device", "/dev/video 0"}}, "whitespace", "device"},
   };
   for (const Case& c : cases) {
     GstElement* camera = gst_element_factory_make("taconitecamera", "door1");
@@ -198,11 +201,19 @@ TEST_F(CameraElementTest, SettingsThatCannotWorkAreRefusedAtStartNamingTheCamera
 }
 
 // A live source that cannot open: one "lost" message with the error, max-retries more attempts,
-// then an error naming the camera; downstream saw no EOS.
-TEST_F(CameraElementTest, ALiveSourceThatCannotOpenIsRetriedAsConfiguredThenAnErrorNamingTheCamera) {
+// then an error naming the camera; downstream saw no EOS. The same whether the missing V4L2 device
+// is named by uri or by the device property.
+class CameraMissingDeviceTest : public CameraElementTest, public ::testing::WithParamInterface<const char*> {};
+
+INSTANTIATE_TEST_SUITE_P(UriOrDevice, CameraMissingDeviceTest,
+                         ::testing::Values("uri=v4l2:///dev/taconite-no-such-camera",
+                                           "device=/dev/taconite-no-such-camera"));
+
+TEST_P(CameraMissingDeviceTest, ALiveSourceThatCannotOpenIsRetriedAsConfiguredThenAnErrorNamingTheCamera) {
   GstElement* pipeline = gst_parse_launch(
-      "taconitecamera name=camera stream=porch uri=v4l2:///dev/taconite-no-such-camera max-retries=2 "
-      "retry-interval=0.2 ! fakesink name=sink",
+      (std::string("taconitecamera name=camera stream=porch ") + GetParam() +
+       " max-retries=2 retry-interval=0.2 ! fakesink name=sink")
+          .c_str(),
       nullptr);
   ASSERT_NE(pipeline, nullptr);
   ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
