@@ -98,7 +98,8 @@ Result<std::unique_ptr<YuNetDetector>> YuNetDetector::load(const std::string& mo
 #ifdef TACONITE_HAVE_ONEDNN_YUNET
     try {  // oneDNN when it runs every node of the model exactly; else it says which it cannot
       const onnx::OnnxGraph graph = onnx::read_onnx_graph(bytes, model_path);
-      network->onednn = std::make_unique<cpu::OnnxConvNetwork>(graph, options.input_height, options.input_width, model_path);
+      network->onednn = std::make_unique<cpu::OnnxConvNetwork>(graph, options.input_height, options.input_width,
+                                                              options.threads, model_path);
       if (network->onednn->input().size() != 3u * options.input_height * options.input_width)
         fail(ErrorKind::Input, model_path + ": the input is not 3 planes");
       for (const std::string& name : network->output_names)
@@ -231,7 +232,7 @@ std::vector<DetectedFace> YuNetDetector::detect_fitted(const cv::Mat& fitted, cv
     cv::Mat blob(4, blob_shape, CV_32F, n.onednn->input().data());  // written in place: create() keeps it
     cv::dnn::blobFromImage(n.input, blob, 1.0, cv::Size(), cv::Scalar(), rgb_order);
     if (blob.ptr<float>() != n.onednn->input().data()) wrong_output("the input blob was reallocated");
-    n.onednn->run(options_.threads);
+    n.onednn->run();
     for (std::size_t j = 0; j < n.raw.size(); ++j) n.raw[j] = n.onednn->output(n.output_names[j]);
 #endif
   } else {

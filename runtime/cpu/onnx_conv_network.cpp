@@ -58,6 +58,7 @@ struct Step {
   dnnl::primitive primitive;
   std::vector<std::pair<int, ArgRef>> args;
   std::string what;
+  dnnl::memory::desc scratchpad;
   std::unordered_map<int, dnnl::memory> bound;
 };
 
@@ -87,6 +88,7 @@ struct OnnxConvNetwork::Impl {
   std::set<const OnnxNode*> fused;          // Relu / Sigmoid nodes a conv took as its post-op
   std::vector<Step> steps;
   std::vector<std::unique_ptr<AlignedBuffer>> buffers;
+  std::unique_ptr<AlignedBuffer> scratchpad;  // shared by the primitives (they run one at a time)
   std::size_t activation_bytes = 0;
   int input_value = -1;
   dnnl::memory user_input;
@@ -180,8 +182,18 @@ struct OnnxConvNetwork::Impl {
     }
   }
 
-  void add_step(dnnl::primitive p, std::vector<std::pair<int, ArgRef>> args, const std::string& kind, const char* impl) {
-    steps.push_back({std::move(p), std::move(args), kind + " " + impl, {}});
+  // Every primitive takes its scratchpad from the network (one buffer, the largest any needs): left to
+  // oneDNN 2.6, each execution allocated and freed it (page faults: ~0.3 ms per conv, most of a 320x192
+  // forward).
+  static dnnl::primitive_attr attr() {
+    dnnl::primitive_attr a;
+    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+  }
+  template <typename Primitive>
+  void add_step(const typename Primitive::primitive_desc& pd, std::vector<std::pair<int, ArgRef>> args,
+                const std::string& kind) {
+    steps.push_back({Primitive(pd), std::move(args), kind + " " + pd.impl_info_str(), pd.scratchpad_desc(), {}});
   }
   // A constant in the layout a primitive chose, reordered once from the file's plain layout.
   dnnl::memory constant_memory(const std::vector<float>& values, const dnnl::memory::desc& plain,
@@ -225,24 +237,29 @@ struct OnnxConvNetwork::Impl {
     const dims wei_dims = grouped ? dims{group, oc / group, w->dims[1], kernel[0], kernel[1]} : dims{oc, w->dims[1], kernel[0], kernel[1]};
     const dnnl::memory::desc wei(wei_dims, dt::f32, tag::any);
     const int out = new_value(out_shape);
-    const dnnl::memory::desc dst(out_shape, dt::f32, tag::any), bias_desc({oc}, dt::f32, tag::a);
-    dnnl::primitive_attr attr;
+    const dnnl::memory::desc bias_desc({oc}, dt::f32, tag::a);
+    dnnl::primitive_attr conv_attr = attr();
     std::string kind = "conv";
     if (const OnnxNode* act = sole_activation_after(node.outputs.at(0))) {
       dnnl::post_ops ops;
       const bool relu = act->op_type == "Relu";
       ops.append_eltwise(1.0f, relu ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
-      attr.set_post_ops(ops);
+      conv_attr.set_post_ops(ops);
       fused.insert(act);
       kind += relu ? "+relu" : "+sigmoid";
     }
     const dims strides{stride[0], stride[1]}, dilates{dilation[0] - 1, dilation[1] - 1};
     const dims pad_l{pad[0], pad[1]}, pad_r{pad[2], pad[3]};
-    const auto d = b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                       src, wei, bias_desc, dst, strides, dilates, pad_l, pad_r)
-                     : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                       src, wei, dst, strides, dilates, pad_l, pad_r);
-    const dnnl::convolution_forward::primitive_desc pd(d, attr, engine);
+    const auto primitive_desc = [&](const dnnl::memory::desc& dst) {
+      const auto d = b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                         src, wei, bias_desc, dst, strides, dilates, pad_l, pad_r)
+                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                         src, wei, dst, strides, dilates, pad_l, pad_r);
+      return dnnl::convolution_forward::primitive_desc(d, conv_attr, engine);
+    };
+    // The output in the layout oneDNN prefers (forcing 16-channel blocks left the heads' 1 to 10
+    // channel convs to its reference kernels).
+    const dnnl::convolution_forward::primitive_desc pd = primitive_desc({out_shape, dt::f32, tag::any});
     if (desc_of(in).is_zero()) desc_of(in) = pd.src_desc();
     desc_of(out) = pd.dst_desc();
     const dnnl::memory::desc plain_weights(wei_dims, dt::f32, grouped ? tag::goihw : tag::oihw);
@@ -250,7 +267,7 @@ struct OnnxConvNetwork::Impl {
                                              {DNNL_ARG_WEIGHTS, {-1, constant_memory(w->floats, plain_weights, pd.weights_desc())}},
                                              {DNNL_ARG_DST, {out, {}}}};
     if (b) args.push_back({DNNL_ARG_BIAS, {-1, constant_memory(b->floats, bias_desc, pd.bias_desc())}});
-    add_step(dnnl::convolution_forward(pd), std::move(args), kind, pd.impl_info_str());
+    add_step<dnnl::convolution_forward>(pd, std::move(args), kind);
     produce(node, plain_tensor(out));
   }
 
@@ -266,11 +283,10 @@ struct OnnxConvNetwork::Impl {
     const dnnl::eltwise_forward::primitive_desc pd(
         {dnnl::prop_kind::forward_inference, relu ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_logistic,
          desc_of(in), 0.0f},
-        engine);
+        attr(), engine);
     const int out = new_value(shape_of(in));
     desc_of(out) = pd.dst_desc();
-    add_step(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, {in, {}}}, {DNNL_ARG_DST, {out, {}}}}, relu ? "relu" : "sigmoid",
-             pd.impl_info_str());
+    add_step<dnnl::eltwise_forward>(pd, {{DNNL_ARG_SRC, {in, {}}}, {DNNL_ARG_DST, {out, {}}}}, relu ? "relu" : "sigmoid");
     produce(node, plain_tensor(out));
   }
 
@@ -297,9 +313,9 @@ struct OnnxConvNetwork::Impl {
         {dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, desc_of(in),
          dnnl::memory::desc(out_shape, dt::f32, tag::any), {stride[0], stride[1]}, {kernel[0], kernel[1]},
          {pad[0], pad[1]}, {pad[2], pad[3]}},
-        engine);
+        attr(), engine);
     desc_of(out) = pd.dst_desc();
-    add_step(dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, {in, {}}}, {DNNL_ARG_DST, {out, {}}}}, "maxpool", pd.impl_info_str());
+    add_step<dnnl::pooling_forward>(pd, {{DNNL_ARG_SRC, {in, {}}}, {DNNL_ARG_DST, {out, {}}}}, "maxpool");
     produce(node, plain_tensor(out));
   }
 
@@ -338,9 +354,9 @@ struct OnnxConvNetwork::Impl {
     const dnnl::resampling_forward::primitive_desc pd(
         {dnnl::prop_kind::forward_inference, dnnl::algorithm::resampling_nearest, desc_of(in),
          dnnl::memory::desc(out_shape, dt::f32, tag::any)},
-        engine);
+        attr(), engine);
     desc_of(out) = pd.dst_desc();
-    add_step(dnnl::resampling_forward(pd), {{DNNL_ARG_SRC, {in, {}}}, {DNNL_ARG_DST, {out, {}}}}, "resize", pd.impl_info_str());
+    add_step<dnnl::resampling_forward>(pd, {{DNNL_ARG_SRC, {in, {}}}, {DNNL_ARG_DST, {out, {}}}}, "resize");
     produce(node, plain_tensor(out));
   }
 
@@ -351,10 +367,9 @@ struct OnnxConvNetwork::Impl {
     desc_of(a) = src_or(a, tag::nchw);
     desc_of(b) = src_or(b, tag::nchw);
     const int out = new_value(shape_of(a));
-    const dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_add, desc_of(a), desc_of(b), desc_of(a)}, engine);
+    const dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_add, desc_of(a), desc_of(b), desc_of(a)}, attr(), engine);
     desc_of(out) = pd.dst_desc();
-    add_step(dnnl::binary(pd), {{DNNL_ARG_SRC_0, {a, {}}}, {DNNL_ARG_SRC_1, {b, {}}}, {DNNL_ARG_DST, {out, {}}}}, "add",
-             pd.impl_info_str());
+    add_step<dnnl::binary>(pd, {{DNNL_ARG_SRC_0, {a, {}}}, {DNNL_ARG_SRC_1, {b, {}}}, {DNNL_ARG_DST, {out, {}}}}, "add");
     produce(node, plain_tensor(out));
   }
 
@@ -452,9 +467,8 @@ struct OnnxConvNetwork::Impl {
                                    ", not the declared " + onnx::dims_text(declared.dims));
       desc_of(t.value) = src_or(t.value, tag::nchw);
       dnnl::memory memory({shape_of(t.value), dt::f32, t.nhwc ? tag::nhwc : tag::nchw}, engine);
-      const dnnl::reorder::primitive_desc pd(engine, desc_of(t.value), engine, memory.get_desc());
-      add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, {t.value, {}}}, {DNNL_ARG_TO, {-1, memory}}}, "output",
-               pd.impl_info_str());
+      const dnnl::reorder::primitive_desc pd(engine, desc_of(t.value), engine, memory.get_desc(), attr());
+      add_step<dnnl::reorder>(pd, {{DNNL_ARG_FROM, {t.value, {}}}, {DNNL_ARG_TO, {-1, memory}}}, "output");
       outputs[declared.name] = memory;
     }
   }
@@ -463,9 +477,9 @@ struct OnnxConvNetwork::Impl {
     user_input = dnnl::memory({shape_of(input_value), dt::f32, tag::nchw}, engine);
     desc_of(input_value) = src_or(input_value, tag::nchw);
     if (desc_of(input_value) == user_input.get_desc()) return;  // the first conv reads it as it is
-    const dnnl::reorder::primitive_desc pd(engine, user_input.get_desc(), engine, desc_of(input_value));
-    steps.insert(steps.begin(), Step{dnnl::reorder(pd), {{DNNL_ARG_FROM, {-1, user_input}}, {DNNL_ARG_TO, {input_value, {}}}},
-                                     std::string("input ") + pd.impl_info_str(), {}});
+    const dnnl::reorder::primitive_desc pd(engine, user_input.get_desc(), engine, desc_of(input_value), attr());
+    add_step<dnnl::reorder>(pd, {{DNNL_ARG_FROM, {-1, user_input}}, {DNNL_ARG_TO, {input_value, {}}}}, "input");
+    std::rotate(steps.begin(), steps.end() - 1, steps.end());  // it runs first
   }
 
   // Buffers by liveness: a value takes a free buffer (the smallest that fits) at its first use and
@@ -502,14 +516,22 @@ struct OnnxConvNetwork::Impl {
       for (std::size_t v = 0; v < values; ++v)
         if (last[v] == static_cast<int>(k) && buffer_of[v] >= 0) free[static_cast<std::size_t>(buffer_of[v])] = true;
     }
-    for (Step& step : steps)
+    std::size_t scratchpad_bytes = 0;
+    for (const Step& step : steps) scratchpad_bytes = std::max(scratchpad_bytes, step.scratchpad.get_size());
+    scratchpad = std::make_unique<AlignedBuffer>(std::max<std::size_t>(scratchpad_bytes, 1));
+    for (Step& step : steps) {
       for (const auto& [id, ref] : step.args) step.bound[id] = ref.value >= 0 ? memory[static_cast<std::size_t>(ref.value)] : ref.fixed;
+      if (step.scratchpad.get_size() > 0) step.bound[DNNL_ARG_SCRATCHPAD] = dnnl::memory(step.scratchpad, engine, scratchpad->data);
+    }
   }
 };
 
-OnnxConvNetwork::OnnxConvNetwork(const onnx::OnnxGraph& graph, int height, int width, const std::string& origin)
-    : impl_(std::make_unique<Impl>(graph, origin)) {
+OnnxConvNetwork::OnnxConvNetwork(const onnx::OnnxGraph& graph, int height, int width, int threads,
+                                 const std::string& origin)
+    : impl_(std::make_unique<Impl>(graph, origin)), threads_(std::clamp(threads, 1, 64)) {
   Impl& n = *impl_;
+  // oneDNN sizes a primitive's work split (and scratchpad) for the thread count it is created with.
+  ScopedOmpThreads scoped(threads_);
   const OnnxNode* current = nullptr;
   try {
     n.count_readers();
@@ -531,8 +553,8 @@ std::span<float> OnnxConvNetwork::input() {
   return {static_cast<float*>(impl_->user_input.get_data_handle()), impl_->user_input.get_desc().get_size() / sizeof(float)};
 }
 
-void OnnxConvNetwork::run(int threads) {
-  ScopedOmpThreads scoped(threads);
+void OnnxConvNetwork::run() {
+  ScopedOmpThreads scoped(threads_);
   for (Step& step : impl_->steps) step.primitive.execute(impl_->stream, step.bound);
   impl_->stream.wait();
 }

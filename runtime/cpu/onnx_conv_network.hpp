@@ -18,17 +18,18 @@ namespace taconite::cpu {
 
 class OnnxConvNetwork {
  public:
-  // The graph's single input as 1 x C x height x width. Throws Failure(Input) "<origin>: node '<name>'
-  // (<op>): ..." for what it cannot run exactly, Failure(Device) when oneDNN refuses a primitive.
-  OnnxConvNetwork(const onnx::OnnxGraph& graph, int height, int width, const std::string& origin);
+  // The graph's single input as 1 x C x height x width, run with `threads` (1..64) OpenMP threads.
+  // Throws Failure(Input) "<origin>: node '<name>' (<op>): ..." for what it cannot run exactly,
+  // Failure(Device) when oneDNN refuses a primitive.
+  OnnxConvNetwork(const onnx::OnnxGraph& graph, int height, int width, int threads, const std::string& origin);
   ~OnnxConvNetwork();
   OnnxConvNetwork(const OnnxConvNetwork&) = delete;
   OnnxConvNetwork& operator=(const OnnxConvNetwork&) = delete;
 
   // The input, float NCHW (channels x height x width), written by the caller before run().
   std::span<float> input();
-  // One forward pass with `threads` OpenMP threads (the caller's own setting is restored).
-  void run(int threads);
+  // One forward pass (the caller's own OpenMP setting is restored).
+  void run();
   // A graph output after run(), in its declared (row-major) order; empty for an unknown name.
   std::span<const float> output(const std::string& name) const;
 
@@ -39,6 +40,7 @@ class OnnxConvNetwork {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  int threads_;
 };
 
 }  // namespace taconite::cpu
