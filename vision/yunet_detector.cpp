@@ -145,8 +145,8 @@ Result<std::unique_ptr<YuNetDetector>> YuNetDetector::load(const std::string& mo
     detector->detect(blank);
     return detector;
   } catch (const cv::Exception& e) {
-    return not_yunet("YuNet model " + model_path + ": OpenCV could not use it (" + std::string(e.what()) + "); " +
-                     expected);
+    return not_yunet("YuNet model " + model_path + ": " + (runtime == YuNetRuntime::Onednn ? "oneDNN" : "OpenCV") +
+                     " could not use it (" + std::string(e.what()) + "); " + expected);
   } catch (const std::exception& e) {
     return not_yunet("YuNet model " + model_path + ": " + e.what() + "; " + expected);
   }

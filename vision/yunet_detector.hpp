@@ -62,8 +62,8 @@ class YuNetDetector {
   // Detects faces in an 8-bit 3-channel image of any size, BGR (or RGB with `rgb_order`), scaled to
   // fit the network input with its aspect ratio kept and padded at the right and bottom; boxes are
   // mapped back to the image's pixels. Best score first; nothing for an empty or non-8UC3 image.
-  // Throws cv::Exception or std::bad_alloc only on an OpenCV failure (the caller's boundary turns it
-  // into an error).
+  // Throws (cv::Exception, std::bad_alloc, or oneDNN's std::exception) only on a failure of the
+  // runtime (the caller's boundary turns it into an error).
   std::vector<DetectedFace> detect(const cv::Mat& image, bool rgb_order = false);
 
   // The size detect() scales an image of `image_size` to (aspect kept, within the network input).
