@@ -3,10 +3,11 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <map>
-#include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "common/failure.hpp"
 #include "cpu/omp_threads.hpp"
@@ -75,8 +76,8 @@ std::string string_attribute(const OnnxNode& node, const char* name, const std::
 }  // namespace
 
 struct OnnxConvNetwork::Impl {
-  const onnx::OnnxGraph& graph;
-  const std::string& origin;
+  const onnx::OnnxGraph& graph;  // read while the constructor lowers it, not after
+  std::string origin;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
 
@@ -102,8 +103,11 @@ struct OnnxConvNetwork::Impl {
 
   int new_value(dims shape) {
     std::size_t bytes = sizeof(float);
-    for (auto d : shape) bytes *= static_cast<std::size_t>(d);
-    if (bytes > kMaxActivationBytes) fail(ErrorKind::Input, origin + ": an activation of more than 4 GiB");
+    for (auto d : shape) {
+      if (d < 1 || static_cast<std::size_t>(d) > kMaxActivationBytes / bytes)
+        fail(ErrorKind::Input, origin + ": an activation of more than 4 GiB");
+      bytes *= static_cast<std::size_t>(d);
+    }
     shapes.push_back(std::move(shape));
     descs.emplace_back();
     return static_cast<int>(shapes.size()) - 1;
@@ -182,9 +186,8 @@ struct OnnxConvNetwork::Impl {
     }
   }
 
-  // Every primitive takes its scratchpad from the network (one buffer, the largest any needs): left to
-  // oneDNN 2.6, each execution allocated and freed it (page faults: ~0.3 ms per conv, most of a 320x192
-  // forward).
+  // Every primitive takes its scratchpad from the network (one buffer, the largest any needs): in
+  // oneDNN 2.6's default mode each execution allocates and frees it.
   static dnnl::primitive_attr attr() {
     dnnl::primitive_attr a;
     a.set_scratchpad_mode(dnnl::scratchpad_mode::user);

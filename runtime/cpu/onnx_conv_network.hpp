@@ -19,6 +19,7 @@ namespace taconite::cpu {
 class OnnxConvNetwork {
  public:
   // The graph's single input as 1 x C x height x width, run with `threads` (1..64) OpenMP threads.
+  // `graph` is read here only (it need not outlive the network).
   // Throws Failure(Input) "<origin>: node '<name>' (<op>): ..." for what it cannot run exactly,
   // Failure(Device) when oneDNN refuses a primitive.
   OnnxConvNetwork(const onnx::OnnxGraph& graph, int height, int width, int threads, const std::string& origin);
