@@ -9,6 +9,9 @@
 
 #include "bundle/regular_file.hpp"
 #include "common/failure.hpp"
+#ifdef TACONITE_HAVE_ONEDNN_YUNET
+#include "cpu/onnx_conv_network.hpp"
+#endif
 
 namespace taconite::vision {
 
@@ -22,21 +25,32 @@ float bounded_exp(float log_size) { return std::exp(std::clamp(log_size, -10.0f,
 
 std::string output_name(const char* head, int stride) { return std::string(head) + "_" + std::to_string(stride); }
 
-std::string shape_text(const cv::Mat& m) {
-  std::string text;
-  for (int d = 0; d < m.dims; ++d) text += (d ? "x" : "") + std::to_string(m.size[d]);
-  return text.empty() ? "empty" : text;
+[[noreturn]] void wrong_output(const std::string& problem) {
+  throw cv::Exception(cv::Error::StsBadSize, problem, "YuNetDetector::detect", __FILE__, __LINE__);
 }
 
 }  // namespace
 
+const char* runtime_name(YuNetRuntime runtime) {
+  switch (runtime) {
+    case YuNetRuntime::Auto: return "auto";
+    case YuNetRuntime::Onednn: return "onednn";
+    case YuNetRuntime::Opencv: return "opencv";
+  }
+  return "?";
+}
+
 struct YuNetDetector::Network {
-  cv::dnn::Net net;
   std::vector<std::string> output_names;  // cls, obj, bbox, kps for strides 8, 16, 32
+  cv::dnn::Net net;                       // the OpenCV runtime
+#ifdef TACONITE_HAVE_ONEDNN_YUNET
+  std::unique_ptr<cpu::OnnxConvNetwork> onednn;  // the oneDNN runtime, when it runs the model
+#endif
   // Reused from frame to frame: allocating these megabytes anew for every frame made glibc map and
   // unmap them each time (page faults: half of detect()'s time in a pipeline of its own).
   cv::Mat input, blob;
   std::vector<cv::Mat> outputs;
+  std::array<std::span<const float>, 12> raw;  // the last forward's outputs, in output_names' order
 };
 
 Status validate(const YuNetOptions& o) {
@@ -49,6 +63,8 @@ Status validate(const YuNetOptions& o) {
   if (!(o.nms_threshold >= 0 && o.nms_threshold <= 1)) return wrong("the NMS threshold must be within 0..1");
   if (o.max_faces < 1 || o.max_faces > kMaxFaces) return wrong("max faces must be within 1.." + std::to_string(kMaxFaces));
   if (o.threads < 1 || o.threads > 64) return wrong("threads must be within 1..64");
+  if (o.runtime != YuNetRuntime::Auto && o.runtime != YuNetRuntime::Onednn && o.runtime != YuNetRuntime::Opencv)
+    return wrong("the runtime must be auto, onednn or opencv");
   return Ok{};
 }
 
@@ -73,32 +89,71 @@ Result<std::unique_ptr<YuNetDetector>> YuNetDetector::load(const std::string& mo
   } catch (const Failure& failure) {
     return Error{failure.error().kind, "YuNet model " + failure.error().message};
   }
+  auto network = std::make_unique<Network>();
+  for (int stride : kStrides)
+    for (const char* head : {"cls", "obj", "bbox", "kps"}) network->output_names.push_back(output_name(head, stride));
+  YuNetRuntime runtime = YuNetRuntime::Opencv;
+  std::string reason = "runtime=opencv";
+  if (options.runtime != YuNetRuntime::Opencv) {
+#ifdef TACONITE_HAVE_ONEDNN_YUNET
+    try {  // oneDNN when it runs every node of the model exactly; else it says which it cannot
+      const onnx::OnnxGraph graph = onnx::read_onnx_graph(bytes, model_path);
+      network->onednn = std::make_unique<cpu::OnnxConvNetwork>(graph, options.input_height, options.input_width,
+                                                              options.threads, model_path);
+      if (network->onednn->input().size() != 3u * options.input_height * options.input_width)
+        fail(ErrorKind::Input, model_path + ": the input is not 3 planes");
+      for (const std::string& name : network->output_names)
+        if (network->onednn->output(name).empty()) fail(ErrorKind::Input, model_path + ": it has no output '" + name + "'");
+      runtime = YuNetRuntime::Onednn;
+      reason = std::string(options.runtime == YuNetRuntime::Auto ? "auto" : "runtime=onednn") + ": oneDNN f32, " +
+               std::to_string(options.threads) + " thread(s): " + network->onednn->implementations();
+    } catch (const Failure& failure) {
+      network->onednn.reset();
+      if (options.runtime == YuNetRuntime::Onednn)
+        return Error{failure.error().kind, "YuNet model " + failure.error().message + " (runtime=onednn)"};
+      reason = "auto: OpenCV DNN, as oneDNN cannot run it: " + failure.error().message;
+    } catch (const std::bad_alloc&) {
+      network->onednn.reset();
+      if (options.runtime == YuNetRuntime::Onednn) return Error{ErrorKind::Input, "YuNet model " + model_path + ": out of memory"};
+      reason = "auto: OpenCV DNN, as oneDNN ran out of memory";
+    }
+#else
+    if (options.runtime == YuNetRuntime::Onednn)
+      return not_yunet("YuNet model " + model_path + ": runtime=onednn, but this build has no oneDNN");
+    reason = "auto: OpenCV DNN (this build has no oneDNN)";
+#endif
+  }
   try {
-    auto network = std::make_unique<Network>();
-    network->net = cv::dnn::readNetFromONNX(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    if (network->net.empty())
-      return not_yunet("YuNet model " + model_path + ": not a readable ONNX network; " + expected);
-    network->net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-    network->net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-    cv::setNumThreads(options.threads);  // OpenCV's pool is process-wide: the last detector loaded sets it
-    for (int stride : kStrides)
-      for (const char* head : {"cls", "obj", "bbox", "kps"}) network->output_names.push_back(output_name(head, stride));
-    const std::vector<std::string> outputs = network->net.getUnconnectedOutLayersNames();
-    for (const std::string& name : network->output_names)
-      if (std::find(outputs.begin(), outputs.end(), name) == outputs.end())
-        return not_yunet("YuNet model " + model_path + ": it has no output '" + name + "'; " + expected +
-                         " with outputs cls/obj/bbox/kps_{8,16,32}");
+    if (runtime == YuNetRuntime::Opencv) {
+      network->net = cv::dnn::readNetFromONNX(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      if (network->net.empty())
+        return not_yunet("YuNet model " + model_path + ": not a readable ONNX network; " + expected);
+      network->net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
+      network->net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+      cv::setNumThreads(options.threads);  // OpenCV's pool is process-wide: the last detector loaded sets it
+      const std::vector<std::string> outputs = network->net.getUnconnectedOutLayersNames();
+      for (const std::string& name : network->output_names)
+        if (std::find(outputs.begin(), outputs.end(), name) == outputs.end())
+          return not_yunet("YuNet model " + model_path + ": it has no output '" + name + "'; " + expected +
+                           " with outputs cls/obj/bbox/kps_{8,16,32}");
+    }
     auto detector = std::unique_ptr<YuNetDetector>(new YuNetDetector(std::move(network), options));
+    detector->runtime_ = runtime;
+    detector->runtime_reason_ = std::move(reason);
     // One forward pass on a blank frame proves the outputs have the shapes the decoder reads.
     cv::Mat blank(options.input_height, options.input_width, CV_8UC3, cv::Scalar::all(0));
     detector->detect(blank);
     return detector;
   } catch (const cv::Exception& e) {
-    return not_yunet("YuNet model " + model_path + ": OpenCV could not use it (" + std::string(e.what()) + "); " +
-                     expected);
+    return not_yunet("YuNet model " + model_path + ": " + (runtime == YuNetRuntime::Onednn ? "oneDNN" : "OpenCV") +
+                     " could not use it (" + std::string(e.what()) + "); " + expected);
   } catch (const std::exception& e) {
     return not_yunet("YuNet model " + model_path + ": " + e.what() + "; " + expected);
   }
+}
+
+std::span<const float> YuNetDetector::raw_output(std::size_t index) const {
+  return index < network_->raw.size() ? network_->raw[index] : std::span<const float>();
 }
 
 std::vector<DetectedFace> decode_stride(const StrideOutputs& o, float score_threshold) {
@@ -171,10 +226,25 @@ std::vector<DetectedFace> YuNetDetector::detect_fitted(const cv::Mat& fitted, cv
   fitted.copyTo(n.input(cv::Rect(0, 0, fitted.cols, fitted.rows)));
 
   // The network takes BGR, float 0..255, NCHW; swapping R and B here costs nothing extra.
-  cv::dnn::blobFromImage(n.input, n.blob, 1.0, cv::Size(), cv::Scalar(), rgb_order);
-  n.net.setInput(n.blob);
-  n.net.forward(n.outputs, n.output_names);
-  const std::vector<cv::Mat>& out = n.outputs;
+  if (runtime_ == YuNetRuntime::Onednn) {
+#ifdef TACONITE_HAVE_ONEDNN_YUNET
+    const int blob_shape[] = {1, 3, in_h, in_w};
+    cv::Mat blob(4, blob_shape, CV_32F, n.onednn->input().data());  // written in place: create() keeps it
+    cv::dnn::blobFromImage(n.input, blob, 1.0, cv::Size(), cv::Scalar(), rgb_order);
+    if (blob.ptr<float>() != n.onednn->input().data()) wrong_output("the input blob was reallocated");
+    n.onednn->run();
+    for (std::size_t j = 0; j < n.raw.size(); ++j) n.raw[j] = n.onednn->output(n.output_names[j]);
+#endif
+  } else {
+    cv::dnn::blobFromImage(n.input, n.blob, 1.0, cv::Size(), cv::Scalar(), rgb_order);
+    n.net.setInput(n.blob);
+    n.net.forward(n.outputs, n.output_names);
+    for (std::size_t j = 0; j < n.raw.size(); ++j) {
+      const cv::Mat& m = n.outputs.at(j);
+      if (m.type() != CV_32F || !m.isContinuous()) wrong_output("output " + n.output_names[j] + " is not float32");
+      n.raw[j] = {m.ptr<float>(), m.total()};
+    }
+  }
 
   std::vector<DetectedFace> faces;
   for (std::size_t i = 0; i < kStrides.size(); ++i) {
@@ -183,18 +253,16 @@ std::vector<DetectedFace> YuNetDetector::detect_fitted(const cv::Mat& fitted, cv
     o.columns = in_w / o.stride;
     o.rows = in_h / o.stride;
     const std::size_t cells = static_cast<std::size_t>(o.columns) * o.rows;
-    const cv::Mat* m = &out[4 * i];
+    const std::span<const float>* m = &n.raw[4 * i];
     const std::array<std::size_t, 4> widths = {1, 1, 4, 10};
     for (std::size_t j = 0; j < 4; ++j)
-      if (m[j].type() != CV_32F || m[j].total() != cells * widths[j] || !m[j].isContinuous())
-        throw cv::Exception(cv::Error::StsBadSize,
-                            "output " + network_->output_names[4 * i + j] + " has shape " + shape_text(m[j]) + ", expected " +
-                                std::to_string(cells) + "x" + std::to_string(widths[j]) + " float32",
-                            "YuNetDetector::detect", __FILE__, __LINE__);
-    o.cls = m[0].ptr<float>();
-    o.obj = m[1].ptr<float>();
-    o.bbox = m[2].ptr<float>();
-    o.kps = m[3].ptr<float>();
+      if (m[j].size() != cells * widths[j])
+        wrong_output("output " + n.output_names[4 * i + j] + " has " + std::to_string(m[j].size()) + " values, expected " +
+                     std::to_string(cells) + "x" + std::to_string(widths[j]));
+    o.cls = m[0].data();
+    o.obj = m[1].data();
+    o.bbox = m[2].data();
+    o.kps = m[3].data();
     std::vector<DetectedFace> found = decode_stride(o, options_.score_threshold);
     faces.insert(faces.end(), found.begin(), found.end());
   }

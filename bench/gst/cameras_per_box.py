@@ -73,7 +73,8 @@ STAGES = ["decode", "convert/scale", "detect", "track", "embed", "identify", "pu
 # The chain's settings: the chain as documented, then each change on top of the ones before it.
 CHANGES = [
     # As README's recommended chain and pipelines/two-camera-tracks.sh had it.
-    ("documented", {"decoder": "", "convert": "videoconvert", "detect": "", "adaface": ""}),
+    # (YuNet on OpenCV DNN, what taconitedetect ran before its runtime property.)
+    ("documented", {"decoder": "", "convert": "videoconvert", "detect": "runtime=opencv", "adaface": ""}),
     # Faces taconitetrack has not confirmed carry no id: not embedded until they have one.
     ("untracked-never", {"adaface": "untracked=never"}),
     # avdec_h264 outputs I420, which every element takes: no converter (it passed I420 through).
@@ -81,9 +82,11 @@ CHANGES = [
     # One decoder thread per camera (the default, 0, starts frame threads per core for each camera,
     # and frame threads hold frames back).
     ("decoder-1-thread", {"decoder": "max-threads=1"}),
+    # YuNet on oneDNN (taconitedetect's default runtime where built): the same faces for less CPU.
+    ("yunet-onednn", {"detect": "runtime=onednn"}),
     # YuNet on a smaller network input, for cameras whose faces are large: it finds fewer small faces.
-    ("yunet-480x288", {"detect": "input-width=480 input-height=288"}),
-    ("yunet-320x192", {"detect": "input-width=320 input-height=192"}),
+    ("yunet-480x288", {"detect": "runtime=onednn input-width=480 input-height=288"}),
+    ("yunet-320x192", {"detect": "runtime=onednn input-width=320 input-height=192"}),
 ]
 RECOMMENDED = "decoder-1-thread"  # every change that costs no recognition
 CONFIGS = {}

@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   }
   const int runs = argc > 3 ? std::max(1, std::atoi(argv[3])) : 50;
   taconite::vision::YuNetOptions options;
+  // What detect() adds around OpenCV's forward (yunet-runtime-bench compares oneDNN with OpenCV).
+  options.runtime = taconite::vision::YuNetRuntime::Opencv;
   options.threads = argc > 4 ? std::atoi(argv[4]) : 1;
   if (argc > 5 && std::sscanf(argv[5], "%dx%d", &options.input_width, &options.input_height) != 2) return 2;
   const cv::Mat photo = cv::imread(argv[2], cv::IMREAD_COLOR);

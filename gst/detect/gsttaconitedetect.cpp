@@ -3,8 +3,8 @@
  * @title: taconitedetect
  *
  * Finds faces with the YuNet DNN detector (OpenCV Zoo's `face_detection_yunet_2023mar.onnx`, run
- * by OpenCV DNN on the CPU) and adds one #GstVideoRegionOfInterestMeta of type `face` per face,
- * with params that the other taconite elements read:
+ * on the CPU by oneDNN or OpenCV DNN: `runtime`) and adds one #GstVideoRegionOfInterestMeta of type
+ * `face` per face, with params that the other taconite elements read:
  *
  * - `detection`: `confidence` (double, 0..1) and `label` ("face");
  * - `landmarks`: `x` and `y` arrays of 5 doubles, frame pixels, in the alignment template's order
@@ -63,6 +63,7 @@ using taconite::vision::ImageView;
 using taconite::vision::Point2;
 using taconite::vision::YuNetDetector;
 using taconite::vision::YuNetOptions;
+using taconite::vision::YuNetRuntime;
 
 constexpr guint kDefaultInterval = 1;
 constexpr guint kDefaultMinFaceSize = 0;
@@ -80,6 +81,8 @@ struct Settings {
   guint threads = static_cast<guint>(YuNetOptions{}.threads);
   guint min_face_size = kDefaultMinFaceSize;
   guint interval = kDefaultInterval;
+  YuNetRuntime runtime = YuNetOptions{}.runtime;
+  std::string active_runtime;  // what the loaded detector runs on ("" before a load)
 
   YuNetOptions detector() const {
     YuNetOptions options;
@@ -89,6 +92,7 @@ struct Settings {
     options.nms_threshold = static_cast<float>(nms_threshold);
     options.max_faces = static_cast<int>(max_faces);
     options.threads = static_cast<int>(threads);
+    options.runtime = runtime;
     return options;
   }
 };
@@ -215,8 +219,13 @@ static bool load_detector(GstTaconiteDetect* self) {
     return false;
   }
   self->stream->detector = std::move(loaded.value());
-  GST_INFO_OBJECT(self, "loaded YuNet model %s, network input %dx%d", path.c_str(), options.input_width,
-                  options.input_height);
+  const YuNetDetector& detector = *self->stream->detector;
+  GST_OBJECT_LOCK(self);
+  self->settings->active_runtime = taconite::vision::runtime_name(detector.runtime());
+  GST_OBJECT_UNLOCK(self);
+  GST_INFO_OBJECT(self, "loaded YuNet model %s, network input %dx%d, runtime %s (%s)", path.c_str(),
+                  options.input_width, options.input_height, taconite::vision::runtime_name(detector.runtime()),
+                  detector.runtime_reason().c_str());
   return true;
 }
 
@@ -307,6 +316,19 @@ static void gst_taconite_detect_init(GstTaconiteDetect* self) {
   gst_base_transform_set_passthrough(GST_BASE_TRANSFORM(self), FALSE);
 }
 
+static GType detect_runtime_get_type() {
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+      {static_cast<gint>(YuNetRuntime::Auto), "oneDNN where built and it runs the model exactly, else OpenCV DNN",
+       "auto"},
+      {static_cast<gint>(YuNetRuntime::Onednn), "oneDNN (f32; loading fails when it cannot run the model)", "onednn"},
+      {static_cast<gint>(YuNetRuntime::Opencv), "OpenCV DNN", "opencv"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconiteDetectRuntime", values));
+  return static_cast<GType>(type);
+}
+
 // Every property, declared once; defaults are Settings{}'s.
 static void declare_properties(PropertyTable<GstTaconiteDetect, Settings>& t) {
   t.string("model", "Model",
@@ -336,9 +358,24 @@ static void declare_properties(PropertyTable<GstTaconiteDetect, Settings>& t) {
          "change. Default: 1 (every frame)",
          1, 1000, &Settings::interval, Mutable::AnyTime);
   t.uint("threads", "Threads",
-         "OpenCV's thread count for the network, set when the model loads; OpenCV's pool is "
-         "process-wide, so the last element to load sets it for all. Default: 1",
+         "Threads per detection: oneDNN's for this element, or OpenCV's thread count, set when the "
+         "model loads (OpenCV's pool is process-wide, so the last element to load sets it for all). "
+         "Default: 1",
          1, 64, &Settings::threads, Mutable::ReadyOnly);
+  t.enumeration("runtime", "Runtime",
+                "What runs the network: auto (oneDNN where built and it runs the model exactly, else "
+                "OpenCV DNN), onednn or opencv; active-runtime says which runs. Default: auto",
+                detect_runtime_get_type, &Settings::runtime, Mutable::ReadyOnly);
+  t.read_only(
+      [](GParamFlags flags) {
+        return g_param_spec_string("active-runtime", "Active runtime",
+                                   "What runs the network since the model loaded: onednn or opencv (NULL "
+                                   "before); the debug log (INFO) says why",
+                                   nullptr, flags);
+      },
+      [](GstTaconiteDetect&, const Settings& s, GValue* v) {
+        g_value_set_string(v, s.active_runtime.empty() ? nullptr : s.active_runtime.c_str());
+      });
 }
 
 static void gst_taconite_detect_class_init(GstTaconiteDetectClass* klass) {
@@ -352,11 +389,12 @@ static void gst_taconite_detect_class_init(GstTaconiteDetectClass* klass) {
   transform_class->sink_event = GST_DEBUG_FUNCPTR(sink_event);
   transform_class->transform_ip = GST_DEBUG_FUNCPTR(transform_ip);
   PropertyTable<GstTaconiteDetect, Settings>::install(gobject_class, &GstTaconiteDetect::settings, declare_properties);
+  gst_type_mark_as_plugin_api(detect_runtime_get_type(), static_cast<GstPluginAPIFlags>(0));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);
   gst_element_class_set_static_metadata(
       element_class, "YuNet face detector", "Filter/Analyzer/Video",
-      "Adds a face ROI with a confidence and the 5 alignment landmarks for every face YuNet (OpenCV DNN) finds",
+      "Adds a face ROI with a confidence and the 5 alignment landmarks for every face YuNet (oneDNN or OpenCV DNN) finds",
       "taconite-adaface maintainers");
 }

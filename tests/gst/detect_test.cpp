@@ -262,6 +262,55 @@ TEST(DetectModel, AnInputSizeThatIsNoMultipleOf32IsRefusedAtStart) {
   EXPECT_NE(failure.debug.find("multiple of 32"), std::string::npos) << failure.debug;
 }
 
+// The runtime each `runtime` value runs on, as active-runtime reads it once loaded (NULL before).
+std::string active_runtime_after_start(const std::string& model, const char* runtime) {
+  GstElement* element = gst_element_factory_make("taconitedetect", nullptr);
+  g_object_set(element, "model", model.c_str(), nullptr);
+  gst_util_set_object_arg(G_OBJECT(element), "runtime", runtime);
+  gchar* before = nullptr;
+  g_object_get(element, "active-runtime", &before, nullptr);
+  EXPECT_EQ(before, nullptr);
+  g_free(before);
+  std::string active = "(failed)";
+  if (gst_element_set_state(element, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE) {
+    gchar* value = nullptr;
+    g_object_get(element, "active-runtime", &value, nullptr);
+    active = value ? value : "(null)";
+    g_free(value);
+  }
+  gst_element_set_state(element, GST_STATE_NULL);
+  gst_object_unref(element);
+  return active;
+}
+
+TEST(DetectModel, RuntimeChoosesWhatRunsTheNetworkAndActiveRuntimeSaysWhich) {
+  if (!std::filesystem::is_regular_file(yunet_model())) GTEST_SKIP() << "the YuNet model is not at " << yunet_model();
+  EXPECT_EQ(active_runtime_after_start(yunet_model(), "opencv"), "opencv");
+  const std::string automatic = active_runtime_after_start(yunet_model(), "auto");
+  if (active_runtime_after_start(yunet_model(), "onednn") == "(failed)") {
+    EXPECT_EQ(automatic, "opencv") << "a build without oneDNN";
+    GTEST_SKIP() << "this build has no oneDNN";
+  }
+  EXPECT_EQ(automatic, "onednn");
+  // A model oneDNN cannot run exactly (a Resize with half-pixel coordinates and floor rounding):
+  // runtime=onednn fails the state change naming the node, auto runs it on OpenCV DNN.
+  std::ifstream in(yunet_model(), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = bytes.find("asymmetric");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 10, "half_pixel");
+  const std::string edited = (std::filesystem::temp_directory_path() / "taconite-detect-half-pixel.onnx").string();
+  std::ofstream(edited, std::ios::binary) << bytes;
+  EXPECT_EQ(active_runtime_after_start(edited, "auto"), "opencv");
+  GstElement* element = gst_element_factory_make("taconitedetect", nullptr);
+  g_object_set(element, "model", edited.c_str(), nullptr);
+  gst_util_set_object_arg(G_OBJECT(element), "runtime", "onednn");
+  const gsttest::StartFailure failure = gsttest::start_paused(element);
+  EXPECT_EQ(failure.state_change, GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(failure.debug.find("node 'Resize_43' (Resize)"), std::string::npos) << failure.debug;
+  g_unlink(edited.c_str());
+}
+
 }  // namespace
 
 namespace {

@@ -78,7 +78,8 @@ TEST_F(PluginTest, RegistersTaconitedetectWithDocumentedProperties) {
   ASSERT_NE(element, nullptr);
   EXPECT_EQ(own_documented_properties(element),
             (std::vector<std::string>{"model", "input-width", "input-height", "score-threshold", "nms-threshold",
-                                      "min-face-size", "max-faces", "interval", "threads"}));
+                                      "min-face-size", "max-faces", "interval", "threads", "runtime",
+                                      "active-runtime"}));
   GParamSpec* model = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "model");
   EXPECT_TRUE(model->flags & GST_PARAM_MUTABLE_READY) << "the model loads at READY->PAUSED";
   gst_object_unref(element);
