@@ -88,7 +88,7 @@ CHANGES = [
     ("yunet-480x288", {"detect": "runtime=onednn input-width=480 input-height=288"}),
     ("yunet-320x192", {"detect": "runtime=onednn input-width=320 input-height=192"}),
 ]
-RECOMMENDED = "decoder-1-thread"  # every change that costs no recognition
+RECOMMENDED = "yunet-onednn"  # every change that costs no recognition (YuNet on oneDNN is taconitedetect's default)
 CONFIGS = {}
 for _name, _change in CHANGES:
     CONFIGS[_name] = dict(list(CONFIGS.values())[-1] if CONFIGS else {}, **_change)
