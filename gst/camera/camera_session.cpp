@@ -2,6 +2,7 @@
 
 #include <gst/app/gstappsink.h>
 
+#include <cstring>
 #include <utility>
 
 GST_DEBUG_CATEGORY_EXTERN(taconite_camera_debug);
@@ -24,6 +25,19 @@ std::string without(std::string text, const std::string& secret) {
   for (std::size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3))
     text.replace(at, secret.size(), "***");
   return text;
+}
+
+// GIO's validation failures in words, e.g. "unknown CA, bad identity".
+std::string certificate_problems(guint flags) {
+  static constexpr std::pair<GTlsCertificateFlags, const char*> kNames[] = {
+      {G_TLS_CERTIFICATE_UNKNOWN_CA, "unknown CA"}, {G_TLS_CERTIFICATE_BAD_IDENTITY, "bad identity"},
+      {G_TLS_CERTIFICATE_NOT_ACTIVATED, "not yet valid"}, {G_TLS_CERTIFICATE_EXPIRED, "expired"},
+      {G_TLS_CERTIFICATE_REVOKED, "revoked"}, {G_TLS_CERTIFICATE_INSECURE, "insecure"},
+      {G_TLS_CERTIFICATE_GENERIC_ERROR, "not valid"}};
+  std::string out;
+  for (const auto& [flag, name] : kNames)
+    if (flags & flag) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out.empty() ? "not valid" : out;
 }
 
 Error missing(const char* factory, const char* package) {
@@ -97,7 +111,7 @@ Status CameraSession::build(const std::string& name) {
   return Ok{};
 }
 
-// The network source uridecodebin made: latency, transport and the credentials.
+// The network source uridecodebin made: latency, transport, the CAs it trusts and the credentials.
 void CameraSession::configure_source(GstElement* source) const {
   const bool rtsp = settings_.uri.kind == CameraSourceKind::Rtsp;
   if (rtsp && has_property(source, "latency")) g_object_set(source, "latency", settings_.latency_ms, nullptr);
@@ -105,6 +119,12 @@ void CameraSession::configure_source(GstElement* source) const {
     gst_util_set_object_arg(G_OBJECT(source), "protocols", settings_.protocols == RtspProtocols::Tcp ? "tcp" : "udp");
   if (settings_.uri.kind == CameraSourceKind::Http && has_property(source, "is-live"))
     g_object_set(source, "is-live", TRUE, nullptr);
+  if (settings_.tls_database && has_property(source, "tls-database"))
+    g_object_set(source, "tls-database", settings_.tls_database.get(), nullptr);
+  // rtspsrc asks before it gives up on a certificate that failed validation: refused, but noted, so
+  // the error can say why (its own is a bare "Failed to connect").
+  if (settings_.uri.tls && g_signal_lookup("accept-certificate", G_OBJECT_TYPE(source)) != 0)
+    g_signal_connect(source, "accept-certificate", G_CALLBACK(on_accept_certificate), const_cast<CameraSession*>(this));
   if (settings_.credentials && has_property(source, "user-id") && has_property(source, "user-pw"))
     g_object_set(source, "user-id", settings_.credentials->username.c_str(), "user-pw",
                  settings_.credentials->password.c_str(), nullptr);
@@ -158,12 +178,21 @@ std::string CameraSession::error_text(GstMessage* message) const {
   }
   g_clear_error(&error);
   g_free(debug);
+  if (const guint refused = refused_certificate_.load(); refused != 0)
+    text += std::string(" (the camera's TLS certificate was refused: ") + certificate_problems(refused) +
+            "; tls-ca-file names the CAs to trust)";
   if (settings_.credentials) text = without(std::move(text), settings_.credentials->password);
   if (text.size() > kMaxErrorText) text.resize(kMaxErrorText);
   gchar* valid = g_utf8_make_valid(text.c_str(), static_cast<gssize>(text.size()));
   text = valid;
   g_free(valid);
   return text;
+}
+
+gboolean CameraSession::on_accept_certificate(GstElement*, GTlsConnection*, GTlsCertificate*,
+                                              GTlsCertificateFlags problems, gpointer self) {
+  static_cast<CameraSession*>(self)->refused_certificate_.store(problems);
+  return FALSE;
 }
 
 void CameraSession::on_source_setup(GstElement*, GstElement* source, gpointer self) {
@@ -181,6 +210,11 @@ void CameraSession::on_element_added(GstBin*, GstBin*, GstElement* element, gpoi
   const char* name = GST_OBJECT_NAME(factory);
   if (g_str_equal(name, "multipartdemux") && has_property(element, "single-stream"))
     g_object_set(element, "single-stream", TRUE, nullptr);
+  // HLS (and DASH) fetch a segment at a time, whose frames would leave the decoder in a burst that
+  // drop=latest mostly drops: played at their timestamps instead, as the camera sent them.
+  const char* klass = gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS);
+  if (klass && std::strstr(klass, "Demuxer") && std::strstr(klass, "Adaptive"))
+    g_object_set(self->sink_, "sync", TRUE, nullptr);
   if (self->settings_.decoder_threads > 0 && g_str_has_prefix(name, "avdec_") && has_property(element, "max-threads"))
     g_object_set(element, "max-threads", static_cast<gint>(self->settings_.decoder_threads), nullptr);
 }

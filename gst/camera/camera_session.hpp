@@ -6,6 +6,7 @@
 
 #include <gst/gst.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "camera_supervisor.hpp"
 #include "camera_uri.hpp"
 #include "credentials_file.hpp"
+#include "tls_ca_file.hpp"
 #include "taconite/error.hpp"
 
 namespace taconite::gst {
@@ -24,6 +26,7 @@ struct SessionSettings {
   guint latency_ms = 200;  // rtspsrc's jitter buffer
   RtspProtocols protocols = RtspProtocols::Tcp;
   std::optional<Credentials> credentials;  // for rtspsrc / souphttpsrc
+  TlsDatabase tls_database;                // rtsps / https: the CAs of tls-ca-file; null: the system's
   guint decoder_threads = 0;  // a libav decoder's max-threads; 0: its own choice (one per core)
 };
 
@@ -57,6 +60,8 @@ class CameraSession {
   std::string error_text(GstMessage* message) const;
 
   static void on_source_setup(GstElement*, GstElement* source, gpointer self);
+  static gboolean on_accept_certificate(GstElement*, GTlsConnection*, GTlsCertificate*, GTlsCertificateFlags problems,
+                                        gpointer self);
   static void on_element_added(GstBin*, GstBin*, GstElement* element, gpointer self);
   static void on_pad_added(GstElement*, GstPad* pad, gpointer self);
   static void on_no_more_pads(GstElement* decoder, gpointer self);
@@ -68,6 +73,7 @@ class CameraSession {
   SessionCallbacks callbacks_;
   GstElement* pipeline_ = nullptr;
   GstElement* sink_ = nullptr;  // the appsink (owned by the pipeline)
+  std::atomic<guint> refused_certificate_{0};  // GTlsCertificateFlags of a certificate rtspsrc refused
 };
 
 }  // namespace taconite::gst

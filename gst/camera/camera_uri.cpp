@@ -54,6 +54,7 @@ Result<CameraUri> parse_camera_uri(const std::string& text) {
   out.uri = text;
   out.live = out.kind != CameraSourceKind::File;
   out.takes_credentials = out.kind == CameraSourceKind::Rtsp || out.kind == CameraSourceKind::Http;
+  out.tls = scheme == "rtsps" || scheme == "https";
   const std::string rest = text.substr(colon + 3);  // authority and path
   const std::size_t path_at = rest.find('/');
   const std::string authority = rest.substr(0, path_at);

@@ -22,6 +22,7 @@ struct CameraUri {
   std::string device;  // V4l2: the device path
   bool live = true;    // every kind but File
   bool takes_credentials = false;  // Rtsp and Http
+  bool tls = false;                // rtsps:// and https://
 };
 
 // The longest uri accepted (a camera's address, not a data URI).

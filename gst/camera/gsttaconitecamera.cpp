@@ -29,7 +29,9 @@
  * RTSP: `latency` (the jitter buffer, ms), `protocols` (tcp, udp or auto). A user name and password
  * come from `credentials-file` (user name on the first line, password on the second; refused when
  * other users may read it) and never appear on the command line, in messages or in logs; a uri
- * holding a password is refused.
+ * holding a password is refused. rtsps:// and https:// check the camera's certificate against the
+ * system's CAs, or against `tls-ca-file` (e.g. a camera's self-signed certificate); there is no way
+ * to turn the check off.
  *
  * ## Example launch line
  * |[
@@ -78,6 +80,7 @@ struct Settings {
   guint latency = 200;
   RtspProtocols protocols = RtspProtocols::Tcp;
   std::string credentials_file;
+  std::string tls_ca_file;  // rtsps / https: the CAs the camera's certificate is checked against
   guint decoder_threads = 0;
 };
 
@@ -162,6 +165,18 @@ static std::optional<CameraConfig> camera_config(GstTaconiteCamera* self) {
           read_credentials_file(s.credentials_file, CredentialsAccess::OwnerOnly);
       if (!credentials) return refuse(credentials.error().message, "credentials-file");
       config.session.credentials = std::move(credentials).value();
+    }
+  }
+  if (!s.tls_ca_file.empty()) {
+    if (!config.session.uri.tls) {
+      GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
+                          ("Camera '%s': tls-ca-file is used by rtsps:// and https:// sources only",
+                           config.name.c_str()),
+                          (nullptr));
+    } else {
+      taconite::Result<TlsDatabase> cas = read_tls_ca_file(s.tls_ca_file);
+      if (!cas) return refuse(cas.error().message, "tls-ca-file");
+      config.session.tls_database = std::move(cas).value();
     }
   }
   config.session.latency_ms = s.latency;
@@ -352,6 +367,11 @@ static void declare_properties(PropertyTable<GstTaconiteCamera, Settings>& t) {
                     "RTSP / HTTP: a file with the user name on its first line and the password on the second, "
                     "readable by its owner only (refused otherwise). Default: none",
                     &Settings::credentials_file, ready);
+  t.optional_string("tls-ca-file", "TLS CA file",
+                    "rtsps:// / https://: a PEM file of the certificate authorities the camera's certificate is "
+                    "checked against, e.g. a camera's self-signed certificate (at most 1 MiB). Default: none, the "
+                    "system's CAs",
+                    &Settings::tls_ca_file, ready);
   t.uint("decoder-threads", "Decoder threads",
          "Threads of a libav decoder (avdec_h264, avdec_h265, ...: its max-threads); 0: the decoder's own choice, "
          "one per core. Default: 0",

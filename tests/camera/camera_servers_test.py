@@ -16,6 +16,11 @@ Cases (all by default; --only NAME runs one):
                the password never in a message; the right one (from a 0600 file) streams
   http         an MJPEG camera over HTTP with a password: streams, is stopped and started again,
                one lost/back pair, frames again
+  rtsps        RTSP over TLS with a self-signed certificate: refused (error naming the camera) unless
+               tls-ca-file holds it; with it, streams, the server killed and started again, lost/back;
+               a tls-ca-file that holds no certificate refused at start
+  hls          a live HLS stream (hlssink2, H.264 in 1-s MPEG-TS segments) served over HTTP: streams,
+               the web server stopped and started again, one lost/back pair, frames again
   two-cameras  two cameras in one pipeline, one server killed and started again: the other camera
                has no outage and its frame rate during the first's outage is within 10 % of before
   overload     a 15 frames/s camera into a chain taking 200 ms a frame: one "overloaded" message and
@@ -106,13 +111,15 @@ def rss_kib():
 class Server:
     """rtsp_server.py in its own process, so it can be killed like a camera losing power."""
 
-    def __init__(self, port, codec, credentials=None):
-        self.port, self.codec, self.credentials, self.process = port, codec, credentials, None
+    def __init__(self, port, codec, credentials=None, tls=None):
+        self.port, self.codec, self.credentials, self.tls, self.process = port, codec, credentials, tls, None
 
     def start(self, guard=15.0):
         args = [sys.executable, SERVER, str(self.port), "--codec", self.codec]
         if self.credentials:
             args += ["--credentials", self.credentials]
+        if self.tls:
+            args += ["--tls-cert", self.tls[0], "--tls-key", self.tls[1]]
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + guard
         while time.monotonic() < deadline:  # the port may be in TIME_WAIT for a moment: retry
@@ -408,7 +415,7 @@ def case_http(args):
             p.wait(lambda: p.states("back") and len(p.frames) > frames_before + 3, 20, "http: frames again")
             with p.lock:
                 check(len(p.states("lost")) == 1 and len(p.states("back")) == 1,
-                      f"http: {len(p.states('lost'))} lost and {len(p.states('back'))} back messages, expected one each")
+                      f"http: {len(p.states('lost'))} lost and {len(p.states('back'))} back messages, expected 1 each")
                 first_after = next(t for t, _, _ in p.frames[frames_before:] if t >= listening)
                 check(not p.eos and not p.errors, f"http: downstream saw EOS={p.eos} or errors {p.errors}")
                 check(not any(PASSWORD in t for t in p.texts), "http: the password in a message")
@@ -419,6 +426,161 @@ def case_http(args):
         finally:
             p.stop()
             server.stop()
+
+
+def self_signed_certificate(folder):
+    """A certificate and key for 127.0.0.1 made with Debian's openssl: what a camera ships with."""
+    cert, key = os.path.join(folder, "camera.pem"), os.path.join(folder, "camera.key")
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-keyout", key,
+                           "-out", cert, "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                          capture_output=True, text=True, check=False)
+    check(made.returncode == 0, f"openssl could not make a certificate: {made.stderr.strip()}")
+    return cert, key
+
+
+def case_rtsps(args):
+    with tempfile.TemporaryDirectory() as folder:
+        cert, key = self_signed_certificate(folder)
+        port = free_port()
+        server = Server(port, args.codec, tls=(cert, key))
+        server.start()
+        launch = (f"taconitecamera name=camera stream=door1 uri=rtsps://127.0.0.1:{port}/cam "
+                  f"retry-interval={RETRY_INTERVAL} timeout=3 {{}} ! taconitetrack ! fakesink name=sink sync=false")
+        try:
+            p = Pipeline(launch.format("max-retries=2 retry-interval=0.2"))  # the system's CAs do not know it
+            try:
+                p.start()
+                expect_give_up(p, "rtsps untrusted", ["TLS certificate was refused: unknown CA"])
+            finally:
+                p.stop()
+            not_pem = os.path.join(folder, "not-a-certificate.pem")
+            with open(not_pem, "w", encoding="utf-8") as f:
+                f.write("hello\n")
+            p = Pipeline(launch.format(f"tls-ca-file={not_pem}"))
+            try:
+                check(p.pipeline.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE or p.errors,
+                      "rtsps: a tls-ca-file without a certificate was not refused")
+                p.wait(lambda: p.errors, 5, "rtsps: the error for a CA file without a certificate")
+                check("Camera 'door1'" in p.errors[0] and "not-a-certificate.pem" in p.errors[0],
+                      f"rtsps: the error does not name the camera and the file: {p.errors[0]}")
+            finally:
+                p.stop()
+            p = Pipeline(launch.format(f"tls-ca-file={cert}"))
+            try:
+                p.start()
+                p.wait(lambda: len(p.frames) >= 5, 20, "rtsps: frames with the camera's certificate trusted")
+                with p.lock:
+                    frames_before = len(p.frames)
+                server.kill()
+                p.wait(lambda: p.states("lost"), 15, "rtsps: the lost message")
+                server.start()
+                listening = time.monotonic()
+                p.wait(lambda: p.states("back") and len(p.frames) > frames_before + 3, 20, "rtsps: frames again")
+                with p.lock:
+                    check(len(p.states("lost")) == 1 and len(p.states("back")) == 1 and not p.errors and not p.eos,
+                          f"rtsps: {len(p.states('lost'))} lost, {len(p.states('back'))} back, errors {p.errors}")
+                    first_after = next(t for t, _, _ in p.frames[frames_before:] if t >= listening)
+                check(first_after - listening <= RETRY_INTERVAL + 2.0,
+                      f"rtsps: frames {first_after - listening:.2f} s after the server listened again")
+                print(f"ok rtsps: refused untrusted, streams with tls-ca-file, frames again "
+                      f"{first_after - listening:.2f} s after a restart")
+            finally:
+                p.stop()
+        finally:
+            server.kill()
+
+
+class HlsServer:
+    """A live HLS stream as a camera or an NVR re-streams it: hlssink2 writes 1-s segments and a
+    playlist into a folder that a Python web server serves on 127.0.0.1 (stopped and started again
+    like a camera going away)."""
+
+    def __init__(self, folder, port):
+        import functools
+        import http.server
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+        self.folder, self.port, self.httpd, self.thread = folder, port, None, None
+        self.handler = functools.partial(Quiet, directory=folder)
+        self.producer = Gst.parse_launch(
+            "videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width=320,height=240,framerate=15/1 ! "
+            "openh264enc gop-size=15 complexity=low ! h264parse ! "
+            f"hlssink2 target-duration=1 playlist-length=4 max-files=8 "
+            f"location={folder}/segment%05d.ts playlist-location={folder}/playlist.m3u8")
+
+    def start_producer(self):
+        check(self.producer.set_state(Gst.State.PLAYING) != Gst.StateChangeReturn.FAILURE,
+              "hls: the HLS producer (openh264enc, hlssink2) did not start")
+        deadline = time.monotonic() + 15
+        while not os.path.exists(os.path.join(self.folder, "playlist.m3u8")):
+            check(time.monotonic() < deadline, "hls: no playlist within 15 s")
+            time.sleep(0.1)
+
+    def start(self):
+        import http.server
+        deadline = time.monotonic() + 10
+        while True:  # the port may be in TIME_WAIT for a moment: retry
+            try:
+                self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), self.handler)
+                break
+            except OSError:
+                check(time.monotonic() < deadline, f"hls: cannot listen on {self.port}")
+                time.sleep(0.2)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        if self.httpd:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            self.thread.join()
+            self.httpd = None
+
+    def close(self):
+        self.stop()
+        self.producer.set_state(Gst.State.NULL)
+
+
+def case_hls(args):
+    for element in ("hlssink2", "hlsdemux", "openh264enc"):
+        if not Gst.ElementFactory.find(element):
+            print(f"skipped hls: no {element} (gstreamer1.0-plugins-bad)")
+            return
+    with tempfile.TemporaryDirectory() as folder:
+        port = free_port()
+        server = HlsServer(folder, port)
+        p = Pipeline(f"taconitecamera name=camera stream=door1 uri=http://127.0.0.1:{port}/playlist.m3u8 "
+                     f"retry-interval={RETRY_INTERVAL} timeout=6 ! taconitetrack ! fakesink name=sink sync=false")
+        try:
+            server.start_producer()
+            server.start()
+            p.start()
+            p.wait(lambda: len(p.frames) >= 15, 30, "hls: first frames")
+            time.sleep(3)  # a few segments more: paced at 15 frames/s, none dropped
+            with p.lock:
+                check(not p.messages and not p.errors, f"hls: an outage, overload or error while streaming: {p.texts}")
+                frames_before = len(p.frames)
+                rate = (frames_before - 15) / (p.frames[-1][0] - p.frames[14][0])
+            check(10 <= rate <= 20 and p.camera.get_property("frames-dropped") <= 2,
+                  f"hls: {rate:.1f} frames/s reached downstream, {p.camera.get_property('frames-dropped')} dropped "
+                  "(expected the stream's 15, none dropped)")
+            server.stop()
+            p.wait(lambda: p.states("lost"), 20, "hls: the lost message")
+            server.start()
+            listening = time.monotonic()
+            p.wait(lambda: p.states("back") and sum(t >= listening for t, _, _ in p.frames[frames_before:]) > 3, 30,
+                   "hls: frames again")
+            with p.lock:
+                check(len(p.states("lost")) == 1 and len(p.states("back")) == 1 and not p.errors and not p.eos,
+                      f"hls: {len(p.states('lost'))} lost, {len(p.states('back'))} back, errors {p.errors}")
+                first_after = next(t for t, _, _ in p.frames[frames_before:] if t >= listening)
+            print(f"ok hls: {rate:.1f} frames/s, lost ({p.states('lost')[0]['reason']}), frames again "
+                  f"{first_after - listening:.2f} s after the web server came back")
+        finally:
+            p.stop()
+            server.close()
 
 
 def case_two_cameras(args):
@@ -501,7 +663,7 @@ def case_overload(args):
 
 
 CASES = {"restarts": case_restarts, "stall": case_stall, "refused": case_refused, "not-found": case_not_found,
-         "credentials": case_credentials, "http": case_http,
+         "credentials": case_credentials, "http": case_http, "rtsps": case_rtsps, "hls": case_hls,
          "two-cameras": case_two_cameras, "overload": case_overload}
 
 

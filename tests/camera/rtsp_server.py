@@ -7,8 +7,9 @@ the file's end ends the stream, as a camera going away would; or --image, a stil
 at --fps), until killed.
 
 Usage: rtsp_server.py PORT [--codec jpeg|h264] [--size WxH] [--fps N] [--credentials FILE]
-                      [--video FILE | --h264 FILE.mp4 | --image FILE]
+                      [--video FILE | --h264 FILE.mp4 | --image FILE] [--tls-cert PEM --tls-key PEM]
 With --credentials (user name line, password line) the server asks for HTTP Basic authentication.
+With --tls-cert and --tls-key it speaks RTSP over TLS only (rtsps://).
 Prints "ready PORT" on stdout once it listens. Exits 77 without gst-rtsp-server's typelib.
 """
 import argparse
@@ -17,7 +18,7 @@ import sys
 import gi
 
 gi.require_version("Gst", "1.0")
-from gi.repository import GLib, Gst  # noqa: E402
+from gi.repository import Gio, GLib, Gst  # noqa: E402
 
 try:
     gi.require_version("GstRtspServer", "1.0")
@@ -43,6 +44,8 @@ def main():
     parser.add_argument("--video")
     parser.add_argument("--h264")
     parser.add_argument("--image")
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
 
@@ -67,13 +70,18 @@ def main():
     else:
         factory.set_launch(f"( {source} ! {ENCODERS[args.codec]} )")
     factory.set_shared(not (args.video or args.h264))  # a file plays from its start for every client
-    if args.credentials:
-        with open(args.credentials, encoding="utf-8") as f:
-            user, password = (f.read().splitlines() + ["", ""])[:2]
+    if args.credentials or args.tls_cert:
         auth = GstRtspServer.RTSPAuth()
         token = GstRtspServer.RTSPToken()
         token.set_string("media.factory.role", "viewer")
-        auth.add_basic(GstRtspServer.RTSPAuth.make_basic(user, password), token)
+        if args.credentials:
+            with open(args.credentials, encoding="utf-8") as f:
+                user, password = (f.read().splitlines() + ["", ""])[:2]
+            auth.add_basic(GstRtspServer.RTSPAuth.make_basic(user, password), token)
+        else:
+            auth.set_default_token(token)  # TLS without a password: every client may watch
+        if args.tls_cert:
+            auth.set_tls_certificate(Gio.TlsCertificate.new_from_files(args.tls_cert, args.tls_key))
         server.set_auth(auth)
         permissions = GstRtspServer.RTSPPermissions()
         permissions.add_permission_for_role("viewer", "media.factory.access", True)
