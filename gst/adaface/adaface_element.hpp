@@ -40,6 +40,7 @@ struct Settings {
   std::string roi_type = "face";
   guint min_face_size = 0;
   guint max_faces = 0;
+  guint max_embeddings = 0;  // engine calls' faces per frame; 0: no limit
   double margin = 0.0;
   ChannelOrder channel_order = ChannelOrder::Auto;
   gboolean post_messages = FALSE;

@@ -33,6 +33,7 @@ struct FrameSettings {
   ChannelOrder order = ChannelOrder::Rgb;
   gboolean post_messages = FALSE;
   guint interval = 1;
+  guint max_embeddings = 0;
   TrackPolicy tracks;
   UntrackedFaces untracked = UntrackedFaces::EveryFrame;
 };
@@ -53,6 +54,7 @@ struct FrameWork {
   std::vector<std::size_t> prepared;            // faces whose network input is prepared, in scratch order
   std::vector<std::size_t> todo;                // positions in `prepared` of the faces the engine embeds
   std::size_t non_finite = 0;                   // faces whose raw embedding was not finite: skipped
+  std::size_t deferred = 0;                     // over max-embeddings and nothing cached: skipped
   std::size_t face_size = 0;                    // floats of one network input
 };
 
@@ -68,6 +70,7 @@ FrameSettings read_settings(GstTaconiteAdaface* self) {
   f.order = s.channel_order;
   f.post_messages = s.post_messages;
   f.interval = s.interval;
+  f.max_embeddings = s.max_embeddings;
   f.tracks = s.tracks;
   f.untracked = s.untracked;
   GST_OBJECT_UNLOCK(self);
@@ -244,6 +247,40 @@ bool prepare_network_inputs(FrameWork& w, GstBuffer* buffer) {
   return true;
 }
 
+// max-embeddings: a frame holding many faces to embed (several new tracks at once) would hold the stream
+// for all their embeddings; the engine takes at most that many, faces without any embedding yet first,
+// then the best-looking. The others wait for a later frame of their track: their cached embedding is
+// attached meanwhile, or, with none, they pass on skipped (a track's identity waits a frame or two).
+void defer_over_budget(FrameWork& w) {
+  const std::size_t budget = w.settings.max_embeddings;
+  if (budget == 0 || w.todo.size() <= budget) return;
+  Stream* st = w.self->stream;
+  auto cached = [&](std::size_t k) {
+    const std::size_t i = w.prepared[k];
+    return w.ids[i] ? st->tracks.find(*w.ids[i]) : nullptr;
+  };
+  auto quality = [&](std::size_t k) {
+    const FaceEmbedding& face = w.faces[w.prepared[k]];
+    return face.quality ? face.quality->score : 0.0;
+  };
+  std::stable_sort(w.todo.begin(), w.todo.end(), [&](std::size_t a, std::size_t b) {
+    const bool a_new = cached(a) == nullptr, b_new = cached(b) == nullptr;
+    return a_new != b_new ? a_new : quality(a) > quality(b);
+  });
+  for (std::size_t t = budget; t < w.todo.size(); ++t) {
+    FaceEmbedding& face = w.faces[w.prepared[w.todo[t]]];
+    if (const CachedEmbedding* kept = cached(w.todo[t])) {
+      attach_cached(face, *kept, w.now);
+    } else {
+      face.status = GST_TACONITE_EMBEDDING_SKIPPED;
+      face.norm = 0.0;
+      ++w.deferred;
+    }
+  }
+  w.todo.resize(budget);
+  std::sort(w.todo.begin(), w.todo.end());  // the engine's inputs in scratch order
+}
+
 // The engine's inputs: in best mode a tracked face goes to the engine only when its quality beats
 // its track's best (TrackCache::reuse_best), else it reuses that best.
 std::vector<taconite::FaceChw> choose_engine_inputs(FrameWork& w) {
@@ -261,9 +298,11 @@ std::vector<taconite::FaceChw> choose_engine_inputs(FrameWork& w) {
       }
     }
     w.todo.push_back(k);
+  }
+  defer_over_budget(w);
+  for (const std::size_t k : w.todo)
     inputs.push_back({std::span<const float>(st->scratch.data() + k * w.face_size, w.face_size), 3,
                       w.engine->input_height, w.engine->input_width});
-  }
   return inputs;
 }
 
@@ -324,8 +363,8 @@ void attach_frame_faces(FrameWork& w, GstBuffer* buffer) {
   attach_embeddings(buffer, w.faces, *w.engine);
   Counters* c = w.self->counters;
   c->faces_embedded += w.todo.size() - w.non_finite;
-  c->faces_skipped += w.non_finite;
-  c->faces_cached += w.jobs.size() - w.todo.size();
+  c->faces_skipped += w.non_finite + w.deferred;
+  c->faces_cached += w.jobs.size() - w.todo.size() - w.deferred;
 }
 
 // After every frame: stale tracks leave the cache, the frame counts as embedded when it was due

@@ -50,6 +50,12 @@ void declare_properties(PropertyTable<GstTaconiteAdaface, Settings>& t) {
   t.uint("max-faces", "Maximum faces",
          "Embed at most this many ROIs per frame, the largest ones; 0 means no limit. Default: 0", 0, G_MAXUINT,
          &Settings::max_faces, any_time);
+  t.uint("max-embeddings", "Maximum embeddings per frame",
+         "At most this many faces go to the engine per frame (live cameras: one frame with several new "
+         "faces would hold the stream for all their embeddings); faces without an embedding yet first, then "
+         "the best-looking. The others wait for a later frame: their track's cached embedding is attached "
+         "meanwhile, or, with none, they pass on skipped (counted in faces-skipped). 0 means no limit. Default: 0",
+         0, 1024, &Settings::max_embeddings, any_time);
   t.real("margin", "Margin",
          "Extra border around a ROI box on every side, as a fraction of the box's longer side, "
          "before the square crop is resized to the model input (rois mode). Default: 0",

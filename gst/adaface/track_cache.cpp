@@ -50,6 +50,11 @@ void TrackCache::store(gint64 id, guint64 now, const PixelBox& box, const std::v
   }
 }
 
+const CachedEmbedding* TrackCache::find(gint64 id) const {
+  const auto it = tracks_.find(id);
+  return it == tracks_.end() || it->second.unit.empty() ? nullptr : &it->second;
+}
+
 void TrackCache::evict(guint64 now, guint timeout) {
   for (auto it = tracks_.begin(); it != tracks_.end();)
     it = !it->second.tracker_owned && now > it->second.last_seen + timeout ? tracks_.erase(it) : std::next(it);

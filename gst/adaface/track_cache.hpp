@@ -70,6 +70,9 @@ class TrackCache {
   // Forgets the tracks taconitetrack ended.
   void end(const TracksEnded& ended);
 
+  // Track `id`'s cached embedding, or nullptr; marks nothing.
+  const CachedEmbedding* find(gint64 id) const;
+
   void clear() { tracks_.clear(); }
   std::size_t size() const { return tracks_.size(); }
 

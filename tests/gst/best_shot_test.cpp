@@ -368,3 +368,44 @@ TEST_F(BestShotTest, UntrackedChangesWhilePlayingAndRefusesUnknownValues) {
 }
 
 }  // namespace
+
+// max-embeddings: three tracks appear at once; the engine takes one face a frame, so the stream is
+// never held for all three. The others pass on skipped until their turn, then reuse their embedding.
+TEST_F(BestShotTest, MaxEmbeddingsSpreadsNewTracksOverFramesAndKeepsTheirCachedEmbeddings) {
+  start({{"reinfer-mode", "best"}, {"best-min-gap", "1"}, {"max-embeddings", "1"}});
+  const std::vector<Face> faces = {{1, 10, 10, 40}, {2, 110, 10, 60}, {3, 210, 10, 50}};
+  std::vector<std::vector<GstTaconiteEmbeddingStatus>> statuses;
+  for (int i = 0; i < 4; ++i) {
+    GstBuffer* out = gst_harness_push_and_pull(h, frame(i, faces));
+    ASSERT_NE(out, nullptr);
+    std::vector<GstTaconiteEmbeddingStatus> frame_statuses;
+    for (const auto* meta : embedding_metas(out)) frame_statuses.push_back(meta->status);
+    statuses.push_back(frame_statuses);
+    gst_buffer_unref(out);
+  }
+  const auto C = GST_TACONITE_EMBEDDING_COMPUTED, S = GST_TACONITE_EMBEDDING_SKIPPED,
+             K = GST_TACONITE_EMBEDDING_CACHED;
+  using Row = std::vector<GstTaconiteEmbeddingStatus>;
+  EXPECT_EQ(statuses[0], (Row{S, C, S})) << "the best-looking new face (the largest) first";
+  EXPECT_EQ(statuses[1], (Row{S, K, C}));
+  EXPECT_EQ(statuses[2], (Row{C, K, K}));
+  EXPECT_EQ(statuses[3], (Row{K, K, K}));
+  EXPECT_EQ(engine->batch_sizes, (std::vector<std::size_t>{1, 1, 1}));
+  EXPECT_EQ(counter("faces-skipped"), 3u);
+  EXPECT_EQ(counter("faces-cached"), 6u);
+}
+
+TEST_F(BestShotTest, MaxEmbeddingsPutsATrackWithoutAnEmbeddingBeforeABetterViewOfAKnownOne) {
+  start({{"reinfer-mode", "best"}, {"best-min-gap", "1"}, {"max-embeddings", "1"}});
+  EXPECT_EQ(push(frame(0, {{1, 10, 10, 40}})), GST_TACONITE_EMBEDDING_COMPUTED);
+  // Track 1 now looks far better (it would be re-embedded), and track 2 is new and smaller.
+  GstBuffer* out = gst_harness_push_and_pull(h, frame(1, {{1, 10, 10, 110}, {2, 200, 10, 40}}));
+  ASSERT_NE(out, nullptr);
+  const auto metas = embedding_metas(out);
+  ASSERT_EQ(metas.size(), 2u);
+  EXPECT_EQ(metas[0]->status, GST_TACONITE_EMBEDDING_CACHED) << "the known track waits, keeping its embedding";
+  EXPECT_EQ(metas[1]->status, GST_TACONITE_EMBEDDING_COMPUTED) << "the new track first";
+  gst_buffer_unref(out);
+  EXPECT_EQ(push(frame(2, {{1, 10, 10, 110}, {2, 200, 10, 40}})), GST_TACONITE_EMBEDDING_COMPUTED)
+      << "then the better view";
+}
