@@ -193,6 +193,24 @@ class CheckAndPrint(unittest.TestCase):
         self.assertIn('\\"event\\":\\"end\\"', launched.stdout)
 
 
+class SystemdUnit(unittest.TestCase):
+    def test_the_unit_verifies(self):
+        analyze = "/usr/bin/systemd-analyze"
+        if not os.path.exists(analyze):
+            self.skipTest("systemd-analyze is not installed")
+        with open(os.path.join(ARGS["source"], "app", "taconite-run.service"), encoding="utf-8") as f:
+            unit = f.read()
+        self.assertIn("ExecReload=/bin/kill -HUP $MAINPID", unit)
+        self.assertIn("KillSignal=SIGTERM", unit)
+        path = os.path.join(ARGS["work"], "taconite-run.service")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(unit.replace("/usr/local/bin/taconite-run", ARGS["run"]))
+        verify = subprocess.run([analyze, "verify", path], capture_output=True, text=True, timeout=60)
+        self.assertEqual(verify.returncode, 0, verify.stderr)
+        self.assertEqual([line for line in verify.stderr.splitlines() if "taconite-run.service" in line], [],
+                         verify.stderr)
+
+
 class Running(unittest.TestCase):
     def setUp(self):
         if not os.path.exists(ARGS["yunet"]):
