@@ -28,8 +28,8 @@ Result<std::unique_ptr<CameraPipeline>> CameraPipeline::build(const Config& conf
   GstElement* publish = gst_bin_get_by_name(GST_BIN(pipeline), kPublishElementName);
   if (publish) {
     GstPad* src = gst_element_get_static_pad(publish, "src");
-    gst_pad_add_probe(src, static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM),
-                      &CameraPipeline::on_probe, self.get(), nullptr);
+    const auto types = static_cast<GstPadProbeType>(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM);
+    gst_pad_add_probe(src, types, &CameraPipeline::on_probe, self.get(), nullptr);
     gst_object_unref(src);
     gst_object_unref(publish);
   }

@@ -92,7 +92,8 @@ TEST(Config, EveryNumberIsBounded) {
 }
 
 TEST(Config, CameraNamesAreRestricted) {
-  for (const std::string& bad : std::vector<std::string>{"Door1", "door/1", "door 1", "../x", "d\xc3\xa9", std::string(65, 'a')}) {
+  const std::vector<std::string> names = {"Door1", "door/1", "door 1", "../x", "d\xc3\xa9", std::string(65, 'a')};
+  for (const std::string& bad : names) {
     const ConfigLoad load = parse("model: m\ndetector: d\ncameras:\n  \"" + bad + "\": {uri: rtsp://c/1}\n");
     ASSERT_FALSE(load.config) << bad;
     EXPECT_NE(joined(load.errors).find("t.yaml:4: cameras."), std::string::npos) << joined(load.errors);
