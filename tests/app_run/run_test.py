@@ -236,6 +236,18 @@ class Running(unittest.TestCase):
             os.remove(events)
         return os.path.join(self.work, name + ".yaml"), events
 
+    def test_missing_files_and_an_events_file_that_cannot_be_opened_stop_the_start(self):
+        config, _ = self.paths("refused")
+        write_config(config, {"door1": {"uri": f"file://{Fixture.video}.absent"}}, self.work)  # a directory
+        run = subprocess.run([ARGS["run"], config], capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn(f"cameras.door1.uri: {Fixture.video}.absent does not exist", run.stderr)
+        write_config(config, {"door1": {"uri": f"file://{Fixture.video}"}}, self.work)
+        run = subprocess.run([ARGS["run"], config], capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn(f"storage.events_file {self.work}: Is a directory", run.stderr)
+        self.assertNotIn("starting", run.stderr)
+
     def test_two_file_cameras_with_a_gallery(self):
         config, events_file = self.paths("two-files")
         write_config(config, {"door1": {"uri": f"file://{Fixture.video}"},
