@@ -112,7 +112,8 @@ class Parser {
       }
       const std::string key = key_node.Scalar();
       const std::string path = prefix.empty() ? key : prefix + "." + key;
-      const ConfigKey* info = find_config_key(path);
+      // A dotted key ("mqtt.host: x") is no key: sections are written as mappings.
+      const ConfigKey* info = key.find('.') == std::string::npos ? find_config_key(path) : nullptr;
       if (!info) {
         unknown_key(key_node, prefix, key);
         continue;
@@ -144,6 +145,9 @@ class Parser {
     const std::string suggestion = closest_name(key, siblings);
     std::string message = "unknown key";
     if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+    if (key.find('.') != std::string::npos && find_config_key(path))
+      message = "unknown key (a section is a mapping: write '" + key.substr(0, key.find('.')) + ": {" +
+                key.substr(key.find('.') + 1) + ": ...}')";
     if (prefix == "defaults" && (key == "uri" || key == "device")) message = "a camera's own key, not a default";
     add(node, path, message);
   }

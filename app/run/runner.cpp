@@ -141,6 +141,7 @@ void Runner::stop() {
 }
 
 void Runner::reload(Config config) {
+  if (stopping_) return;  // a SIGHUP that arrives while stopping starts nothing
   const bool all = !same_pipeline_settings(config_, config);
   if (!(config_.mqtt == config.mqtt) || !(config_.http == config.http) || !(config_.storage == config.storage))
     log_line("reload: changes of mqtt, http or storage take effect when taconite-run is restarted");

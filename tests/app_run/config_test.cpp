@@ -71,6 +71,9 @@ TEST(Config, UnknownKeysAreRefusedWithASuggestion) {
   EXPECT_NE(all.find("t.yaml:6: defaults.detect_intervall: unknown key (did you mean 'detect_interval'?)"),
             std::string::npos)
       << all;
+  const ConfigLoad dotted = parse(std::string(kMinimal) + "mqtt.host: broker\n");
+  ASSERT_EQ(dotted.errors.size(), 1u);
+  EXPECT_EQ(dotted.errors[0], "t.yaml:5: mqtt.host: unknown key (a section is a mapping: write 'mqtt: {host: ...}')");
   const ConfigLoad far = parse(std::string(kMinimal) + "zzzzzzzz: 1\n");
   ASSERT_EQ(far.errors.size(), 1u);
   EXPECT_EQ(far.errors[0], "t.yaml:5: zzzzzzzz: unknown key");  // nothing close: no suggestion
