@@ -8,6 +8,8 @@ namespace taconite::app {
 
 void log_line(std::string_view line) {
   std::string text(line);
+  for (char& c : text)  // one line per event: an element's multi-line debug text stays on it
+    if (c == '\n' || c == '\r') c = ' ';
   text += '\n';
   const char* at = text.data();
   std::size_t left = text.size();

@@ -5,7 +5,8 @@
 
 namespace taconite::app {
 
-// Writes `line` and a newline to stderr in one write, so lines of two threads never interleave.
+// Writes `line` (its own newlines made spaces) and a newline to stderr in one write, so lines of two
+// threads never interleave.
 void log_line(std::string_view line);
 
 }  // namespace taconite::app

@@ -315,6 +315,21 @@ class Running(unittest.TestCase):
         door2_ends = [e for e in before_stop if e["stream"] == "door2" and e["event"] == "end"]
         self.assertEqual([e["reason"] for e in door2_ends], ["stopped"])
 
+    def test_a_failing_camera_stops_alone(self):
+        config, events_file = self.paths("failing")
+        broken = os.path.join(self.work, "not-a-video.avi")
+        with open(broken, "w", encoding="utf-8") as f:
+            f.write("this is no video\n" * 100)
+        write_config(config, {"door1": {"uri": f"file://{broken}"}, "door2": {"uri": f"file://{Fixture.video}"}},
+                     events_file)
+        run = Run(config, "--once")
+        self.assertEqual(run.finish(120), 1, "--once: a camera failed")
+        log = run.lines()
+        self.assertTrue(any(line.startswith("door1: error from camera: ") for line in log), log)
+        self.assertIn("door2: ended (end of stream)", log)
+        ends = [e for e in read_events(events_file) if e["event"] == "end"]
+        self.assertTrue(ends and all(e["stream"] == "door2" for e in ends), ends)
+
     def test_an_unreachable_camera_does_not_stop_the_others(self):
         config, events_file = self.paths("unreachable")
         write_config(config, {"door1": {"uri": f"rtsp://127.0.0.1:{free_port()}/cam"},
