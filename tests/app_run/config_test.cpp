@@ -191,6 +191,16 @@ TEST(Config, HostileFilesGetAnErrorNotACrash) {
   EXPECT_FALSE(parse("model: " + std::string(100000, '[')).config);
   EXPECT_FALSE(parse("- 1\n- 2\n").config);
   EXPECT_FALSE(parse("model: m\nmodel: n\ndetector: d\ncameras: {a: {uri: rtsp://c/1}}\n").config);  // twice
+  // Aliases nesting 10^10 strings (billion laughs) are refused without being expanded.
+  std::string laughs = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int i = 1; i < 10; ++i) {
+    laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) laughs += (j ? ", *a" : "*a") + std::to_string(i - 1);
+    laughs += "]\n";
+  }
+  const ConfigLoad bomb = parse(laughs + "model: *a9\ndetector: d\ncameras: {x: *a9}\n");
+  ASSERT_FALSE(bomb.config);
+  EXPECT_NE(joined(bomb.errors).find("model: expected a string, got a list"), std::string::npos);
   // Many errors: bounded, with the count of those left out.
   std::string text = "model: m\ndetector: d\ncameras:\n";
   for (int i = 0; i < 60; ++i) text += "  c" + std::to_string(i) + ": {uri: x}\n";
