@@ -68,6 +68,7 @@ struct SignalContext {
 
 gboolean on_stop_signal(gpointer data) {
   auto* context = static_cast<SignalContext*>(data);
+  if (!context->runner) return G_SOURCE_CONTINUE;
   log_line("taconite-run: stopping (signal)");
   context->runner->stop();
   return G_SOURCE_CONTINUE;
@@ -75,6 +76,7 @@ gboolean on_stop_signal(gpointer data) {
 
 gboolean on_reload_signal(gpointer data) {
   auto* context = static_cast<SignalContext*>(data);
+  if (!context->runner) return G_SOURCE_CONTINUE;
   log_line("taconite-run: SIGHUP: reading " + context->config_path);
   ConfigLoad load = load_config(context->config_path);
   std::vector<std::string> problems = load.errors;
@@ -88,7 +90,23 @@ gboolean on_reload_signal(gpointer data) {
   return G_SOURCE_CONTINUE;
 }
 
+int run_cameras(const Args& args, Config config, SignalContext& context);
+
 int run(const Args& args, Config config) {
+  // The signals are caught from here on (glib holds one until the loop runs and dispatches it), so
+  // a SIGTERM during the start still stops cleanly.
+  SignalContext context{nullptr, args.config};
+  const guint term = g_unix_signal_add(SIGTERM, on_stop_signal, &context);
+  const guint interrupt = g_unix_signal_add(SIGINT, on_stop_signal, &context);
+  const guint hangup = g_unix_signal_add(SIGHUP, on_reload_signal, &context);
+  const int status = run_cameras(args, std::move(config), context);
+  g_source_remove(term);
+  g_source_remove(interrupt);
+  g_source_remove(hangup);
+  return status;
+}
+
+int run_cameras(const Args& args, Config config, SignalContext& context) {
   use_build_tree_plugin();
   gst_init(nullptr, nullptr);
   for (const char* element : {"taconitecamera", "taconitedetect", "taconiteadaface", "taconitepublish"}) {
@@ -109,10 +127,7 @@ int run(const Args& args, Config config) {
   int status = 0;
   {
     Runner runner(std::move(config), std::move(components.value()), RunnerOptions{args.once}, loop);
-    SignalContext context{&runner, args.config};
-    const guint term = g_unix_signal_add(SIGTERM, on_stop_signal, &context);
-    const guint interrupt = g_unix_signal_add(SIGINT, on_stop_signal, &context);
-    const guint hangup = g_unix_signal_add(SIGHUP, on_reload_signal, &context);
+    context.runner = &runner;
     runner.start();
     if (args.once && runner.running_cameras() == 0) {
       runner.stop();
@@ -120,9 +135,7 @@ int run(const Args& args, Config config) {
       g_main_loop_run(loop);
     }
     runner.stop();
-    g_source_remove(term);
-    g_source_remove(interrupt);
-    g_source_remove(hangup);
+    context.runner = nullptr;
     status = runner.exit_code();
   }
   g_main_loop_unref(loop);

@@ -305,7 +305,6 @@ class Running(unittest.TestCase):
         wait_for(lambda: sum(e["stream"] == "door2" and e["event"] == "new" for e in read_events(events_file)) >= 2,
                  60, "a new door2 track after its restart")
         before_stop = read_events(events_file)
-        self.assertEqual(run.stop(), 0)
         log = run.lines()
         self.assertEqual(sum(line.startswith("door1: starting") for line in log), 1, log)
         self.assertEqual(sum(line.startswith("door2: starting") for line in log), 2, log)
@@ -314,6 +313,21 @@ class Running(unittest.TestCase):
                          "door1's track went on through the reload")
         door2_ends = [e for e in before_stop if e["stream"] == "door2" and e["event"] == "end"]
         self.assertEqual([e["reason"] for e in door2_ends], ["stopped"])
+        # door1 removed, door3 added: door2 untouched.
+        del cameras["door1"]
+        cameras["door3"] = {"uri": a.uri}
+        write_config(config, cameras, events_file)
+        run.process.send_signal(signal.SIGHUP)
+        run.wait_log("reload: 1 started, 1 stopped, 0 restarted, 1 running unchanged")
+        self.assertIn("door1: stopping (removed or disabled in the config)", run.lines())
+        # A model-wide key (threshold) restarts every camera.
+        write_config(config, cameras, events_file, extra="threshold: 0.3")
+        run.process.send_signal(signal.SIGHUP)
+        run.wait_log("reload: 0 started, 0 stopped, 2 restarted, 0 running unchanged")
+        self.assertEqual(run.stop(), 0)
+        events = read_events(events_file)
+        self.assertEqual({e["uid"] for e in events if e["event"] == "new"},
+                         {e["uid"] for e in events if e["event"] == "end"}, "every track ended")
 
     def test_a_failing_camera_stops_alone(self):
         config, events_file = self.paths("failing")
