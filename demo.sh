@@ -18,6 +18,9 @@
 # taconiteidentify's, default the model's description threshold, else 0.4); --keep-unknowns keeps each
 # track that ends unknown in G for review (taconite-gallery unknowns / name: docs/gstreamer.md,
 # "Keeping unknown faces").
+#   ./demo.sh --app --detector YUNET.onnx [VIDEO] [--model M] [--gallery G] [--threshold T]
+# --app runs the demo through taconite-run instead (docs/app.md): a config out/app-demo.yaml naming
+# the video as camera "demo" (file://), run with --once; the track events go to out/app-events.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")"
 bundle=""
@@ -27,6 +30,7 @@ video_out=""
 gallery_args=()
 model_args=()
 video=()
+app=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --model|--bundle) bundle="$2"; shift 2 ;;
@@ -37,7 +41,8 @@ while [ $# -gt 0 ]; do
     --gallery) gallery_args+=(--gallery "$2"); shift 2 ;;
     --threshold) gallery_args+=(--threshold "$2"); shift 2 ;;
     --keep-unknowns) gallery_args+=(--keep-unknowns); shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --app) app=1; shift ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *)
       # Compatibility: a bundle directory as the only argument.
       if [ -f "$1/manifest.txt" ]; then bundle="$1"; else video+=("$1"); fi
@@ -73,6 +78,41 @@ NOTE
 fi
 
 mkdir -p out
+if [ "$app" = 1 ]; then
+  # The same video through taconite-run: one camera from a config file, --once ends with the recording.
+  [ -n "$detector" ] || { echo "--app needs --detector YUNET.onnx (taconite-run's chain; docs/models.md)" >&2; exit 2; }
+  ninja -C "$build" app/run/taconite-run
+  if [ ${#video[@]} -eq 0 ]; then
+    video=(out/synthetic-camera-4s.avi)
+    [ -f "${video[0]}" ] || /usr/bin/python3 pipelines/make_demo_video.py "${video[0]}" --seconds 4
+  fi
+  gallery="" threshold=""
+  for ((i = 0; i < ${#gallery_args[@]}; i++)); do
+    case "${gallery_args[$i]}" in
+      --gallery) gallery="${gallery_args[$((i + 1))]}" ;;
+      --threshold) threshold="${gallery_args[$((i + 1))]}" ;;
+    esac
+  done
+  abs() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+  rm -f out/app-events.jsonl
+  {
+    echo "# Written by ./demo.sh --app: the demo video as one camera (docs/app.md)."
+    echo "model: \"$(abs "$bundle")\""
+    echo "detector: \"$(abs "$detector")\""
+    echo "backend: $backend"
+    [ -z "$gallery" ] || echo "gallery: \"$(abs "$gallery")\""
+    [ -z "$threshold" ] || echo "threshold: $threshold"
+    echo "storage: {events_file: app-events.jsonl}"
+    echo "cameras:"
+    echo "  demo: {uri: \"file://$(abs "${video[0]}")\", detect_interval: 3}"
+  } > out/app-demo.yaml
+  echo "Running the demo through taconite-run: $build/app/run/taconite-run --once out/app-demo.yaml"
+  OMP_WAIT_POLICY=passive "$build/app/run/taconite-run" --once out/app-demo.yaml
+  echo "$(wc -l < out/app-events.jsonl) track events written to out/app-events.jsonl (schema taconite-tracks/1," \
+    "docs/tracks-message.md); the config: out/app-demo.yaml"
+  [ -z "$gallery" ] || /usr/bin/python3 pipelines/who_was_seen.py out/app-events.jsonl
+  exit 0
+fi
 if [ -n "$detector" ]; then
   front="taconitedetect (YuNet $detector)"
   detector_args=(--detector "$detector")

@@ -16,6 +16,12 @@
  * without EOS (the pipeline set to READY or NULL) still ends every open track (reason `stopped`),
  * waiting at most ~2 s for best faces being written and ~1 s for MQTT to send the events.
  *
+ * With `method=bus` each document is posted instead as an element message `taconite-publish` on the
+ * bus (fields `kind`: "faces" or "tracks", `stream`, `document`: the JSON text exactly as
+ * method=file writes it), for an application that runs the pipeline itself (taconite-run); the
+ * end events of a stop without EOS are posted while the element stops, before its state change
+ * returns.
+ *
  * Buffers pass through untouched. The file is written on the streaming thread (a write failure
  * is an error; a FIFO without a reader is refused, not waited on). MQTT never blocks the
  * streaming thread: documents wait in a queue of at most `max-pending` messages while a worker
@@ -37,6 +43,9 @@
  * |[
  * ... ! taconitepublish method=mqtt host=broker.local topic=cameras/{stream}/faces stream=door1 ! fakesink
  * ]| One MQTT message per frame with faces on topic cameras/door1/faces.
+ * |[
+ * ... ! taconitepublish method=bus messages=tracks stream=door1 ! fakesink
+ * ]| One taconite-publish element message on the bus per track event.
  *
  * Since: 0.4
  */
@@ -267,7 +276,9 @@ static bool start_unguarded(GstBaseTransform* trans) {
     out->tracks = std::move(tracks.value());
   }
 
-  if (s.method == PublishMethod::File) {
+  if (s.method == PublishMethod::Bus) {
+    // Nothing to open: each document becomes a bus message.
+  } else if (s.method == PublishMethod::File) {
     taconite::Result<std::unique_ptr<JsonLinesFile>> file = JsonLinesFile::open(s.location);
     if (!file) {
       GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE, ("%s", file.error().message.c_str()), ("property location"));
@@ -304,11 +315,29 @@ static gboolean stop(GstBaseTransform* trans) {
 /* ------------------------------------------------------------------------------------------ */
 /* Streaming                                                                                   */
 
-// Sends `lines` to the file or to MQTT on `topic`; false after posting an error (a warning when
-// `stopping`: the stream is over) when the file fails.
+// method=bus: posts `line` as a taconite-publish element message; false when the element has no bus.
+static bool post_document(GstTaconitePublish* self, const Output& out, const std::string& topic,
+                          const std::string& line) {
+  const char* kind = &topic == &out.tracks_topic ? "tracks" : "faces";
+  GstStructure* fields = gst_structure_new(GST_TACONITE_PUBLISH_MESSAGE_NAME, "kind", G_TYPE_STRING, kind, "stream",
+                                           G_TYPE_STRING, out.context.stream.c_str(), "document", G_TYPE_STRING,
+                                           line.c_str(), nullptr);
+  return gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), fields));
+}
+
+// Sends `lines` to the file, to MQTT on `topic` or to the bus (`topic` is out.topic or
+// out.tracks_topic: which tells the bus message's kind); false after posting an error (a warning
+// when `stopping`: the stream is over) when the file fails.
 static bool send(GstTaconitePublish* self, Output& out, const std::string& topic, std::vector<std::string> lines,
                  bool stopping = false) {
   for (std::string& line : lines) {
+    if (!out.file && !out.mqtt) {  // method=bus
+      if (post_document(self, out, topic, line))
+        ++(*self->counters)->published;
+      else
+        ++(*self->counters)->dropped;
+      continue;
+    }
     if (out.mqtt) {
       out.mqtt->publish(topic, std::move(line));
       continue;
@@ -463,7 +492,9 @@ static gboolean sink_event(GstBaseTransform* trans, GstEvent* event) {
 // Every property, declared once; defaults are Settings{}'s. All but the counters are read at start.
 static void declare_properties(PropertyTable<GstTaconitePublish, Settings>& t) {
   constexpr Mutable ready = Mutable::ReadyOnly;
-  t.enumeration("method", "Method", "Where the documents go: JSON lines to a file, or MQTT. Default: file",
+  t.enumeration("method", "Method",
+                "Where the documents go: JSON lines to a file, MQTT, or element messages on the bus "
+                "(taconite-publish: kind, stream, document). Default: file",
                 taconite_publish_method_get_type, &Settings::method, ready);
   t.string("location", "Location",
            "method=file: the JSON-lines file (created or truncated at start; a FIFO needs its reader "
@@ -554,12 +585,12 @@ static void declare_properties(PropertyTable<GstTaconitePublish, Settings>& t) {
            "the oldest are deleted (the newest is kept). Default: 67108864",
            1, G_MAXUINT64, &Settings::best_face_max_bytes, ready);
   t.counter("messages-published", "Messages published",
-            "Documents written to the file, or sent (QoS 0) / acknowledged by the broker (QoS 1), since the "
-            "element started",
+            "Documents written to the file, posted on the bus, or sent (QoS 0) / acknowledged by the broker "
+            "(QoS 1), since the element started",
             [](GstTaconitePublish& self) -> guint64 { return (*self.counters)->published; });
   t.counter("messages-dropped", "Messages dropped",
             "method=mqtt: documents dropped since the element started (max-pending exceeded, lost with a QoS 0 "
-            "connection, or still pending at stop)",
+            "connection, or still pending at stop); method=bus: documents that could not be posted (no bus)",
             [](GstTaconitePublish& self) -> guint64 { return (*self.counters)->dropped; });
   t.counter("tracks-evicted", "Tracks evicted",
             "messages=tracks|both: tracks ended early to keep max-tracks open, since the element started",

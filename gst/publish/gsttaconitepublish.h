@@ -11,4 +11,8 @@ G_DECLARE_FINAL_TYPE(GstTaconitePublish, gst_taconite_publish, GST, TACONITE_PUB
 
 GST_ELEMENT_REGISTER_DECLARE(taconitepublish);
 
+// method=bus: the name of the element message carrying each document; its fields are `kind`
+// ("faces" or "tracks"), `stream` and `document` (the JSON text exactly as method=file writes it).
+#define GST_TACONITE_PUBLISH_MESSAGE_NAME "taconite-publish"
+
 G_END_DECLS

@@ -11,6 +11,8 @@ GType taconite_publish_method_get_type() {
   static const GEnumValue values[] = {
       {static_cast<gint>(PublishMethod::File), "JSON lines to the file 'location' ('-': stdout)", "file"},
       {static_cast<gint>(PublishMethod::Mqtt), "One MQTT message per document to 'host':'port' on 'topic'", "mqtt"},
+      {static_cast<gint>(PublishMethod::Bus),
+       "One element message taconite-publish (kind, stream, document) per document on the bus", "bus"},
       {0, nullptr, nullptr},
   };
   if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconitePublishMethod", values));

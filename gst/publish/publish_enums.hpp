@@ -6,6 +6,7 @@
 enum class PublishMethod : int {
   File = 0,  // JSON lines to a file or stdout
   Mqtt = 1,  // one MQTT message per document
+  Bus = 2,   // one element message per document on the pipeline's bus (taconite-run)
 };
 
 // What taconitepublish sends: per-frame documents, per-track events, or both.

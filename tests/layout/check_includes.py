@@ -4,7 +4,7 @@
 1. vision/ (the face front end) includes no GStreamer or GLib header: no <gst/...>, <glib...>,
    <gio/...>, <gobject/...>, <json-glib/...>, and no header that lives only under gst/; nor one that
    lives only under gallery/ (vision/ builds without the gallery library and its SQLite, libpq, FAISS).
-2. tools/ and bench/ include no gst/ internals: no header that lives only under gst/ (the public
+2. tools/, bench/ and app/ (taconite-run) include no gst/ internals: no header that lives only under gst/ (the public
    metadata library gst/meta is no internal), not even an element's registration header: they load the
    plugin and make its elements by name, as an application does.
 3. gst/ by element: a file of one element's folder (gst/adaface/, gst/track/, ...) includes no
@@ -72,7 +72,7 @@ def main():
             elif kind == '"' and only_under('gallery', included, path):
                 problems.append(f'{path.relative_to(root)}:{number}: vision/ includes "{included}" of gallery/: '
                                 'vision/ must build without the gallery library (give it its own type)')
-    for folder in ('tools', 'bench'):
+    for folder in ('tools', 'bench', 'app'):
         for path in sources(root, folder):
             name = path.relative_to(root).as_posix()
             for number, kind, included in includes(path):
