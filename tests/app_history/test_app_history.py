@@ -8,6 +8,7 @@ Usage (from meson): test_app_history.py <app_history_tests> <event_log_helper> [
 """
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -41,7 +42,14 @@ class LibraryTests(unittest.TestCase):
         e = env()
         if SERVER:
             e["TACONITE_TEST_PG_LOCATION"] = SERVER.createdb("eventlog")
-        r = subprocess.run([TESTS], capture_output=True, text=True, timeout=600, env=e)
+            # EventHistoryPostgresTest stops the server mid-run and starts it again.
+            e["TACONITE_TEST_PG_STOP"] = shlex.join(pg_server.server_user_args(SERVER.stop_args())) + " >/dev/null"
+            e["TACONITE_TEST_PG_START"] = shlex.join(pg_server.server_user_args(SERVER.start_args())) + " >/dev/null"
+        try:
+            r = subprocess.run([TESTS], capture_output=True, text=True, timeout=600, env=e)
+        finally:
+            if SERVER:
+                SERVER.ensure_running()
         self.assertEqual(r.returncode, 0, r.stdout[-6000:] + r.stderr[-3000:])
         if SERVER:  # the PostgreSQL half ran, it was not skipped
             self.assertNotIn("SKIPPED", r.stdout)
