@@ -57,12 +57,14 @@ class PgEventLog final : public EventLogBackend {
   const std::string& shown() const override { return shown_; }
 
   Status start(TrackEventLog::Access access) {
-    Result<PgResult> present = run(conn_.get(), shown_, "cannot read the database",
-                                   "SELECT to_regclass('gallery') IS NOT NULL, to_regclass('track_events') IS NOT NULL");
+    Result<PgResult> present =
+        run(conn_.get(), shown_, "cannot read the database",
+            "SELECT to_regclass('gallery') IS NOT NULL, to_regclass('track_events') IS NOT NULL");
     if (!present) return present.error();
     if (std::strcmp(PQgetvalue(present.value().get(), 0, 0), "t") != 0)
-      return Error{ErrorKind::Io, shown_ + ": not a taconite gallery (no table gallery; make one with "
-                                           "taconite-gallery create)"};
+      return Error{ErrorKind::Io, shown_ +
+                                      ": not a taconite gallery (no table gallery; make one with "
+                                      "taconite-gallery create)"};
     has_table_ = std::strcmp(PQgetvalue(present.value().get(), 0, 1), "t") == 0;
     if (access == TrackEventLog::Access::ReadWrite && !has_table_) {
       // One transaction; concurrent first opens queue on the gallery row's lock.
@@ -96,15 +98,15 @@ class PgEventLog final : public EventLogBackend {
                                   e.document,
                                   e.label ? "t" : "f"};
     // Empty text stands for NULL in the optional numeric columns; the label has its own flag.
-    Result<PgResult> r = run(
-        conn_.get(), shown_, "cannot store a track event",
-        "INSERT INTO track_events(epoch_s, camera, kind, uid, track_id, label_state, label, label_id, confidence,"
-        " reason, first_epoch_s, last_epoch_s, dwell_s, frames, snapshot, document)"
-        " VALUES ($1::double precision, $2, $3, $4, $5::bigint, $6, CASE WHEN $17::boolean THEN $7 END,"
-        " NULLIF($8, '')::bigint, NULLIF($9, '')::double precision, $10, NULLIF($11, '')::double precision,"
-        " NULLIF($12, '')::double precision, NULLIF($13, '')::double precision, $14::bigint, $15, $16)"
-        " RETURNING id",
-        params);
+    Result<PgResult> r =
+        run(conn_.get(), shown_, "cannot store a track event",
+            "INSERT INTO track_events(epoch_s, camera, kind, uid, track_id, label_state, label, label_id, confidence,"
+            " reason, first_epoch_s, last_epoch_s, dwell_s, frames, snapshot, document)"
+            " VALUES ($1::double precision, $2, $3, $4, $5::bigint, $6, CASE WHEN $17::boolean THEN $7 END,"
+            " NULLIF($8, '')::bigint, NULLIF($9, '')::double precision, $10, NULLIF($11, '')::double precision,"
+            " NULLIF($12, '')::double precision, NULLIF($13, '')::double precision, $14::bigint, $15, $16)"
+            " RETURNING id",
+            params);
     if (!r) return r.error();
     return to_int(PQgetvalue(r.value().get(), 0, 0));
   }
@@ -217,15 +219,17 @@ Result<std::unique_ptr<EventLogBackend>> open_postgres_event_log(const std::stri
   Status files = check_pg_client_files(options, shown);
   PQconninfoFree(options);
   if (has_password)
-    return Error{ErrorKind::Input, shown + ": the connection string holds a password; refused: put it in a "
-                                           "password file (PGPASSFILE or ~/.pgpass) or a service file"};
+    return Error{ErrorKind::Input, shown +
+                                       ": the connection string holds a password; refused: put it in a "
+                                       "password file (PGPASSFILE or ~/.pgpass) or a service file"};
   if (!files) return files.error();
   Connection conn(PQconnectdb(location.c_str()));
   if (!conn) return Error{ErrorKind::Io, shown + ": cannot connect: out of memory"};
   if (PQstatus(conn.get()) != CONNECTION_OK)
     return Error{ErrorKind::Io,
                  shown + ": cannot connect: " + mask_secrets(one_line(PQerrorMessage(conn.get())), location)};
-  PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);  // a library never prints
+  PQsetNoticeProcessor(
+      conn.get(), [](void*, const char*) {}, nullptr);  // a library never prints
   auto log = std::make_unique<PgEventLog>(shown, std::move(conn));
   if (Status s = log->start(access); !s) return s.error();
   return std::unique_ptr<EventLogBackend>(std::move(log));

@@ -64,11 +64,12 @@ class SqliteEventLog final : public EventLogBackend {
     Result<bool> gallery = table_exists("gallery");
     if (!gallery) return gallery.error();
     if (!gallery.value())
-      return Error{ErrorKind::Io, shown_ + ": not a taconite gallery (no table gallery; make one with "
-                                           "taconite-gallery create)"};
+      return Error{ErrorKind::Io, shown_ +
+                                      ": not a taconite gallery (no table gallery; make one with "
+                                      "taconite-gallery create)"};
     if (access == TrackEventLog::Access::ReadWrite) {
-      const int rc = sqlite3_exec(db_, (std::string("BEGIN IMMEDIATE;") + kTable + "COMMIT;").c_str(), nullptr,
-                                  nullptr, nullptr);
+      const int rc =
+          sqlite3_exec(db_, (std::string("BEGIN IMMEDIATE;") + kTable + "COMMIT;").c_str(), nullptr, nullptr, nullptr);
       if (rc != SQLITE_OK) {
         Error e = error("cannot add the table track_events", rc);
         sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -112,8 +113,8 @@ class SqliteEventLog final : public EventLogBackend {
   }
 
   Result<bool> set_snapshot(const std::string& uid, const std::string& path) override {
-    Result<Statement> s = prepare(
-        "UPDATE track_events SET snapshot = ?2 WHERE id = (SELECT max(id) FROM track_events WHERE uid = ?1)");
+    Result<Statement> s =
+        prepare("UPDATE track_events SET snapshot = ?2 WHERE id = (SELECT max(id) FROM track_events WHERE uid = ?1)");
     if (!s) return s.error();
     bind_text(s.value().get(), 1, uid);
     bind_text(s.value().get(), 2, path);
@@ -185,10 +186,17 @@ class SqliteEventLog final : public EventLogBackend {
     std::string message = shown_ + ": " + what + ": " + sqlite3_errmsg(db_);
     switch (code & 0xff) {
       case SQLITE_BUSY:
-      case SQLITE_LOCKED: message += " (another process holds the gallery's write lock; try again)"; break;
-      case SQLITE_READONLY: message += " (the file or its directory is read-only)"; break;
-      case SQLITE_FULL: message += " (the disk is full)"; break;
-      default: break;
+      case SQLITE_LOCKED:
+        message += " (another process holds the gallery's write lock; try again)";
+        break;
+      case SQLITE_READONLY:
+        message += " (the file or its directory is read-only)";
+        break;
+      case SQLITE_FULL:
+        message += " (the disk is full)";
+        break;
+      default:
+        break;
     }
     return Error{ErrorKind::Io, message};
   }

@@ -55,8 +55,11 @@ auto guarded(const std::string& shown, F&& call) -> decltype(call()) {
 }  // namespace
 
 Status validate_event(const StoredTrackEvent& e) {
-  for (const auto& [value, field] : {std::pair{&e.camera, "camera"}, {&e.kind, "kind"}, {&e.uid, "uid"},
-                                     {&e.label_state, "label_state"}, {&e.reason, "reason"}})
+  for (const auto& [value, field] : {std::pair{&e.camera, "camera"},
+                                     {&e.kind, "kind"},
+                                     {&e.uid, "uid"},
+                                     {&e.label_state, "label_state"},
+                                     {&e.reason, "reason"}})
     if (Status s = field_bound(*value, kMaxEventFieldBytes, field); !s) return s;
   if (e.label)
     if (Status s = field_bound(*e.label, kMaxEventFieldBytes, "label"); !s) return s;
@@ -66,8 +69,10 @@ Status validate_event(const StoredTrackEvent& e) {
   if (e.kind.empty()) return Error{ErrorKind::Input, "track event: kind is empty"};
   if (e.uid.empty()) return Error{ErrorKind::Input, "track event: uid is empty"};
   for (const auto& [value, field] : {std::pair{std::optional<double>(e.epoch_s), "epoch_s"},
-                                     {e.confidence, "confidence"}, {e.first_epoch_s, "first_epoch_s"},
-                                     {e.last_epoch_s, "last_epoch_s"}, {e.dwell_s, "dwell_s"}})
+                                     {e.confidence, "confidence"},
+                                     {e.first_epoch_s, "first_epoch_s"},
+                                     {e.last_epoch_s, "last_epoch_s"},
+                                     {e.dwell_s, "dwell_s"}})
     if (Status s = finite(value, field); !s) return s;
   return Ok{};
 }
@@ -92,9 +97,9 @@ TrackEventLog::~TrackEventLog() = default;
 
 Result<TrackEventLog> TrackEventLog::open(const std::string& location, Access access, int busy_timeout_ms) {
   return guarded(displayed_location(location), [&]() -> Result<TrackEventLog> {
-    Result<std::unique_ptr<EventLogBackend>> backend =
-        is_postgres_location(location) ? open_postgres_event_log(location, access)
-                                       : open_sqlite_event_log(location, access, busy_timeout_ms);
+    Result<std::unique_ptr<EventLogBackend>> backend = is_postgres_location(location)
+                                                           ? open_postgres_event_log(location, access)
+                                                           : open_sqlite_event_log(location, access, busy_timeout_ms);
     if (!backend) return backend.error();
     return TrackEventLog(std::move(backend.value()));
   });

@@ -32,21 +32,21 @@ inline constexpr std::size_t kDefaultEventQueryRows = 100;
 
 // One stored event. Times are Unix seconds (UTC) as doubles (microseconds survive).
 struct StoredTrackEvent {
-  std::int64_t id = 0;           // given by append (increasing); ignored by append
-  double epoch_s = 0;            // when the element sent the event
-  std::string camera;            // the event's "stream"
-  std::string kind;              // "new", "update", "end"
-  std::string uid;               // the track's unique id
+  std::int64_t id = 0;  // given by append (increasing); ignored by append
+  double epoch_s = 0;   // when the element sent the event
+  std::string camera;   // the event's "stream"
+  std::string kind;     // "new", "update", "end"
+  std::string uid;      // the track's unique id
   std::int64_t track_id = 0;
-  std::string label_state;       // "pending", "known", "unknown" or "" (no taconiteidentify)
+  std::string label_state;  // "pending", "known", "unknown" or "" (no taconiteidentify)
   std::optional<std::string> label;
   std::optional<std::int64_t> label_id;
   std::optional<double> confidence;
-  std::string reason;            // "end" only; else ""
+  std::string reason;                                          // "end" only; else ""
   std::optional<double> first_epoch_s, last_epoch_s, dwell_s;  // "end" only
-  std::int64_t frames = 0;       // "end" only
-  std::string snapshot;          // the full-frame snapshot's path, "" when none
-  std::string document;          // the event JSON as published (at most kMaxEventDocumentBytes)
+  std::int64_t frames = 0;                                     // "end" only
+  std::string snapshot;                                        // the full-frame snapshot's path, "" when none
+  std::string document;  // the event JSON as published (at most kMaxEventDocumentBytes)
 };
 
 // What query() selects: every member set narrows it. Rows come newest first (epoch_s, then id).
@@ -55,8 +55,8 @@ struct TrackEventFilter {
   std::optional<std::string> camera;
   std::optional<std::string> kind;
   std::optional<std::string> uid;
-  std::optional<double> since_epoch_s;  // epoch_s >= since
-  std::optional<double> until_epoch_s;  // epoch_s <= until
+  std::optional<double> since_epoch_s;         // epoch_s >= since
+  std::optional<double> until_epoch_s;         // epoch_s <= until
   std::size_t limit = kDefaultEventQueryRows;  // 1..kMaxEventQueryRows, else Input error
 };
 

@@ -46,8 +46,8 @@ gallery::StoredTrackEvent stored_event(const TrackEvent& e, double now_epoch_s) 
 Result<std::unique_ptr<EventHistory>> EventHistory::start(EventHistoryOptions options) {
   if (options.gallery.empty()) return Error{ErrorKind::Input, "event history: no gallery given"};
   if (options.max_queue < 1 || options.max_queue > 1000000)
-    return Error{ErrorKind::Input, "event history: max_queue " + std::to_string(options.max_queue) +
-                                       " is outside 1..1000000"};
+    return Error{ErrorKind::Input,
+                 "event history: max_queue " + std::to_string(options.max_queue) + " is outside 1..1000000"};
   if (options.prune_every < 1) return Error{ErrorKind::Input, "event history: prune_every must be at least 1"};
   if (!std::isfinite(options.max_age_s) || options.max_age_s < 0)
     return Error{ErrorKind::Input, "event history: max_age_s must be finite and >= 0"};
@@ -152,9 +152,8 @@ void EventHistory::run() {
     std::size_t pruned = 0;
     try {
       if (!log) {
-        Result<gallery::TrackEventLog> opened =
-            gallery::TrackEventLog::open(options_.gallery, gallery::TrackEventLog::Access::ReadWrite,
-                                         options_.busy_timeout_ms);
+        Result<gallery::TrackEventLog> opened = gallery::TrackEventLog::open(
+            options_.gallery, gallery::TrackEventLog::Access::ReadWrite, options_.busy_timeout_ms);
         if (opened)
           log.emplace(std::move(opened.value()));
         else

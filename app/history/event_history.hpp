@@ -35,27 +35,27 @@
 namespace taconite::app {
 
 struct EventHistoryOptions {
-  std::string gallery;                 // the gallery's location (SQLite file or PostgreSQL string)
-  std::size_t max_queue = 1000;        // events waiting for the database, 1..1000000
-  std::size_t max_rows = 0;            // retention: events kept in the log (0: no bound)
-  double max_age_s = 0;                // retention: oldest event kept, seconds (0: no bound)
-  std::size_t prune_every = 100;       // appends between two retention passes (>= 1)
+  std::string gallery;            // the gallery's location (SQLite file or PostgreSQL string)
+  std::size_t max_queue = 1000;   // events waiting for the database, 1..1000000
+  std::size_t max_rows = 0;       // retention: events kept in the log (0: no bound)
+  double max_age_s = 0;           // retention: oldest event kept, seconds (0: no bound)
+  std::size_t prune_every = 100;  // appends between two retention passes (>= 1)
   std::chrono::milliseconds retry_interval{2000};
   std::chrono::milliseconds flush_timeout{2000};
-  int busy_timeout_ms = 1000;          // SQLite: how long a write waits for another writer
+  int busy_timeout_ms = 1000;  // SQLite: how long a write waits for another writer
   // Where the history's log lines go (the runner's logger); none: not logged.
   std::function<void(const std::string&)> log;
 };
 
 struct EventHistoryStats {
-  std::uint64_t appended = 0;         // events stored
-  std::uint64_t dropped = 0;          // dropped from a full queue (oldest first)
-  std::uint64_t refused = 0;          // refused by the log (a bound broken)
-  std::uint64_t snapshots = 0;        // snapshot paths attached or stored
-  std::uint64_t outages = 0;          // times the database went away
-  std::uint64_t pruned = 0;           // events removed by retention
-  std::size_t queued = 0;             // waiting now
-  bool connected = false;             // the log is open and the last write worked
+  std::uint64_t appended = 0;   // events stored
+  std::uint64_t dropped = 0;    // dropped from a full queue (oldest first)
+  std::uint64_t refused = 0;    // refused by the log (a bound broken)
+  std::uint64_t snapshots = 0;  // snapshot paths attached or stored
+  std::uint64_t outages = 0;    // times the database went away
+  std::uint64_t pruned = 0;     // events removed by retention
+  std::size_t queued = 0;       // waiting now
+  bool connected = false;       // the log is open and the last write worked
 };
 
 // A TrackEvent as the log stores it (epoch_s 0: `now_epoch_s`).

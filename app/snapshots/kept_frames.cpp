@@ -1,5 +1,7 @@
 #include "kept_frames.hpp"
 
+#include <gst/taconite/gsttaconiteroi.h>
+
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -7,7 +9,6 @@
 #include "frame_view.hpp"
 #include "readable_frame.hpp"
 #include "rgb_conversion.hpp"
-#include <gst/taconite/gsttaconiteroi.h>
 
 namespace taconite::app {
 
@@ -67,9 +68,10 @@ bool KeptFrames::offer(GstBuffer* buffer, const GstVideoInfo& info) {
     const cv::Rect bounds(0, 0, size.width, size.height);
     for (KeptFace& f : faces) {
       const double sx = static_cast<double>(size.width) / width, sy = static_cast<double>(size.height) / height;
-      f.box = cv::Rect(static_cast<int>(f.box.x * sx), static_cast<int>(f.box.y * sy),
-                       std::max(1, static_cast<int>(f.box.width * sx)), std::max(1, static_cast<int>(f.box.height * sy))) &
-              bounds;
+      f.box =
+          cv::Rect(static_cast<int>(f.box.x * sx), static_cast<int>(f.box.y * sy),
+                   std::max(1, static_cast<int>(f.box.width * sx)), std::max(1, static_cast<int>(f.box.height * sy))) &
+          bounds;
     }
     frame->faces = std::move(faces);
     std::lock_guard lock(mutex_);

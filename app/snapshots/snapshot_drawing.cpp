@@ -39,8 +39,8 @@ cv::Mat draw_snapshot(const KeptFrame& frame, const KeptFace& face, const std::s
   const cv::Size size = cv::getTextSize(label, cv::FONT_HERSHEY_SIMPLEX, scale, thick / 2 + 1, &baseline);
   // Above the box, or inside its top when there is no room above.
   const int top = face.box.y - size.height - baseline - 4 >= 0 ? face.box.y - size.height - baseline - 4 : face.box.y;
-  const cv::Rect background = cv::Rect(face.box.x, top, size.width + 6, size.height + baseline + 4) &
-                              cv::Rect(0, 0, bgr.cols, bgr.rows);
+  const cv::Rect background =
+      cv::Rect(face.box.x, top, size.width + 6, size.height + baseline + 4) & cv::Rect(0, 0, bgr.cols, bgr.rows);
   cv::rectangle(bgr, background, colour, cv::FILLED);
   cv::putText(bgr, label, {face.box.x + 3, top + size.height + 2}, cv::FONT_HERSHEY_SIMPLEX, scale, {0, 0, 0},
               thick / 2 + 1, cv::LINE_AA);

@@ -43,8 +43,7 @@ int write_all(int fd, const std::vector<unsigned char>& bytes) {
 
 }  // namespace
 
-SnapshotFiles::SnapshotFiles(fs::path dir, SnapshotRetention retention)
-    : dir_(std::move(dir)), retention_(retention) {}
+SnapshotFiles::SnapshotFiles(fs::path dir, SnapshotRetention retention) : dir_(std::move(dir)), retention_(retention) {}
 
 void SnapshotFiles::add(double mtime, fs::path path, std::uint64_t size) {
   if (auto old = times_.find(path); old != times_.end()) {

@@ -15,9 +15,9 @@
 namespace taconite::app {
 
 struct SnapshotRetention {
-  std::size_t max_files = 0;      // 0: no bound
-  std::uint64_t max_bytes = 0;    // 0: no bound
-  double max_age_s = 0;           // 0: no bound
+  std::size_t max_files = 0;    // 0: no bound
+  std::uint64_t max_bytes = 0;  // 0: no bound
+  double max_age_s = 0;         // 0: no bound
 };
 
 class SnapshotFiles {

@@ -46,7 +46,8 @@ std::string utc_date(double epoch_s) {
 Status check(const SnapshotOptions& o) {
   auto bad = [](const std::string& what) { return Error{ErrorKind::Input, "snapshots: " + what}; };
   if (o.dir.empty()) return bad("no directory given");
-  if (o.max_width < 64 || o.max_width > 8192) return bad("max_width " + std::to_string(o.max_width) + " is outside 64..8192");
+  if (o.max_width < 64 || o.max_width > 8192)
+    return bad("max_width " + std::to_string(o.max_width) + " is outside 64..8192");
   if (o.quality < 1 || o.quality > 100) return bad("quality " + std::to_string(o.quality) + " is outside 1..100");
   if (!std::isfinite(o.max_age_s) || o.max_age_s < 0) return bad("max_age_s must be finite and >= 0");
   if (!(o.keep_per_second > 0 && o.keep_per_second <= 100)) return bad("keep_per_second must be in (0, 100]");
@@ -60,8 +61,8 @@ Status check(const SnapshotOptions& o) {
 std::string safe_component(const std::string& text) {
   std::string out;
   for (const char c : text.substr(0, 128)) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                       c == '_' || c == '-';
+    const bool plain =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     out += plain ? c : '_';
   }
   if (out.empty() || out == "." || out == "..") out = "_" + out;
@@ -97,8 +98,8 @@ struct SnapshotWriter::Impl {
         ++dropped;
         return;
       }
-      const fs::path relative =
-          fs::path(safe_component(job.camera)) / utc_date(job.epoch_s) / (safe_component(job.uid) + "-" + job.kind + ".jpg");
+      const fs::path relative = fs::path(safe_component(job.camera)) / utc_date(job.epoch_s) /
+                                (safe_component(job.uid) + "-" + job.kind + ".jpg");
       if (Status s = files.write(relative, jpeg); !s) {
         ++dropped;
         ++write_errors;
@@ -144,8 +145,8 @@ Result<std::unique_ptr<SnapshotWriter>> SnapshotWriter::start(SnapshotOptions op
     std::error_code ec;
     fs::create_directories(options.dir, ec);
     if (ec || !fs::is_directory(options.dir, ec))
-      return Error{ErrorKind::Io, options.dir.string() + ": cannot create the snapshot directory" +
-                                      (ec ? ": " + ec.message() : "")};
+      return Error{ErrorKind::Io,
+                   options.dir.string() + ": cannot create the snapshot directory" + (ec ? ": " + ec.message() : "")};
     auto impl = std::make_unique<Impl>(std::move(options));
     bool truncated = false;
     impl->files.scan(kMaxScannedSnapshots, truncated);
@@ -198,8 +199,14 @@ void SnapshotWriter::on_track_event(const TrackEvent& e) {
       ++impl_->no_frame;
       return;
     }
-    Job job{std::move(found->frame), found->face, e.camera, e.uid, end ? "end" : "decided", e.label_state,
-            snapshot_label(e.label_state, e.label, e.confidence, e.track_id), e.epoch_s};
+    Job job{std::move(found->frame),
+            found->face,
+            e.camera,
+            e.uid,
+            end ? "end" : "decided",
+            e.label_state,
+            snapshot_label(e.label_state, e.label, e.confidence, e.track_id),
+            e.epoch_s};
     if (!impl_->writer->submit(std::move(job))) ++impl_->dropped;
   } catch (const std::exception&) {
     ++impl_->dropped;

@@ -2,6 +2,8 @@
 // test_app_history.py stopped and started again: every event stored in order, the snapshot path,
 // a database locked or away (queued, retried, logged once, the oldest dropped and counted beyond
 // the bound, the main thread never waiting), refused events counted, a bounded shutdown.
+#include "event_history.hpp"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -14,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "event_history.hpp"
 #include "event_log_fixture.hpp"
 
 namespace {
@@ -35,7 +36,8 @@ TrackEvent track_event(const std::string& kind, const std::string& uid, double e
   e.epoch_s = epoch;
   e.label_state = kind == "new" ? "pending" : "known";
   if (kind != "new") e.label = "alice", e.label_id = 1, e.confidence = 0.7;
-  if (kind == "end") e.reason = "lost", e.first_epoch_s = epoch - 1, e.last_epoch_s = epoch, e.dwell_s = 1, e.frames = 9;
+  if (kind == "end")
+    e.reason = "lost", e.first_epoch_s = epoch - 1, e.last_epoch_s = epoch, e.dwell_s = 1, e.frames = 9;
   e.document = R"({"schema":"taconite-tracks/1"})";
   return e;
 }
@@ -78,9 +80,7 @@ class EventHistoryTest : public ::testing::Test {
     gallery_ = (dir_ / "people.db").string();
   }
   void TearDown() override { fs::remove_all(dir_); }
-  void make_gallery() {
-    ASSERT_TRUE(gallery::GalleryStore::create(gallery_, test::test_model(), test::kTestDim).ok());
-  }
+  void make_gallery() { ASSERT_TRUE(gallery::GalleryStore::create(gallery_, test::test_model(), test::kTestDim).ok()); }
   EventHistoryOptions options() {
     EventHistoryOptions o;
     o.gallery = gallery_;
@@ -133,7 +133,10 @@ TEST_F(EventHistoryTest, StoresEveryEventInOrderWithItsSnapshot) {
 // queued event is attached to it, and everything queued is stored once the lock is released.
 TEST_F(EventHistoryTest, ALockedDatabaseQueuesDropsTheOldestAndRecovers) {
   make_gallery();
-  { auto log = gallery::TrackEventLog::open(gallery_); ASSERT_TRUE(log.ok()); }  // the table exists
+  {
+    auto log = gallery::TrackEventLog::open(gallery_);
+    ASSERT_TRUE(log.ok());
+  }  // the table exists
   sqlite3* locker = nullptr;
   ASSERT_EQ(sqlite3_open(gallery_.c_str(), &locker), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(locker, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);

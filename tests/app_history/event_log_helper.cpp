@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     if (!id) return std::fprintf(stderr, "%s\n", id.error().message.c_str()), 1;
     return 0;
   }
-  std::fprintf(stderr, "usage: event_log_helper create GALLERY | append GALLERY EPOCH CAMERA KIND UID LABEL|- [DWELL]\n");
+  std::fprintf(stderr,
+               "usage: event_log_helper create GALLERY | append GALLERY EPOCH CAMERA KIND UID LABEL|- [DWELL]\n");
   return 2;
 }

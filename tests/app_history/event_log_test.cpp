@@ -220,7 +220,9 @@ TEST_P(EventLogTest, HostileTextIsStoredMendedAndQueriedLiterally) {
   rows = log.query(f);
   ASSERT_EQ(rows.value().size(), 1u);
   const std::string mended = rows.value()[0].label.value_or("");
-  EXPECT_EQ(mended, "ann\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" "e");  // U+FFFD for each bad byte and the NUL
+  EXPECT_EQ(mended,
+            "ann\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+            "e");  // U+FFFD for each bad byte and the NUL
   auto parsed = json::parse_json(gallery::events_to_json(log.query({}).value()));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
 }
@@ -346,8 +348,8 @@ TEST(EventTimes, IsoRoundTripsAndBadTextIsRefused) {
   EXPECT_NEAR(gallery::iso_to_epoch("2025-12-01T12:27:04.879027Z").value_or(-1), 1764592024.879027, 1e-6);
   EXPECT_DOUBLE_EQ(gallery::iso_to_epoch("2025-12-01T14:27:04+02:00").value_or(-1), 1764592024);
   EXPECT_DOUBLE_EQ(gallery::iso_to_epoch("1969-12-31T23:59:59Z").value_or(0), -1);
-  for (const char* bad : {"", "yesterday", "2025-13-01", "2025-12-01T25:00:00Z", "2025-12-01T12:00:00+99:00",
-                          "12345-01-01"})
+  for (const char* bad :
+       {"", "yesterday", "2025-13-01", "2025-12-01T25:00:00Z", "2025-12-01T12:00:00+99:00", "12345-01-01"})
     EXPECT_FALSE(gallery::iso_to_epoch(bad).has_value()) << bad;
 }
 

@@ -2,9 +2,11 @@
 // (gst/common's set_roi_track_id): the box drawn where the face was, downscaled and bounded, the
 // decided and end snapshots, rate-limited copies, retention by count, bytes and age, a full disk
 // (RLIMIT_FSIZE with SIGXFSZ ignored) and an unwritable directory as counted drops, hostile names.
-#include <gtest/gtest.h>
+#include "snapshot_writer.hpp"
+
 #include <gst/gst.h>
 #include <gst/video/video.h>
+#include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -19,7 +21,6 @@
 #include <vector>
 
 #include "roi_track_param.hpp"
-#include "snapshot_writer.hpp"
 
 namespace {
 
@@ -45,9 +46,9 @@ GstBuffer* frame(int width, int height, const std::vector<Face>& faces, GstVideo
   std::memset(map.data, 128, map.size);
   gst_buffer_unmap(buffer, &map);
   for (const Face& f : faces) {
-    GstVideoRegionOfInterestMeta* roi = gst_buffer_add_video_region_of_interest_meta(
-        buffer, "face", static_cast<guint>(f.x), static_cast<guint>(f.y), static_cast<guint>(f.w),
-        static_cast<guint>(f.h));
+    GstVideoRegionOfInterestMeta* roi =
+        gst_buffer_add_video_region_of_interest_meta(buffer, "face", static_cast<guint>(f.x), static_cast<guint>(f.y),
+                                                     static_cast<guint>(f.w), static_cast<guint>(f.h));
     gst::set_roi_track_id(roi, f.id, f.uid);
   }
   return buffer;
@@ -189,9 +190,9 @@ TEST_F(SnapshotWriterTest, CopiesAreRateLimitedButANewTrackIsAlwaysKept) {
   o.keep_per_second = 1;
   auto w = start(o);
   GstVideoInfo info;
-  for (const auto& faces : {std::vector<Face>{{10, 10, 50, 50, 1, "a"}}, std::vector<Face>{{12, 10, 50, 50, 1, "a"}},
-                            std::vector<Face>{{12, 10, 50, 50, 1, "a"}, {100, 10, 50, 50, 2, "b"}},
-                            std::vector<Face>{}}) {
+  for (const auto& faces :
+       {std::vector<Face>{{10, 10, 50, 50, 1, "a"}}, std::vector<Face>{{12, 10, 50, 50, 1, "a"}},
+        std::vector<Face>{{12, 10, 50, 50, 1, "a"}, {100, 10, 50, 50, 2, "b"}}, std::vector<Face>{}}) {
     GstBuffer* b = frame(320, 240, faces, info);
     w->on_frame("door1", b, info);
     gst_buffer_unref(b);
@@ -345,7 +346,8 @@ TEST_F(SnapshotWriterTest, KeepingA1080pCopyIsCheap) {
     w->on_frame("door1", b, info);
     std::this_thread::sleep_for(11ms);
   }
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - before).count() / n - 11;
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - before).count() / n - 11;
   gst_buffer_unref(b);
   std::printf("on_frame keeping a 1920x1080 I420 copy at 1280x720: %.2f ms\n", ms);
   EXPECT_EQ(w->stats().frames_kept, static_cast<std::uint64_t>(n));

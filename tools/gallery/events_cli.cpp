@@ -90,8 +90,10 @@ int events_command(int argc, char** argv) {
       if (a == "--since" || a == "--until") {
         const std::optional<double> t = parse_event_time(*v, now);
         if (!t)
-          return usage(a + " takes a time back from now (7d, 12h, 30m, 45s) or an ISO 8601 time "
-                           "(2026-12-01, 2026-12-01T12:00:00Z), not '" + cell(*v, 64) + "'");
+          return usage(a +
+                       " takes a time back from now (7d, 12h, 30m, 45s) or an ISO 8601 time "
+                       "(2026-12-01, 2026-12-01T12:00:00Z), not '" +
+                       cell(*v, 64) + "'");
         (a == "--since" ? filter.since_epoch_s : filter.until_epoch_s) = *t;
       }
       if (a == "--limit") {
