@@ -111,12 +111,11 @@ class PgEventLog final : public EventLogBackend {
     return to_int(PQgetvalue(r.value().get(), 0, 0));
   }
 
-  Result<bool> set_snapshot(const std::string& uid, const std::string& path) override {
+  Result<bool> set_snapshot(const std::string& uid, SnapshotOf which, const std::string& path) override {
     const std::string params[] = {uid, path};
-    Result<PgResult> r = run(conn_.get(), shown_, "cannot store a snapshot's path",
-                             "UPDATE track_events SET snapshot = $2"
-                             " WHERE id = (SELECT max(id) FROM track_events WHERE uid = $1)",
-                             params);
+    const std::string sql =
+        "UPDATE track_events SET snapshot = $2 WHERE id = (" + snapshot_event_query(which, "$1") + ")";
+    Result<PgResult> r = run(conn_.get(), shown_, "cannot store a snapshot's path", sql.c_str(), params);
     if (!r) return r.error();
     return to_int(PQcmdTuples(r.value().get())) > 0;
   }

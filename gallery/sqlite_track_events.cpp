@@ -112,9 +112,9 @@ class SqliteEventLog final : public EventLogBackend {
     return static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_));
   }
 
-  Result<bool> set_snapshot(const std::string& uid, const std::string& path) override {
-    Result<Statement> s =
-        prepare("UPDATE track_events SET snapshot = ?2 WHERE id = (SELECT max(id) FROM track_events WHERE uid = ?1)");
+  Result<bool> set_snapshot(const std::string& uid, SnapshotOf which, const std::string& path) override {
+    Result<Statement> s = prepare(
+        ("UPDATE track_events SET snapshot = ?2 WHERE id = (" + snapshot_event_query(which, "?1") + ")").c_str());
     if (!s) return s.error();
     bind_text(s.value().get(), 1, uid);
     bind_text(s.value().get(), 2, path);

@@ -119,13 +119,13 @@ Result<std::int64_t> TrackEventLog::append(const StoredTrackEvent& event) {
   });
 }
 
-Result<bool> TrackEventLog::set_snapshot(const std::string& uid, const std::string& path) {
+Result<bool> TrackEventLog::set_snapshot(const std::string& uid, SnapshotOf which, const std::string& path) {
   return guarded(shown(), [&]() -> Result<bool> {
     if (Status s = field_bound(path, kMaxEventPathBytes, "snapshot"); !s)
       return Error{ErrorKind::Input, shown() + ": " + s.error().message};
     if (Status s = field_bound(uid, kMaxEventFieldBytes, "uid"); !s)
       return Error{ErrorKind::Input, shown() + ": " + s.error().message};
-    return backend_->set_snapshot(stored_text(uid), stored_text(path));
+    return backend_->set_snapshot(stored_text(uid), which, stored_text(path));
   });
 }
 

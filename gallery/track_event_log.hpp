@@ -60,6 +60,9 @@ struct TrackEventFilter {
   std::size_t limit = kDefaultEventQueryRows;  // 1..kMaxEventQueryRows, else Input error
 };
 
+// Which event of a track a snapshot belongs to (SnapshotWriter's "decided" and "end").
+enum class SnapshotOf { Decision, End };
+
 class EventLogBackend;  // SQLite or PostgreSQL (track_event_log_backend.hpp)
 
 class TrackEventLog {
@@ -78,8 +81,10 @@ class TrackEventLog {
   // Stores one event; returns its id. Input error for an event that breaks a bound or is not
   // finite/valid UTF-8 where text is expected; Io error when the database refuses.
   Result<std::int64_t> append(const StoredTrackEvent& event);
-  // Sets the snapshot path of the newest event of `uid` (false: no event of it is stored).
-  Result<bool> set_snapshot(const std::string& uid, const std::string& path);
+  // Sets the snapshot path of the track's end event (End), or of its first event with a decided
+  // identity: a new or update with label_state known or unknown (Decision). False: no such event
+  // of `uid` is stored.
+  Result<bool> set_snapshot(const std::string& uid, SnapshotOf which, const std::string& path);
   // The events the filter selects, newest first.
   Result<std::vector<StoredTrackEvent>> query(const TrackEventFilter& filter) const;
   // Retention: keeps at most `max_rows` events (0: no bound by count) and none older than

@@ -12,6 +12,8 @@ namespace {
 
 enum class Outcome { Stored, Refused, Away };
 
+constexpr std::size_t kMaxDecidedTracks = 100000;
+
 double wall_clock_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -92,25 +94,37 @@ void EventHistory::push(Item item) {
 
 void EventHistory::on_track_event(const TrackEvent& event) {
   try {
-    push(Item{stored_event(event, wall_clock_now()), {}, {}});
+    Item item;
+    item.event = stored_event(event, wall_clock_now());
+    if (event.kind == "end") {
+      decided_.erase(event.uid);
+    } else if ((event.label_state == "known" || event.label_state == "unknown") && !decided_.contains(event.uid)) {
+      if (decided_.size() >= kMaxDecidedTracks) decided_.clear();  // (tracks that never ended)
+      decided_.insert(event.uid);
+      item.decision = true;
+    }
+    push(std::move(item));
   } catch (const std::exception&) {  // std::bad_alloc: dropped, counted
     std::lock_guard lock(mutex_);
     ++stats_.dropped;
   }
 }
 
-void EventHistory::set_snapshot(const std::string& uid, const std::string& path) {
+void EventHistory::set_snapshot(const std::string& uid, const std::string& kind, const std::string& path) {
+  if (kind != "end" && kind != "decided") return;
+  const auto which = kind == "end" ? gallery::SnapshotOf::End : gallery::SnapshotOf::Decision;
   try {
     {
       std::lock_guard lock(mutex_);
-      for (auto it = queue_.rbegin(); it != queue_.rend(); ++it)
-        if (it->event && it->event->uid == uid) {
-          it->event->snapshot = path;
+      for (Item& item : queue_)
+        if (item.event && item.event->uid == uid &&
+            (which == gallery::SnapshotOf::End ? item.event->kind == "end" : item.decision)) {
+          item.event->snapshot = path;
           ++stats_.snapshots;
           return;
         }
     }
-    push(Item{std::nullopt, uid, path});
+    push(Item{std::nullopt, false, uid, path, which});
   } catch (const std::exception&) {
     std::lock_guard lock(mutex_);
     ++stats_.dropped;
@@ -165,7 +179,7 @@ void EventHistory::run() {
           outcome = id ? Outcome::Stored : outcome_of(id.error());
           if (!id) why = id.error().message;
         } else {
-          Result<bool> set = log->set_snapshot(item.uid, item.snapshot);
+          Result<bool> set = log->set_snapshot(item.uid, item.which, item.snapshot);
           outcome = set ? Outcome::Stored : outcome_of(set.error());
           if (!set) why = set.error().message;
           if (set && !set.value()) outcome = Outcome::Refused;  // no event of the uid: nothing to update

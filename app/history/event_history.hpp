@@ -9,9 +9,11 @@
 // and counted, not retried. Retention (max_rows, max_age_s) is applied after every
 // prune_every-th append.
 //
-// Snapshots: set_snapshot(uid, path) gives the newest event of `uid` seen so far its snapshot's
-// path (still queued: attached; already stored: updated in the log). Register EventHistory before
-// SnapshotWriter, so an event is seen before the snapshot made for it.
+// Snapshots: set_snapshot(uid, kind, path) gives the event a snapshot was made for its path:
+// kind "end", the track's end; "decided", its first event with a decided identity (new or update
+// with label_state known or unknown: SnapshotWriter's rule). Still queued: attached; already
+// stored: updated in the log. Register EventHistory before SnapshotWriter, so an event is seen
+// before the snapshot made for it.
 //
 // Thread-safety: on_track_event and set_snapshot on the main loop thread (set_snapshot from any
 // thread); stats() from any thread. The destructor writes what is queued for at most
@@ -26,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -70,7 +73,8 @@ class EventHistory final : public PipelineObserver {
   EventHistory& operator=(const EventHistory&) = delete;
 
   void on_track_event(const TrackEvent& event) override;
-  void set_snapshot(const std::string& uid, const std::string& path);
+  // kind: "decided" or "end" (anything else is ignored); any thread.
+  void set_snapshot(const std::string& uid, const std::string& kind, const std::string& path);
   EventHistoryStats stats() const;
   // Waits until nothing is queued (true) or `timeout` passed (false). For tests and shutdown.
   bool wait_idle(std::chrono::milliseconds timeout) const;
@@ -78,7 +82,9 @@ class EventHistory final : public PipelineObserver {
  private:
   struct Item {
     std::optional<gallery::StoredTrackEvent> event;  // else a snapshot update:
+    bool decision = false;                           // the event decided the track's identity
     std::string uid, snapshot;
+    gallery::SnapshotOf which = gallery::SnapshotOf::End;
   };
   explicit EventHistory(EventHistoryOptions options);
   void run();
@@ -89,6 +95,7 @@ class EventHistory final : public PipelineObserver {
   mutable std::mutex mutex_;
   mutable std::condition_variable wake_, idle_;
   std::deque<Item> queue_;
+  std::set<std::string> decided_;  // main loop thread: uids whose deciding event was seen
   bool in_flight_ = false;
   bool stopping_ = false;
   EventHistoryStats stats_;

@@ -119,7 +119,7 @@ struct SnapshotWriter::Impl {
       deleted += files.enforce(wall_now(), kMaxDeletesPerWrite);
       file_count = files.files();
       byte_count = files.bytes();
-      if (options.on_snapshot) options.on_snapshot(job.camera, job.uid, options.dir / relative, jpeg);
+      if (options.on_snapshot) options.on_snapshot(job.camera, job.uid, job.kind, options.dir / relative, jpeg);
     } catch (const std::exception& e) {  // cv::Exception, std::bad_alloc, or one from on_snapshot
       ++dropped;
       say(std::string("snapshots: a snapshot failed: ") + e.what());

@@ -48,9 +48,10 @@ struct SnapshotOptions {
   std::size_t max_kept_frames = 8;       // frame copies alive a camera, 1..256
   std::size_t max_tracks = 256;          // tracks remembered a camera, 1..100000
   // Called on the writer thread after a snapshot is written (MQTT publishes it, EventHistory
-  // records its path): the camera, the track's uid, the file, its JPEG bytes.
-  std::function<void(const std::string& camera, const std::string& uid, const std::filesystem::path& path,
-                     const std::vector<unsigned char>& jpeg)>
+  // records its path): the camera, the track's uid, the kind ("decided" or "end"), the file, its
+  // JPEG bytes. It must not block for long: the next snapshot waits.
+  std::function<void(const std::string& camera, const std::string& uid, const std::string& kind,
+                     const std::filesystem::path& path, const std::vector<unsigned char>& jpeg)>
       on_snapshot;
   std::function<void(const std::string&)> log;  // the runner's logger; none: not logged
 };

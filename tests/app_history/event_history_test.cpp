@@ -110,7 +110,7 @@ TEST_F(EventHistoryTest, StoresEveryEventInOrderWithItsSnapshot) {
   history.value()->on_track_event(track_event("update", "u1", 101));
   history.value()->on_track_event(track_event("end", "u1", 102));
   ASSERT_TRUE(history.value()->wait_idle(10s));
-  history.value()->set_snapshot("u1", "snaps/door1/u1-end.jpg");  // after the end was stored
+  history.value()->set_snapshot("u1", "end", "snaps/door1/u1-end.jpg");  // after the end was stored
   ASSERT_TRUE(history.value()->wait_idle(10s));
   const auto s = history.value()->stats();
   EXPECT_EQ(s.appended, 3u);
@@ -147,12 +147,12 @@ TEST_F(EventHistoryTest, ALockedDatabaseQueuesDropsTheOldestAndRecovers) {
   ASSERT_TRUE(history.ok());
   EventHistory& h = *history.value();
   const auto before = std::chrono::steady_clock::now();
-  for (int i = 0; i < 15; ++i) h.on_track_event(track_event("new", "u" + std::to_string(i), 200 + i));
+  for (int i = 0; i < 15; ++i) h.on_track_event(track_event(i == 14 ? "end" : "new", "u" + std::to_string(i), 200 + i));
   const auto took = std::chrono::steady_clock::now() - before;
   EXPECT_LT(took, 200ms) << "on_track_event waited for the database";
   ASSERT_TRUE(eventually([&] { return h.stats().outages == 1; }));
-  h.set_snapshot("u14", "snaps/u14.jpg");  // u14 is still queued
-  std::this_thread::sleep_for(300ms);      // several retries: still one outage, said once
+  h.set_snapshot("u14", "end", "snaps/u14.jpg");  // u14's end is still queued
+  std::this_thread::sleep_for(300ms);             // several retries: still one outage, said once
   auto s = h.stats();
   EXPECT_EQ(s.outages, 1u);
   EXPECT_FALSE(s.connected);

@@ -190,13 +190,27 @@ TEST_P(EventLogTest, SetsTheSnapshotOfTheNewestEventOfAUid) {
   TrackEventLog log = open_log();
   ASSERT_TRUE(log.append(event(10, "cam", "new", "u1")).ok());
   ASSERT_TRUE(log.append(event(12, "cam", "end", "u1")).ok());
-  auto set = log.set_snapshot("u1", "/snaps/cam/2026-12-06/u1-end.jpg");
+  auto set = log.set_snapshot("u1", gallery::SnapshotOf::End, "/snaps/cam/2026-12-06/u1-end.jpg");
   ASSERT_TRUE(set.ok()) << set.error().message;
   EXPECT_TRUE(set.value());
-  EXPECT_FALSE(log.set_snapshot("nobody", "/x.jpg").value());
+  EXPECT_FALSE(log.set_snapshot("nobody", gallery::SnapshotOf::End, "/x.jpg").value());
   auto rows = log.query({});
   EXPECT_EQ(rows.value()[0].snapshot, "/snaps/cam/2026-12-06/u1-end.jpg");
   EXPECT_EQ(rows.value()[1].snapshot, "");
+  // The decision: the first new/update with a decided identity ("new" here is pending: the end is
+  // the only decided event, but an end is never the decision).
+  EXPECT_FALSE(log.set_snapshot("u1", gallery::SnapshotOf::Decision, "d.jpg").value());
+  ASSERT_TRUE(log.append(event(20, "cam", "new", "u2")).ok());
+  ASSERT_TRUE(log.append(event(21, "cam", "update", "u2", "bob")).ok());
+  ASSERT_TRUE(log.append(event(22, "cam", "update", "u2", "bob")).ok());
+  ASSERT_TRUE(log.set_snapshot("u2", gallery::SnapshotOf::Decision, "u2-decided.jpg").value());
+  gallery::TrackEventFilter f;
+  f.uid = "u2";
+  rows = log.query(f);
+  ASSERT_EQ(rows.value().size(), 3u);
+  EXPECT_EQ(rows.value()[0].snapshot, "");
+  EXPECT_EQ(rows.value()[1].snapshot, "u2-decided.jpg");
+  EXPECT_EQ(rows.value()[2].snapshot, "");
 }
 
 TEST_P(EventLogTest, HostileTextIsStoredMendedAndQueriedLiterally) {
@@ -316,7 +330,7 @@ TEST_P(EventLogTest, JsonHoldsTheStoredColumns) {
   make_gallery();
   TrackEventLog log = open_log();
   ASSERT_TRUE(log.append(event(1764592024.879027, "door1", "end", "u1", "alice")).ok());
-  ASSERT_TRUE(log.set_snapshot("u1", "snaps/u1-end.jpg").ok());
+  ASSERT_TRUE(log.set_snapshot("u1", gallery::SnapshotOf::End, "snaps/u1-end.jpg").ok());
   ASSERT_TRUE(log.append(event(1764592020.5, "door1", "new", "u1")).ok());
   auto parsed = json::parse_json(gallery::events_to_json(log.query({}).value()));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;

@@ -83,7 +83,7 @@ class SnapshotWriterTest : public ::testing::Test {
       std::lock_guard lock(mutex_);
       said_.push_back(line);
     };
-    o.on_snapshot = [this](const std::string& camera, const std::string& uid, const fs::path& path,
+    o.on_snapshot = [this](const std::string& camera, const std::string& uid, const std::string&, const fs::path& path,
                            const std::vector<unsigned char>& jpeg) {
       std::lock_guard lock(mutex_);
       published_.push_back({camera, uid, path, jpeg.size()});
