@@ -15,6 +15,9 @@
 // stored: updated in the log. Register EventHistory before SnapshotWriter, so an event is seen
 // before the snapshot made for it.
 //
+// A PostgreSQL server that does not answer at all holds the worker (not the main loop) in libpq's
+// connect: set connect_timeout in the connection string to bound it.
+//
 // Thread-safety: on_track_event and set_snapshot on the main loop thread (set_snapshot from any
 // thread); stats() from any thread. The destructor writes what is queued for at most
 // flush_timeout, then stops the worker.

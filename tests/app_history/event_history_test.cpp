@@ -235,6 +235,27 @@ TEST_F(EventHistoryTest, ShutdownWithTheDatabaseAwayIsBounded) {
   EXPECT_EQ(said_.containing("not stored at shutdown"), 1u);
 }
 
+// How many events a second the worker stores in an SQLite gallery (each its own transaction; the
+// gallery's WAL mode): printed, with a loose bound far below a camera site's event rate's need.
+TEST_F(EventHistoryTest, StoresEventsFastEnough) {
+  make_gallery();
+  EventHistoryOptions o = options();
+  o.max_queue = 2000;
+  auto history = EventHistory::start(o);
+  ASSERT_TRUE(history.ok());
+  const int n = 1000;
+  const auto before = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) history.value()->on_track_event(track_event("update", "u" + std::to_string(i % 50), i));
+  const double queued_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - before).count() / n;
+  ASSERT_TRUE(history.value()->wait_idle(60s));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+  std::printf("EventHistory on SQLite: %d events stored in %.2f s (%.0f a second); on_track_event %.1f us each\n", n,
+              seconds, n / seconds, queued_us);
+  EXPECT_EQ(history.value()->stats().appended, static_cast<std::uint64_t>(n));
+  EXPECT_GT(n / seconds, 50.0);
+}
+
 TEST(EventHistoryOptionsTest, OutOfBoundsOptionsAreRefused) {
   EventHistoryOptions o;
   EXPECT_FALSE(EventHistory::start(o).ok());  // no gallery

@@ -368,3 +368,16 @@ TEST(EventTimes, IsoRoundTripsAndBadTextIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(EventLogLocation, APasswordInTheLocationIsRefusedAndNeverShown) {
+  for (const char* location : {"postgresql://taconite:s3cret@127.0.0.1:1/db", "host=127.0.0.1 password=s3cret"}) {
+    auto log = taconite::gallery::TrackEventLog::open(location);
+    ASSERT_FALSE(log.ok());
+    EXPECT_EQ(log.error().message.find("s3cret"), std::string::npos) << log.error().message;
+    EXPECT_NE(log.error().message.find("password"), std::string::npos) << log.error().message;
+  }
+}
+
+}  // namespace
