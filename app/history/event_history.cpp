@@ -205,7 +205,7 @@ void EventHistory::run() {
       stats_.connected = false;
       queue_.push_front(std::move(item));
       while (queue_.size() > options_.max_queue) {
-        queue_.pop_back();  // (the newest: the retried one is the oldest and goes first)
+        queue_.pop_front();  // the oldest, as push() drops: the retried one
         ++stats_.dropped;
       }
       if (!away) {
