@@ -11,6 +11,8 @@ namespace taconite::gallery {
 
 namespace {
 
+constexpr sqlite3_int64 kGalleryApplicationId = 0x54414347;  // "TACG", as sqlite_store.cpp writes it
+
 constexpr const char* kTable = R"sql(
 CREATE TABLE IF NOT EXISTS track_events(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -61,6 +63,14 @@ class SqliteEventLog final : public EventLogBackend {
   const std::string& shown() const override { return shown_; }
 
   Status start(TrackEventLog::Access access) {
+    // As the gallery's own open (sqlite_store.cpp): the header's application_id says "TACG".
+    Result<Statement> id = prepare("PRAGMA application_id");
+    if (!id) return id.error();
+    if (const int rc = sqlite3_step(id.value().get()); rc != SQLITE_ROW)
+      return error("cannot read the gallery (corrupt, or not a taconite gallery?)", rc);
+    if (sqlite3_column_int64(id.value().get(), 0) != kGalleryApplicationId)
+      return Error{ErrorKind::Io, shown_ + ": an SQLite file but not a taconite gallery (application_id " +
+                                      std::to_string(sqlite3_column_int64(id.value().get(), 0)) + ")"};
     Result<bool> gallery = table_exists("gallery");
     if (!gallery) return gallery.error();
     if (!gallery.value())

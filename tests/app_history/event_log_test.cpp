@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -323,6 +324,20 @@ TEST_P(EventLogTest, ALocationThatIsNoGalleryIsAnErrorNamingIt) {
   sqlite3_close(db);
   auto other = TrackEventLog::open(location_);
   ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("not a taconite gallery"), std::string::npos) << other.error().message;
+  // Another application's SQLite file with a table named gallery: its application_id says so.
+  ASSERT_EQ(sqlite3_open(location_.c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "CREATE TABLE gallery(x)", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  other = TrackEventLog::open(location_);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("application_id"), std::string::npos) << other.error().message;
+  // Not SQLite at all.
+  fs::remove(location_);
+  std::ofstream(location_) << "not a database, just text that is long enough to be a header......";
+  other = TrackEventLog::open(location_);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find(location_), std::string::npos) << other.error().message;
   EXPECT_NE(other.error().message.find("not a taconite gallery"), std::string::npos) << other.error().message;
 }
 
