@@ -23,7 +23,13 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 GLIB_OR_GST = re.compile(r'^(gst/|glib[-/.]|glib$|gio/|gobject/|json-glib/)')
 SOURCE_SUFFIXES = {'.c', '.cc', '.cpp', '.h', '.hpp'}
 # Includes allowed to break rule 2, with the reason: (including file, included header).
-KNOWN = set()
+# The snapshot writer reads frames (any raw format the chain carries) as the elements do: gst/common's
+# mapping and view, and its job thread. Moving them into a public frame library is left.
+KNOWN = {
+    ('app/snapshots/kept_frames.cpp', 'frame_view.hpp'),
+    ('app/snapshots/kept_frames.cpp', 'readable_frame.hpp'),
+    ('app/snapshots/snapshot_writer.cpp', 'job_thread.hpp'),
+}
 # gst/ folders that are no element: the shared code, the public metadata library, the registration.
 NOT_ELEMENTS = {'common', 'meta', 'plugin', 'examples'}
 

@@ -20,6 +20,7 @@
 #include "calibrate_cli.hpp"
 #include "calibration.hpp"
 #include "displayed_location.hpp"
+#include "events_cli.hpp"
 #include "gallery_index.hpp"
 #include "gallery_jsonl.hpp"
 #include "gallery_store.hpp"
@@ -94,6 +95,14 @@ GALLERY is an SQLite file, or a PostgreSQL database: postgresql://[user@]host[:p
   forget GALLERY KEY [--threshold T]          delete the cluster's unknown faces
   forget GALLERY --older-than DAYS            delete every unknown face stored more than DAYS
                                               days ago (0: all), however many there are
+  events GALLERY [--person NAME] [--camera C] [--kind new|update|end] [--uid UID] [--since T]
+         [--until T] [--limit N] [--json]
+                                              the track events taconite-run stored in the gallery,
+                                              newest first (default at most 100, --limit 1..10000):
+                                              time, camera, kind, person, state, dwell, track uid,
+                                              snapshot; T: 7d, 12h, 30m, 45s back from now, or an
+                                              ISO 8601 time (2026-12-01, 2026-12-01T08:00:00Z);
+                                              --json: one JSON object a line
   (--threshold: the cosine similarity that links two faces of a cluster, in (0, 1]; default 0.5.
   KEY is the cluster's key as unknowns listed it: name and forget cluster again and act only
   when the cluster holds exactly the faces listed, else they refuse (list again).)
@@ -613,6 +622,12 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help") {
       std::fputs(kUsage, stdout);
       return kExitOk;
+    }
+  // events has options of its own (events_cli.hpp).
+  if (argc > 1 && std::string(argv[1]) == "events") try {
+      return gallery_cli::events_command(argc, argv);
+    } catch (const std::exception& e) {
+      return fail(e.what());
     }
   const std::optional<Options> options = parse(argc, argv, usage_error);
   if (!options) {
