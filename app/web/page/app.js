@@ -192,6 +192,9 @@ let current = "people";
 
 async function show(tab) {
   current = tab;
+  const s = document.getElementById("status");
+  s.textContent = "";
+  s.className = "";
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === tab);
   for (const s of document.querySelectorAll("section.tab")) s.hidden = s.id !== tab;
   try { await loaders[tab](); } catch (e) { say(e.message); }
