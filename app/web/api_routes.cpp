@@ -22,7 +22,8 @@ std::optional<std::int64_t> id_between(const std::string& path, const std::strin
   if (path.size() <= prefix.size() + suffix.size() || path.compare(0, prefix.size(), prefix) != 0 ||
       path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
     return std::nullopt;
-  const std::optional<std::int64_t> id = parse_int(path.substr(prefix.size(), path.size() - prefix.size() - suffix.size()));
+  const std::optional<std::int64_t> id =
+      parse_int(path.substr(prefix.size(), path.size() - prefix.size() - suffix.size()));
   if (!id || *id < 1) return std::nullopt;
   return id;
 }
@@ -126,6 +127,13 @@ ApiReply route_api(const ApiContext& c, const ApiRequest& r) {
     Fields f = json_fields(r, {"name"});
     return f.error ? *f.error : c.library.remove_person(f.values["name"]);
   }
+  if (p == "/api/people/rename") {
+    if (!post) return wrong_method();
+    Fields f = json_fields(r, {"name", "new_name"});
+    return f.error ? *f.error : c.library.rename_person(f.values["name"], f.values["new_name"]);
+  }
+  if (const auto id = id_between(p, "/api/templates/", "/remove"))
+    return post ? c.library.remove_template(*id) : wrong_method();
   if (const auto id = id_between(p, "/api/templates/", "/thumbnail.jpg"))
     return get ? c.library.template_thumbnail(*id) : wrong_method();
   if (p == "/api/unknowns") return get ? c.library.unknowns() : wrong_method();

@@ -281,6 +281,32 @@ ApiReply FaceLibrary::remove_person(const std::string& name) {
   return {200, "application/json", j.text()};
 }
 
+ApiReply FaceLibrary::rename_person(const std::string& name, const std::string& new_name) {
+  std::lock_guard lock(write_mutex_);
+  Result<GalleryStore> store = GalleryStore::open(options_.gallery, GalleryStore::Access::ReadWrite);
+  if (!store) return failure(store.error());
+  Result<bool> renamed = store.value().rename(name, new_name);
+  if (!renamed) return failure(renamed.error());
+  if (!renamed.value()) return error_reply(404, "no person named " + gallery::printable_source(name));
+  JsonText j;
+  j.object().name("renamed").value(name).name("name").value(new_name).end_object();
+  return {200, "application/json", j.text()};
+}
+
+ApiReply FaceLibrary::remove_template(std::int64_t template_id) {
+  std::lock_guard lock(write_mutex_);
+  Result<GalleryStore> store = GalleryStore::open(options_.gallery, GalleryStore::Access::ReadWrite);
+  if (!store) return failure(store.error());
+  Result<bool> removed = store.value().remove_template(template_id);
+  if (!removed) return failure(removed.error());
+  if (!removed.value()) return error_reply(404, "no template " + std::to_string(template_id));
+  if (Result<gallery::TemplateThumbnails> thumbs = gallery::TemplateThumbnails::open(options_.gallery, true))
+    (void)thumbs.value().remove_orphans();
+  JsonText j;
+  j.object().name("removed_template").value(template_id).end_object();
+  return {200, "application/json", j.text()};
+}
+
 namespace {
 
 // The faces and their clusters, read in the caller's transaction.
@@ -328,7 +354,8 @@ ApiReply FaceLibrary::unknowns() {
   j.array();
   for (const gallery::UnknownCluster& cluster : c.value().clusters) {
     std::set<std::string> cameras;
-    std::int64_t first = faces[cluster.members.front()].first_seen_ms, last = faces[cluster.members.front()].last_seen_ms;
+    const gallery::UnknownFaceRow& front = faces[cluster.members.front()];
+    std::int64_t first = front.first_seen_ms, last = front.last_seen_ms;
     const gallery::UnknownFaceRow* nearest = nullptr;
     for (std::size_t m : cluster.members) {
       cameras.insert(faces[m].stream);

@@ -43,6 +43,9 @@ class FaceLibrary {
   // transaction; `dropped` files beyond the per-request bound are reported, not read.
   ApiReply add_photos(const std::string& name, std::span<const UploadedFile> files, std::size_t dropped);
   ApiReply remove_person(const std::string& name);
+  ApiReply rename_person(const std::string& name, const std::string& new_name);
+  // Removes one template (and its thumbnail); the person stays.
+  ApiReply remove_template(std::int64_t template_id);
   ApiReply unknowns();
   ApiReply unknown_face_picture(std::int64_t face_id);
   // Enrols the cluster listed under `key` (ID:SIZE:DIGEST) as `person` and deletes its unknown

@@ -91,7 +91,11 @@ struct WebServer::Impl {
 
   ~Impl() {
     if (loop) {
-      g_main_context_invoke(context, [](gpointer l) -> gboolean { g_main_loop_quit(static_cast<GMainLoop*>(l)); return G_SOURCE_REMOVE; }, loop);
+      const auto quit = [](gpointer l) -> gboolean {
+        g_main_loop_quit(static_cast<GMainLoop*>(l));
+        return G_SOURCE_REMOVE;
+      };
+      g_main_context_invoke(context, quit, loop);
     }
     if (thread.joinable()) thread.join();
     if (loop) g_main_loop_unref(loop);
@@ -200,7 +204,8 @@ void WebServer::Impl::serve_snapshot(SoupServerMessage* msg, const std::string& 
     return set_reply(msg, error_reply(404, "no snapshot " + name));
   std::ifstream in(file, std::ios::binary);
   std::string bytes(static_cast<std::size_t>(size), '\0');
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) return set_reply(msg, error_reply(404, "no snapshot"));
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(size)))
+    return set_reply(msg, error_reply(404, "no snapshot " + name));
   set_reply(msg, {200, name.ends_with(".png") ? "image/png" : "image/jpeg", std::move(bytes)});
 }
 
@@ -359,7 +364,8 @@ Result<std::unique_ptr<WebServer>> WebServer::start(const WebServerOptions& opti
                                        " is beyond loopback: give a credentials file (HTTP Basic auth), or listen "
                                        "on 127.0.0.1"};
   if (!options.credentials_file.empty()) {
-    Result<gst::Credentials> c = gst::read_credentials_file(options.credentials_file, gst::CredentialsAccess::OwnerOnly);
+    Result<gst::Credentials> c =
+        gst::read_credentials_file(options.credentials_file, gst::CredentialsAccess::OwnerOnly);
     if (!c) return c.error();
     if (c.value().password.empty())
       return Error{ErrorKind::Input, options.credentials_file + ": the web page needs a password (second line)"};

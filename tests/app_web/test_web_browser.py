@@ -120,6 +120,16 @@ def main():
         assert browser.evaluate("document.title") != "pwned"
         assert browser.evaluate("document.querySelectorAll('.person h2 img').length") == 0
 
+        # Rename the hostile name through the page; remove one of its templates.
+        browser.evaluate("document.querySelector('.person .rename-input').value = 'Renamed Person'")
+        browser.evaluate("document.querySelector('.person .rename-button').click()")
+        browser.wait_for("[...document.querySelectorAll('.person h2')].some(h => h.textContent === 'Renamed Person')")
+        browser.evaluate("document.querySelector('.person .template-remove').click()")
+        browser.evaluate("document.querySelector('.person .template-remove').click()")  # the second click confirms
+        browser.wait_for("document.getElementById('status').textContent.startsWith('Removed a template')")
+        people = {p["name"]: p for p in host.json("/api/people")[1]}
+        assert "Renamed Person" in people and people["Renamed Person"]["template_count"] == 0, people
+
         if known:
             # Add photos through the page's form (the file input set as a user would pick files).
             browser.evaluate(f"document.getElementById('add-name').value = {json.dumps(known[0])}")

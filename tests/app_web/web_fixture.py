@@ -70,15 +70,17 @@ class Host:
         boundary = "taconite-test-boundary-7f3a"
         parts = []
         for name, data in files:
-            parts.append(f"--{boundary}\r\nContent-Disposition: form-data; name=\"photo\"; "
-                         f"filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n".encode() + data + b"\r\n")
+            head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"{name}\"\r\n"
+                    "Content-Type: application/octet-stream\r\n\r\n")
+            parts.append(head.encode() + data + b"\r\n")
         body = b"".join(parts) + f"--{boundary}--\r\n".encode()
         return self.json(path, body, "POST", content_type=f"multipart/form-data; boundary={boundary}")
 
 
 def run(*args, **kw):
     r = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=900, **kw)
-    assert r.returncode == 0, f"{' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
+    command = " ".join(map(str, args))
+    assert r.returncode == 0, f"{command} failed ({r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
     return r
 
 

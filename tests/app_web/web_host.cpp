@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
     else if (a == "--max-concurrent") o.bounds.max_concurrent_recognitions = std::strtoull(v.c_str(), nullptr, 10);
     else return usage();
   }
-  if (!events_file.empty()) o.events = [events_file](const app::EventQuery& q) { return filter_events(events_file, q); };
+  if (!events_file.empty())
+    o.events = [events_file](const app::EventQuery& q) { return filter_events(events_file, q); };
   Result<std::unique_ptr<app::WebServer>> server = app::WebServer::start(o);
   if (!server) {
     std::fprintf(stderr, "web_host: %s\n", server.error().message.c_str());
@@ -94,7 +95,8 @@ int main(int argc, char** argv) {
   }
   for (const std::string& c : cameras) {
     const std::size_t eq = c.find('='), colon = c.find(':', eq);
-    const std::string name = c.substr(0, eq), state = c.substr(eq + 1, colon == std::string::npos ? colon : colon - eq - 1);
+    const std::string name = c.substr(0, eq);
+    const std::string state = c.substr(eq + 1, colon == std::string::npos ? colon : colon - eq - 1);
     const std::string detail = colon == std::string::npos ? "" : c.substr(colon + 1);
     const app::CameraState s = state == "streaming" ? app::CameraState::Streaming
                                : state == "lost"    ? app::CameraState::Lost

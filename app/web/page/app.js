@@ -35,13 +35,13 @@ const post = (path, fields) =>
 const time = (ms) => (ms ? new Date(ms).toLocaleString() : "—");
 
 // A button that asks for a second click before acting (no modal dialogs).
-function confirmButton(label, action) {
+function confirmButton(label, action, armedLabel = "Really " + label.toLowerCase() + "?") {
   const b = el("button", { class: "danger", type: "button", text: label });
   let armed = false;
   b.addEventListener("click", async () => {
     if (!armed) {
       armed = true;
-      b.textContent = "Really " + label.toLowerCase() + "?";
+      b.textContent = armedLabel;
       setTimeout(() => { armed = false; b.textContent = label; }, 4000);
       return;
     }
@@ -59,8 +59,28 @@ async function loadPeople() {
   if (!people.length) list.append(el("p", { class: "hint", text: "Nobody enrolled yet: add photos above." }));
   for (const p of people) {
     const faces = el("div", { class: "faces" });
-    for (const t of p.templates.slice(0, 12))
-      faces.append(el("img", { src: t.thumbnail || "/placeholder.svg", alt: "", title: t.source }));
+    for (const t of p.templates.slice(0, 12)) {
+      const drop = confirmButton("×", async () => {
+        try {
+          await post(`/api/templates/${t.id}/remove`, {});
+          say(`Removed a template of ${p.name}`, true);
+        } catch (e) { say(e.message); }
+        loadPeople();
+      }, "remove?");
+      drop.classList.add("template-remove");
+      drop.title = "Remove this template";
+      faces.append(el("figure", { class: "template", "data-template": String(t.id) }, [
+        el("img", { src: t.thumbnail || "/placeholder.svg", alt: "", title: t.source }), drop]));
+    }
+    const newName = el("input", { class: "rename-input", placeholder: "New name", maxlength: "256" });
+    const rename = el("button", { class: "rename-button", type: "button", text: "Rename" });
+    rename.addEventListener("click", async () => {
+      try {
+        await post("/api/people/rename", { name: p.name, new_name: newName.value });
+        say(`Renamed ${p.name} to ${newName.value}`, true);
+      } catch (e) { say(e.message); }
+      loadPeople();
+    });
     const remove = confirmButton("Remove", async () => {
       try {
         await post("/api/people/remove", { name: p.name });
@@ -72,7 +92,7 @@ async function loadPeople() {
       el("h2", { text: p.name }),
       el("div", { class: "meta", text: `${p.template_count} template(s)` }),
       faces,
-      el("div", { class: "actions" }, [remove]),
+      el("div", { class: "actions" }, [newName, rename, remove]),
     ]));
   }
 }
@@ -134,7 +154,8 @@ async function loadUnknowns() {
     const nearest = c.nearest ? `; nearest ${c.nearest.name} (${c.nearest.similarity.toFixed(2)})` : "";
     list.append(el("div", { class: "card cluster", "data-key": c.key }, [
       el("h2", { text: `${c.size} face(s)` }),
-      el("div", { class: "meta", text: `${c.cameras.join(", ")}; ${time(c.first_seen_ms)} – ${time(c.last_seen_ms)}${nearest}` }),
+      el("div", { class: "meta",
+        text: `${c.cameras.join(", ")}; ${time(c.first_seen_ms)} – ${time(c.last_seen_ms)}${nearest}` }),
       faces,
       el("div", { class: "actions" }, [nameInput, nameButton, merge, forget]),
     ]));
@@ -159,7 +180,8 @@ async function loadEvents(ev) {
     const snap = el("td");
     if (typeof e.snapshot === "string" && e.snapshot) {
       const url = "/snapshots/" + encodeURIComponent(e.snapshot.split("/").pop());
-      snap.append(el("a", { href: url, target: "_blank", rel: "noopener" }, [el("img", { src: url, alt: "snapshot" })]));
+      const img = el("img", { src: url, alt: "snapshot" });
+      snap.append(el("a", { href: url, target: "_blank", rel: "noopener" }, [img]));
     }
     const conf = typeof e.confidence === "number" ? e.confidence.toFixed(2) : "";
     const dwell = typeof e.dwell_s === "number" ? e.dwell_s.toFixed(1) + " s" : "";
