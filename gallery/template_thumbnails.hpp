@@ -4,9 +4,9 @@
 // connection of their own: the gallery's schema, version and revision are untouched, an older
 // taconite ignores the table, and a template without a crop simply has no thumbnail.
 //
-// A PostgreSQL gallery keeps no thumbnails in this version: put() is a no-op there and get() finds
-// none (the page shows a placeholder). Errors name the gallery file. Not safe for concurrent calls:
-// open one per thread.
+// A PostgreSQL gallery keeps them in a table of the same name in its database, also on a connection
+// of its own (no change notification: thumbnails are nothing a pipeline reloads). Errors name the
+// gallery (a connection string's password masked). Not safe for concurrent calls: open one per thread.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +33,7 @@ class TemplateThumbnails {
   TemplateThumbnails& operator=(TemplateThumbnails&&) noexcept;
   ~TemplateThumbnails();
 
-  // False for a PostgreSQL gallery: nothing is kept.
+  // False in a build without libpq for a PostgreSQL location: nothing is kept.
   bool kept() const;
   // Stores (or replaces) template `id`'s crop. Input error when it is empty or over kMaxThumbnailBytes.
   Status put(std::int64_t template_id, std::span<const unsigned char> jpeg);
