@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <unordered_set>
+
 #include "gallery_store.hpp"
 #include "template_thumbnail_table.hpp"
 #include "unix_time.hpp"
@@ -78,15 +80,14 @@ class SqliteThumbnails final : public ThumbnailTable {
   Result<std::vector<bool>> has(std::span<const std::int64_t> ids) const override {
     std::vector<bool> out(ids.size(), false);
     if (!table) return out;
+    // One scan of the ids kept (one row per template at most) instead of a query per template.
     Statement s;
-    if (Result<bool> p = prepare("SELECT 1 FROM template_thumbnails WHERE template_id = ?", s); !p) return p.error();
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      sqlite3_reset(s.st);
-      sqlite3_bind_int64(s.st, 1, ids[i]);
-      const int rc = sqlite3_step(s.st);
-      if (rc != SQLITE_ROW && rc != SQLITE_DONE) return error("cannot read template " + std::to_string(ids[i]));
-      out[i] = rc == SQLITE_ROW;
-    }
+    if (Result<bool> p = prepare("SELECT template_id FROM template_thumbnails", s); !p) return p.error();
+    std::unordered_set<std::int64_t> kept;
+    int rc;
+    while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) kept.insert(sqlite3_column_int64(s.st, 0));
+    if (rc != SQLITE_DONE) return error("cannot read the thumbnails' ids");
+    for (std::size_t i = 0; i < ids.size(); ++i) out[i] = kept.count(ids[i]) > 0;
     return out;
   }
 

@@ -3,7 +3,9 @@
 // schema and its change notifications are untouched (a thumbnail is no change a pipeline reloads).
 #include <libpq-fe.h>
 
+#include <cstdlib>
 #include <memory>
+#include <unordered_set>
 
 #include "displayed_location.hpp"
 #include "template_thumbnail_table.hpp"
@@ -81,12 +83,17 @@ class PgThumbnails final : public ThumbnailTable {
   Result<std::vector<bool>> has(std::span<const std::int64_t> ids) const override {
     std::vector<bool> out(ids.size(), false);
     if (!table) return out;
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const std::string id = std::to_string(ids[i]);
-      PgResultPtr r = exec("SELECT 1 FROM template_thumbnails WHERE template_id = $1::bigint", {id.c_str()});
-      if (!r || PQresultStatus(r.get()) != PGRES_TUPLES_OK) return error("cannot read template " + id);
-      out[i] = PQntuples(r.get()) > 0;
+    // One query for the ids kept (one row per template at most), not a round trip per template.
+    PgResultPtr r = exec("SELECT template_id FROM template_thumbnails", {});
+    if (!r || PQresultStatus(r.get()) != PGRES_TUPLES_OK) return error("cannot read the thumbnails' ids");
+    std::unordered_set<std::int64_t> kept;
+    for (int row = 0; row < PQntuples(r.get()); ++row) {
+      if (PQgetlength(r.get(), row, 0) != 8) return error("a thumbnail's template id is not a bigint");
+      std::uint64_t v = 0;
+      for (int b = 0; b < 8; ++b) v = (v << 8) | static_cast<unsigned char>(PQgetvalue(r.get(), row, 0)[b]);
+      kept.insert(static_cast<std::int64_t>(v));
     }
+    for (std::size_t i = 0; i < ids.size(); ++i) out[i] = kept.count(ids[i]) > 0;
     return out;
   }
 

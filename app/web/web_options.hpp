@@ -32,7 +32,9 @@ struct WebBounds {
   std::size_t max_files_per_request = 50;         // files of one upload; the rest are dropped and counted
   std::size_t max_concurrent_recognitions = 2;    // uploads / recognitions at once (503 beyond)
   std::size_t max_faces_per_image = 20;           // faces embedded per image (the largest)
-  std::size_t max_queued_requests = 32;           // API requests waiting for a worker (503 beyond)
+  // API requests in the server at once, running or waiting for a worker (503 beyond). Each holds
+  // its body: at worst max_queued_requests x max_upload_bytes of memory.
+  std::size_t max_queued_requests = 8;
 };
 
 struct WebServerOptions {

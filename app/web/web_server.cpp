@@ -281,6 +281,7 @@ void WebServer::Impl::handle(SoupServerMessage* msg, const char* c_path, GHashTa
     r.body.assign(data, data + size);
   }
   g_bytes_unref(all);
+  soup_message_body_truncate(body);  // only our copy is kept while the request waits
   if (queued.load() >= options.bounds.max_queued_requests)
     return set_reply(msg, error_reply(503, "too many requests at once; try again"));
   ++queued;

@@ -7,6 +7,7 @@ file passes SQLite's integrity check and holds exactly what the API reported enr
 Usage: test_web_api.py WEB_HOST TACONITE_GALLERY BUNDLE UNKNOWN_FACES_HELPER"""
 import json
 import os
+import socket
 import sqlite3
 import struct
 import sys
@@ -276,6 +277,18 @@ def main():
         for t in threads:
             t.join()
         assert len(results) == 24 and set(results) <= {200, 503} and results.count(200) >= 2, results
+        print(f"24 concurrent requests: {results.count(200)} answered, {results.count(503)} busy (503)")
+
+        # Clients that go away mid-request (before and after the body) leave the server serving.
+        port = int(host.url.rstrip("/").rsplit(":", 1)[1])
+        for cut in (len(messi) // 2, len(messi)):
+            for _ in range(3):
+                s = socket.create_connection(("127.0.0.1", port))
+                head = f"POST /api/recognize HTTP/1.1\r\nHost: x\r\nContent-Length: {len(messi)}\r\n\r\n"
+                s.sendall(head.encode() + messi[:cut])
+                s.close()
+        status, r = host.json("/api/recognize", messi, "POST", content_type="image/jpeg")
+        assert status == 200 and r["faces"][0]["label"] == "Messi", r
     finally:
         host.stop()
 
