@@ -192,6 +192,9 @@ def main():
             unknown_line(stranger, "door2", 4, t0 + 180000, crop)])
         status, clusters = host.json("/api/unknowns")
         assert status == 200 and [c["size"] for c in clusters] == [3, 1], clusters
+        # The keys are taconite-gallery's: the CLI and the page can be mixed.
+        cli_keys = [json.loads(l)["key"] for l in run(cli, "unknowns", gallery, "--json").stdout.splitlines()]
+        assert cli_keys == [c["key"] for c in clusters], (cli_keys, clusters)
         big = clusters[0]
         assert big["cameras"] == ["door1", "door2"] and big["first_seen_ms"] == t0, big
         assert len(big["faces"]) == 3 and big["faces"][0]["picture"].endswith(".jpg"), big
