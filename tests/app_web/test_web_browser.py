@@ -157,7 +157,15 @@ def main():
         browser.wait_for("document.getElementById('status').textContent.startsWith('Named')")
         browser.wait_for("document.querySelectorAll('.cluster').length === 0")
 
-        # The named person is now recognised in another photo.
+        # The named person is now recognised in another photo: through the page, and the API.
+        show("people")
+        doc = browser.call("DOM.getDocument")["root"]["nodeId"]
+        node = browser.call("DOM.querySelector", nodeId=doc, selector="#recognize-file")["nodeId"]
+        browser.call("DOM.setFileInputFiles", nodeId=node, files=[os.path.realpath(held_out)])
+        browser.evaluate("document.querySelector('#recognize button').click()")
+        said = browser.wait_for("/[a-z]/.test(document.getElementById('recognize-result').textContent) && "
+                                "document.getElementById('recognize-result').textContent")
+        assert said.startswith(unknown[0] + " ("), said
         status, r = host.json("/api/recognize", open(held_out, "rb").read(), "POST", content_type="image/jpeg")
         assert status == 200 and r["faces"], r
         assert r["faces"][0]["label"] == unknown[0], r

@@ -116,6 +116,20 @@ async function addPhotos(ev) {
   loadPeople();
 }
 
+// POST /api/recognize with the chosen photo: each face's name (or the nearest one) and score.
+async function recognize(ev) {
+  ev.preventDefault();
+  const out = document.getElementById("recognize-result");
+  out.textContent = "…";
+  try {
+    const file = document.getElementById("recognize-file").files[0];
+    const r = await api("/api/recognize", { method: "POST", body: file });
+    out.textContent = r.faces.length ? r.faces.map((f) => (f.label !== null
+      ? `${f.label} (${f.confidence.toFixed(2)})`
+      : `unknown (nearest ${f.nearest ?? "none"}, ${f.confidence.toFixed(2)})`)).join("; ") : "no face found";
+  } catch (e) { out.textContent = ""; say(e.message); }
+}
+
 async function loadUnknowns() {
   const [clusters] = await Promise.all([api("/api/unknowns"), loadPeople()]);
   const list = document.getElementById("unknowns-list");
@@ -226,6 +240,7 @@ async function show(tab) {
 document.addEventListener("DOMContentLoaded", () => {
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => show(b.dataset.tab));
   document.getElementById("add-photos").addEventListener("submit", addPhotos);
+  document.getElementById("recognize").addEventListener("submit", recognize);
   document.getElementById("event-filters").addEventListener("submit", loadEvents);
   // The live state refreshes while its tab is open.
   setInterval(() => { if (current === "cameras") loadCameras().catch((e) => say(e.message)); }, 5000);
