@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <set>
 #include <thread>
 
 #include "api_routes.hpp"
@@ -81,6 +82,7 @@ struct WebServer::Impl {
   std::string url;
   std::string credentials_user, credentials_password;
   bool auth = false;
+  std::set<std::string> allowed_hosts;  // Host header names served without a password
 
   GMainContext* context = nullptr;
   GMainLoop* loop = nullptr;
@@ -209,11 +211,27 @@ void WebServer::Impl::serve_snapshot(SoupServerMessage* msg, const std::string& 
   set_reply(msg, {200, name.ends_with(".png") ? "image/png" : "image/jpeg", std::move(bytes)});
 }
 
+// The host name of a Host header ("127.0.0.1:8765" -> "127.0.0.1", "[::1]:8765" -> "[::1]").
+std::string host_name(const char* host) {
+  const std::string h = host ? host : "";
+  const std::size_t colon = h.rfind(':');
+  if (colon == std::string::npos || h.find(']', colon) != std::string::npos) return h;
+  return h.substr(0, colon);
+}
+
 void WebServer::Impl::handle(SoupServerMessage* msg, const char* c_path, GHashTable* query) {
   if (soup_server_message_get_status(msg) != 0) return;  // refused from its headers (413, 411)
   const std::string path = c_path ? c_path : "/";
   const std::string method = soup_server_message_get_method(msg);
   SoupMessageHeaders* headers = soup_server_message_get_request_headers(msg);
+  // Without a password, only requests addressed to this machine by address or as localhost are
+  // served: a site whose name an attacker points at 127.0.0.1 (DNS rebinding) gets nothing.
+  if (!auth) {
+    std::string name = host_name(soup_message_headers_get_one(headers, "Host"));
+    for (char& c : name) c = g_ascii_tolower(c);
+    if (!allowed_hosts.contains(name))
+      return set_reply(msg, error_reply(403, "requests must address this server by its address or as localhost"));
+  }
   if (method == "GET" && !path.starts_with("/api/")) {
     if (path.starts_with("/snapshots/")) return serve_snapshot(msg, path.substr(std::strlen("/snapshots/")));
     return serve_static(msg, path);
@@ -359,6 +377,14 @@ Result<std::unique_ptr<WebServer>> WebServer::start(const WebServerOptions& opti
   Result<GSocketAddress*> address = parse_listen(options.listen);
   if (!address) return address.error();
   const bool loopback = is_loopback(address.value());
+  {
+    GInetAddress* listen_ip = g_inet_socket_address_get_address(G_INET_SOCKET_ADDRESS(address.value()));
+    gchar* ip = g_inet_address_to_string(listen_ip);
+    const std::string text = ip;
+    g_free(ip);
+    impl->allowed_hosts = {"localhost", "127.0.0.1", "[::1]",
+                           text.find(':') != std::string::npos ? "[" + text + "]" : text};
+  }
   g_object_unref(address.value());
   if (!loopback && options.credentials_file.empty())
     return Error{ErrorKind::Input, "http listen " + options.listen +

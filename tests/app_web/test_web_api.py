@@ -99,6 +99,10 @@ def main():
             status, headers, _ = host.request(path)
             assert status == 200 and kind in headers["Content-Type"], (path, status, headers["Content-Type"])
         assert host.request("/nothing-here.html")[0] == 404
+        # DNS rebinding: a name that is not this machine's is refused without a password.
+        for name in ("evil.example", "evil.example:80", "127.0.0.1.evil.example"):
+            assert host.request("/api/people", headers={"Host": name})[0] == 403, name
+        assert host.request("/api/people", headers={"Host": "LocalHost:1"})[0] == 200
         assert host.request("/api/nothing")[0] == 404
         assert host.request("/api/people", b"{}", "POST", content_type="application/json")[0] == 405
 
