@@ -5,6 +5,7 @@
 
 #include "identity_fields.hpp"
 #include "json_parse.hpp"
+#include "json_write.hpp"
 
 namespace taconite::app {
 
@@ -72,14 +73,32 @@ ApiReply events(const ApiContext& c, const ApiRequest& r) {
   } catch (...) {
     return error_reply(500, "the event history failed");
   }
-  // Only a JSON array reaches the page.
+  // Only a JSON array reaches the page; an event's snapshot file gets the URL it is served at.
   Result<json::JsonNodePtr> doc = json::parse_json(text);
   if (!doc || !JSON_NODE_HOLDS_ARRAY(doc.value().get()))
     return error_reply(500, "the event history did not answer a JSON array");
-  return {200, "application/json", std::move(text)};
+  JsonArray* events = json_node_get_array(doc.value().get());
+  for (guint i = 0; i < json_array_get_length(events); ++i) {
+    JsonNode* e = json_array_get_element(events, i);
+    if (!JSON_NODE_HOLDS_OBJECT(e)) continue;
+    JsonObject* o = json_node_get_object(e);
+    JsonNode* snapshot = json_object_get_member(o, "snapshot");
+    if (!snapshot || !JSON_NODE_HOLDS_VALUE(snapshot) || json_node_get_value_type(snapshot) != G_TYPE_STRING) continue;
+    std::string file = json_node_get_string(snapshot);
+    file = file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
+    if (snapshot_file_name(file)) json_object_set_string_member(o, "snapshot_url", ("/snapshots/" + file).c_str());
+  }
+  return {200, "application/json", json::write_json(doc.value().get())};
 }
 
 }  // namespace
+
+bool snapshot_file_name(const std::string& name) {
+  if (name.empty() || name.size() > 255 || name[0] == '.') return false;
+  for (char c : name)
+    if (!(g_ascii_isalnum(c) || c == '.' || c == '_' || c == '-')) return false;
+  return true;
+}
 
 Result<EventQuery> parse_event_query(const std::map<std::string, std::string>& query) {
   EventQuery q;

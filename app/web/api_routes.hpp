@@ -33,6 +33,10 @@ struct ApiContext {
 // 404 for an unknown route, 405 for a known path with another method.
 ApiReply route_api(const ApiContext& context, const ApiRequest& request);
 
+// A snapshot file name the server serves under /snapshots/: letters, digits, '.', '_', '-', not
+// starting with '.', at most 255 bytes (no path: nothing outside the snapshot directory).
+bool snapshot_file_name(const std::string& name);
+
 // The events query of GET /api/events from its parameters (person, camera, since, limit); an
 // Input error naming the bad parameter.
 Result<EventQuery> parse_event_query(const std::map<std::string, std::string>& query);

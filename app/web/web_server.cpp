@@ -65,14 +65,6 @@ void set_reply(SoupServerMessage* msg, const ApiReply& reply) {
   soup_message_headers_replace(h, "X-Content-Type-Options", "nosniff");
 }
 
-// A snapshot file name as the event history gives it: no path, no hidden file.
-bool plain_file_name(const std::string& name) {
-  if (name.empty() || name.size() > 255 || name[0] == '.') return false;
-  for (char c : name)
-    if (!(g_ascii_isalnum(c) || c == '.' || c == '_' || c == '-')) return false;
-  return true;
-}
-
 }  // namespace
 
 struct WebServer::Impl {
@@ -198,7 +190,7 @@ void WebServer::Impl::serve_static(SoupServerMessage* msg, const std::string& pa
 }
 
 void WebServer::Impl::serve_snapshot(SoupServerMessage* msg, const std::string& name) {
-  if (options.snapshot_dir.empty() || !plain_file_name(name)) return set_reply(msg, error_reply(404, "no snapshot"));
+  if (options.snapshot_dir.empty() || !snapshot_file_name(name)) return set_reply(msg, error_reply(404, "no snapshot"));
   const std::filesystem::path file = std::filesystem::path(options.snapshot_dir) / name;
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(file, ec);

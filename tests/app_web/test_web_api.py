@@ -251,6 +251,7 @@ def main():
         # --- events: filters go to the event source; bad filters are refused
         status, r = host.json("/api/events")
         assert status == 200 and [e["uid"] for e in r] == ["u3", "u2", "u1"], r
+        assert r[0]["snapshot_url"] == "/snapshots/door1-abc.jpg" and "snapshot_url" not in r[1], r
         assert [e["uid"] for e in host.json("/api/events?person=Messi")[1]] == ["u3", "u1"]
         assert [e["uid"] for e in host.json("/api/events?camera=door2")[1]] == ["u2"]
         assert [e["uid"] for e in host.json("/api/events?since=1764590400")[1]] == ["u3", "u2"]

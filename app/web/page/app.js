@@ -192,8 +192,8 @@ async function loadEvents(ev) {
   for (const e of events) {
     const epoch = typeof e.epoch_s === "number" ? e.epoch_s * 1000 : Date.parse(e.utc || "");
     const snap = el("td");
-    if (typeof e.snapshot === "string" && e.snapshot) {
-      const url = "/snapshots/" + encodeURIComponent(e.snapshot.split("/").pop());
+    if (typeof e.snapshot_url === "string" && e.snapshot_url.startsWith("/snapshots/")) {
+      const url = e.snapshot_url;
       const img = el("img", { src: url, alt: "snapshot" });
       snap.append(el("a", { href: url, target: "_blank", rel: "noopener" }, [img]));
     }
