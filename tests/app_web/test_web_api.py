@@ -7,6 +7,7 @@ file passes SQLite's integrity check and holds exactly what the API reported enr
 Usage: test_web_api.py WEB_HOST TACONITE_GALLERY BUNDLE UNKNOWN_FACES_HELPER"""
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import struct
@@ -308,6 +309,8 @@ def main():
     orphans = db.execute("SELECT count(*) FROM template_thumbnails WHERE template_id NOT IN "
                          "(SELECT id FROM templates)").fetchone()[0]
     assert orphans == 0
+    db.close()
+    shutil.rmtree(work, ignore_errors=True)  # kept when the test fails, to look at
     print("ok: every route, bounds, hostile input, auth and concurrency")
 
 

@@ -4,7 +4,7 @@ unknown-face cluster is named through the page, and then POST /api/recognize of 
 that face returns the name. With ../shared/realfaces (a real embedder, real people) when present;
 otherwise the IR-tiny test bundle and opencv-doc's messi5.jpg (synthetic weights: the same photo
 is recognised, which still shows the naming reached the gallery). Screenshots of each tab (faces
-blurred: the photos are not ours to publish) go to the work directory, and into docs/images/ with
+blurred: the photos are not ours to publish) are copied into docs/images/ with
 TACONITE_UPDATE_DOC_IMAGES=1.
 
 Usage: test_web_browser.py WEB_HOST TACONITE_GALLERY UNKNOWN_FACES_HELPER BUNDLE"""
@@ -193,7 +193,8 @@ def main():
         for s in shots:
             shutil.copy(s, target)
         print(f"screenshots copied to {target}")
-    print("ok: the page named a cluster and the person is recognised; screenshots in", work)
+    shutil.rmtree(work, ignore_errors=True)  # kept when the test fails, to look at
+    print("ok: the page named a cluster and the person is recognised")
 
 
 if __name__ == "__main__":
