@@ -44,7 +44,7 @@ std::vector<unsigned char> jpeg_of_rgb(const cv::Mat& rgb) {
 
 // One engine and detector, used by one call at a time.
 struct FaceLibrary::Engine {
-  IrEmbedder embedder;
+  Session embedder;  // a session on the shared model: one engine per concurrent call
   std::unique_ptr<faces::YuNetFaceFinder> finder;
   std::vector<float> chw;
 
@@ -59,7 +59,7 @@ struct FaceLibrary::Engine {
     Result<std::vector<vision::FaceBox>> boxes = finder->find(bgr);
     if (!boxes) return boxes.error();
     std::vector<Face> out;
-    const InputDims dims = embedder.input_dims();
+    const InputDims dims = embedder.model()->input_dims();
     for (std::size_t i = 0; i < boxes.value().size() && i < max_faces; ++i) {
       if (gallery::Status s = finder->model_input(i, chw); !s) continue;  // no alignment: not embedded
       Result<Embedding> e = embedder.embed({chw, 3, dims.height, dims.width});
@@ -111,22 +111,27 @@ Result<std::unique_ptr<FaceLibrary>> FaceLibrary::load(const WebServerOptions& o
   Result<gallery::ModelFingerprint> fingerprint = gallery::fingerprint_model(options.model, options.model_proc);
   if (!fingerprint) return fingerprint.error();
   if (gallery::Status s = store.value().check_model(fingerprint.value()); !s) return s.error();
-  for (std::size_t i = 0; i < engines; ++i) {
+  std::shared_ptr<const Model> model = options.shared_model;
+  if (!model) {
     LoadOptions load;
     load.backend = options.backend;
     load.threads = options.threads;
     load.model_proc = options.model_proc;
-    Result<IrEmbedder> embedder = IrEmbedder::load(options.model, load);
-    if (!embedder) return embedder.error();
+    Result<std::shared_ptr<const Model>> loaded = Model::load(options.model, load);
+    if (!loaded) return loaded.error();
+    model = std::move(loaded.value());
+  }
+  const InputDims dims = model->input_dims();
+  const faces::ModelInput input{dims.width, dims.height, vision::normalisation_of(model->preprocessing())};
+  lib->threshold_ = options.match_threshold.value_or(model->recommended_threshold().value_or(kDefaultMatchThreshold));
+  for (std::size_t i = 0; i < engines; ++i) {
+    Result<Session> session = Session::create(model);
+    if (!session) return session.error();
     Result<std::unique_ptr<faces::YuNetFaceFinder>> finder =
-        faces::YuNetFaceFinder::load(options.detector, faces::model_input_of(embedder.value()), options.threads);
+        faces::YuNetFaceFinder::load(options.detector, input, options.threads);
     if (!finder) return Error{finder.error().kind, options.detector + ": " + finder.error().message};
-    if (i == 0) {
-      const std::optional<double> recommended = embedder.value().shared_model()->recommended_threshold();
-      lib->threshold_ = options.match_threshold.value_or(recommended.value_or(kDefaultMatchThreshold));
-    }
     lib->free_engines_.push_back(
-        std::make_unique<Engine>(Engine{std::move(embedder.value()), std::move(finder.value()), {}}));
+        std::make_unique<Engine>(Engine{std::move(session.value()), std::move(finder.value()), {}}));
   }
   return lib;
 }

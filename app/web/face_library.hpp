@@ -5,7 +5,8 @@
 //
 // Thread-safe: the calls may run on several worker threads at once. Each call opens its own gallery
 // connection (GalleryStore is one per thread); writes are serialised here; a recognition borrows
-// one of max_concurrent_recognitions engines (each an IrEmbedder + a YuNet finder, loaded at start).
+// one of max_concurrent_recognitions engines (each a Session on one shared Model + a YuNet finder,
+// made at start).
 // Never throws; every failure is an ApiReply with an error naming what was wrong.
 #pragma once
 

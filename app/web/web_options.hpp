@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <memory>
 #include <string>
+
+#include "taconite/model.hpp"
 
 namespace taconite::app {
 
@@ -30,7 +33,7 @@ struct WebBounds {
   std::size_t max_upload_bytes = 32u << 20;       // a request body (413 beyond)
   long long max_image_pixels = 40LL << 20;        // an image's header size (refused before decoding)
   std::size_t max_files_per_request = 50;         // files of one upload; the rest are dropped and counted
-  std::size_t max_concurrent_recognitions = 2;    // uploads / recognitions at once (503 beyond)
+  std::size_t max_concurrent_recognitions = 2;    // worker threads and engines: uploads / recognitions at once
   std::size_t max_faces_per_image = 20;           // faces embedded per image (the largest)
   // API requests in the server at once, running or waiting for a worker (503 beyond). Each holds
   // its body: at worst max_queued_requests x max_upload_bytes of memory.
@@ -47,7 +50,11 @@ struct WebServerOptions {
   std::string model;       // bundle directory or ONNX embedder
   std::string model_proc;  // an ONNX embedder's description; empty: beside the model
   std::string backend = "auto";
-  int threads = 1;         // CPU threads per embedding
+  int threads = 1;         // CPU threads per embedding and detection
+  // The runner's loaded model (the pipelines' shared engine): the page makes its sessions on it
+  // instead of loading the model again. `model` must still name its file (the gallery's model
+  // check). Null: the page loads `model` itself (once; one session per concurrent recognition).
+  std::shared_ptr<const taconite::Model> shared_model;
   std::string detector;    // YuNet .onnx (required: uploads are found and aligned with it)
   std::string snapshot_dir;  // served under /snapshots/ (empty: none)
   // Cosine similarity a face needs to be named by /api/recognize; unset: the model's recommended

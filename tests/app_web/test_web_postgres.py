@@ -39,7 +39,8 @@ def main():
         run(cli, "create", gallery, "--model", bundle)
         # web_host reads the server's password file from the environment, as libpq does.
         os.environ.update(server.env)
-        host = Host(host_exe, "--gallery", gallery, "--model", bundle, "--detector", YUNET)
+        # The model handed over already loaded, as taconite-run shares its engine's.
+        host = Host(host_exe, "--gallery", gallery, "--model", bundle, "--detector", YUNET, "--shared-model", "yes")
         status, r = host.upload("/api/people/photos?name=Messi", [("messi5.jpg", messi), ("x.txt", b"no")])
         assert status == 200 and r["enrolled"] == 1 and r["failed"] == 1, r
         people = host.json("/api/people")[1]

@@ -54,7 +54,7 @@ int usage() {
                "usage: web_host --gallery G --model M [--model-proc J] --detector YUNET [--listen HOST:PORT]\n"
                "  [--credentials FILE] [--snapshots DIR] [--events FILE.json] [--camera NAME=STATE[:DETAIL]]...\n"
                "  [--max-upload-bytes N] [--max-image-pixels N] [--max-files N] [--max-concurrent N]\n"
-               "  [--threshold T] [--backend B]\n");
+               "  [--threshold T] [--backend B] [--shared-model yes|no]\n");
   return 2;
 }
 
@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   o.listen = "127.0.0.1:0";
   std::string events_file;
   std::vector<std::string> cameras;
+  bool shared = false;  // load the model here and hand it over, as taconite-run shares its engine's
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage();
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
     else if (a == "--events") events_file = v;
     else if (a == "--camera") cameras.push_back(v);
     else if (a == "--backend") o.backend = v;
+    else if (a == "--shared-model") shared = v == "yes";
     else if (a == "--threshold") o.match_threshold = std::atof(v.c_str());
     else if (a == "--max-upload-bytes") o.bounds.max_upload_bytes = std::strtoull(v.c_str(), nullptr, 10);
     else if (a == "--max-image-pixels") o.bounds.max_image_pixels = std::strtoll(v.c_str(), nullptr, 10);
@@ -88,6 +90,16 @@ int main(int argc, char** argv) {
   }
   if (!events_file.empty())
     o.events = [events_file](const app::EventQuery& q) { return filter_events(events_file, q); };
+  if (shared) {
+    LoadOptions load;
+    load.model_proc = o.model_proc;
+    Result<std::shared_ptr<const Model>> model = Model::load(o.model, load);
+    if (!model) {
+      std::fprintf(stderr, "web_host: %s\n", model.error().message.c_str());
+      return 1;
+    }
+    o.shared_model = model.value();
+  }
   Result<std::unique_ptr<app::WebServer>> server = app::WebServer::start(o);
   if (!server) {
     std::fprintf(stderr, "web_host: %s\n", server.error().message.c_str());
