@@ -74,6 +74,22 @@ def main():
     refused = Host(host_exe, *common, "--listen", "not-an-address:1", expect_failure=True)
     assert refused.returncode == 1 and "not an IP address" in refused.stderr, refused.stderr
 
+    empty_password = os.path.join(work, "nopass.credentials")
+    with open(empty_password, "w") as f:
+        f.write("admin\n\n")
+    os.chmod(empty_password, 0o600)
+    refused = Host(host_exe, *common, "--credentials", empty_password, expect_failure=True)
+    assert refused.returncode == 1 and "needs a password" in refused.stderr, refused.stderr
+
+    # --- on loopback, a credentials file given is enforced too.
+    guarded = Host(host_exe, *common, "--credentials", creds)
+    try:
+        assert guarded.request("/api/people")[0] == 401
+        guarded.auth = "admin:s3cret"
+        assert guarded.json("/api/people") == (200, [])
+    finally:
+        guarded.stop()
+
     # --- beyond loopback with credentials: nothing without them.
     guarded = Host(host_exe, *common, "--listen", "0.0.0.0:0", "--credentials", creds)
     try:
