@@ -53,6 +53,10 @@ class GalleryBackend {
   virtual Status copy_identity(const IdentityRow& identity, std::span<const TemplateRow> templates) = 0;
   // Inside a write; false when there is no identity of that name.
   virtual Result<bool> remove_identity(const std::string& name) = 0;
+  // Inside a write; false when there is no identity `from`. `to` is checked and free (GalleryStore).
+  virtual Result<bool> rename_identity(const std::string& from, const std::string& to) = 0;
+  // Inside a write; false when there is no template `id`. Its identity stays, even with no template left.
+  virtual Result<bool> remove_template(std::int64_t id) = 0;
   virtual Result<std::vector<IdentityRow>> identities() const = 0;
   virtual Result<std::vector<TemplateRow>> templates(bool with_embeddings) const = 0;
 

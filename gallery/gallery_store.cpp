@@ -193,6 +193,32 @@ Result<bool> GalleryStore::remove(const std::string& name) {
   return removed.value();
 }
 
+Result<bool> GalleryStore::rename(const std::string& from, const std::string& to) {
+  if (Status s = check_identity_name(to); !s) return s.error();
+  Result<WriteBatch> batch = begin_write();
+  if (!batch) return batch.error();
+  // Checked inside the write: nobody takes the name between the check and the rename.
+  Result<std::vector<IdentityRow>> ids = backend_->identities();
+  if (!ids) return ids.error();
+  for (const IdentityRow& row : ids.value())
+    if (row.name == to && from != to)
+      return Error{ErrorKind::Input, backend_->path().string() + ": an identity named \"" + to +
+                                         "\" exists already; nothing renamed"};
+  Result<bool> renamed = backend_->rename_identity(from, to);
+  if (!renamed) return renamed.error();
+  if (Status s = batch.value().commit(); !s) return s.error();
+  return renamed.value();
+}
+
+Result<bool> GalleryStore::remove_template(std::int64_t template_id) {
+  Result<WriteBatch> batch = begin_write();
+  if (!batch) return batch.error();
+  Result<bool> removed = backend_->remove_template(template_id);
+  if (!removed) return removed.error();
+  if (Status s = batch.value().commit(); !s) return s.error();
+  return removed.value();
+}
+
 Status GalleryStore::listen_for_changes() { return backend_->listen_for_changes(); }
 
 int GalleryStore::change_socket() const { return backend_->change_socket(); }

@@ -192,6 +192,11 @@ class GalleryStore {
   // Removes an identity and its templates; false when there is none of that name. Any name is
   // accepted here, so names stored before the checks existed can be removed.
   Result<bool> remove(const std::string& name);
+  // Renames an identity (its templates and ids kept); false when there is none named `from`. Input
+  // error for a bad new name (identity_fields.hpp) or one another identity has; nothing changes then.
+  Result<bool> rename(const std::string& from, const std::string& to);
+  // Removes one template; false when there is none of that id. Its identity stays.
+  Result<bool> remove_template(std::int64_t template_id);
 
   // A PostgreSQL gallery notifies every committed change (LISTEN/NOTIFY): listen_for_changes()
   // subscribes this connection (Input error for an SQLite file), change_socket() is the socket to

@@ -304,6 +304,26 @@ Result<bool> PgStore::remove_identity(const std::string& name) {
   return removed > 0;
 }
 
+Result<bool> PgStore::rename_identity(const std::string& from, const std::string& to) {
+  const std::string params[] = {to, from};
+  Result<PgResult> r =
+      run(connection_->conn, name_, "cannot rename", "UPDATE identities SET name = $1 WHERE name = $2", params);
+  if (!r) return r.error();
+  const std::int64_t renamed = to_int(PQcmdTuples(r.value().get()));
+  changed_rows_ += renamed;
+  return renamed > 0;
+}
+
+Result<bool> PgStore::remove_template(std::int64_t id) {
+  const std::string params[] = {std::to_string(id)};
+  Result<PgResult> r =
+      run(connection_->conn, name_, "cannot remove a template", "DELETE FROM templates WHERE id = $1", params);
+  if (!r) return r.error();
+  const std::int64_t removed = to_int(PQcmdTuples(r.value().get()));
+  changed_rows_ += removed;
+  return removed > 0;
+}
+
 Result<std::vector<IdentityRow>> PgStore::identities() const {
   Result<PgResult> r = run(connection_->conn, name_, "cannot read the identities",
                            "SELECT i.id, i.name, i.metadata, i.created_unix,"

@@ -62,6 +62,8 @@ class PgStore final : public GalleryBackend {
                                   std::span<const double> norms) override;
   Status copy_identity(const IdentityRow& identity, std::span<const TemplateRow> templates) override;
   Result<bool> remove_identity(const std::string& name) override;
+  Result<bool> rename_identity(const std::string& from, const std::string& to) override;
+  Result<bool> remove_template(std::int64_t id) override;
   Result<std::vector<IdentityRow>> identities() const override;
   Result<std::vector<TemplateRow>> templates(bool with_embeddings) const override;
 

@@ -409,6 +409,23 @@ Result<bool> SqliteStore::remove_identity(const std::string& name) {
   return sqlite3_changes(db_) > 0;
 }
 
+Result<bool> SqliteStore::rename_identity(const std::string& from, const std::string& to) {
+  Result<Statement> update = prepare("UPDATE identities SET name = ? WHERE name = ?");
+  if (!update) return update.error();
+  sqlite3_bind_text(update.value().get(), 1, to.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(update.value().get(), 2, from.c_str(), -1, SQLITE_TRANSIENT);
+  if (const int rc = sqlite3_step(update.value().get()); rc != SQLITE_DONE) return error("cannot rename", rc);
+  return sqlite3_changes(db_) > 0;
+}
+
+Result<bool> SqliteStore::remove_template(std::int64_t id) {
+  Result<Statement> del = prepare("DELETE FROM templates WHERE id = ?");
+  if (!del) return del.error();
+  sqlite3_bind_int64(del.value().get(), 1, id);
+  if (const int rc = sqlite3_step(del.value().get()); rc != SQLITE_DONE) return error("cannot remove a template", rc);
+  return sqlite3_changes(db_) > 0;
+}
+
 Status SqliteStore::listen_for_changes() {
   return Error{ErrorKind::Input, path_.string() + ": change notification needs a PostgreSQL gallery"};
 }

@@ -50,6 +50,10 @@ Runner::~Runner() {
   stop();
   if (collect_source_) g_source_remove(collect_source_);
   finished_.clear();
+  // Last made, first gone: a component may call an earlier one until it is destroyed (the snapshot
+  // writer, finishing its queue, hands paths to the history and pictures to MQTT).
+  observer_pointers_.clear();
+  while (!observers_.empty()) observers_.pop_back();
 }
 
 std::size_t Runner::running_cameras() const { return cameras_.size(); }

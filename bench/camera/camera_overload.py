@@ -7,7 +7,7 @@ into a chain slower than real time, in this one process:
   taconiteadaface reinfer-mode=best ! taconiteidentify ! taconitepublish messages=tracks ! fakesink
 
 Usage: bench/camera/camera_overload.py [--build DIR] [--model ir18|onnx] [--cameras 1|2] [--seconds S]
-                                       [--adaface "PROPS"] [--cache DIR]
+                                       [--adaface "PROPS"] [--detect "PROPS"] [--cache DIR]
 
 The clip (made once into --cache, never committed): ../shared/realfaces' real clip (640x360, two real
 people) at 25 fps scaled to 1920x1080, encoded to H.264 (x264enc when installed, else openh264enc) and
@@ -61,6 +61,9 @@ def parse_args():
     p.add_argument("--cameras", type=int, choices=[1, 2], default=1)
     p.add_argument("--seconds", type=float, default=30.0, help="of measurement after the first warning (<= 34)")
     p.add_argument("--adaface", default="", help="more taconiteadaface properties, e.g. 'leaky=skip'")
+    p.add_argument("--detect", default="interval=3",
+                   help="taconitedetect's properties: a chain slower than the camera on a fast machine, e.g. "
+                        "'interval=1 runtime=opencv'")
     p.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "taconite-camera-overload"))
     a = p.parse_args()
     a.build = os.path.abspath(a.build)
@@ -231,7 +234,7 @@ class Camera:
 
 def branch(name, port, model, backend, gallery, out):
     return (f"taconitecamera name=camera_{name} stream={name} uri=rtsp://127.0.0.1:{port}/cam retry-interval=1 ! "
-            f'videoconvert name=convert_{name} ! taconitedetect name=detect_{name} model="{ARGS.yunet}" interval=3 ! '
+            f'videoconvert name=convert_{name} ! taconitedetect name=detect_{name} model="{ARGS.yunet}" {ARGS.detect} ! '
             f"taconitetrack name=track_{name} ! taconiteadaface name=adaface_{name} model=\"{model}\" "
             f"backend={backend} input-mode=rois reinfer-mode=best {ARGS.adaface} ! "
             f'taconiteidentify name=identify_{name} gallery="{gallery}" model="{model}" stream={name} ! '
