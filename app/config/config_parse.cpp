@@ -457,6 +457,8 @@ class Parser {
     if (config_.storage.events && config_.gallery.empty())
       add_at(events_line_, "storage.events", "true needs a gallery: the history is kept in the gallery's database");
     const HttpConfig& http = config_.http;
+    if (http.enabled && config_.gallery.empty())
+      add_at(http_line_, "http", "needs a gallery: the web page is the gallery's face library");
     if (http.enabled && !is_loopback_host(http.host) && http.credentials_file.empty()) {
       add_at(http_line_, "http.credentials_file",
           "required when http.listen (" + http.listen + ") is not a loopback address: the page changes the gallery");

@@ -4,6 +4,10 @@
 #include "events_file_observer.hpp"
 #include "run_log.hpp"
 #include "snapshot_writer.hpp"
+#include "track_event_log.hpp"
+#if TACONITE_HAVE_WEB
+#include "web_server.hpp"
+#endif
 
 namespace taconite::app {
 
@@ -12,6 +16,46 @@ namespace {
 void log_component(const std::string& line) { log_line(line); }
 
 Error named(const char* key, const Error& error) { return Error{error.kind, std::string(key) + ": " + error.message}; }
+
+#if TACONITE_HAVE_WEB
+// The web page's events: the history's log, read on the page's worker threads (one connection each call).
+EventSource event_source(const std::string& gallery_location) {
+  return [gallery_location](const EventQuery& query) -> std::string {
+    Result<gallery::TrackEventLog> log =
+        gallery::TrackEventLog::open(gallery_location, gallery::TrackEventLog::Access::ReadOnly);
+    if (!log) return "[]";  // no history yet: no events
+    gallery::TrackEventFilter filter;
+    filter.person = query.person;
+    filter.camera = query.camera;
+    if (query.since_epoch_s) filter.since_epoch_s = static_cast<double>(*query.since_epoch_s);
+    filter.limit = query.limit;
+    Result<std::vector<gallery::StoredTrackEvent>> events = log.value().query(filter);
+    return events ? gallery::events_to_json(events.value()) : "[]";
+  };
+}
+
+Result<std::unique_ptr<PipelineObserver>> web_page(const Config& config) {
+  WebServerOptions options;
+  options.listen = config.http.listen;
+  options.credentials_file = config.http.credentials_file;
+  options.gallery = config.gallery;
+  options.model = config.model;
+  options.model_proc = config.model_proc;
+  options.backend = config.backend;
+  options.detector = config.detector;
+  options.snapshot_dir = config.storage.snapshots.dir;
+  options.match_threshold = config.threshold;
+  if (config.storage.events) options.events = event_source(config.gallery);
+  Result<std::unique_ptr<WebServer>> started = WebServer::start(options);
+  if (!started) return named("http", started.error());
+  log_line("taconite-run: the web page is at " + started.value()->url());
+  return std::unique_ptr<PipelineObserver>(std::move(started.value()));
+}
+#else
+Result<std::unique_ptr<PipelineObserver>> web_page(const Config&) {
+  return Error{ErrorKind::Input, "http: this build has no web page (it needs libsoup-3.0-dev: docs/install.md)"};
+}
+#endif
 
 }  // namespace
 
@@ -51,6 +95,11 @@ Result<std::vector<std::unique_ptr<PipelineObserver>>> make_components(const Con
     Result<std::unique_ptr<SnapshotWriter>> started = SnapshotWriter::start(std::move(options));
     if (!started) return named("storage.snapshots", started.error());
     components.push_back(std::move(started.value()));
+  }
+  if (config.http.enabled) {
+    Result<std::unique_ptr<PipelineObserver>> page = web_page(config);
+    if (!page) return page.error();
+    components.push_back(std::move(page.value()));
   }
   return components;
 }

@@ -84,9 +84,8 @@ ApiReply events(const ApiContext& c, const ApiRequest& r) {
     JsonObject* o = json_node_get_object(e);
     JsonNode* snapshot = json_object_get_member(o, "snapshot");
     if (!snapshot || !JSON_NODE_HOLDS_VALUE(snapshot) || json_node_get_value_type(snapshot) != G_TYPE_STRING) continue;
-    std::string file = json_node_get_string(snapshot);
-    file = file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
-    if (snapshot_file_name(file)) json_object_set_string_member(o, "snapshot_url", ("/snapshots/" + file).c_str());
+    const std::string served = served_snapshot(json_node_get_string(snapshot), c.options.snapshot_dir);
+    if (!served.empty()) json_object_set_string_member(o, "snapshot_url", ("/snapshots/" + served).c_str());
   }
   return {200, "application/json", json::write_json(doc.value().get())};
 }
@@ -98,6 +97,27 @@ bool snapshot_file_name(const std::string& name) {
   for (char c : name)
     if (!(g_ascii_isalnum(c) || c == '.' || c == '_' || c == '-')) return false;
   return true;
+}
+
+bool snapshot_relative_path(const std::string& path) {
+  std::size_t components = 0, start = 0;
+  while (true) {
+    const std::size_t slash = path.find('/', start);
+    if (++components > 4 || !snapshot_file_name(path.substr(start, slash - start))) return false;
+    if (slash == std::string::npos) return true;
+    start = slash + 1;
+  }
+}
+
+std::string served_snapshot(const std::string& snapshot, const std::string& snapshot_dir) {
+  std::string relative = snapshot;
+  if (!snapshot.empty() && snapshot.front() == '/') {
+    std::string dir = snapshot_dir;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (dir.empty() || !snapshot.starts_with(dir + "/")) return "";
+    relative = snapshot.substr(dir.size() + 1);
+  }
+  return snapshot_relative_path(relative) ? relative : "";
 }
 
 Result<EventQuery> parse_event_query(const std::map<std::string, std::string>& query) {

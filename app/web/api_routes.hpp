@@ -36,6 +36,12 @@ ApiReply route_api(const ApiContext& context, const ApiRequest& request);
 // A snapshot file name the server serves under /snapshots/: letters, digits, '.', '_', '-', not
 // starting with '.', at most 255 bytes (no path: nothing outside the snapshot directory).
 bool snapshot_file_name(const std::string& name);
+// A snapshot's path under the snapshot directory as the server serves it: at most 4 components
+// joined by '/' (the snapshot writer's CAMERA/DATE/FILE), each a snapshot_file_name.
+bool snapshot_relative_path(const std::string& path);
+// An event's "snapshot" as served under /snapshots/: a path relative to `snapshot_dir`, or an
+// absolute one inside it; "" for anything else.
+std::string served_snapshot(const std::string& snapshot, const std::string& snapshot_dir);
 
 // The events query of GET /api/events from its parameters (person, camera, since, limit); an
 // Input error naming the bad parameter.

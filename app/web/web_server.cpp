@@ -190,7 +190,7 @@ void WebServer::Impl::serve_static(SoupServerMessage* msg, const std::string& pa
 }
 
 void WebServer::Impl::serve_snapshot(SoupServerMessage* msg, const std::string& name) {
-  if (options.snapshot_dir.empty() || !snapshot_file_name(name)) return set_reply(msg, error_reply(404, "no snapshot"));
+  if (options.snapshot_dir.empty() || !snapshot_relative_path(name)) return set_reply(msg, error_reply(404, "no snapshot"));
   const std::filesystem::path file = std::filesystem::path(options.snapshot_dir) / name;
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(file, ec);

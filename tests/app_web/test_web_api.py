@@ -45,15 +45,20 @@ def main():
     os.makedirs(snapshots)
     with open(os.path.join(snapshots, "door1-abc.jpg"), "wb") as f:
         f.write(messi)
+    # As taconite-run's snapshot writer files them: CAMERA/DATE/UID-KIND.jpg, the event naming the whole path.
+    nested = os.path.join(snapshots, "door2", "2026-12-01", "u2-end.jpg")
+    os.makedirs(os.path.dirname(nested))
+    with open(nested, "wb") as f:
+        f.write(messi[:1000])
     with open(os.path.join(work, "secret.jpg"), "wb") as f:
         f.write(b"not for the web")
     events = [
         {"schema": "taconite-tracks/1", "stream": "door1", "event": "end", "uid": "u3", "epoch_s": 1764590500.0,
          "label": "Messi", "confidence": 0.9, "snapshot": "door1-abc.jpg"},
         {"schema": "taconite-tracks/1", "stream": "door2", "event": "end", "uid": "u2", "epoch_s": 1764590400.0,
-         "label": None},
+         "label": None, "snapshot": nested},
         {"schema": "taconite-tracks/1", "stream": "door1", "event": "new", "uid": "u1", "epoch_s": 1764590300.0,
-         "label": "Messi"},
+         "label": "Messi", "snapshot": os.path.join(work, "secret.jpg")},
     ]
     events_file = os.path.join(work, "events.json")
     with open(events_file, "w") as f:
@@ -268,7 +273,9 @@ def main():
         # --- events: filters go to the event source; bad filters are refused
         status, r = host.json("/api/events")
         assert status == 200 and [e["uid"] for e in r] == ["u3", "u2", "u1"], r
-        assert r[0]["snapshot_url"] == "/snapshots/door1-abc.jpg" and "snapshot_url" not in r[1], r
+        assert r[0]["snapshot_url"] == "/snapshots/door1-abc.jpg", r
+        assert r[1]["snapshot_url"] == "/snapshots/door2/2026-12-01/u2-end.jpg", r
+        assert "snapshot_url" not in r[2], r  # a file outside the snapshot directory is not served
         assert [e["uid"] for e in host.json("/api/events?person=Messi")[1]] == ["u3", "u1"]
         assert [e["uid"] for e in host.json("/api/events?camera=door2")[1]] == ["u2"]
         assert [e["uid"] for e in host.json("/api/events?since=1764590400")[1]] == ["u3", "u2"]
@@ -278,8 +285,10 @@ def main():
         # snapshots: the file named by the event, nothing outside the directory
         status, headers, snap = host.request("/snapshots/door1-abc.jpg")
         assert status == 200 and snap == messi
+        assert host.request("/snapshots/door2/2026-12-01/u2-end.jpg")[2] == messi[:1000]
         for bad in ("/snapshots/../secret.jpg", "/snapshots/..%2Fsecret.jpg", "/snapshots/.hidden",
-                    "/snapshots/missing.jpg", "/snapshots/"):
+                    "/snapshots/missing.jpg", "/snapshots/", "/snapshots/door2/../../secret.jpg",
+                    "/snapshots/door2//u2-end.jpg", "/snapshots/a/b/c/d/e.jpg", "/snapshots/door2/2026-12-01/"):
             assert host.request(bad)[0] in (400, 404), bad  # libsoup itself refuses an encoded "/" (400)
 
         # --- cameras: the observer's live state
