@@ -1,0 +1,317 @@
+#!/usr/bin/python3
+"""HomeAssistantMqtt against a real mosquitto on loopback, seen by a subscriber on '#'.
+
+Usage: ha_mqtt_test.py HA_MQTT_HOST
+
+Availability (retained online; offline by the last will when the process is killed -9, and by
+stop()), discovery documents against Home Assistant's documented members, retained states for a
+late subscriber, track events carrying uid and epoch_s, a snapshot JPEG arriving byte for byte, a
+broker down at start then up, a broker away while the outgoing queue fills (bounded in bytes,
+drops counted, the newest kept), credentials files, TLS, and hostile person and camera names.
+Exit 77 (skipped) without mosquitto.
+"""
+import json
+import os
+import re
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ha_discovery_schema import problems  # noqa: E402
+from mqtt_fixtures import MOSQUITTO, Broker, Host, Subscriber, free_port, wait_until  # noqa: E402
+
+HOST = sys.argv[1] if len(sys.argv) > 1 else ""
+JPEG = "/usr/share/doc/opencv-doc/examples/data/messi5.jpg"
+DISCOVERY = re.compile(r"^homeassistant/(sensor|binary_sensor|image)/taconite/([a-z0-9_]+)/config$")
+
+
+def event(kind, uid, track_id, state=None, label=None, camera="door", epoch=1796128024.879027):
+    """A taconite-tracks/1 event as taconitepublish writes it (docs/tracks-message.md)."""
+    doc = {"schema": "taconite-tracks/1", "event": kind, "stream": camera, "track_id": track_id, "uid": uid,
+           "utc": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(epoch))) + f".{round(epoch % 1 * 1e6):06d}Z",
+           "epoch_s": epoch, "pts_ns": 0, "label_state": state, "label": label,
+           "label_id": (1 if state == "known" else -1 if state == "unknown" else None),
+           "confidence": 0.8 if label else None, "best_face": None}
+    if kind == "end":
+        doc.update(reason="lost", first_utc=doc["utc"], last_utc=doc["utc"], first_epoch_s=epoch, last_epoch_s=epoch,
+                   first_pts_ns=0, last_pts_ns=0, dwell_s=0.0, frames=1, identified=state is not None)
+    return doc
+
+
+def wait_len(fetch, n, timeout_s, what, at_least=False):
+    """fetch() once it holds n items (at least n with at_least)."""
+    def ready():
+        got = fetch()
+        return got if (len(got) >= n if at_least else len(got) == n) else None
+    return wait_until(ready, timeout_s, what)
+
+
+def start(host, broker_port, **options):
+    options = {"host": "127.0.0.1", "port": broker_port, "cameras": ["door"], **options}
+    return host.send(cmd="start", options=options)
+
+
+def discovery(sub):
+    """Config topic -> parsed document, the latest of each (None: deleted)."""
+    out = {}
+    for _, topic, payload in sub.all():
+        if DISCOVERY.match(topic):
+            out[topic] = json.loads(payload) if payload else None
+    return out
+
+
+def test_availability_discovery_states_events_snapshot():
+    broker = Broker().start()
+    sub = Subscriber(broker)
+    host = Host(HOST)
+    try:
+        assert start(host, broker.port, cameras=["door", "yard"], people=["alice", "Jean-Luc Picard"],
+                     person_timeout_s=2) == "ok"
+        sub.wait_for("taconite/available", b"online")
+        host.send(cmd="camera", camera="door", state="streaming")
+        sub.wait_for("taconite/door/available", b"online")
+
+        configs = wait_len(lambda: discovery(sub), 8, 10, "8 discovery documents")
+        for topic, config in configs.items():
+            component = DISCOVERY.match(topic).group(1)
+            assert not problems(component, config), f"{topic}: {problems(component, config)}"
+            assert config["availability_mode"] == "all"
+            assert [a["topic"] for a in config["availability"]] == \
+                ["taconite/available", f"taconite/{'door' if 'door' in topic else 'yard'}/available"], topic
+            assert DISCOVERY.match(topic).group(2) == config["unique_id"] == config["object_id"]
+            assert config["device"]["sw_version"] == "test" and config["device"]["identifiers"]
+        people = {c["name"]: c for t, c in configs.items() if "/binary_sensor/" in t}
+        assert set(people) == {"alice", "Jean-Luc Picard"}, people.keys()
+        assert all(c["off_delay"] == 2 and c["device_class"] == "occupancy" for c in people.values())
+        picard_state = people["Jean-Luc Picard"]["state_topic"]
+        assert re.fullmatch(r"taconite/(door|yard)/jean_luc_picard_[0-9a-f]{8}", picard_state), picard_state
+        image = next(c for t, c in configs.items() if t.startswith("homeassistant/image/") and "door" in t)
+        assert image["image_topic"] == "taconite/door/snapshot" and image["content_type"] == "image/jpeg"
+
+        a = "4b0c58d2-5f3e-4f0e-9a6b-7f1d2c3e4a5b"
+        b = "9e1c58d2-5f3e-4f0e-9a6b-7f1d2c3e4a5c"
+        sent = [event("new", a, 1, "pending"), event("update", a, 1, "known", "alice", epoch=1796128025.5),
+                event("new", b, 2, "unknown", "unknown", epoch=1796128026.25)]
+        for doc in sent:
+            assert host.send(cmd="event", document=doc) == "ok"
+        sub.wait_for("taconite/door/alice", b"ON")
+        assert sub.last("taconite/door/person") == b"unknown"
+        assert b"alice" in [p for _, p in sub.on("taconite/door/person")]
+        host.send(cmd="event", document=event("end", a, 1, "known", "alice", epoch=1796128027.0))
+        sub.wait_for("taconite/door/alice", b"OFF")
+        events = [json.loads(p) for _, p in wait_len(lambda: sub.on("taconite/door/events"), 4, 10, "4 events")]
+        assert [(e["uid"], e["epoch_s"], e["event"]) for e in events] == \
+            [(d["uid"], d["epoch_s"], d["event"]) for d in sent] + [(a, 1796128027.0, "end")]
+
+        jpeg = open(JPEG, "rb").read() if os.path.exists(JPEG) else bytes(range(256)) * 64
+        host.send(cmd="snapshot", camera="door", uid=a, path=JPEG if os.path.exists(JPEG) else "/dev/null")
+        if os.path.exists(JPEG):
+            sub.wait_for("taconite/door/snapshot", jpeg)
+        host.send(cmd="event", document=event("new", b, 2, camera="nowhere"))  # not configured: counted
+
+        late = Subscriber(broker)  # what a Home Assistant starting now would get: the retained messages
+        try:
+            wait_until(lambda: late.on("taconite/door/alice"), 10, "retained states")
+            retained = {t: p for r, t, p in late.all() if r}
+            assert retained["taconite/available"] == b"online"
+            assert retained["taconite/door/available"] == b"online"
+            assert retained["taconite/yard/available"] == b"offline", "a camera never streaming is offline"
+            assert retained["taconite/door/person"] == b"unknown"
+            assert retained["taconite/door/alice"] == b"OFF"
+            if os.path.exists(JPEG):
+                assert retained["taconite/door/snapshot"] == jpeg, "the snapshot is not the JPEG sent"
+            assert "taconite/door/events" not in retained, "events must not be retained"
+            assert sum(DISCOVERY.match(t) is not None for t in retained) == 8
+        finally:
+            late.close()
+
+        host.send(cmd="people", people=["alice"])  # Picard leaves the gallery: his entities go
+        for camera in ("door", "yard"):
+            topic = next(t for t, c in configs.items() if c["name"] == "Jean-Luc Picard" and camera in t)
+            sub.wait_for(topic, b"")
+        host.send(cmd="camera", camera="door", state="lost", detail="no frames for 10 s")
+        sub.wait_for("taconite/door/available", b"offline")
+        counters = host.send(cmd="counters")
+        assert counters["events"] == 4 and counters["unknown_camera"] == 1, counters
+        assert host.send(cmd="stop") == "ok"
+        sub.wait_for("taconite/available", b"offline")
+        assert host.process.poll() is None, "stop() publishes offline itself: no will needed"
+    finally:
+        host.close()
+        sub.close()
+        broker.close()
+
+
+def test_last_will_when_killed():
+    broker = Broker().start()
+    sub = Subscriber(broker)
+    host = Host(HOST)
+    try:
+        assert start(host, broker.port) == "ok"
+        sub.wait_for("taconite/available", b"online")
+        host.kill()
+        sub.wait_for("taconite/available", b"offline", timeout_s=10)
+        late = Subscriber(broker)
+        try:
+            wait_until(lambda: late.on("taconite/available"), 10, "the retained will")
+            assert late.on("taconite/available")[-1] == (True, b"offline")
+        finally:
+            late.close()
+    finally:
+        host.close()
+        sub.close()
+        broker.close()
+
+
+def test_broker_down_at_start_then_up():
+    port = free_port()
+    host = Host(HOST)
+    broker = None
+    try:
+        began = time.monotonic()
+        assert start(host, port, people=["alice"]) == "ok"
+        took = time.monotonic() - began
+        assert took < 1.0, f"start waited {took:.2f} s for an absent broker"
+        host.send(cmd="event", document=event("new", "0b0c58d2-5f3e-4f0e-9a6b-7f1d2c3e4a5b", 1, "known", "alice"))
+        time.sleep(2)  # a few failed attempts
+        broker = Broker(port=port).start()
+        sub = Subscriber(broker)
+        try:
+            sub.wait_for("taconite/available", b"online", timeout_s=25)
+            wait_until(lambda: len(discovery(sub)) == 3, 10, "discovery after the late connection")
+            sub.wait_for("taconite/door/alice", b"ON")
+        finally:
+            sub.close()
+        assert "cannot connect to the MQTT broker 127.0.0.1:" in host.log(), host.log()
+    finally:
+        host.close()
+        if broker:
+            broker.close()
+
+
+def test_queue_bounded_in_bytes_while_broker_away():
+    port = free_port()
+    host = Host(HOST)
+    broker = None
+    try:
+        answer = start(host, port, max_queue_bytes=64 * 1024, max_snapshot_bytes=32 * 1024)
+        assert answer == "ok", answer
+        uids = [f"{i:08x}-5f3e-4f0e-9a6b-7f1d2c3e4a5b" for i in range(100)]
+        for i, uid in enumerate(uids):
+            doc = event("new", uid, i + 1, "pending")
+            doc["best_face"] = {"quality": 0.5, "jpeg_base64": "A" * 2000}  # ~2.3 KB each, 230 KB in all
+            host.send(cmd="event", document=doc)
+        counters = host.send(cmd="counters")
+        assert counters["events"] == 100
+        assert 60 <= counters["dropped"] < 100, f"64 KiB holds about 28 of them: {counters}"
+        broker = Broker(port=port).start()
+        sub = Subscriber(broker)
+        try:
+            kept = 100 - counters["dropped"]
+            got = wait_len(lambda: sub.on("taconite/door/events"), kept, 25, f"the {kept} events kept", True)
+            assert [json.loads(p)["uid"] for _, p in got] == uids[-kept:], "the oldest are dropped, the newest kept"
+        finally:
+            sub.close()
+    finally:
+        host.close()
+        if broker:
+            broker.close()
+
+
+def test_credentials_file():
+    broker = Broker(user="ha", password="s3cret pw").start()
+    sub = Subscriber(broker)
+    host = Host(HOST)
+    path = os.path.join(broker.dir, "credentials")
+    try:
+        with open(path, "w") as f:
+            f.write("ha\ns3cret pw\n")
+        os.chmod(path, 0o644)
+        refused = start(host, broker.port, credentials_file=path)
+        assert "error" in refused and path in refused["error"] and "s3cret" not in refused["error"], refused
+        host.close()
+        os.chmod(path, 0o600)
+        host = Host(HOST)
+        assert start(host, broker.port, credentials_file=path) == "ok"
+        sub.wait_for("taconite/available", b"online")
+    finally:
+        host.close()
+        sub.close()
+        broker.close()
+
+
+def test_tls():
+    broker = Broker(tls=True).start()
+    sub = Subscriber(broker, ca=broker.ca)
+    host = Host(HOST)
+    try:
+        assert start(host, broker.port, tls_ca=broker.ca) == "ok"
+        sub.wait_for("taconite/available", b"online")
+        wait_until(lambda: len(discovery(sub)) == 2, 10, "discovery over TLS")
+    finally:
+        host.close()
+        sub.close()
+        broker.close()
+
+
+def test_hostile_names():
+    broker = Broker().start()
+    sub = Subscriber(broker)
+    host = Host(HOST)
+    try:
+        refused = start(host, broker.port, cameras=["door/+#"])
+        assert "error" in refused and "door/+#" in refused["error"], refused
+        host.close()
+        host = Host(HOST)
+        hostile = ["../#+", "", "x" * 300, "events", "Alice", "alice", "Zoë 😀", 'q"uote\nnew line', "   ",
+                   "snapshot", "person", "available", "Ａｌｉｃｅ"]
+        overflow = [f"p{i}" for i in range(40)]
+        # max_entities 30 over one camera: 2 for the camera, 28 people.
+        assert start(host, broker.port, people=hostile + overflow, max_entities=30) == "ok"
+        configs = wait_len(lambda: discovery(sub), 30, 10, "30 discovery documents")
+        time.sleep(0.5)
+        assert len(discovery(sub)) == 30, "no more than max_entities"
+        names = {c["name"] for t, c in configs.items() if "/binary_sensor/" in t}
+        accepted = [n for n in hostile if n and len(n) <= 256]
+        assert set(accepted) <= names, set(accepted) - names  # the real names, unchanged
+        assert len(names) == 28
+        counters = host.send(cmd="counters")
+        assert counters["people_refused"] == 2 + len(hostile + overflow) - 2 - 28, counters
+        for topic, config in configs.items():
+            assert not problems(DISCOVERY.match(topic).group(1), config)
+        person_topics = [c["state_topic"] for t, c in configs.items() if "/binary_sensor/" in t]
+        for topic in person_topics:
+            assert re.fullmatch(r"taconite/door/[a-z0-9_]{1,41}", topic), topic
+            assert topic.split("/")[-1] not in ("available", "events", "person", "snapshot"), topic
+        assert len(set(person_topics)) == len(person_topics), "two people share a topic"
+        assert "taconite/door/alice" in person_topics
+        assert "ha_mqtt_host" not in host.log() and "people get no sensors" in host.log(), host.log()
+    finally:
+        host.close()
+        sub.close()
+        broker.close()
+
+
+def main():
+    if not HOST:
+        sys.exit("usage: ha_mqtt_test.py HA_MQTT_HOST")
+    if not MOSQUITTO:
+        print("SKIP: mosquitto is not installed (apt-get install mosquitto mosquitto-clients)")
+        return 77
+    tests = [v for k, v in globals().items() if k.startswith("test_")]
+    failed = 0
+    for test in tests:
+        began = time.monotonic()
+        try:
+            test()
+            print(f"ok   {test.__name__} ({time.monotonic() - began:.1f} s)")
+        except Exception:  # noqa: BLE001 - report every test, then fail
+            failed += 1
+            print(f"FAIL {test.__name__}")
+            traceback.print_exc()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
