@@ -83,8 +83,8 @@ DiscoveryMessage snapshot_image(const DiscoveryNames& names, const CameraNames& 
   });
 }
 
-DiscoveryMessage person_binary_sensor(const DiscoveryNames& names, const CameraNames& camera,
-                                      const std::string& person, const std::string& person_slug) {
+DiscoveryMessage person_binary_sensor(const DiscoveryNames& names, const CameraNames& camera, const std::string& person,
+                                      const std::string& person_slug) {
   return entity(names, camera, "binary_sensor", "person_" + person_slug, person, [&](JsonBuilder* b) {
     member(b, "state_topic", camera_topic(names, camera, person_slug));
     member(b, "device_class", "occupancy");

@@ -13,7 +13,7 @@ struct DiscoveryNames {
   std::string discovery_prefix;  // Home Assistant's: <discovery_prefix>/<component>/<node_id>/<object_id>/config
   std::string node_id;           // [a-z0-9_]: the client id's slug
   std::string sw_version;
-  int off_delay_s = 30;          // binary sensors turn off by themselves this long after their last ON
+  int off_delay_s = 30;  // binary sensors turn off by themselves this long after their last ON
 };
 
 struct CameraNames {
@@ -33,7 +33,7 @@ std::string camera_topic(const DiscoveryNames& names, const CameraNames& camera,
 DiscoveryMessage last_person_sensor(const DiscoveryNames& names, const CameraNames& camera);
 DiscoveryMessage snapshot_image(const DiscoveryNames& names, const CameraNames& camera);
 // `person`: the real name (the entity's name); `person_slug`: its topic level and id part.
-DiscoveryMessage person_binary_sensor(const DiscoveryNames& names, const CameraNames& camera,
-                                      const std::string& person, const std::string& person_slug);
+DiscoveryMessage person_binary_sensor(const DiscoveryNames& names, const CameraNames& camera, const std::string& person,
+                                      const std::string& person_slug);
 
 }  // namespace taconite::app

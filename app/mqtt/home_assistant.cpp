@@ -32,16 +32,16 @@ Error input(const std::string& text) { return Error{ErrorKind::Input, "Home Assi
 HomeAssistantMqtt::HomeAssistantMqtt(HomeAssistantOptions options) : options_(std::move(options)) {}
 
 Result<std::unique_ptr<HomeAssistantMqtt>> HomeAssistantMqtt::start(HomeAssistantOptions options) {
-  for (const auto& [key, value] : {std::pair{"topic_prefix", options.topic_prefix},
-                                  {"discovery_prefix", options.discovery_prefix}})
+  for (const auto& [key, value] :
+       {std::pair{"topic_prefix", options.topic_prefix}, {"discovery_prefix", options.discovery_prefix}})
     if (std::string why = prefix_problem(value); !why.empty())
       return input(std::string(key) + " '" + value + "' " + why);
-  if (options.client_id.empty() || options.client_id.size() > 64)
-    return input("client_id must have 1 to 64 bytes");
+  if (options.client_id.empty() || options.client_id.size() > 64) return input("client_id must have 1 to 64 bytes");
   if (!std::isfinite(options.person_timeout_s) || options.person_timeout_s < 1 ||
       options.person_timeout_s > kMaxPersonTimeoutS)
     return input("person_timeout_s " + std::to_string(options.person_timeout_s) + " is not within 1 .. 86400 s");
-  if (options.port < 1 || options.port > 65535) return input("port " + std::to_string(options.port) + " is not 1 .. 65535");
+  if (options.port < 1 || options.port > 65535)
+    return input("port " + std::to_string(options.port) + " is not 1 .. 65535");
   if (options.max_entities < 2 || options.max_entities > 100000) return input("max_entities is not within 2 .. 100000");
   if (options.max_queue_bytes < (64u << 10)) return input("max_queue_bytes is below 64 KiB");
   if (options.max_snapshot_bytes > options.max_queue_bytes) return input("max_snapshot_bytes is above max_queue_bytes");
@@ -148,8 +148,8 @@ std::map<std::string, std::string> HomeAssistantMqtt::accepted_people_locked(con
   }
   if (refused > 0) {
     counters_.people_refused += refused;
-    log(true, "Home Assistant MQTT: " + std::to_string(refused) + " people get no sensors; the first, " +
-                  first_refusal);
+    log(true,
+        "Home Assistant MQTT: " + std::to_string(refused) + " people get no sensors; the first, " + first_refusal);
   }
   return accepted;
 }
@@ -220,7 +220,8 @@ void HomeAssistantMqtt::set_presence_locked(Camera& camera, const std::string& p
   const int before = open;
   open = std::max(0, open + delta);
   if (open == 0) camera.present.erase(person_slug);
-  if ((before == 0) != (open == 0)) publish_retained(camera_topic(names_, camera.names, person_slug), open ? "ON" : "OFF");
+  if ((before == 0) != (open == 0))
+    publish_retained(camera_topic(names_, camera.names, person_slug), open ? "ON" : "OFF");
 }
 
 void HomeAssistantMqtt::on_track_event(const TrackEvent& event) {
@@ -238,8 +239,10 @@ void HomeAssistantMqtt::on_track_event(const TrackEvent& event) {
 
   // Who it is, once decided: a gallery name, or "unknown".
   std::string person;
-  if (event.label_state == "known" && event.label) person = *event.label;
-  else if (event.label_state == "unknown") person = "unknown";
+  if (event.label_state == "known" && event.label)
+    person = *event.label;
+  else if (event.label_state == "unknown")
+    person = "unknown";
 
   auto at = tracks_.find(event.uid);
   if (at == tracks_.end() && event.kind != "end") {
@@ -321,7 +324,8 @@ void HomeAssistantMqtt::refresh_presence() {
   while (!stopped_) {
     if (wake_.wait_for(lk, period, [&] { return stopped_; })) break;
     for (const Camera& c : cameras_)
-      for (const auto& [person_slug, open] : c.present) publish_retained(camera_topic(names_, c.names, person_slug), "ON");
+      for (const auto& [person_slug, open] : c.present)
+        publish_retained(camera_topic(names_, c.names, person_slug), "ON");
   }
 }
 

@@ -27,18 +27,18 @@ namespace taconite::app {
 struct HomeAssistantOptions {
   std::string host = "localhost";
   int port = 1883;
-  std::string credentials_file;         // user name and password (an owner-only file); empty: anonymous
+  std::string credentials_file;           // user name and password (an owner-only file); empty: anonymous
   std::string tls_ca, tls_cert, tls_key;  // tls_ca enables TLS; cert + key: a client certificate
   std::string topic_prefix = "taconite";
   std::string discovery_prefix = "homeassistant";
-  std::string client_id = "taconite";   // also the discovery node id (slugged)
-  double person_timeout_s = 30;         // Home Assistant's off_delay of the person sensors (whole seconds, >= 1)
-  std::vector<std::string> cameras;     // the topic levels: no '/', '+', '#'
-  std::vector<std::string> people;      // the gallery's names (set_people() later)
-  std::size_t max_entities = 1000;      // people x cameras + 2 per camera at most; more people are refused
+  std::string client_id = "taconite";       // also the discovery node id (slugged)
+  double person_timeout_s = 30;             // Home Assistant's off_delay of the person sensors (whole seconds, >= 1)
+  std::vector<std::string> cameras;         // the topic levels: no '/', '+', '#'
+  std::vector<std::string> people;          // the gallery's names (set_people() later)
+  std::size_t max_entities = 1000;          // people x cameras + 2 per camera at most; more people are refused
   std::size_t max_queue_bytes = 16u << 20;  // outgoing queue while the broker is away
   std::size_t max_snapshot_bytes = 4u << 20;
-  std::size_t max_open_tracks = 4096;   // known tracks followed at once for the person sensors
+  std::size_t max_open_tracks = 4096;  // known tracks followed at once for the person sensors
   std::string sw_version = "0";
   // Diagnostics (warnings: true); none without. Called from the caller's or the network thread.
   std::function<void(bool warning, const std::string&)> log;
@@ -78,8 +78,8 @@ class HomeAssistantMqtt : public PipelineObserver {
   struct Camera {
     CameraNames names;
     bool online = false;
-    std::string last_person;  // "" until someone is seen
-    std::string snapshot;     // the last JPEG, sent again after a reconnection
+    std::string last_person;             // "" until someone is seen
+    std::string snapshot;                // the last JPEG, sent again after a reconnection
     std::map<std::string, int> present;  // person slug -> open known tracks of that person here
   };
   struct OpenTrack {
@@ -107,11 +107,11 @@ class HomeAssistantMqtt : public PipelineObserver {
   std::mutex lock_;
   std::condition_variable wake_;
   std::vector<Camera> cameras_;
-  std::map<std::string, std::string> people_;        // slug -> real name: the people with sensors
-  std::map<std::string, OpenTrack> tracks_;          // track uid -> where and who
+  std::map<std::string, std::string> people_;  // slug -> real name: the people with sensors
+  std::map<std::string, OpenTrack> tracks_;    // track uid -> where and who
   bool stopped_ = false;
   std::thread refresher_;  // re-sends ON for people still present before off_delay turns them off
-  std::unique_ptr<gst::MqttPublisher> publisher_;    // last: destroyed first, its threads call into us
+  std::unique_ptr<gst::MqttPublisher> publisher_;  // last: destroyed first, its threads call into us
 };
 
 }  // namespace taconite::app

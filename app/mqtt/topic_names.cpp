@@ -65,7 +65,8 @@ std::string camera_name_problem(const std::string& camera) {
     return "the name is longer than " + std::to_string(kMaxCameraNameBytes) + " bytes";
   if (!g_utf8_validate(camera.data(), static_cast<gssize>(camera.size()), nullptr)) return "the name is not UTF-8";
   for (const char c : camera) {
-    if (c == '/' || c == '+' || c == '#') return std::string("the name holds '") + c + "' (an MQTT topic separator or wildcard)";
+    if (c == '/' || c == '+' || c == '#')
+      return std::string("the name holds '") + c + "' (an MQTT topic separator or wildcard)";
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "the name holds a control character";
   }
   return "";

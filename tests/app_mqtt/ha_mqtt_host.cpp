@@ -57,6 +57,8 @@ HomeAssistantOptions options_of(JsonObject* o) {
     options.max_queue_bytes = static_cast<std::size_t>(json_object_get_int_member(o, "max_queue_bytes"));
   if (json_object_has_member(o, "max_snapshot_bytes"))
     options.max_snapshot_bytes = static_cast<std::size_t>(json_object_get_int_member(o, "max_snapshot_bytes"));
+  if (json_object_has_member(o, "max_open_tracks"))
+    options.max_open_tracks = static_cast<std::size_t>(json_object_get_int_member(o, "max_open_tracks"));
   options.cameras = strings(o, "cameras");
   options.people = strings(o, "people");
   options.sw_version = "test";
@@ -67,8 +69,9 @@ HomeAssistantOptions options_of(JsonObject* o) {
 }
 
 double number(JsonObject* o, const char* name) {
-  return json_object_has_member(o, name) && !json_object_get_null_member(o, name) ? json_object_get_double_member(o, name)
-                                                                                  : 0.0;
+  return json_object_has_member(o, name) && !json_object_get_null_member(o, name)
+             ? json_object_get_double_member(o, name)
+             : 0.0;
 }
 
 // The members the runner's parser fills (pipeline_observer.hpp), and the document as it came.

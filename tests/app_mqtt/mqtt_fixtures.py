@@ -39,7 +39,7 @@ class Broker:
         # As root, mosquitto would switch to its own user, who cannot read our private directory.
         lines = [f"listener {self.port} 127.0.0.1", "persistence false", f"user {getpass.getuser()}"]
         if user:
-            subprocess.run(["mosquitto_passwd", "-b", "-c", f"{self.dir}/passwd", user, password], check=True)
+            self.write_passwords({user: password})
             lines += ["allow_anonymous false", f"password_file {self.dir}/passwd"]
         else:
             lines.append("allow_anonymous true")
@@ -48,6 +48,18 @@ class Broker:
             lines += [f"cafile {self.ca}", f"certfile {self.dir}/server.pem", f"keyfile {self.dir}/server.key"]
         with open(f"{self.dir}/mosquitto.conf", "w") as f:
             f.write("\n".join(lines) + "\n")
+
+    def write_passwords(self, users):
+        """The password file: `users` (name -> password) may connect; the broker rereads it on reload()."""
+        path = f"{self.dir}/passwd"
+        if os.path.exists(path):
+            os.remove(path)
+        for name, password in users.items():
+            create = [] if os.path.exists(path) else ["-c"]
+            subprocess.run(["mosquitto_passwd", "-b", *create, path, name, password], check=True)
+
+    def reload(self):
+        self.process.send_signal(signal.SIGHUP)
 
     def start(self):
         self.process = subprocess.Popen([MOSQUITTO, "-c", f"{self.dir}/mosquitto.conf"],
