@@ -146,6 +146,34 @@ def test_availability_discovery_states_events_snapshot():
         broker.close()
 
 
+def test_broker_restart_gets_everything_again():
+    broker = Broker().start()
+    host = Host(HOST)
+    try:
+        assert start(host, broker.port, people=["alice"]) == "ok"
+        host.send(cmd="camera", camera="door", state="streaming")
+        host.send(cmd="event", document=event("new", "3b0c58d2-5f3e-4f0e-9a6b-7f1d2c3e4a5b", 1, "known", "alice"))
+        first = Subscriber(broker)
+        first.wait_for("taconite/door/alice", b"ON")
+        first.close()
+        broker.stop()  # no persistence: every retained message is gone with it
+        time.sleep(0.5)
+        broker.start()
+        sub = Subscriber(broker)
+        try:
+            sub.wait_for("taconite/available", b"online", timeout_s=25)
+            sub.wait_for("taconite/door/available", b"online")
+            sub.wait_for("taconite/door/person", b"alice")
+            sub.wait_for("taconite/door/alice", b"ON")
+            wait_len(lambda: discovery(sub), 3, 10, "discovery published again")
+        finally:
+            sub.close()
+        assert "reconnected to the MQTT broker" in host.log(), host.log()
+    finally:
+        host.close()
+        broker.close()
+
+
 def test_last_will_when_killed():
     broker = Broker().start()
     sub = Subscriber(broker)
