@@ -29,6 +29,27 @@ Error input(const std::string& text) { return Error{ErrorKind::Input, "Home Assi
 
 }  // namespace
 
+// The cameras of `names`, checked: each a topic level, no two with the same id, within max_entities.
+Status HomeAssistantMqtt::make_cameras(const std::vector<std::string>& names, std::size_t max_entities,
+                                       std::vector<Camera>* out) {
+  if (names.empty()) return input("no cameras");
+  if (2 * names.size() > max_entities)
+    return input(std::to_string(names.size()) + " cameras need more than max_entities " + std::to_string(max_entities) +
+                 " entities (2 each)");
+  std::set<std::string> slugs;
+  out->clear();
+  for (const std::string& camera : names) {
+    if (std::string why = camera_name_problem(camera); !why.empty())
+      return input("camera '" + camera + "' cannot be an MQTT topic level: " + why);
+    Camera c;
+    c.names = {camera, slug(camera)};
+    if (!slugs.insert(c.names.slug).second)
+      return input("camera '" + camera + "' has the same id '" + c.names.slug + "' as another camera");
+    out->push_back(std::move(c));
+  }
+  return Ok{};
+}
+
 HomeAssistantMqtt::HomeAssistantMqtt(HomeAssistantOptions options) : options_(std::move(options)) {}
 
 Result<std::unique_ptr<HomeAssistantMqtt>> HomeAssistantMqtt::start(HomeAssistantOptions options) {
@@ -45,24 +66,11 @@ Result<std::unique_ptr<HomeAssistantMqtt>> HomeAssistantMqtt::start(HomeAssistan
   if (options.max_entities < 2 || options.max_entities > 100000) return input("max_entities is not within 2 .. 100000");
   if (options.max_queue_bytes < (64u << 10)) return input("max_queue_bytes is below 64 KiB");
   if (options.max_snapshot_bytes > options.max_queue_bytes) return input("max_snapshot_bytes is above max_queue_bytes");
-  if (options.cameras.empty()) return input("no cameras");
-  if (2 * options.cameras.size() > options.max_entities)
-    return input(std::to_string(options.cameras.size()) + " cameras need more than max_entities " +
-                 std::to_string(options.max_entities) + " entities (2 each)");
 
   std::unique_ptr<HomeAssistantMqtt> self(new HomeAssistantMqtt(options));
   self->names_ = {options.topic_prefix, options.discovery_prefix, slug(options.client_id), options.sw_version,
                   static_cast<int>(std::ceil(options.person_timeout_s))};
-  std::set<std::string> camera_slugs;
-  for (const std::string& camera : options.cameras) {
-    if (std::string why = camera_name_problem(camera); !why.empty())
-      return input("camera '" + camera + "' cannot be an MQTT topic level: " + why);
-    Camera c;
-    c.names = {camera, slug(camera)};
-    if (!camera_slugs.insert(c.names.slug).second)
-      return input("camera '" + camera + "' has the same id '" + c.names.slug + "' as another camera");
-    self->cameras_.push_back(std::move(c));
-  }
+  if (Status s = make_cameras(options.cameras, options.max_entities, &self->cameras_); !s) return s.error();
 
   gst::MqttSettings settings;
   settings.host = options.host;
@@ -84,6 +92,7 @@ Result<std::unique_ptr<HomeAssistantMqtt>> HomeAssistantMqtt::start(HomeAssistan
   }
   {
     std::lock_guard<std::mutex> guard(self->lock_);
+    self->requested_people_ = options.people;
     self->people_ = self->accepted_people_locked(options.people);
   }
   HomeAssistantMqtt* raw = self.get();
@@ -97,6 +106,7 @@ Result<std::unique_ptr<HomeAssistantMqtt>> HomeAssistantMqtt::start(HomeAssistan
   {
     std::lock_guard<std::mutex> guard(self->lock_);
     self->publisher_ = std::move(publisher).value();
+    if (self->connected_before_start_) self->republish_locked();  // the hook came before the publisher was ours
   }
   self->refresher_ = std::thread(&HomeAssistantMqtt::refresh_presence, raw);
   return self;
@@ -169,7 +179,15 @@ std::vector<DiscoveryMessage> HomeAssistantMqtt::discovery_locked() const {
 // connection: discovery first, then availability, then the states.
 void HomeAssistantMqtt::on_connected() {
   std::lock_guard<std::mutex> guard(lock_);
-  if (stopped_ || !publisher_) return;
+  if (stopped_) return;
+  if (!publisher_) {
+    connected_before_start_ = true;
+    return;
+  }
+  republish_locked();
+}
+
+void HomeAssistantMqtt::republish_locked() {
   for (DiscoveryMessage& m : discovery_locked()) publish_retained(std::move(m.topic), std::move(m.payload));
   publish_retained(availability_topic(names_), "online");
   for (const Camera& c : cameras_) {
@@ -186,7 +204,13 @@ void HomeAssistantMqtt::on_connected() {
 void HomeAssistantMqtt::set_people(std::vector<std::string> people) {
   std::lock_guard<std::mutex> guard(lock_);
   if (stopped_) return;
-  std::map<std::string, std::string> accepted = accepted_people_locked(people);
+  requested_people_ = std::move(people);
+  apply_people_locked();
+}
+
+// Brings the people's sensors in line with requested_people_ (and the cameras there are now).
+void HomeAssistantMqtt::apply_people_locked() {
+  std::map<std::string, std::string> accepted = accepted_people_locked(requested_people_);
   for (const auto& [person_slug, person] : people_) {
     if (accepted.count(person_slug)) continue;
     for (Camera& c : cameras_) {  // an empty retained message deletes the entity and the kept state
@@ -202,7 +226,7 @@ void HomeAssistantMqtt::set_people(std::vector<std::string> people) {
     for (const auto& [person_slug, person] : people_)
       if (person == track.label) now = person_slug;
     if (now == track.person_slug) continue;
-    Camera& c = cameras_[track.camera];
+    Camera& c = *camera_locked(track.camera);  // tracks of a camera leave with it
     if (!track.person_slug.empty() && people_.count(track.person_slug)) set_presence_locked(c, track.person_slug, -1);
     track.person_slug = now;
     if (!now.empty()) set_presence_locked(c, now, +1);
@@ -213,6 +237,44 @@ void HomeAssistantMqtt::set_people(std::vector<std::string> people) {
       publish_retained(m.topic, m.payload);  // again for those already there: the same document
       if (!c.present.count(person_slug)) publish_retained(camera_topic(names_, c.names, person_slug), "OFF");
     }
+}
+
+Status HomeAssistantMqtt::set_cameras(const std::vector<std::string>& cameras) {
+  std::vector<Camera> next;
+  if (Status s = make_cameras(cameras, options_.max_entities, &next); !s) return s;
+  std::lock_guard<std::mutex> guard(lock_);
+  if (stopped_) return Ok{};
+  for (const Camera& c : cameras_) {
+    if (std::find(cameras.begin(), cameras.end(), c.names.name) != cameras.end()) continue;
+    // Gone: its entities are deleted, its retained states cleared, its tracks forgotten.
+    std::vector<DiscoveryMessage> gone = {last_person_sensor(names_, c.names), snapshot_image(names_, c.names)};
+    for (const auto& [person_slug, person] : people_) {
+      gone.push_back(person_binary_sensor(names_, c.names, person, person_slug));
+      gone.push_back({camera_topic(names_, c.names, person_slug), ""});
+    }
+    for (const char* leaf : {"available", "person", "snapshot"})
+      gone.push_back({camera_topic(names_, c.names, leaf), ""});
+    for (DiscoveryMessage& m : gone) publish_retained(std::move(m.topic), "");
+    for (auto it = tracks_.begin(); it != tracks_.end();)
+      it = it->second.camera == c.names.name ? tracks_.erase(it) : std::next(it);
+  }
+  for (Camera& c : next) {  // a camera kept keeps its state
+    if (Camera* before = camera_locked(c.names.name)) c = std::move(*before);
+  }
+  const std::vector<std::string> before_names = [&] {
+    std::vector<std::string> names;
+    for (const Camera& c : cameras_) names.push_back(c.names.name);
+    return names;
+  }();
+  cameras_ = std::move(next);
+  for (const Camera& c : cameras_) {
+    if (std::find(before_names.begin(), before_names.end(), c.names.name) != before_names.end()) continue;
+    for (DiscoveryMessage& m : std::vector{last_person_sensor(names_, c.names), snapshot_image(names_, c.names)})
+      publish_retained(std::move(m.topic), std::move(m.payload));
+    publish_retained(camera_topic(names_, c.names, "available"), online_text(c.online));
+  }
+  apply_people_locked();  // the new cameras' person sensors; fewer people may fit now
+  return Ok{};
 }
 
 void HomeAssistantMqtt::set_presence_locked(Camera& camera, const std::string& person_slug, int delta) {
@@ -251,7 +313,7 @@ void HomeAssistantMqtt::on_track_event(const TrackEvent& event) {
         log(true, "Home Assistant MQTT: more than " + std::to_string(options_.max_open_tracks) +
                       " open tracks; the person sensors ignore the newest (counted)");
     } else {
-      at = tracks_.emplace(event.uid, OpenTrack{static_cast<std::size_t>(c - cameras_.data()), "", "", ""}).first;
+      at = tracks_.emplace(event.uid, OpenTrack{c->names.name, "", "", ""}).first;
     }
   }
   if (!person.empty() && (at == tracks_.end() || at->second.decided != person)) {
@@ -284,9 +346,8 @@ void HomeAssistantMqtt::on_camera_state(const std::string& camera, CameraState s
   }
   const bool online = state == CameraState::Streaming;
   if (!online) {  // its tracks are over, whether or not their end events still come
-    const std::size_t index = static_cast<std::size_t>(c - cameras_.data());
     for (auto it = tracks_.begin(); it != tracks_.end();)
-      it = it->second.camera == index ? tracks_.erase(it) : std::next(it);
+      it = it->second.camera == camera ? tracks_.erase(it) : std::next(it);
     for (const auto& [person_slug, open] : c->present)
       publish_retained(camera_topic(names_, c->names, person_slug), "OFF");
     c->present.clear();

@@ -63,6 +63,9 @@ class HomeAssistantMqtt : public PipelineObserver {
 
   // The gallery's names changed: sensors for new people are announced, removed ones deleted.
   void set_people(std::vector<std::string> people);
+  // The configured cameras changed (a reload): removed cameras' entities and retained states are
+  // deleted, new ones announced, kept ones keep their state. An error (naming the camera) changes nothing.
+  Status set_cameras(const std::vector<std::string>& cameras);
   // The snapshot writer's JPEG of a track (retained on <prefix>/<camera>/snapshot).
   void publish_snapshot(const std::string& camera, const std::string& uid, std::string jpeg);
   // Publishes offline (and OFF for people still seen), waits up to ~1 s for it to leave, disconnects.
@@ -83,14 +86,17 @@ class HomeAssistantMqtt : public PipelineObserver {
     std::map<std::string, int> present;  // person slug -> open known tracks of that person here
   };
   struct OpenTrack {
-    std::size_t camera;
+    std::string camera;
     std::string person_slug;  // "" when not a known person with a sensor
     std::string decided;      // the person it was last reported as ("unknown" included)
     std::string label;        // its known label ("" when not known), for set_people
   };
 
   explicit HomeAssistantMqtt(HomeAssistantOptions options);
+  static Status make_cameras(const std::vector<std::string>& names, std::size_t max_entities, std::vector<Camera>* out);
+  void apply_people_locked();
   void on_connected();
+  void republish_locked();
   void log(bool warning, const std::string& text) const;
   Camera* camera_locked(const std::string& name);
   std::map<std::string, std::string> accepted_people_locked(const std::vector<std::string>& people);
@@ -107,10 +113,12 @@ class HomeAssistantMqtt : public PipelineObserver {
   std::mutex lock_;
   std::condition_variable wake_;
   std::vector<Camera> cameras_;
+  std::vector<std::string> requested_people_;  // as given: who fits may change with the cameras
   std::map<std::string, std::string> people_;  // slug -> real name: the people with sensors
   std::map<std::string, OpenTrack> tracks_;    // track uid -> where and who
   bool stopped_ = false;
-  std::thread refresher_;  // re-sends ON for people still present before off_delay turns them off
+  bool connected_before_start_ = false;  // the first connection's hook ran before start() held the publisher
+  std::thread refresher_;                // re-sends ON for people still present before off_delay turns them off
   std::unique_ptr<gst::MqttPublisher> publisher_;  // last: destroyed first, its threads call into us
 };
 

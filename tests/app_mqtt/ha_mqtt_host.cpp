@@ -5,6 +5,7 @@
 //   {"cmd":"event","document":{...a taconite-tracks/1 event...}}    (on_track_event)
 //   {"cmd":"camera","camera":"door","state":"streaming|lost|stopped|starting","detail":"..."}
 //   {"cmd":"people","people":["alice", ...]}                        (set_people)
+//   {"cmd":"cameras","cameras":["door", ...]}                       (set_cameras; {"error":...} on refusal)
 //   {"cmd":"snapshot","camera":"door","uid":"...","path":"x.jpg"}   (publish_snapshot)
 //   {"cmd":"counters"}  -> {"events":..,"people_refused":..,..,"published":..,"dropped":..}
 //   {"cmd":"stop"}
@@ -131,6 +132,15 @@ int main() {
       ha->on_camera_state(text(command, "camera"), state_of(text(command, "state")), text(command, "detail"));
     } else if (cmd == "people") {
       ha->set_people(strings(command, "people"));
+    } else if (cmd == "cameras") {
+      if (taconite::Status s = ha->set_cameras(strings(command, "cameras")); !s) {
+        JsonNode* message = json_node_new(JSON_NODE_VALUE);
+        json_node_set_string(message, s.error().message.c_str());
+        std::cout << "{\"error\":" << taconite::json::write_json(message) << "}" << std::endl;
+        json_node_unref(message);
+        g_object_unref(parser);
+        continue;
+      }
     } else if (cmd == "snapshot") {
       std::ifstream file(text(command, "path"), std::ios::binary);
       std::string jpeg((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());

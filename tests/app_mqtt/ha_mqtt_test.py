@@ -174,6 +174,36 @@ def test_broker_restart_gets_everything_again():
         broker.close()
 
 
+def test_cameras_reloaded():
+    broker = Broker().start()
+    sub = Subscriber(broker)
+    host = Host(HOST)
+    try:
+        assert start(host, broker.port, cameras=["door", "yard"], people=["alice"]) == "ok"
+        wait_len(lambda: discovery(sub), 6, 10, "6 discovery documents")
+        host.send(cmd="camera", camera="yard", state="streaming")
+        host.send(cmd="event", document=event("new", "5b0c58d2-5f3e-4f0e-9a6b-7f1d2c3e4a5b", 1, "known", "alice",
+                                              camera="yard"))
+        sub.wait_for("taconite/yard/alice", b"ON")
+        refused = host.send(cmd="cameras", cameras=["door", "bad/name"])
+        assert "error" in refused and "bad/name" in refused["error"], refused
+        assert host.send(cmd="cameras", cameras=["door", "garage"]) == "ok"
+        for leaf in ("available", "person", "alice"):
+            sub.wait_for(f"taconite/yard/{leaf}", b"")  # its retained states cleared
+        configs = wait_len(lambda: {t: c for t, c in discovery(sub).items() if c}, 6, 10, "door and garage only")
+        assert not [t for t in configs if "yard" in t] and len([t for t in configs if "garage" in t]) == 3
+        assert [t for t, c in discovery(sub).items() if c is None and "yard" in t], "yard's configs deleted"
+        sub.wait_for("taconite/garage/available", b"offline")
+        sub.wait_for("taconite/garage/alice", b"OFF")
+        host.send(cmd="event", document=event("end", "5b0c58d2-5f3e-4f0e-9a6b-7f1d2c3e4a5b", 1, "known", "alice",
+                                              camera="yard"))
+        assert host.send(cmd="counters")["unknown_camera"] == 1, "yard is no camera of ours any more"
+    finally:
+        host.close()
+        sub.close()
+        broker.close()
+
+
 def test_last_will_when_killed():
     broker = Broker().start()
     sub = Subscriber(broker)
