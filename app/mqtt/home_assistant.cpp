@@ -68,7 +68,8 @@ Result<std::unique_ptr<HomeAssistantMqtt>> HomeAssistantMqtt::start(HomeAssistan
   if (options.max_snapshot_bytes > options.max_queue_bytes) return input("max_snapshot_bytes is above max_queue_bytes");
 
   std::unique_ptr<HomeAssistantMqtt> self(new HomeAssistantMqtt(options));
-  self->names_ = {options.topic_prefix, options.discovery_prefix, slug(options.client_id), options.sw_version,
+  self->names_ = {options.topic_prefix, options.discovery_prefix, slug(options.client_id),
+                  options.sw_version.empty() ? TACONITE_APP_VERSION : options.sw_version,
                   static_cast<int>(std::ceil(options.person_timeout_s))};
   if (Status s = make_cameras(options.cameras, options.max_entities, &self->cameras_); !s) return s.error();
 

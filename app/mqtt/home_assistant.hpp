@@ -39,7 +39,7 @@ struct HomeAssistantOptions {
   std::size_t max_queue_bytes = 16u << 20;  // outgoing queue while the broker is away
   std::size_t max_snapshot_bytes = 4u << 20;
   std::size_t max_open_tracks = 4096;  // known tracks followed at once for the person sensors
-  std::string sw_version = "0";
+  std::string sw_version;              // the devices' sw_version; empty: this build's version (meson project version)
   // Diagnostics (warnings: true); none without. Called from the caller's or the network thread.
   std::function<void(bool warning, const std::string&)> log;
 };

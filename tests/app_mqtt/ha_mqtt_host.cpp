@@ -62,7 +62,7 @@ HomeAssistantOptions options_of(JsonObject* o) {
     options.max_open_tracks = static_cast<std::size_t>(json_object_get_int_member(o, "max_open_tracks"));
   options.cameras = strings(o, "cameras");
   options.people = strings(o, "people");
-  options.sw_version = "test";
+  options.sw_version = text(o, "sw_version");
   options.log = [](bool warning, const std::string& line) {
     std::cerr << (warning ? "warning: " : "info: ") << line << std::endl;
   };

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """HomeAssistantMqtt against a real mosquitto on loopback, seen by a subscriber on '#'.
 
-Usage: ha_mqtt_test.py HA_MQTT_HOST [NAME_PART]
+Usage: TACONITE_VERSION=X.Y.Z ha_mqtt_test.py HA_MQTT_HOST [NAME_PART]   (meson sets the project version)
 
 Availability (retained online; offline by the last will when the process is killed -9, and by
 stop()), discovery documents against Home Assistant's documented members, retained states for a
@@ -22,6 +22,7 @@ from ha_discovery_schema import problems  # noqa: E402
 from mqtt_fixtures import MOSQUITTO, Broker, Host, Subscriber, free_port, wait_until  # noqa: E402
 
 HOST = sys.argv[1] if len(sys.argv) > 1 else ""
+VERSION = os.environ.get("TACONITE_VERSION", "")  # meson's project version: the devices' sw_version
 JPEG = "/usr/share/doc/opencv-doc/examples/data/messi5.jpg"
 DISCOVERY = re.compile(r"^homeassistant/(sensor|binary_sensor|image)/taconite/([a-z0-9_]+)/config$")
 
@@ -80,7 +81,7 @@ def test_availability_discovery_states_events_snapshot():
             assert [a["topic"] for a in config["availability"]] == \
                 ["taconite/available", f"taconite/{'door' if 'door' in topic else 'yard'}/available"], topic
             assert DISCOVERY.match(topic).group(2) == config["unique_id"] == config["object_id"]
-            assert config["device"]["sw_version"] == "test" and config["device"]["identifiers"]
+            assert config["device"]["sw_version"] == VERSION and config["device"]["identifiers"]
         people = {c["name"]: c for t, c in configs.items() if "/binary_sensor/" in t}
         assert set(people) == {"alice", "Jean-Luc Picard"}, people.keys()
         assert all(c["off_delay"] == 2 and c["device_class"] == "occupancy" for c in people.values())
