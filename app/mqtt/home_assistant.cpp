@@ -279,12 +279,15 @@ Status HomeAssistantMqtt::set_cameras(const std::vector<std::string>& cameras) {
 }
 
 void HomeAssistantMqtt::set_presence_locked(Camera& camera, const std::string& person_slug, int delta) {
-  int& open = camera.present[person_slug];
-  const int before = open;
-  open = std::max(0, open + delta);
-  if (open == 0) camera.present.erase(person_slug);
-  if ((before == 0) != (open == 0))
-    publish_retained(camera_topic(names_, camera.names, person_slug), open ? "ON" : "OFF");
+  const auto at = camera.present.find(person_slug);
+  const int before = at == camera.present.end() ? 0 : at->second;
+  const int now = std::max(0, before + delta);
+  if (now == 0)
+    camera.present.erase(person_slug);
+  else
+    camera.present[person_slug] = now;
+  if ((before == 0) != (now == 0))
+    publish_retained(camera_topic(names_, camera.names, person_slug), now ? "ON" : "OFF");
 }
 
 void HomeAssistantMqtt::on_track_event(const TrackEvent& event) {

@@ -120,6 +120,7 @@ int main() {
         json_node_set_string(message, started.error().message.c_str());
         std::cout << "{\"error\":" << taconite::json::write_json(message) << "}" << std::endl;
         json_node_unref(message);
+        g_object_unref(parser);
         return 2;
       }
       ha = std::move(started).value();

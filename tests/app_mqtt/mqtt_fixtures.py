@@ -154,9 +154,16 @@ class Subscriber:
 class Host:
     """ha_mqtt_host: one JSON command per line, one answer line back."""
 
+    # With a directory here, every host runs under valgrind memcheck, logging into it.
+    valgrind_dir = None
+
     def __init__(self, program):
         self.stderr = tempfile.TemporaryFile(mode="w+")
-        self.process = subprocess.Popen([program], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        args = [program]
+        if Host.valgrind_dir:
+            args = ["valgrind", "-q", "--leak-check=full", "--errors-for-leak-kinds=definite",
+                    f"--log-file={Host.valgrind_dir}/memcheck.%p.log"] + args
+        self.process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=self.stderr, text=True)
 
     def send(self, **command):
