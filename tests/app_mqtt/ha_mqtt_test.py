@@ -26,6 +26,7 @@ from mqtt_fixtures import MOSQUITTO, Broker, Host, Subscriber, free_port, wait_u
 
 HOST = sys.argv[1] if len(sys.argv) > 1 else ""
 VERSION = os.environ.get("TACONITE_VERSION", "")  # meson's project version: the devices' sw_version
+SCHEMA = os.environ.get("TRACKS_SCHEMA", "")  # docs/tracks-message.schema.json
 JPEG = "/usr/share/doc/opencv-doc/examples/data/messi5.jpg"
 DISCOVERY = re.compile(r"^homeassistant/(sensor|binary_sensor|image)/taconite/([a-z0-9_]+)/config$")
 
@@ -108,6 +109,11 @@ def test_availability_discovery_states_events_snapshot():
         host.send(cmd="event", document=event("end", a, 1, "known", "alice", epoch=1796128027.0))
         sub.wait_for("taconite/door/alice", b"OFF")
         events = [json.loads(p) for _, p in wait_len(lambda: sub.on("taconite/door/events"), 4, 10, "4 events")]
+        if SCHEMA:  # the events arrive as taconitepublish's documents: valid taconite-tracks/1
+            import jsonschema
+            validator = jsonschema.Draft202012Validator(json.load(open(SCHEMA)))
+            for e in events:
+                assert not list(validator.iter_errors(e)), list(validator.iter_errors(e))[0].message
         assert [(e["uid"], e["epoch_s"], e["event"]) for e in events] == \
             [(d["uid"], d["epoch_s"], d["event"]) for d in sent] + [(a, 1796128027.0, "end")]
 
