@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -59,7 +60,9 @@ struct MqttSettings {
   std::string username, password;  // empty username: anonymous
   std::string tls_ca, tls_cert, tls_key;  // tls_ca (a CA file) enables TLS; cert and key: client certificate
   std::size_t max_pending = 1000;
-  std::size_t max_pending_bytes = 16u << 20;  // topics + payloads queued, not yet handed to libmosquitto
+  // Topics + payloads queued, not yet handed to libmosquitto. The element bounds by count only
+  // (max-pending); taconite-run's Home Assistant link, whose snapshots vary in size, by bytes too.
+  std::size_t max_pending_bytes = std::numeric_limits<std::size_t>::max();
   std::optional<MqttWill> will;
   bool retry_at_start = false;  // false: a broker that cannot be connected to at start is an error
   unsigned connect_timeout_ms = 10000;  // one connection attempt (TCP, TLS, CONNACK) takes at most this long
