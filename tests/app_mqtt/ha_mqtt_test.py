@@ -363,6 +363,31 @@ def test_stop_turns_people_off_and_open_tracks_are_bounded():
         broker.close()
 
 
+def test_tls_client_certificate():
+    broker = Broker(tls=True, client_certificates=True).start()
+    sub = Subscriber(broker, ca=broker.ca)
+    host = Host(HOST)
+    try:
+        assert start(host, broker.port, tls_ca=broker.ca) == "ok"  # no certificate: the handshake fails
+        wait_until(lambda: "cannot connect to the MQTT broker" in host.log(), 10, "the TLS failure logged")
+        assert not sub.on("taconite/available")
+        host.close()
+        host = Host(HOST)
+        assert start(host, broker.port, tls_ca=broker.ca, tls_cert=f"{broker.dir}/client.pem",
+                     tls_key=f"{broker.dir}/client.key") == "ok"
+        sub.wait_for("taconite/available", b"online")
+        refused = Host(HOST)
+        try:
+            answer = start(refused, broker.port, tls_ca=broker.ca, tls_cert=f"{broker.dir}/client.pem")
+            assert "error" in answer and "tls-key" in answer["error"], answer  # a certificate without its key
+        finally:
+            refused.close()
+    finally:
+        host.close()
+        sub.close()
+        broker.close()
+
+
 def test_hostile_names():
     broker = Broker().start()
     sub = Subscriber(broker)

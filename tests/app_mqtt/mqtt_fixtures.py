@@ -32,7 +32,7 @@ def wait_until(predicate, timeout_s, what):
 
 
 class Broker:
-    def __init__(self, port=None, user=None, password=None, tls=False):
+    def __init__(self, port=None, user=None, password=None, tls=False, client_certificates=False):
         self.dir = tempfile.mkdtemp(prefix="taconite-app-mqtt-")
         self.port = port or free_port()
         self.user, self.password, self.process = user, password, None
@@ -46,6 +46,8 @@ class Broker:
         if tls:
             self.ca = write_certificates(self.dir)
             lines += [f"cafile {self.ca}", f"certfile {self.dir}/server.pem", f"keyfile {self.dir}/server.key"]
+            if client_certificates:  # only clients with a certificate our CA signed
+                lines.append("require_certificate true")
         with open(f"{self.dir}/mosquitto.conf", "w") as f:
             f.write("\n".join(lines) + "\n")
 
@@ -83,7 +85,8 @@ class Broker:
 
 
 def write_certificates(directory):
-    """A CA and a certificate for 127.0.0.1 it signed (openssl); returns the CA file."""
+    """A CA, a certificate for 127.0.0.1 and a client certificate it signed (server.pem / .key,
+    client.pem / .key; openssl); returns the CA file."""
     script = (
         "set -e; cd \"$1\"; "
         "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=test-ca "
@@ -92,7 +95,10 @@ def write_certificates(directory):
         "-keyout server.key -out server.csr; "
         "printf 'subjectAltName=IP:127.0.0.1\\n' > ext; "
         "openssl x509 -req -days 2 -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -extfile ext "
-        "-out server.pem")
+        "-out server.pem; "
+        "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=taconite "
+        "-keyout client.key -out client.csr; "
+        "openssl x509 -req -days 2 -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem")
     subprocess.run(["sh", "-c", script, "sh", directory], check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     return f"{directory}/ca.pem"
@@ -107,7 +113,7 @@ class Subscriber:
         if broker.user:
             args += ["-u", broker.user, "-P", broker.password]
         if ca:
-            args += ["--cafile", ca]
+            args += ["--cafile", ca, "--cert", f"{broker.dir}/client.pem", "--key", f"{broker.dir}/client.key"]
         self.messages, self.lock = [], threading.Lock()
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         threading.Thread(target=self._read, daemon=True).start()
@@ -115,7 +121,8 @@ class Subscriber:
         probe = f"probe/{time.monotonic_ns()}"
         probe_args = ["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-t", probe, "-m", "p"]
         probe_args += (["-u", broker.user, "-P", broker.password] if broker.user else [])
-        probe_args += (["--cafile", ca] if ca else [])
+        probe_args += (["--cafile", ca, "--cert", f"{broker.dir}/client.pem", "--key", f"{broker.dir}/client.key"]
+                       if ca else [])
 
         def probed():
             subprocess.run(probe_args, check=False, stderr=subprocess.DEVNULL)
