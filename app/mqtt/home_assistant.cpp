@@ -40,7 +40,7 @@ Status HomeAssistantMqtt::make_cameras(const std::vector<std::string>& names, st
   out->clear();
   for (const std::string& camera : names) {
     if (std::string why = camera_name_problem(camera); !why.empty())
-      return input("camera '" + camera + "' cannot be an MQTT topic level: " + why);
+      return input("camera '" + printable(camera) + "' cannot be an MQTT topic level: " + why);
     Camera c;
     c.names = {camera, slug(camera)};
     if (!slugs.insert(c.names.slug).second)
@@ -151,7 +151,7 @@ std::map<std::string, std::string> HomeAssistantMqtt::accepted_people_locked(con
       why = "its id '" + s + "' is another name's";
     }
     if (!why.empty()) {
-      if (refused++ == 0) first_refusal = "'" + person.substr(0, 64) + "': " + why;
+      if (refused++ == 0) first_refusal = "'" + printable(person) + "': " + why;
       continue;
     }
     names.insert(person);
@@ -296,7 +296,7 @@ void HomeAssistantMqtt::on_track_event(const TrackEvent& event) {
   Camera* c = camera_locked(event.camera);
   if (!c) {
     if (counters_.unknown_camera++ == 0)
-      log(true, "Home Assistant MQTT: events of camera '" + event.camera.substr(0, 64) +
+      log(true, "Home Assistant MQTT: events of camera '" + printable(event.camera) +
                     "', which is not configured, are not published (counted)");
     return;
   }
@@ -372,7 +372,7 @@ void HomeAssistantMqtt::publish_snapshot(const std::string& camera, const std::s
   }
   if (jpeg.empty() || jpeg.size() > options_.max_snapshot_bytes) {
     if (counters_.snapshots_refused++ == 0)
-      log(true, "Home Assistant MQTT: snapshot of track " + uid.substr(0, 64) + " on '" + camera + "' has " +
+      log(true, "Home Assistant MQTT: snapshot of track " + printable(uid) + " on '" + camera + "' has " +
                     std::to_string(jpeg.size()) + " bytes, not 1 .. max_snapshot_bytes " +
                     std::to_string(options_.max_snapshot_bytes) + ": not published (counted)");
     return;

@@ -72,4 +72,14 @@ std::string camera_name_problem(const std::string& camera) {
   return "";
 }
 
+std::string printable(const std::string& name, std::size_t max_bytes) {
+  std::string out;
+  for (const char c : name) {
+    if (out.size() >= max_bytes) return out + "...";
+    const unsigned char u = static_cast<unsigned char>(c);
+    out.push_back(u < 0x20 || u == 0x7f ? '?' : c);
+  }
+  return out;
+}
+
 }  // namespace taconite::app

@@ -25,4 +25,8 @@ std::string slug(const std::string& name, const std::string& reserved = "");
 // kMaxCameraNameBytes, or holding '/', '+', '#', a control character or bytes that are not UTF-8.
 std::string camera_name_problem(const std::string& camera);
 
+// `name` for a log line: at most `max_bytes` (then "..."), control characters as '?', so a hostile
+// name cannot forge or split log lines.
+std::string printable(const std::string& name, std::size_t max_bytes = 64);
+
 }  // namespace taconite::app

@@ -57,6 +57,12 @@ TEST(CameraName, TopicLevelRules) {
   for (const std::string& bad : bad_names) EXPECT_NE(camera_name_problem(bad), "") << bad;
 }
 
+TEST(Printable, HostileNamesCannotSplitOrFloodLogLines) {
+  EXPECT_EQ(taconite::app::printable("alice"), "alice");
+  EXPECT_EQ(taconite::app::printable("a\nwarning: forged\r\x1b[2J"), "a?warning: forged??[2J");
+  EXPECT_EQ(taconite::app::printable(std::string(1000, 'x'), 8), "xxxxxxxx...");
+}
+
 TEST(Discovery, TopicsAndIdsFollowHomeAssistantsLayout) {
   const taconite::app::DiscoveryNames names{"taconite", "homeassistant", "taconite", "1.0", 30};
   const taconite::app::CameraNames door{"door 1", slug("door 1")};
