@@ -115,6 +115,11 @@ Result<std::unique_ptr<HomeAssistantMqtt>> HomeAssistantMqtt::start(HomeAssistan
 
 HomeAssistantMqtt::~HomeAssistantMqtt() { stop(); }
 
+bool HomeAssistantMqtt::connected() {
+  std::lock_guard<std::mutex> guard(lock_);
+  return publisher_ && publisher_->connected();
+}
+
 void HomeAssistantMqtt::log(bool warning, const std::string& text) const {
   if (options_.log) options_.log(warning, text);
 }

@@ -74,6 +74,8 @@ class HomeAssistantMqtt : public PipelineObserver {
   void on_track_event(const TrackEvent& event) override;
   void on_camera_state(const std::string& camera, CameraState state, const std::string& detail) override;
 
+  // Whether the broker accepted the current connection (for a status page).
+  bool connected();
   const HomeAssistantCounters& counters() const { return counters_; }
   const gst::PublishCounters& publish_counters() const { return *publish_counters_; }
 

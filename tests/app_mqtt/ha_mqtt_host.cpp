@@ -152,7 +152,8 @@ int main() {
       std::cout << "{\"events\":" << c.events << ",\"unknown_camera\":" << c.unknown_camera
                 << ",\"people_refused\":" << c.people_refused << ",\"snapshots_refused\":" << c.snapshots_refused
                 << ",\"tracks_refused\":" << c.tracks_refused << ",\"published\":" << p.published
-                << ",\"dropped\":" << p.dropped << "}" << std::endl;
+                << ",\"dropped\":" << p.dropped << ",\"connected\":" << (ha->connected() ? "true" : "false") << "}"
+                << std::endl;
       g_object_unref(parser);
       continue;
     } else if (cmd == "stop") {

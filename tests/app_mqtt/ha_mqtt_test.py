@@ -247,12 +247,14 @@ def test_broker_down_at_start_then_up():
         assert took < limit, f"start waited {took:.2f} s for an absent broker"
         host.send(cmd="event", document=event("new", "0b0c58d2-5f3e-4f0e-9a6b-7f1d2c3e4a5b", 1, "known", "alice"))
         time.sleep(2)  # a few failed attempts
+        assert host.send(cmd="counters")["connected"] is False
         broker = Broker(port=port).start()
         sub = Subscriber(broker)
         try:
             sub.wait_for("taconite/available", b"online", timeout_s=25)
             wait_until(lambda: len(discovery(sub)) == 3, 10, "discovery after the late connection")
             sub.wait_for("taconite/door/alice", b"ON")
+            assert host.send(cmd="counters")["connected"] is True
         finally:
             sub.close()
         assert "cannot connect to the MQTT broker 127.0.0.1:" in host.log(), host.log()
