@@ -8,6 +8,7 @@
 //   {"cmd":"cameras","cameras":["door", ...]}                       (set_cameras; {"error":...} on refusal)
 //   {"cmd":"snapshot","camera":"door","uid":"...","path":"x.jpg"}   (publish_snapshot)
 //   {"cmd":"counters"}  -> {"events":..,"people_refused":..,..,"published":..,"dropped":..}
+//   {"cmd":"time-events","count":N,"document":{...}}  -> {"us_per_event":..} (N new tracks' events)
 //   {"cmd":"stop"}
 #include <json-glib/json-glib.h>
 
@@ -154,6 +155,18 @@ int main() {
                 << ",\"tracks_refused\":" << c.tracks_refused << ",\"published\":" << p.published
                 << ",\"dropped\":" << p.dropped << ",\"connected\":" << (ha->connected() ? "true" : "false") << "}"
                 << std::endl;
+      g_object_unref(parser);
+      continue;
+    } else if (cmd == "time-events") {  // the caller's cost of on_track_event: N events of new tracks
+      TrackEvent e = event_of(json_object_get_member(command, "document"));
+      const gint64 n = json_object_get_int_member(command, "count");
+      const gint64 began = g_get_monotonic_time();
+      for (gint64 i = 0; i < n; ++i) {
+        e.uid = "uid-" + std::to_string(i);
+        ha->on_track_event(e);
+      }
+      const double us = static_cast<double>(g_get_monotonic_time() - began) / static_cast<double>(n);
+      std::cout << "{\"us_per_event\":" << us << "}" << std::endl;
       g_object_unref(parser);
       continue;
     } else if (cmd == "stop") {

@@ -390,6 +390,32 @@ def test_tls_client_certificate():
         broker.close()
 
 
+def test_events_never_wait_for_the_network():
+    # The runner's main loop calls on_track_event: with the broker away (queue full, dropping) and
+    # with it there, a call only queues. A generous bound: 2 ms per event on a loaded 2-core box.
+    port = free_port()
+    host = Host(HOST)
+    broker = None
+    try:
+        assert start(host, port, people=["alice"], max_queue_bytes=64 * 1024, max_snapshot_bytes=1024) == "ok"
+        doc = event("new", "x", 1, "known", "alice")
+        away = host.send(cmd="time-events", count=5000, document=doc)["us_per_event"]
+        broker = Broker(port=port).start()
+        sub = Subscriber(broker)
+        try:
+            sub.wait_for("taconite/available", b"online", timeout_s=25)
+            there = host.send(cmd="time-events", count=5000, document=doc)["us_per_event"]
+        finally:
+            sub.close()
+        print(f"     on_track_event: {away:.1f} us per event with the broker away, {there:.1f} us with it there")
+        limit = 20000 if Host.valgrind_dir else 2000
+        assert away < limit and there < limit, (away, there)
+    finally:
+        host.close()
+        if broker:
+            broker.close()
+
+
 def test_hostile_names():
     broker = Broker().start()
     sub = Subscriber(broker)
