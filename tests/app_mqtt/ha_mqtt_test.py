@@ -117,10 +117,13 @@ def test_availability_discovery_states_events_snapshot():
         assert [(e["uid"], e["epoch_s"], e["event"]) for e in events] == \
             [(d["uid"], d["epoch_s"], d["event"]) for d in sent] + [(a, 1796128027.0, "end")]
 
-        jpeg = open(JPEG, "rb").read() if os.path.exists(JPEG) else bytes(range(256)) * 64
-        host.send(cmd="snapshot", camera="door", uid=a, path=JPEG if os.path.exists(JPEG) else "/dev/null")
-        if os.path.exists(JPEG):
-            sub.wait_for("taconite/door/snapshot", jpeg)
+        # A real JPEG (opencv-doc's photo); without it, JPEG markers around every byte value (NUL, newline).
+        jpeg = open(JPEG, "rb").read() if os.path.exists(JPEG) else b"\xff\xd8" + bytes(range(256)) * 64 + b"\xff\xd9"
+        snapshot = os.path.join(broker.dir, "snapshot.jpg")
+        with open(snapshot, "wb") as f:
+            f.write(jpeg)
+        host.send(cmd="snapshot", camera="door", uid=a, path=snapshot)
+        sub.wait_for("taconite/door/snapshot", jpeg)
         host.send(cmd="event", document=event("new", b, 2, camera="nowhere"))  # not configured: counted
 
         late = Subscriber(broker)  # what a Home Assistant starting now would get: the retained messages
@@ -132,8 +135,7 @@ def test_availability_discovery_states_events_snapshot():
             assert retained["taconite/yard/available"] == b"offline", "a camera never streaming is offline"
             assert retained["taconite/door/person"] == b"unknown"
             assert retained["taconite/door/alice"] == b"OFF"
-            if os.path.exists(JPEG):
-                assert retained["taconite/door/snapshot"] == jpeg, "the snapshot is not the JPEG sent"
+            assert retained["taconite/door/snapshot"] == jpeg, "the snapshot is not the JPEG sent"
             assert "taconite/door/events" not in retained, "events must not be retained"
             assert sum(DISCOVERY.match(t) is not None for t in retained) == 8
         finally:
@@ -414,6 +416,30 @@ def test_events_never_wait_for_the_network():
         host.close()
         if broker:
             broker.close()
+
+
+def test_oversized_snapshot_refused_and_counted():
+    broker = Broker().start()
+    sub = Subscriber(broker)
+    host = Host(HOST)
+    try:
+        assert start(host, broker.port, max_snapshot_bytes=4096) == "ok"
+        sub.wait_for("taconite/available", b"online")
+        big, small = os.path.join(broker.dir, "big.jpg"), os.path.join(broker.dir, "small.jpg")
+        with open(big, "wb") as f:
+            f.write(b"\xff\xd8" + b"\0" * 4096 + b"\xff\xd9")
+        with open(small, "wb") as f:
+            f.write(b"\xff\xd8" + b"\0" * 100 + b"\xff\xd9")
+        host.send(cmd="snapshot", camera="door", uid="u1", path=big)
+        host.send(cmd="snapshot", camera="door", uid="u2", path=small)
+        sub.wait_for("taconite/door/snapshot", open(small, "rb").read())
+        assert len(sub.on("taconite/door/snapshot")) == 1, "the oversized one went out"
+        assert host.send(cmd="counters")["snapshots_refused"] == 1
+        assert "snapshot of track u1 on 'door' has 4100 bytes" in host.log(), host.log()
+    finally:
+        host.close()
+        sub.close()
+        broker.close()
 
 
 def test_hostile_names():
