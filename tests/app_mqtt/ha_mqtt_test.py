@@ -26,6 +26,7 @@ from mqtt_fixtures import MOSQUITTO, Broker, Host, Subscriber, free_port, wait_u
 
 HOST = sys.argv[1] if len(sys.argv) > 1 else ""
 VERSION = os.environ.get("TACONITE_VERSION", "")  # meson's project version: the devices' sw_version
+APP_DOC = os.environ.get("APP_DOC", "")  # docs/app.md: its discovery example is checked
 SCHEMA = os.environ.get("TRACKS_SCHEMA", "")  # docs/tracks-message.schema.json
 JPEG = "/usr/share/doc/opencv-doc/examples/data/messi5.jpg"
 DISCOVERY = re.compile(r"^homeassistant/(sensor|binary_sensor|image)/taconite/([a-z0-9_]+)/config$")
@@ -436,6 +437,29 @@ def test_oversized_snapshot_refused_and_counted():
         assert len(sub.on("taconite/door/snapshot")) == 1, "the oversized one went out"
         assert host.send(cmd="counters")["snapshots_refused"] == 1
         assert "snapshot of track u1 on 'door' has 4100 bytes" in host.log(), host.log()
+    finally:
+        host.close()
+        sub.close()
+        broker.close()
+
+
+def test_docs_discovery_example_is_what_is_published():
+    if not APP_DOC:
+        print("     skipped: APP_DOC (docs/app.md) not given")
+        return
+    text = open(APP_DOC, encoding="utf-8").read()
+    block = text[text.index("```", text.index("An example:")) + 3:]
+    block = block[block.index("\n") + 1:block.index("```")].splitlines()
+    topic, documented = block[0], json.loads("".join(block[1:]))
+    broker = Broker().start()
+    sub = Subscriber(broker)
+    host = Host(HOST)
+    try:
+        assert start(host, broker.port, people=["Jean-Luc Picard"]) == "ok"
+        sub.wait_for(topic)
+        published = json.loads(sub.last(topic))
+        documented["device"]["sw_version"] = published["device"]["sw_version"]  # the version moves on
+        assert published == documented, f"docs/app.md's example is not what is published: {published}"
     finally:
         host.close()
         sub.close()
