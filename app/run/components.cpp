@@ -1,7 +1,12 @@
 #include "components.hpp"
 
+#include <functional>
+
 #include "event_history.hpp"
 #include "events_file_observer.hpp"
+#if TACONITE_HAVE_MQTT
+#include "home_assistant_component.hpp"
+#endif
 #include "run_log.hpp"
 #include "snapshot_writer.hpp"
 #include "track_event_log.hpp"
@@ -59,8 +64,8 @@ Result<std::unique_ptr<PipelineObserver>> web_page(const Config&) {
 
 }  // namespace
 
-// Made in dispatch order: the history sees an event before the snapshot made for it, and outlives the
-// snapshot writer, which hands it the snapshots' paths (the Runner destroys the last made first).
+// Made in dispatch order: the history sees an event before the snapshot made for it; the history and
+// MQTT outlive the snapshot writer, which hands them the snapshots (the Runner destroys the last made first).
 Result<std::vector<std::unique_ptr<PipelineObserver>>> make_components(const Config& config) {
   std::vector<std::unique_ptr<PipelineObserver>> components;
   if (!config.storage.events_file.empty()) {
@@ -78,6 +83,23 @@ Result<std::vector<std::unique_ptr<PipelineObserver>>> make_components(const Con
     history = started.value().get();
     components.push_back(std::move(started.value()));
   }
+  // Where a snapshot's picture goes besides its file: the MQTT snapshot topic.
+  std::function<void(const std::string& camera, const std::string& uid, const std::vector<unsigned char>& jpeg)>
+      publish_snapshot;
+#if TACONITE_HAVE_MQTT
+  if (config.mqtt.enabled) {
+    Result<std::unique_ptr<HomeAssistantComponent>> started = HomeAssistantComponent::start(config);
+    if (!started) return started.error();
+    HomeAssistantMqtt* mqtt = &started.value()->mqtt();
+    publish_snapshot = [mqtt](const std::string& camera, const std::string& uid, const std::vector<unsigned char>& jpeg) {
+      mqtt->publish_snapshot(camera, uid, std::string(jpeg.begin(), jpeg.end()));
+    };
+    components.push_back(std::move(started.value()));
+  }
+#else
+  if (config.mqtt.enabled)
+    return Error{ErrorKind::Input, "mqtt: this build has no MQTT (it needs libmosquitto-dev: docs/install.md)"};
+#endif
   const SnapshotsConfig& snapshots = config.storage.snapshots;
   if (!snapshots.dir.empty()) {
     SnapshotOptions options;
@@ -88,9 +110,11 @@ Result<std::vector<std::unique_ptr<PipelineObserver>>> make_components(const Con
     options.max_bytes = snapshots.max_bytes;
     options.max_age_s = snapshots.max_age_days * 86400.0;
     options.log = log_component;
-    options.on_snapshot = [history](const std::string&, const std::string& uid, const std::string& kind,
-                                    const std::filesystem::path& path, const std::vector<unsigned char>&) {
+    options.on_snapshot = [history, publish_snapshot](const std::string& camera, const std::string& uid,
+                                                      const std::string& kind, const std::filesystem::path& path,
+                                                      const std::vector<unsigned char>& jpeg) {
       if (history) history->set_snapshot(uid, kind, path.string());
+      if (publish_snapshot) publish_snapshot(camera, uid, jpeg);
     };
     Result<std::unique_ptr<SnapshotWriter>> started = SnapshotWriter::start(std::move(options));
     if (!started) return named("storage.snapshots", started.error());

@@ -22,15 +22,21 @@ std::string library_error(int rc, int err) { return rc == MOSQ_ERR_ERRNO ? std::
 
 }  // namespace
 
-MqttPublisher::MqttPublisher(const MqttSettings& settings, std::shared_ptr<PublishCounters> counters, Notify notify)
-    : settings_(settings), counters_(std::move(counters)), notify_(std::move(notify)) {}
+MqttPublisher::MqttPublisher(const MqttSettings& settings, std::shared_ptr<PublishCounters> counters, Notify notify,
+                             Connected on_connected)
+    : settings_(settings),
+      counters_(std::move(counters)),
+      notify_(std::move(notify)),
+      on_connected_(std::move(on_connected)) {}
 
 std::string MqttPublisher::where() const { return settings_.host + ":" + std::to_string(settings_.port); }
 
 Result<std::unique_ptr<MqttPublisher>> MqttPublisher::start(const MqttSettings& settings,
-                                                            std::shared_ptr<PublishCounters> counters, Notify notify) {
+                                                            std::shared_ptr<PublishCounters> counters, Notify notify,
+                                                            Connected on_connected) {
   init_library_once();
-  std::unique_ptr<MqttPublisher> publisher(new MqttPublisher(settings, std::move(counters), std::move(notify)));
+  std::unique_ptr<MqttPublisher> publisher(
+      new MqttPublisher(settings, std::move(counters), std::move(notify), std::move(on_connected)));
   if (Status s = publisher->configure(); !s) return s.error();
   publisher->started_ = settings.retry_at_start;  // before the threads: they read it under the lock
   publisher->network_ = std::thread(&MqttPublisher::run_network, publisher.get());
@@ -70,6 +76,15 @@ Status MqttPublisher::configure() {
     if (rc != MOSQ_ERR_SUCCESS)
       return Error{ErrorKind::Io, "cannot use the TLS files (tls-ca '" + s.tls_ca + "', tls-cert '" + s.tls_cert +
                                       "', tls-key '" + s.tls_key + "'): " + library_error(rc, errno)};
+  }
+  if (s.will) {
+    if (!valid_topic(s.will->topic))
+      return Error{ErrorKind::Input, "the MQTT last will's topic '" + s.will->topic + "' is not a topic to publish to"};
+    const int rc = mosquitto_will_set(mosq_, s.will->topic.c_str(), static_cast<int>(s.will->payload.size()),
+                                      s.will->payload.data(), s.qos, s.will->retain);
+    if (rc != MOSQ_ERR_SUCCESS)
+      return Error{ErrorKind::Input, "cannot set the MQTT last will on '" + s.will->topic + "': " +
+                                         library_error(rc, errno)};
   }
   mosquitto_connect_callback_set(mosq_, &MqttPublisher::on_connect);
   mosquitto_publish_callback_set(mosq_, &MqttPublisher::on_publish);
@@ -208,17 +223,37 @@ MqttPublisher::~MqttPublisher() {
   counters_->dropped += queue_.size() + in_library_;
 }
 
-void MqttPublisher::publish(std::string topic, std::string payload) {
+void MqttPublisher::publish(std::string topic, std::string payload, bool retain) {
   {
     std::lock_guard<std::mutex> guard(lock_);
+    Message message{std::move(topic), std::move(payload), retain};
+    if (message.bytes() > settings_.max_pending_bytes) {
+      ++counters_->dropped;  // could never be queued
+      return;
+    }
     if (queue_.size() + in_library_ >= settings_.max_pending) {
       ++counters_->dropped;
       if (queue_.empty()) return;  // everything pending is with libmosquitto: the new one goes
-      queue_.pop_front();          // the oldest waiting message makes room for the newest
+      evict_oldest_locked();       // the oldest waiting message makes room for the newest
     }
-    queue_.push_back({std::move(topic), std::move(payload)});
+    while (queue_bytes_ + message.bytes() > settings_.max_pending_bytes) {
+      ++counters_->dropped;
+      evict_oldest_locked();
+    }
+    queue_bytes_ += message.bytes();
+    queue_.push_back(std::move(message));
   }
   changed_.notify_all();
+}
+
+void MqttPublisher::evict_oldest_locked() {
+  queue_bytes_ -= queue_.front().bytes();
+  queue_.pop_front();
+}
+
+bool MqttPublisher::connected() {
+  std::lock_guard<std::mutex> guard(lock_);
+  return connected_;
 }
 
 void MqttPublisher::drain(unsigned timeout_ms) {
@@ -234,11 +269,12 @@ void MqttPublisher::run_worker() {
     if (stopping_) return;
     Message message = std::move(queue_.front());
     queue_.pop_front();
+    queue_bytes_ -= message.bytes();
     ++in_library_;
     const std::uint64_t connection = disconnects_;
     lk.unlock();
     const int rc = mosquitto_publish(mosq_, nullptr, message.topic.c_str(), static_cast<int>(message.payload.size()),
-                                     message.payload.data(), settings_.qos, false);
+                                     message.payload.data(), settings_.qos, message.retain);
     lk.lock();
     if (rc == MOSQ_ERR_SUCCESS) continue;
     if (disconnects_ != connection && settings_.qos == 0) {
@@ -248,6 +284,7 @@ void MqttPublisher::run_worker() {
     }
     if (rc == MOSQ_ERR_NO_CONN) {
       // The connection just went; the network thread notices. Keep the message for the next one.
+      queue_bytes_ += message.bytes();
       queue_.push_front(std::move(message));
       changed_.wait_for(lk, std::chrono::milliseconds(20), [&] { return stopping_ || !connected_; });
     } else {
@@ -276,6 +313,7 @@ void MqttPublisher::on_connect(mosquitto* /*mosq*/, void* data, int rc) {
   }
   self->changed_.notify_all();
   if (!back.empty()) self->notify_(Notice::Info, back);
+  if (rc == 0 && self->on_connected_) self->on_connected_();
 }
 
 void MqttPublisher::on_publish(mosquitto* /*mosq*/, void* data, int /*mid*/) {

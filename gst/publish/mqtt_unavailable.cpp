@@ -7,7 +7,7 @@ namespace taconite::gst {
 
 Result<std::unique_ptr<MqttPublisher>> MqttPublisher::start(const MqttSettings& /*settings*/,
                                                             std::shared_ptr<PublishCounters> /*counters*/,
-                                                            Notify /*notify*/) {
+                                                            Notify /*notify*/, Connected /*on_connected*/) {
   return Error{ErrorKind::Input,
                "method=mqtt is not available: this taconite plugin was built without MQTT support (libmosquitto; "
                "rebuild with libmosquitto-dev installed and meson -Dmqtt=enabled); use method=file"};
@@ -18,7 +18,9 @@ bool MqttPublisher::valid_topic(const std::string& /*topic*/) { return true; }
 
 MqttPublisher::~MqttPublisher() = default;
 
-void MqttPublisher::publish(std::string /*topic*/, std::string /*payload*/) {}
+void MqttPublisher::publish(std::string /*topic*/, std::string /*payload*/, bool /*retain*/) {}
+
+bool MqttPublisher::connected() { return false; }
 
 void MqttPublisher::drain(unsigned /*timeout_ms*/) {}
 

@@ -24,6 +24,13 @@ void add_double(JsonBuilder* b, const char* name, std::optional<double> value) {
     json_builder_add_null_value(b);
 }
 
+// Seconds since 1970 as a number beside each ISO time, the same instant (microseconds survive: a
+// double keeps them exactly enough to round back to the same microsecond for centuries).
+void add_epoch(JsonBuilder* b, const char* name, gint64 utc_us) {
+  json_builder_set_member_name(b, name);
+  json_builder_add_double_value(b, static_cast<double>(utc_us) / 1e6);
+}
+
 void add_pts(JsonBuilder* b, const char* name, std::optional<std::uint64_t> pts) {
   json_builder_set_member_name(b, name);
   if (pts)
@@ -88,6 +95,7 @@ std::string track_event_document(const TrackEvent& event, const std::string& str
   json_builder_add_int_value(b, track.track_id);
   add_member(b, "uid", track.uid);
   add_member(b, "utc", utc_text(event.at.utc_us));
+  add_epoch(b, "epoch_s", event.at.utc_us);
   add_pts(b, "pts_ns", event.at.pts_ns);
   add_identity(b, track.identity);
   add_best_face(b, track.best_face);
@@ -95,6 +103,8 @@ std::string track_event_document(const TrackEvent& event, const std::string& str
     add_member(b, "reason", event.end_reason.empty() ? "lost" : event.end_reason);
     add_member(b, "first_utc", utc_text(track.first.utc_us));
     add_member(b, "last_utc", utc_text(track.last.utc_us));
+    add_epoch(b, "first_epoch_s", track.first.utc_us);
+    add_epoch(b, "last_epoch_s", track.last.utc_us);
     add_pts(b, "first_pts_ns", track.first.pts_ns);
     add_pts(b, "last_pts_ns", track.last.pts_ns);
     std::optional<double> dwell;

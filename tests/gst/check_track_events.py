@@ -6,7 +6,8 @@ Usage: check_track_events.py EVENTS.jsonl SCHEMA.json [--frames FACES.jsonl]
 Every line must be standard JSON (NaN and Infinity refused) valid against the schema
 (docs/tracks-message.schema.json, jsonschema). Per track (its `uid`: one stream and one track id)
 the events come in order: one `new` first, `update`s, one `end` last (the file was written up to
-EOS, so every track ended); an `end` is never `pending` and says `identified` whenever it has a
+EOS, so every track ended); `epoch_s` (and an end's `first_epoch_s` / `last_epoch_s`) is the
+instant of its ISO time; an `end` is never `pending` and says `identified` whenever it has a
 label_state; a best face's file is named by the uid. With --frames (taconite-faces/1 documents of the same frames, publish-empty=true): the
 track holding the most faces of a stream (the demo's astronaut) has exactly one `new` and one
 `end`, its `frames` is the number of frames that carry its id and its `dwell_s` is the PTS span
@@ -14,6 +15,7 @@ of those frames within one frame interval, and the faces' `track_uid` (taconitet
 events' `uid`.
 """
 import argparse
+import datetime
 import json
 import os
 import re
@@ -32,6 +34,23 @@ def read_lines(path):
             yield f"{path}:{number}", json.loads(line, parse_constant=refuse_constant)
 
 
+def epoch_of(utc):
+    """Seconds since 1970 of an ISO `utc` member, exactly to the microsecond."""
+    moment = datetime.datetime.strptime(utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+    return moment.timestamp()
+
+
+def check_epochs(where, event):
+    """epoch_s (and an end's first_epoch_s / last_epoch_s) name the same instant as the ISO times."""
+    pairs = [("utc", "epoch_s")]
+    if event["event"] == "end":
+        pairs += [("first_utc", "first_epoch_s"), ("last_utc", "last_epoch_s")]
+    for iso, epoch in pairs:
+        assert epoch in event, f"{where}: no {epoch}"
+        assert abs(event[epoch] - epoch_of(event[iso])) < 1e-6, \
+            f"{where}: {epoch} {event[epoch]} is not {iso} {event[iso]}"
+
+
 def check_events(path, schema_path):
     with open(schema_path, encoding="utf-8") as f:
         validator = jsonschema.Draft202012Validator(json.load(f))
@@ -40,6 +59,7 @@ def check_events(path, schema_path):
         errors = sorted(validator.iter_errors(event), key=str)
         assert not errors, f"{where}: {errors[0].message} at {list(errors[0].absolute_path)}"
         assert "uid" in event, f"{where}: no uid"
+        check_epochs(where, event)
         by_uid.setdefault(event["uid"], []).append((where, event))
     assert by_uid, f"{path}: no track events"
     tracks = {}  # (stream, track id) -> events of every track that had that id

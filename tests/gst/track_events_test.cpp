@@ -182,6 +182,40 @@ TEST_F(TrackEventsTest, NewUpdateOnDecisionEndWhenLostWithDwellAndFrames) {
   EXPECT_EQ(events().size(), 3u) << "an ended track does not end again at EOS";
 }
 
+// Seconds since 1970 of an ISO "utc" member (GLib's parser, independent of the element's formatting).
+double iso_epoch(const std::string& iso) {
+  GDateTime* t = g_date_time_new_from_iso8601(iso.c_str(), nullptr);
+  if (!t) return -1;
+  const double seconds = static_cast<double>(g_date_time_to_unix(t)) + g_date_time_get_microsecond(t) / 1e6;
+  g_date_time_unref(t);
+  return seconds;
+}
+
+// Issue 34: every event has epoch_s, the instant of its utc; an end also first/last_epoch_s.
+TEST_F(TrackEventsTest, EveryEventCarriesEpochSecondsOfItsUtc) {
+  const double before = static_cast<double>(g_get_real_time()) / 1e6;
+  start({{"messages", "tracks"}});
+  push(0, {{4, -1, "pending"}});
+  push(1, {{4, -1, "known", "alice", 3}});
+  eos();
+  const double after = static_cast<double>(g_get_real_time()) / 1e6;
+  const std::vector<JsonObject*> e = events();
+  ASSERT_EQ(e.size(), 3u);
+  for (JsonObject* o : e) {
+    ASSERT_TRUE(json_object_has_member(o, "epoch_s")) << kind(o);
+    const double epoch = json_object_get_double_member(o, "epoch_s");
+    EXPECT_NEAR(epoch, iso_epoch(text(o, "utc")), 1e-6) << kind(o);
+    EXPECT_GE(epoch, before - 1e-6);
+    EXPECT_LE(epoch, after + 1e-6);
+    EXPECT_EQ(uid(o), uid(e[0])) << "the uid is on every event";
+  }
+  ASSERT_EQ(kind(e[2]), "end");
+  EXPECT_NEAR(json_object_get_double_member(e[2], "first_epoch_s"), iso_epoch(text(e[2], "first_utc")), 1e-6);
+  EXPECT_NEAR(json_object_get_double_member(e[2], "last_epoch_s"), iso_epoch(text(e[2], "last_utc")), 1e-6);
+  EXPECT_LE(json_object_get_double_member(e[2], "first_epoch_s"), json_object_get_double_member(e[2], "last_epoch_s"));
+  EXPECT_FALSE(json_object_has_member(e[0], "first_epoch_s")) << "only an end has the track's span";
+}
+
 TEST_F(TrackEventsTest, EveryOpenTrackEndsAtEos) {
   start({{"messages", "tracks"}});
   push(0, {{1}, {2}});
