@@ -91,7 +91,8 @@ Result<std::vector<std::unique_ptr<PipelineObserver>>> make_components(const Con
     Result<std::unique_ptr<HomeAssistantComponent>> started = HomeAssistantComponent::start(config);
     if (!started) return started.error();
     HomeAssistantMqtt* mqtt = &started.value()->mqtt();
-    publish_snapshot = [mqtt](const std::string& camera, const std::string& uid, const std::vector<unsigned char>& jpeg) {
+    publish_snapshot = [mqtt](const std::string& camera, const std::string& uid,
+                              const std::vector<unsigned char>& jpeg) {
       mqtt->publish_snapshot(camera, uid, std::string(jpeg.begin(), jpeg.end()));
     };
     components.push_back(std::move(started.value()));

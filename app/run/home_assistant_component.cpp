@@ -25,7 +25,9 @@ Result<std::unique_ptr<HomeAssistantComponent>> HomeAssistantComponent::start(co
     options.people = gallery_people(config.gallery, &why);
     if (!why.empty()) log_line("taconite-run: mqtt: no person sensors yet: " + why);
   }
-  options.log = [](bool warning, const std::string& line) { log_line((warning ? "warning: mqtt: " : "mqtt: ") + line); };
+  options.log = [](bool warning, const std::string& line) {
+    log_line((warning ? "warning: mqtt: " : "mqtt: ") + line);
+  };
   Result<std::unique_ptr<HomeAssistantMqtt>> mqtt = HomeAssistantMqtt::start(std::move(options));
   if (!mqtt) return Error{mqtt.error().kind, "mqtt: " + mqtt.error().message};
   std::unique_ptr<HomeAssistantComponent> component(new HomeAssistantComponent(std::move(mqtt.value())));

@@ -168,9 +168,10 @@ TEST(Config, RequiredKeysAndCrossChecks) {
   const std::string all = joined(load.errors);
   for (const char* expected : {"cameras: required", "model: required", "detector: required",
                                "t.yaml:1: storage.events: true needs a gallery", "t.yaml:2: http.credentials_file: "
-                               "required when", "t.yaml:3: backend: 'gpu' is not a backend"})
+                               "required when", "t.yaml:2: http: needs a gallery",
+                               "t.yaml:3: backend: 'gpu' is not a backend"})
     EXPECT_NE(all.find(expected), std::string::npos) << expected << "\n" << all;
-  const ConfigLoad listen = parse(std::string(kMinimal) + "http: {listen: '[::1]:9000'}\n");
+  const ConfigLoad listen = parse(std::string(kMinimal) + "gallery: faces.db\nhttp: {listen: '[::1]:9000'}\n");
   ASSERT_TRUE(listen.config) << joined(listen.errors);
   EXPECT_EQ(listen.config->http.host, "::1");
   EXPECT_EQ(listen.config->http.port, 9000u);
