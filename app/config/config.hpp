@@ -79,6 +79,7 @@ struct Config {
   std::string detector;    // YuNet ONNX
   std::string gallery;     // SQLite file or postgresql:// location; empty: no identities
   std::optional<double> threshold;  // unset: the model's
+  bool keep_unknowns = true;        // taconiteidentify keep-unknowns: the web page's unknown faces
   MqttConfig mqtt;
   HttpConfig http;
   StorageConfig storage;

@@ -15,6 +15,7 @@ const std::vector<ConfigKey> kKeys = {
     {"detector", K::Path, "(required)", 0, 0, "the YuNet face detector (face_detection_yunet_2023mar.onnx)"},
     {"gallery", K::Path, "none", 0, 0, "SQLite gallery file or postgresql:// location; none: faces are not named"},
     {"threshold", K::Number, "the model's", -1, 1, "similarity at which a face is a gallery identity"},
+    {"keep_unknowns", K::Boolean, "true", 0, 0, "each track that ends unknown keeps its best face in the gallery for review"},
     {"mqtt", K::Section, "none", 0, 0, "Home Assistant over MQTT; absent: no MQTT"},
     {"mqtt.host", K::String, "127.0.0.1", 0, 0, "the broker"},
     {"mqtt.port", K::Integer, "1883", 1, 65535, "the broker's port"},

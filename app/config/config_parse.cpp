@@ -22,7 +22,7 @@ bool CameraConfig::operator==(const CameraConfig& o) const {
 
 bool same_pipeline_settings(const Config& a, const Config& b) {
   return a.model == b.model && a.model_proc == b.model_proc && a.backend == b.backend && a.detector == b.detector &&
-         a.gallery == b.gallery && a.threshold == b.threshold;
+         a.gallery == b.gallery && a.threshold == b.threshold && a.keep_unknowns == b.keep_unknowns;
 }
 
 bool valid_camera_name(const std::string& name) {
@@ -246,6 +246,8 @@ class Parser {
       }
     } else if (key == "threshold") {
       if (std::optional<double> n = bounded_number(value, key, info)) c.threshold = *n;
+    } else if (key == "keep_unknowns") {
+      if (std::optional<bool> b = boolean_value(value, key)) c.keep_unknowns = *b;
     } else if (key == "mqtt") {
       c.mqtt.enabled = true;
       if (!value.IsNull()) read_map(value, key, [this](auto& p, auto& v, auto& i) { read_mqtt(p, v, i); });

@@ -43,12 +43,16 @@ std::vector<std::string> pipeline_words(const Config& config, const CameraConfig
                      "interval=" + std::to_string(camera.detect_interval), "!", "taconitetrack", "!",
                      "taconiteadaface", "model=" + config.model});
   if (!config.model_proc.empty()) w.push_back("model-proc=" + config.model_proc);
-  w.insert(w.end(), {"backend=" + config.backend, "reinfer-mode=best", "max-queued=1", "untracked=never"});
+  // Live: the freshest frame (max-queued=1), no embeddings nothing reads (untracked=never), one new face a frame
+  // at most so a crowd arriving never holds the stream (docs/cameras.md, under load).
+  w.insert(w.end(), {"backend=" + config.backend, "reinfer-mode=best", "max-queued=1", "untracked=never",
+                     "max-embeddings=1"});
   if (!config.gallery.empty()) {
     w.insert(w.end(), {"!", "taconiteidentify", "gallery=" + config.gallery, "model=" + config.model});
     if (!config.model_proc.empty()) w.push_back("model-proc=" + config.model_proc);
     w.push_back("stream=" + camera.name);
     if (config.threshold) w.push_back("threshold=" + number(*config.threshold));
+    if (config.keep_unknowns) w.push_back("keep-unknowns=true");
   }
   w.insert(w.end(), {"!", "taconitepublish", std::string("name=") + kPublishElementName, "method=bus",
                      "messages=tracks", "stream=" + camera.name, "!", "fakesink", "sync=false"});
