@@ -4,8 +4,8 @@ unknown-face cluster is named through the page, and then POST /api/recognize of 
 that face returns the name. With ../shared/realfaces (a real embedder, real people) when present;
 otherwise the IR-tiny test bundle and opencv-doc's messi5.jpg (synthetic weights: the same photo
 is recognised, which still shows the naming reached the gallery). Screenshots of each tab (faces
-blurred: the photos are not ours to publish) are copied into docs/images/ with
-TACONITE_UPDATE_DOC_IMAGES=1.
+blurred) are copied into docs/images/ with TACONITE_UPDATE_DOC_IMAGES=1, on the fallback scenario only:
+realfaces' people are never committed, not even in a screenshot.
 
 Usage: test_web_browser.py WEB_HOST TACONITE_GALLERY UNKNOWN_FACES_HELPER BUNDLE"""
 import json
@@ -188,7 +188,10 @@ def main():
             browser.close()
         host.stop()
     target = os.environ.get("TACONITE_DOCS_IMAGES", "")
-    if os.environ.get("TACONITE_UPDATE_DOC_IMAGES") == "1" and target:
+    if os.environ.get("TACONITE_UPDATE_DOC_IMAGES") == "1" and target and model != bundle:
+        # ../shared/realfaces' people are never committed, not even in a screenshot.
+        print("screenshots not copied: they show ../shared/realfaces' people; run with TACONITE_REALFACES_DIR=/none")
+    elif os.environ.get("TACONITE_UPDATE_DOC_IMAGES") == "1" and target:
         os.makedirs(target, exist_ok=True)
         for s in shots:
             shutil.copy(s, target)
