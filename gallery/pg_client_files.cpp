@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "bundle/regular_file.hpp"
+#include "displayed_location.hpp"
+#include "pg_query.hpp"
 
 namespace taconite::gallery {
 
@@ -89,6 +91,28 @@ Status check_pg_client_files(const PQconninfoOption* options, const std::string&
                                          "make it a regular file or change the setting"};
   }
   return Ok{};
+}
+
+Status check_pg_location(const std::string& location, const std::string& shown) {
+  char* parse_error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(location.c_str(), &parse_error);
+  if (!options) {
+    // libpq's text quotes the string it was given: masked.
+    std::string why = mask_secrets(one_line(parse_error ? parse_error : "out of memory"), location);
+    PQfreemem(parse_error);
+    return Error{ErrorKind::Input, shown + ": malformed connection string: " + why};
+  }
+  bool has_password = false;
+  for (PQconninfoOption* o = options; o->keyword; ++o)
+    if (std::strcmp(o->keyword, "password") == 0 && o->val && *o->val) has_password = true;
+  Status files = check_pg_client_files(options, shown);
+  PQconninfoFree(options);
+  if (has_password)
+    return Error{ErrorKind::Input, shown +
+                                       ": the connection string holds a password; refused (it would show in "
+                                       "process lists and logs): put it in a password file (PGPASSFILE or "
+                                       "~/.pgpass) or a service file (PGSERVICEFILE)"};
+  return files;
 }
 
 }  // namespace taconite::gallery

@@ -26,4 +26,10 @@ inline constexpr std::uint64_t kMaxPgClientFileBytes = 1024 * 1024;
 // gallery (displayed_location).
 Status check_pg_client_files(const PQconninfoOption* options, const std::string& shown);
 
+// A connection string checked before anything connects with it: it parses (an Input error with
+// libpq's words, any secret masked), holds no password (refused: it would show in process lists and
+// logs), and the client files it makes libpq read pass check_pg_client_files. `shown` names the
+// gallery (displayed_location).
+Status check_pg_location(const std::string& location, const std::string& shown);
+
 }  // namespace taconite::gallery

@@ -63,27 +63,9 @@ PgStore::PgStore(std::unique_ptr<Connection> connection, std::string name)
 PgStore::~PgStore() = default;
 
 Result<std::unique_ptr<PgStore>> PgStore::connect(const std::string& location) {
-  // Messages name the gallery without a password, and libpq's text is masked too (a parse error
-  // quotes the string it was given).
+  // Messages name the gallery without a password.
   const std::string shown = displayed_location(location);
-  char* parse_error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(location.c_str(), &parse_error);
-  if (!options) {
-    std::string why = mask_secrets(one_line(parse_error ? parse_error : "out of memory"), location);
-    PQfreemem(parse_error);
-    return Error{ErrorKind::Input, shown + ": malformed connection string: " + why};
-  }
-  bool has_password = false;
-  for (PQconninfoOption* o = options; o->keyword; ++o)
-    if (std::strcmp(o->keyword, "password") == 0 && o->val && *o->val) has_password = true;
-  Status files = check_pg_client_files(options, shown);
-  PQconninfoFree(options);
-  if (has_password)
-    return Error{ErrorKind::Input, shown +
-                                       ": the connection string holds a password; refused (it would show in "
-                                       "process lists and logs): put it in a password file (PGPASSFILE or "
-                                       "~/.pgpass) or a service file (PGSERVICEFILE)"};
-  if (!files) return files.error();
+  if (Status checked = check_pg_location(location, shown); !checked) return checked.error();
   auto connection = std::make_unique<Connection>();
   connection->conn = PQconnectdb(location.c_str());
   if (!connection->conn) return Error{ErrorKind::Io, shown + ": cannot connect: out of memory"};

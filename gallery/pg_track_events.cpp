@@ -205,23 +205,7 @@ class PgEventLog final : public EventLogBackend {
 Result<std::unique_ptr<EventLogBackend>> open_postgres_event_log(const std::string& location,
                                                                  TrackEventLog::Access access) {
   const std::string shown = displayed_location(location);
-  char* parse_error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(location.c_str(), &parse_error);
-  if (!options) {
-    std::string why = mask_secrets(one_line(parse_error ? parse_error : "out of memory"), location);
-    PQfreemem(parse_error);
-    return Error{ErrorKind::Input, shown + ": malformed connection string: " + why};
-  }
-  bool has_password = false;
-  for (PQconninfoOption* o = options; o->keyword; ++o)
-    if (std::strcmp(o->keyword, "password") == 0 && o->val && *o->val) has_password = true;
-  Status files = check_pg_client_files(options, shown);
-  PQconninfoFree(options);
-  if (has_password)
-    return Error{ErrorKind::Input, shown +
-                                       ": the connection string holds a password; refused: put it in a "
-                                       "password file (PGPASSFILE or ~/.pgpass) or a service file"};
-  if (!files) return files.error();
+  if (Status checked = check_pg_location(location, shown); !checked) return checked.error();
   Connection conn(PQconnectdb(location.c_str()));
   if (!conn) return Error{ErrorKind::Io, shown + ": cannot connect: out of memory"};
   if (PQstatus(conn.get()) != CONNECTION_OK)
