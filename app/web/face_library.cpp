@@ -9,7 +9,7 @@
 #include <set>
 #include <utility>
 
-#include "cluster_key.hpp"
+#include "unknown_review.hpp"
 #include "gallery_store.hpp"
 #include "identity_fields.hpp"
 #include "face_finder.hpp"
@@ -316,33 +316,7 @@ ApiReply FaceLibrary::remove_template(std::int64_t template_id) {
 
 namespace {
 
-// The faces and their clusters, read in the caller's transaction.
-struct Clustered {
-  std::vector<gallery::UnknownFaceRow> faces;
-  std::vector<gallery::UnknownCluster> clusters;
-};
-
-Result<Clustered> read_clusters(const GalleryStore& store, double threshold) {
-  Result<std::size_t> count = store.unknown_face_count();
-  if (!count) return count.error();
-  if (count.value() > gallery::kMaxUnknownFaces)
-    return Error{ErrorKind::Io, store.path().string() + ": holds " + std::to_string(count.value()) +
-                                    " unknown faces, more than the " + std::to_string(gallery::kMaxUnknownFaces) +
-                                    " that are clustered: forget the oldest (taconite-gallery forget --older-than)"};
-  Result<std::vector<gallery::UnknownFaceRow>> faces = store.unknown_faces(true, false);
-  if (!faces) return faces.error();
-  Clustered c{std::move(faces.value()), {}};
-  Result<std::vector<gallery::UnknownCluster>> clusters = gallery::cluster_unknown_faces(c.faces, threshold);
-  if (!clusters) return Error{clusters.error().kind, store.path().string() + ": " + clusters.error().message};
-  c.clusters = std::move(clusters.value());
-  return c;
-}
-
-std::vector<std::int64_t> ids_of(const gallery::UnknownCluster& c, const std::vector<gallery::UnknownFaceRow>& faces) {
-  std::vector<std::int64_t> ids;
-  for (std::size_t m : c.members) ids.push_back(faces[m].id);
-  return ids;
-}
+using Clustered = gallery::ClusteredUnknowns;
 
 // At most this many faces of a cluster are listed (the best by quality): the page shows a few.
 constexpr std::size_t kListedFacesPerCluster = 12;
@@ -354,7 +328,7 @@ ApiReply FaceLibrary::unknowns() {
   if (!store) return failure(store.error());
   Result<GalleryStore::ReadSnapshot> snapshot = store.value().read_snapshot();
   if (!snapshot) return failure(snapshot.error());
-  Result<Clustered> c = read_clusters(store.value(), options_.cluster_threshold);
+  Result<Clustered> c = gallery::read_unknown_clusters(store.value(), options_.cluster_threshold);
   if (!c) return failure(c.error());
   const std::vector<gallery::UnknownFaceRow>& faces = c.value().faces;
   JsonText j;
@@ -372,7 +346,7 @@ ApiReply FaceLibrary::unknowns() {
         nearest = &faces[m];
     }
     j.object().name("cluster").value(cluster.id);
-    j.name("key").value(cluster_key(cluster.id, ids_of(cluster, faces)));
+    j.name("key").value(gallery::cluster_key(cluster.id, gallery::cluster_face_ids(cluster, faces)));
     j.name("size").value(cluster.members.size());
     j.name("cameras").array();
     for (const std::string& camera : cameras) j.value(camera);
@@ -417,18 +391,18 @@ namespace {
 // still holds exactly the faces listed (otherwise 409: list again; nothing changed).
 template <typename Change>
 ApiReply change_cluster(const WebServerOptions& o, const std::string& key, Change change) {
-  const std::optional<ClusterKeyParts> parts = parse_cluster_key(key);
-  if (!parts) return error_reply(400, "a cluster key is ID:SIZE:DIGEST as GET /api/unknowns lists it");
+  const std::optional<gallery::ClusterKey> parts = gallery::parse_cluster_key(key);
+  if (!parts || !parts->size) return error_reply(400, "a cluster key is ID:SIZE:DIGEST as GET /api/unknowns lists it");
   Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadWrite);
   if (!store) return failure(store.error());
   Result<GalleryStore::WriteBatch> batch = store.value().begin_write();
   if (!batch) return failure(batch.error());
-  Result<Clustered> c = read_clusters(store.value(), o.cluster_threshold);
+  Result<Clustered> c = gallery::read_unknown_clusters(store.value(), o.cluster_threshold);
   if (!c) return failure(c.error());
   const gallery::UnknownCluster* found = nullptr;
   for (const gallery::UnknownCluster& cluster : c.value().clusters)
     if (cluster.id == parts->id) found = &cluster;
-  if (!found || cluster_key(found->id, ids_of(*found, c.value().faces)) != key)
+  if (!found || !gallery::cluster_matches_key(*found, c.value().faces, *parts))
     return error_reply(409, "cluster " + std::to_string(parts->id) +
                                 " no longer holds the faces listed (faces arrived or were removed): list again; "
                                 "nothing changed");
@@ -468,7 +442,7 @@ ApiReply FaceLibrary::name_cluster(const std::string& key, const std::string& pe
                                  std::to_string(cluster.id) + "}";
     Result<gallery::Enrolled> enrolled = batch.enroll(person, metadata, templates);
     if (!enrolled) return enrolled.error();
-    Result<std::size_t> removed = batch.remove_unknown_faces(ids_of(cluster, faces));
+    Result<std::size_t> removed = batch.remove_unknown_faces(gallery::cluster_face_ids(cluster, faces));
     if (!removed) return removed.error();
     JsonText j;
     j.object().name("person").value(person).name("identity").value(enrolled.value().identity);
@@ -482,7 +456,7 @@ ApiReply FaceLibrary::forget_cluster(const std::string& key) {
   std::lock_guard lock(write_mutex_);
   return change_cluster(options_, key, [&](GalleryStore::WriteBatch& batch, const gallery::UnknownCluster& cluster,
                                            const std::vector<gallery::UnknownFaceRow>& faces) -> Result<std::string> {
-    Result<std::size_t> removed = batch.remove_unknown_faces(ids_of(cluster, faces));
+    Result<std::size_t> removed = batch.remove_unknown_faces(gallery::cluster_face_ids(cluster, faces));
     if (!removed) return removed.error();
     JsonText j;
     j.object().name("forgotten").value(cluster.id).name("removed_unknown_faces").value(removed.value()).end_object();

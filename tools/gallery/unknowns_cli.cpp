@@ -4,7 +4,6 @@
 #include <json-glib/json-glib.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -29,7 +28,6 @@ using gallery::UnknownCluster;
 using gallery::UnknownFaceRow;
 namespace fs = std::filesystem;
 
-constexpr std::size_t kDigestDigits = 8;
 
 // What a listing says about a cluster.
 struct ClusterSummary {
@@ -53,11 +51,6 @@ ClusterSummary summarize(const UnknownCluster& c, const std::vector<UnknownFaceR
   return s;
 }
 
-std::vector<std::int64_t> ids_of(const UnknownCluster& cluster, const std::vector<UnknownFaceRow>& faces) {
-  std::vector<std::int64_t> ids;
-  for (std::size_t m : cluster.members) ids.push_back(faces[m].id);
-  return ids;
-}
 
 // A time as a JSON string, null when it has no ISO 8601 text (a tampered row).
 void add_time(JsonBuilder* b, const char* member, std::int64_t unix_ms) {
@@ -138,30 +131,7 @@ Status sheet_of(const GalleryStore& store, const UnknownCluster& c, const std::v
   return write_contact_sheet(path, rows);
 }
 
-// The faces and their clusters, read in the caller's transaction; a cluster named by id.
-struct Clustered {
-  std::vector<UnknownFaceRow> faces;
-  std::vector<UnknownCluster> clusters;
-};
-
-Result<Clustered> read_clusters(const GalleryStore& store, double threshold) {
-  // Counted first, without reading a face: past the bound the answer says the way out, and
-  // `stats` and `forget --older-than` still work.
-  Result<std::size_t> count = store.unknown_face_count();
-  if (!count) return count.error();
-  if (count.value() > gallery::kMaxUnknownFaces)
-    return Error{ErrorKind::Io, store.path().string() + ": holds " + std::to_string(count.value()) +
-                                    " unknown faces, more than the " + std::to_string(gallery::kMaxUnknownFaces) +
-                                    " this program clusters: delete the oldest with taconite-gallery forget GALLERY "
-                                    "--older-than DAYS (taconite-gallery stats counts them), or lower the retention"};
-  Result<std::vector<UnknownFaceRow>> faces = store.unknown_faces(true, false);
-  if (!faces) return faces.error();
-  Clustered c{std::move(faces.value()), {}};
-  Result<std::vector<UnknownCluster>> clusters = gallery::cluster_unknown_faces(c.faces, threshold);
-  if (!clusters) return Error{clusters.error().kind, store.path().string() + ": " + clusters.error().message};
-  c.clusters = std::move(clusters.value());
-  return c;
-}
+using Clustered = gallery::ClusteredUnknowns;
 
 std::string threshold_text(double threshold) {
   char text[32];
@@ -176,7 +146,8 @@ Result<const UnknownCluster*> find_cluster(const Clustered& c, std::int64_t id, 
   std::string hint = " (list them with taconite-gallery unknowns)";
   for (const UnknownCluster& cluster : c.clusters)
     for (std::size_t m : cluster.members)
-      if (c.faces[m].id == id) hint = " (face " + std::to_string(id) + " is in cluster " + std::to_string(cluster.id) + ")";
+      if (c.faces[m].id == id)
+        hint = " (face " + std::to_string(id) + " is in cluster " + std::to_string(cluster.id) + ")";
   return Error{ErrorKind::Input, gallery + ": no cluster " + std::to_string(id) + " among " +
                                      std::to_string(c.faces.size()) + " unknown face(s) at threshold " +
                                      threshold_text(threshold) + hint + "; nothing changed"};
@@ -191,9 +162,7 @@ Status check_membership(const UnknownCluster& cluster, const std::vector<Unknown
     return Error{ErrorKind::Input, where + " (now " + now + ") is given by its id only: give the key taconite-gallery "
                                            "unknowns lists for it (ID:SIZE:DIGEST), so that only the faces listed are "
                                            "changed; nothing changed"};
-  if (cluster_key(cluster.id, ids_of(cluster, faces)) == std::to_string(listed.id) + ":" +
-                                                             std::to_string(*listed.size) + ":" + listed.digest)
-    return gallery::Ok{};
+  if (gallery::cluster_matches_key(cluster, faces, listed)) return gallery::Ok{};
   const std::string differs = *listed.size == cluster.members.size()
                                   ? "the same number of faces, but not the same faces"
                                   : std::to_string(*listed.size) + " listed";
@@ -211,7 +180,7 @@ Status change_cluster(const ReviewOptions& o, const ClusterKey& key, Change chan
   if (!store) return store.error();
   Result<GalleryStore::WriteBatch> batch = store.value().begin_write();
   if (!batch) return batch.error();
-  Result<Clustered> c = read_clusters(store.value(), o.threshold);
+  Result<Clustered> c = gallery::read_unknown_clusters(store.value(), o.threshold);
   if (!c) return c.error();
   Result<const UnknownCluster*> found = find_cluster(c.value(), key.id, o.threshold, o.gallery);
   if (!found) return found.error();
@@ -225,45 +194,12 @@ Status change_cluster(const ReviewOptions& o, const ClusterKey& key, Change chan
 
 }  // namespace
 
-std::optional<ClusterKey> parse_cluster_key(const std::string& text) {
-  auto number = [](std::string_view part, auto& value) {
-    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
-    return ec == std::errc() && ptr == part.data() + part.size();
-  };
-  const std::string_view all(text);
-  ClusterKey key;
-  const std::size_t first = all.find(':');
-  if (!number(all.substr(0, first), key.id) || key.id < 1) return std::nullopt;
-  if (first == std::string_view::npos) return key;
-  const std::size_t second = all.find(':', first + 1);
-  if (second == std::string_view::npos) return std::nullopt;
-  std::size_t size = 0;
-  if (!number(all.substr(first + 1, second - first - 1), size) || size < 1) return std::nullopt;
-  const std::string_view digest = all.substr(second + 1);
-  if (digest.size() != kDigestDigits ||
-      !std::all_of(digest.begin(), digest.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }))
-    return std::nullopt;
-  key.size = size;
-  key.digest = digest;
-  return key;
-}
-
-std::string cluster_key(std::int64_t id, std::vector<std::int64_t> face_ids) {
-  std::sort(face_ids.begin(), face_ids.end());
-  std::string text;
-  for (std::size_t i = 0; i < face_ids.size(); ++i) text += (i ? "," : "") + std::to_string(face_ids[i]);
-  gchar* sha256 = g_compute_checksum_for_string(G_CHECKSUM_SHA256, text.c_str(), static_cast<gssize>(text.size()));
-  const std::string digest(sha256, kDigestDigits);
-  g_free(sha256);
-  return std::to_string(id) + ":" + std::to_string(face_ids.size()) + ":" + digest;
-}
-
 Status list_unknowns(const ReviewOptions& o) {
   Result<GalleryStore> store = GalleryStore::open(o.gallery, GalleryStore::Access::ReadOnly);
   if (!store) return store.error();
   Result<GalleryStore::ReadSnapshot> snapshot = store.value().read_snapshot();  // faces and pictures agree
   if (!snapshot) return snapshot.error();
-  Result<Clustered> c = read_clusters(store.value(), o.threshold);
+  Result<Clustered> c = gallery::read_unknown_clusters(store.value(), o.threshold);
   if (!c) return c.error();
   if (c.value().clusters.empty()) {
     if (!o.json) std::printf("no unknown faces kept in %s\n", o.gallery.c_str());
@@ -281,7 +217,7 @@ Status list_unknowns(const ReviewOptions& o) {
       if (Status s = sheet_of(store.value(), cluster, c.value().faces, sheet); !s) return s;
     }
     const ClusterSummary s = summarize(cluster, c.value().faces);
-    const std::string key = cluster_key(cluster.id, ids_of(cluster, c.value().faces));
+    const std::string key = cluster_key(cluster.id, gallery::cluster_face_ids(cluster, c.value().faces));
     if (o.json) {
       std::printf("%s\n", json_line(cluster, s, c.value().faces, key, sheet).c_str());
       continue;
@@ -320,7 +256,7 @@ Status name_cluster(const ReviewOptions& o, const ClusterKey& cluster_key, const
                                  std::to_string(gallery::now_unix()) + "}";
     Result<gallery::Enrolled> enrolled = batch.enroll(name, metadata, templates);
     if (!enrolled) return enrolled.error();
-    Result<std::size_t> removed = batch.remove_unknown_faces(ids_of(cluster, faces));
+    Result<std::size_t> removed = batch.remove_unknown_faces(gallery::cluster_face_ids(cluster, faces));
     if (!removed) return removed.error();
     return "named cluster " + std::to_string(cluster.id) + " " + name + ": enrolled " +
            std::to_string(enrolled.value().added) + " template(s) (identity " +
@@ -332,7 +268,7 @@ Status name_cluster(const ReviewOptions& o, const ClusterKey& cluster_key, const
 Status forget_cluster(const ReviewOptions& o, const ClusterKey& cluster_key) {
   return change_cluster(o, cluster_key, [&](GalleryStore::WriteBatch& batch, const UnknownCluster& cluster,
                                             const std::vector<UnknownFaceRow>& faces) -> Result<std::string> {
-    Result<std::size_t> removed = batch.remove_unknown_faces(ids_of(cluster, faces));
+    Result<std::size_t> removed = batch.remove_unknown_faces(gallery::cluster_face_ids(cluster, faces));
     if (!removed) return removed.error();
     return "forgot cluster " + std::to_string(cluster.id) + ": deleted " + std::to_string(removed.value()) +
            " unknown face(s)";

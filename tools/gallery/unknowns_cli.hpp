@@ -17,6 +17,7 @@
 
 #include "gallery_store.hpp"
 #include "unknown_clusters.hpp"
+#include "unknown_review.hpp"
 
 namespace taconite::gallery_cli {
 
@@ -35,17 +36,10 @@ struct ReviewOptions {
 };
 
 // A cluster as name/forget are given it: the key a listing printed, or a bare id (refused
-// when it is a cluster: the membership cannot be checked).
-struct ClusterKey {
-  std::int64_t id = 0;
-  std::optional<std::size_t> size;  // with the digest, or neither
-  std::string digest;               // 8 lowercase hex digits
-};
-
-// "17:5:3fa9c2d1" or "17"; nullopt for anything else.
-std::optional<ClusterKey> parse_cluster_key(const std::string& text);
-// The key of the cluster `id` holding these face ids (any order).
-std::string cluster_key(std::int64_t id, std::vector<std::int64_t> face_ids);
+// when it is a cluster: the membership cannot be checked). gallery/unknown_review.hpp.
+using gallery::ClusterKey;
+using gallery::cluster_key;
+using gallery::parse_cluster_key;
 
 // Each prints what it did on stdout; an error names the gallery (and the cluster).
 gallery::Status list_unknowns(const ReviewOptions& o);
