@@ -275,6 +275,13 @@ def second_run(base, sub, port, config, cameras):
     for topic in (t for t in kept if slug.fullmatch(t)):
         document = json.loads(kept[topic])
         check(document["name"] == "Alice" and document["device_class"] == "occupancy", f"{topic}: {document}")
+    # The page's Cameras tab: both recordings ended, door2's last event is one of its own.
+    cameras = {c["camera"]: c for c in get_json(base + "/api/cameras")}
+    check(sorted(cameras) == ["door1", "door2"] and all(c["state"] == "stopped" for c in cameras.values()),
+          f"GET /api/cameras: {[(c['camera'], c['state'], c['detail']) for c in cameras.values()]}")
+    last = cameras["door2"]["last_event"] or {}
+    check(last.get("stream") == "door2" and last.get("uid") in {e["uid"] for e in published},
+          f"door2's last event on the page: {last}")
     print(f"(3) door2: {len(alice_ends)} tracks ended known as Alice; MQTT door2/person said {said}; "
           "Alice's occupancy sensors discovered")
 
