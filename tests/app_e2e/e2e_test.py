@@ -226,8 +226,13 @@ def first_run(base, sub, port):
     return unknowns
 
 
-def name_alice(base, unknowns):
-    """(2): the largest unknown cluster becomes Alice."""
+def alice_sensor(camera):
+    """Alice's occupancy binary_sensor's discovery topic on the camera (her slug ends in a hash of her name)."""
+    return re.compile(rf"homeassistant/binary_sensor/{NODE}/{NODE}_{camera}_person_(alice_[0-9a-f]{{8}})/config")
+
+
+def name_alice(base, unknowns, port):
+    """(2): the largest unknown cluster becomes Alice; Home Assistant learns of her (the gallery watch)."""
     largest = max(unknowns, key=lambda c: c["size"])
     check(largest is unknowns[0], f"/api/unknowns is not largest first: {[c['size'] for c in unknowns]}")
     named = post_json(base + "/api/unknowns/name", {"key": largest["key"], "name": "Alice"})
@@ -236,11 +241,26 @@ def name_alice(base, unknowns):
     check([p["name"] for p in people] == ["Alice"], f"the people after naming: {people}")
     left = get_json(base + "/api/unknowns")
     check(largest["key"] not in [c["key"] for c in left], "the named cluster is still listed as unknown")
-    print(f"(2) cluster {largest['key']} ({largest['size']} faces) named Alice: {named['enrolled']} templates")
-    return largest
+    thumbnails = [t["thumbnail"] for t in people[0]["templates"]]
+    check(len(thumbnails) == named["enrolled"] and all(thumbnails), f"Alice's templates' thumbnails: {thumbnails}")
+    status, kind, body = fetch(base + thumbnails[0])
+    check(status == 200 and body[:3] == b"\xff\xd8\xff", f"{thumbnails[0]}: {status} {kind}")
+    # The people watch polls the gallery every 5 s: Alice's sensor on door1, off (she is not there).
+    sensor = alice_sensor("door1")
+    kept = settle(lambda: retained(port), lambda r: any(sensor.fullmatch(t) for t in r), 15)
+    found = [sensor.fullmatch(t) for t in kept if sensor.fullmatch(t)]
+    check(found, f"no binary_sensor of Alice on door1 within 15 s: {sorted(t for t in kept if 'binary' in t)}")
+    document = json.loads(kept[found[0].group(0)])
+    slug = found[0].group(1)
+    check(document["name"] == "Alice" and document["device_class"] == "occupancy" and
+          document["state_topic"] == f"{PREFIX}/door1/{slug}", f"Alice's sensor on door1: {document}")
+    check(kept.get(f"{PREFIX}/door1/{slug}") == b"OFF", f"{PREFIX}/door1/{slug}: {kept.get(f'{PREFIX}/door1/{slug}')}")
+    print(f"(2) cluster {largest['key']} ({largest['size']} faces) named Alice: {named['enrolled']} templates "
+          f"with thumbnails; her occupancy sensor on door1 discovered ({slug})")
+    return slug
 
 
-def second_run(base, sub, port, config, cameras):
+def second_run(base, sub, port, config, cameras, slug):
     """(3): SIGHUP with door2 added: its events know Alice, on the web API and on MQTT."""
     write_config(config, *cameras)
     LOG.process.send_signal(signal.SIGHUP)
@@ -267,14 +287,19 @@ def second_run(base, sub, port, config, cameras):
           f"{len(published)}; the history on {len(alice)}")
     said = sub.payloads(f"{PREFIX}/door2/person")
     check(b"Alice" in said, f"{PREFIX}/door2/person said {said}")
-    slug = re.compile(rf"homeassistant/binary_sensor/{NODE}/{NODE}_(door1|door2)_person_alice_[0-9a-f]{{8}}/config")
-    kept = wait_for(lambda: (lambda r: r if len([t for t in r if slug.fullmatch(t)]) == 2 else None)(retained(port)),
-                    15, "the binary_sensor discovery of Alice on door1 and door2 (the people watch: every 5 s)")
+    kept = settle(lambda: retained(port), lambda r: r.get(f"{PREFIX}/door2/{slug}") == b"OFF", 5)
     check(kept.get(f"{PREFIX}/door2/person") == said[-1], f"door2/person retained {kept.get(PREFIX + '/door2/person')}"
           f", last said {said[-1]}")
-    for topic in (t for t in kept if slug.fullmatch(t)):
-        document = json.loads(kept[topic])
-        check(document["name"] == "Alice" and document["device_class"] == "occupancy", f"{topic}: {document}")
+    # The camera added by the reload got its entities: Alice's sensor, on while her tracks were open,
+    # off once the recording ended; its availability and a snapshot.
+    document = json.loads(kept.get(f"homeassistant/binary_sensor/{NODE}/{NODE}_door2_person_{slug}/config", b"null"))
+    check(document and document["state_topic"] == f"{PREFIX}/door2/{slug}", f"Alice's sensor on door2: {document}")
+    occupancy = sub.payloads(f"{PREFIX}/door2/{slug}")
+    check(b"ON" in occupancy and kept.get(f"{PREFIX}/door2/{slug}") == b"OFF",
+          f"{PREFIX}/door2/{slug} said {occupancy}, retained {kept.get(f'{PREFIX}/door2/{slug}')}")
+    check(b"online" in sub.payloads(f"{PREFIX}/door2/available"), f"door2/available said "
+          f"{sub.payloads(PREFIX + '/door2/available')}")
+    check(kept.get(f"{PREFIX}/door2/snapshot", b"")[:3] == b"\xff\xd8\xff", "door2 has no retained JPEG snapshot")
     # The page's Cameras tab: both recordings ended, door2's last event is one of its own.
     cameras = {c["camera"]: c for c in get_json(base + "/api/cameras")}
     check(sorted(cameras) == ["door1", "door2"] and all(c["state"] == "stopped" for c in cameras.values()),
@@ -282,8 +307,8 @@ def second_run(base, sub, port, config, cameras):
     last = cameras["door2"]["last_event"] or {}
     check(last.get("stream") == "door2" and last.get("uid") in {e["uid"] for e in published},
           f"door2's last event on the page: {last}")
-    print(f"(3) door2: {len(alice_ends)} tracks ended known as Alice; MQTT door2/person said {said}; "
-          "Alice's occupancy sensors discovered")
+    print(f"(3) door2: {len(alice_ends)} tracks ended known as Alice; MQTT door2/person said Alice "
+          f"{said.count(b'Alice')} of {len(said)} times; her occupancy on door2 {b' '.join(occupancy).decode()}")
 
 
 def stop(port):
@@ -340,8 +365,8 @@ def main():
         wait_for(lambda: "the web page is at" in LOG.text() or LOG.process.poll() is not None, 60, "the web page")
         check(LOG.process.poll() is None, f"taconite-run exited {LOG.process.returncode}")
         unknowns = first_run(base, sub, broker.port)
-        name_alice(base, unknowns)
-        second_run(base, sub, broker.port, config, settings + [{"door1": recording, "door2": recording}])
+        slug = name_alice(base, unknowns, broker.port)
+        second_run(base, sub, broker.port, config, settings + [{"door1": recording, "door2": recording}], slug)
         stop(broker.port)
     except (StoryFailed, OSError, ValueError, KeyError) as e:
         print(f"FAILED: {type(e).__name__}: {e}")
