@@ -427,4 +427,6 @@ void WebServer::on_camera_state(const std::string& camera, CameraState state, co
   impl_->live.camera_state(camera, state, detail);
 }
 
+void WebServer::on_cameras_changed(const std::vector<std::string>& enabled) { impl_->live.keep_cameras(enabled); }
+
 }  // namespace taconite::app
