@@ -5,10 +5,12 @@ mosquitto on loopback, the web page, the event history, snapshots, a gallery), f
 1. The gallery starts empty: the first run's tracks end `unknown`, their best faces are kept, every
    event is in GET /api/events, snapshots are written and served, MQTT has `online` (retained),
    the discovery documents and a snapshot on `<prefix>/<camera>/snapshot`.
-2. The largest unknown cluster is named "Alice" through POST /api/unknowns/name.
+2. The largest unknown cluster is named "Alice" through POST /api/unknowns/name (its faces' pictures
+   become her templates' thumbnails). Home Assistant learns of her: her occupancy binary_sensor is
+   discovered (the people watch polls the gallery every 5 s).
 3. SIGHUP with a camera `door2` added on the same recording: its events name Alice
-   (GET /api/events?person=Alice; MQTT `<prefix>/door2/person` "Alice", retained), and the
-   binary_sensor for Alice is discovered (the people watch polls the gallery every 5 s).
+   (GET /api/events?person=Alice; MQTT `<prefix>/door2/person` "Alice", retained; her sensor on door2
+   on, then off). Then SIGHUP with door1 removed: its entities are deleted, the page forgets it.
 4. SIGTERM: exit 0, `offline` retained.
 
 The recording is ../shared/realfaces' clip with its real MobileFaceNet embedder; without it, the
@@ -311,6 +313,21 @@ def second_run(base, sub, port, config, cameras, slug):
           f"{said.count(b'Alice')} of {len(said)} times; her occupancy on door2 {b' '.join(occupancy).decode()}")
 
 
+def remove_door1(base, port, config, settings, recording):
+    """(3b): SIGHUP with door1 removed: Home Assistant's entities of door1 are deleted, the page forgets it."""
+    write_config(config, *settings, {"door2": recording})
+    LOG.process.send_signal(signal.SIGHUP)
+    wait_for(lambda: LOG.text().count("reload: ") >= 2, 20, "the second reload")
+    kept = settle(lambda: retained(port), lambda r: not [t for t in r if "door1" in t], 10)
+    left = sorted(t for t in kept if "door1" in t)
+    check(not left, f"door1's retained topics left: {left}")
+    check(f"homeassistant/sensor/{NODE}/{NODE}_door2_last_person/config" in kept and f"{PREFIX}/door2/snapshot" in kept,
+          f"door2's entities went too: {sorted(kept)}")
+    cameras = [c["camera"] for c in get_json(base + "/api/cameras")]
+    check(cameras == ["door2"], f"GET /api/cameras after door1 was removed: {cameras}")
+    print("(3b) door1 removed by SIGHUP: its Home Assistant entities deleted, the page shows door2 alone")
+
+
 def stop(port):
     """(4): SIGTERM: exit 0, offline retained."""
     LOG.process.send_signal(signal.SIGTERM)
@@ -367,6 +384,7 @@ def main():
         unknowns = first_run(base, sub, broker.port)
         slug = name_alice(base, unknowns, broker.port)
         second_run(base, sub, broker.port, config, settings + [{"door1": recording, "door2": recording}], slug)
+        remove_door1(base, broker.port, config, settings, recording)
         stop(broker.port)
     except (StoryFailed, OSError, ValueError, KeyError) as e:
         print(f"FAILED: {type(e).__name__}: {e}")
