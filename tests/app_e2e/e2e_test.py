@@ -96,7 +96,8 @@ class Subscriber:
     def messages(self):
         self.out.flush()
         with open(self.path, encoding="utf-8") as f:
-            lines = [line.rstrip("\n").rsplit(" ", 1) for line in f if " " in line]
+            complete = f.read().split("\n")[:-1]  # the last line may still be being written
+        lines = [line.rsplit(" ", 1) for line in complete if " " in line]
         return [(topic, bytes.fromhex(payload)) for topic, payload in lines]
 
     def topics(self):
