@@ -125,8 +125,12 @@ def retained(port):
     return kept
 
 
+# The page is on loopback: never through a proxy the environment may name.
+HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def get_json(url):
-    with urllib.request.urlopen(url, timeout=20) as reply:
+    with HTTP.open(url, timeout=20) as reply:
         check(reply.status == 200, f"GET {url}: {reply.status}")
         return json.loads(reply.read())
 
@@ -134,12 +138,12 @@ def get_json(url):
 def post_json(url, body):
     request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=60) as reply:
+    with HTTP.open(request, timeout=60) as reply:
         return json.loads(reply.read())
 
 
 def fetch(url):
-    with urllib.request.urlopen(url, timeout=20) as reply:
+    with HTTP.open(url, timeout=20) as reply:
         return reply.status, reply.headers.get("Content-Type", ""), reply.read()
 
 
