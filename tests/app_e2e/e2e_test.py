@@ -288,6 +288,11 @@ def second_run(base, sub, port, config, cameras, slug):
     check(all(e["camera"] == "door2" for e in alice), f"Alice before she was named: {[e['camera'] for e in alice]}")
     alice_ends = [e for e in alice if e["kind"] == "end"]
     check(alice_ends, f"no track of door2 ended as Alice: {[(e['kind'], e['uid'][:8]) for e in alice]}")
+    alice_ends = settle(lambda: ended(get_json(base + "/api/events?person=Alice&limit=1000"), "door2"),
+                        lambda ends: all(e.get("snapshot_url") for e in ends), 10)
+    check(all(e.get("snapshot_url") for e in alice_ends), f"Alice's end events without a snapshot: {alice_ends}")
+    status, kind, body = fetch(base + alice_ends[0]["snapshot_url"])
+    check(status == 200 and body[:3] == b"\xff\xd8\xff", f"{alice_ends[0]['snapshot_url']}: {status} {kind}")
     # MQTT: door2's events name Alice, its person topic said Alice, and what is retained is its last word.
     check({e["uid"] for e in published if e.get("label") == "Alice"} == {e["uid"] for e in alice},
           f"door2's MQTT events name Alice on {sum(e.get('label') == 'Alice' for e in published)} of "
