@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace taconite::app {
 
@@ -43,6 +44,9 @@ class PipelineObserver {
   virtual void on_frame(const std::string& /*camera*/, GstBuffer* /*frame*/, const GstVideoInfo& /*info*/) {}
   // On the main loop thread: a camera started, streams, was lost (detail: the reason) or stopped.
   virtual void on_camera_state(const std::string& /*camera*/, CameraState, const std::string& /*detail*/) {}
+  // On the main loop thread, when a reload (SIGHUP) changed which cameras are enabled: all of them now,
+  // in the config's order. Called after the cameras removed have stopped, before those added start.
+  virtual void on_cameras_changed(const std::vector<std::string>& /*enabled*/) {}
   // On the main loop thread, once, when the runner stops (SIGTERM / SIGINT, or --once done): every
   // camera has stopped and its open tracks' end events were delivered. Publish "offline" here.
   virtual void on_stop() {}

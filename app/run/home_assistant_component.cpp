@@ -39,4 +39,8 @@ Result<std::unique_ptr<HomeAssistantComponent>> HomeAssistantComponent::start(co
   return component;
 }
 
+void HomeAssistantComponent::on_cameras_changed(const std::vector<std::string>& enabled) {
+  if (Status s = mqtt_->set_cameras(enabled); !s) log_line("taconite-run: mqtt: " + s.error().message);
+}
+
 }  // namespace taconite::app

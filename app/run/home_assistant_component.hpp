@@ -24,6 +24,8 @@ class HomeAssistantComponent final : public PipelineObserver {
   void on_camera_state(const std::string& camera, CameraState state, const std::string& detail) override {
     mqtt_->on_camera_state(camera, state, detail);
   }
+  // A reload added or removed cameras: their entities are made or deleted (set_cameras).
+  void on_cameras_changed(const std::vector<std::string>& enabled) override;
   void on_stop() override { mqtt_->stop(); }
 
  private:

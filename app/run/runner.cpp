@@ -170,6 +170,7 @@ void Runner::reload(Config config) {
       ++restarted;
     }
   }
+  cameras_changed(old_enabled, wanted);
   for (const auto& [name, camera] : wanted) {
     if (cameras_.contains(name)) continue;
     auto old = old_enabled.find(name);
@@ -182,6 +183,23 @@ void Runner::reload(Config config) {
   log_line("reload: " + std::to_string(started) + " started, " + std::to_string(stopped) + " stopped, " +
            std::to_string(restarted) + " restarted, " +
            std::to_string(cameras_.size() - started - restarted) + " running unchanged");
+}
+
+void Runner::cameras_changed(const std::map<std::string, CameraConfig>& before,
+                             const std::map<std::string, CameraConfig>& now) {
+  std::vector<std::string> names;
+  bool changed = before.size() != now.size();
+  for (const auto& [name, camera] : now) changed = changed || !before.contains(name);
+  if (!changed) return;
+  for (const CameraConfig& camera : config_.cameras)
+    if (camera.enabled) names.push_back(camera.name);
+  for (PipelineObserver* observer : observer_pointers_) {
+    try {
+      observer->on_cameras_changed(names);
+    } catch (const std::exception& e) {
+      log_line(std::string("taconite-run: a component failed on the reloaded cameras: ") + e.what());
+    }
+  }
 }
 
 void Runner::camera_state(const std::string& camera, CameraState state, const std::string& detail) {

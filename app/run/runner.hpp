@@ -50,6 +50,9 @@ class Runner {
   void on_element_message(CameraPipeline& camera, const GstStructure* s);
   void on_track_document(const std::string& document);
   void camera_state(const std::string& camera, CameraState state, const std::string& detail);
+  // Tells the components the enabled cameras (config_'s) when a reload changed the set.
+  void cameras_changed(const std::map<std::string, CameraConfig>& before,
+                       const std::map<std::string, CameraConfig>& now);
   void camera_finished(CameraPipeline& camera);  // EOS or error: stopped now, freed from an idle callback
   void check_once_done();
   static gboolean collect_finished(gpointer self);

@@ -201,6 +201,31 @@ ApiReply FaceLibrary::template_thumbnail(std::int64_t template_id) {
   return bytes_reply(std::move(got.value()[0]), "image/jpeg");
 }
 
+namespace {
+
+// A template's face crop: the template's source (as enrolled) and its JPEG.
+struct TemplateCrop {
+  std::string source;
+  std::vector<unsigned char> jpeg;
+};
+
+// Keeps the crops as the thumbnails of `identity`'s templates enrolled from those sources. After the
+// commit: a failure here costs a picture, never a template.
+void keep_thumbnails(const std::string& gallery_location, const GalleryStore& store, std::int64_t identity,
+                     const std::vector<TemplateCrop>& crops) {
+  if (crops.empty()) return;
+  Result<std::vector<gallery::TemplateRow>> rows = store.templates(false);
+  Result<gallery::TemplateThumbnails> thumbs = gallery::TemplateThumbnails::open(gallery_location, true);
+  if (!rows || !thumbs) return;
+  for (const gallery::TemplateRow& r : rows.value())
+    if (r.identity_id == identity)
+      for (const TemplateCrop& crop : crops)
+        if (r.source == gallery::printable_source(crop.source) && !crop.jpeg.empty())
+          (void)thumbs.value().put(r.id, crop.jpeg);
+}
+
+}  // namespace
+
 ApiReply FaceLibrary::add_photos(const std::string& name, std::span<const UploadedFile> files, std::size_t dropped) {
   if (gallery::Status s = gallery::check_identity_name(name); !s) return failure(s.error());
   if (files.empty()) return error_reply(400, "no image was uploaded");
@@ -257,15 +282,9 @@ ApiReply FaceLibrary::add_photos(const std::string& name, std::span<const Upload
     identity = e.value().identity;
     added = e.value().added;
     duplicates = e.value().duplicates;
-    // Thumbnails after the commit: a failure here costs a picture, never a template.
-    Result<std::vector<gallery::TemplateRow>> rows = store.value().templates(false);
-    Result<gallery::TemplateThumbnails> thumbs = gallery::TemplateThumbnails::open(options_.gallery, true);
-    if (rows && thumbs)
-      for (const gallery::TemplateRow& r : rows.value())
-        if (r.identity_id == identity)
-          for (const Found& f : found)
-            if (r.source == gallery::printable_source(f.source) && !f.crop.empty())
-              (void)thumbs.value().put(r.id, f.crop);
+    std::vector<TemplateCrop> crops;
+    for (Found& f : found) crops.push_back({f.source, std::move(f.crop)});
+    keep_thumbnails(options_.gallery, store.value(), identity, crops);
   }
   report.name("person").value(name).name("identity").value(identity);
   report.name("enrolled").value(added).name("duplicates").value(duplicates);
@@ -388,7 +407,8 @@ ApiReply FaceLibrary::unknown_face_picture(std::int64_t face_id) {
 namespace {
 
 // Runs `change` on the cluster listed under `key`, inside one write that first checks the cluster
-// still holds exactly the faces listed (otherwise 409: list again; nothing changed).
+// still holds exactly the faces listed (otherwise 409: list again; nothing changed). `change` may read
+// the store (inside the write) before it changes it.
 template <typename Change>
 ApiReply change_cluster(const WebServerOptions& o, const std::string& key, Change change) {
   const std::optional<gallery::ClusterKey> parts = gallery::parse_cluster_key(key);
@@ -406,7 +426,7 @@ ApiReply change_cluster(const WebServerOptions& o, const std::string& key, Chang
     return error_reply(409, "cluster " + std::to_string(parts->id) +
                                 " no longer holds the faces listed (faces arrived or were removed): list again; "
                                 "nothing changed");
-  Result<std::string> done = change(batch.value(), *found, c.value().faces);
+  Result<std::string> done = change(store.value(), batch.value(), *found, c.value().faces);
   if (!done) return failure(done.error());
   if (gallery::Status s = batch.value().commit(); !s) return failure(s.error());
   return {200, "application/json", done.value()};
@@ -427,8 +447,12 @@ ApiReply FaceLibrary::name_cluster(const std::string& key, const std::string& pe
     if (merge && !exists) return error_reply(404, "no person named " + person + " to merge into");
     if (!merge && exists) return error_reply(409, person + " already exists: merge the cluster into them instead");
   }
-  return change_cluster(options_, key, [&](GalleryStore::WriteBatch& batch, const gallery::UnknownCluster& cluster,
-                                           const std::vector<gallery::UnknownFaceRow>& faces) -> Result<std::string> {
+  std::int64_t identity = 0;
+  std::vector<TemplateCrop> crops;
+  ApiReply reply = change_cluster(options_, key, [&](const GalleryStore& store, GalleryStore::WriteBatch& batch,
+                                                     const gallery::UnknownCluster& cluster,
+                                                     const std::vector<gallery::UnknownFaceRow>& faces)
+                                                     -> Result<std::string> {
     std::vector<const gallery::UnknownFaceRow*> best;
     for (std::size_t m : cluster.members) best.push_back(&faces[m]);
     std::stable_sort(best.begin(), best.end(), [](auto* a, auto* b) {
@@ -436,12 +460,23 @@ ApiReply FaceLibrary::name_cluster(const std::string& key, const std::string& pe
     });
     if (best.size() > options_.name_templates) best.resize(options_.name_templates);
     std::vector<gallery::NewTemplate> templates;
-    for (const gallery::UnknownFaceRow* f : best)
+    std::vector<std::int64_t> best_ids;
+    for (const gallery::UnknownFaceRow* f : best) {
       templates.push_back({f->embedding, f->norm, "unknown face " + std::to_string(f->id) + " (" + f->stream + ")", 0});
+      best_ids.push_back(f->id);
+    }
+    // The faces' pictures become the templates' thumbnails: read before the faces are removed (none
+    // on a read error: the naming goes on without them).
+    Result<std::vector<std::vector<unsigned char>>> pictures = store.unknown_face_pictures(best_ids);
+    crops.clear();
+    if (pictures)
+      for (std::size_t i = 0; i < templates.size(); ++i)
+        crops.push_back({templates[i].source, std::move(pictures.value()[i])});
     const std::string metadata = R"({"enrolled_from":"web page unknown-faces review","cluster":)" +
                                  std::to_string(cluster.id) + "}";
     Result<gallery::Enrolled> enrolled = batch.enroll(person, metadata, templates);
     if (!enrolled) return enrolled.error();
+    identity = enrolled.value().identity;
     Result<std::size_t> removed = batch.remove_unknown_faces(gallery::cluster_face_ids(cluster, faces));
     if (!removed) return removed.error();
     JsonText j;
@@ -450,11 +485,17 @@ ApiReply FaceLibrary::name_cluster(const std::string& key, const std::string& pe
     j.end_object();
     return j.text();
   });
+  if (reply.status == 200) {
+    Result<GalleryStore> store = GalleryStore::open(options_.gallery, GalleryStore::Access::ReadOnly);
+    if (store) keep_thumbnails(options_.gallery, store.value(), identity, crops);
+  }
+  return reply;
 }
 
 ApiReply FaceLibrary::forget_cluster(const std::string& key) {
   std::lock_guard lock(write_mutex_);
-  return change_cluster(options_, key, [&](GalleryStore::WriteBatch& batch, const gallery::UnknownCluster& cluster,
+  return change_cluster(options_, key, [&](const GalleryStore&, GalleryStore::WriteBatch& batch,
+                                           const gallery::UnknownCluster& cluster,
                                            const std::vector<gallery::UnknownFaceRow>& faces) -> Result<std::string> {
     Result<std::size_t> removed = batch.remove_unknown_faces(gallery::cluster_face_ids(cluster, faces));
     if (!removed) return removed.error();

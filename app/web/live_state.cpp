@@ -1,5 +1,6 @@
 #include "live_state.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "api_reply.hpp"
@@ -42,6 +43,13 @@ void LiveState::track_event(const TrackEvent& event) {
   std::lock_guard lock(mutex_);
   if (Camera* c = camera(event.camera))
     c->last_event = event.document.size() <= kMaxEventBytes ? event.document : std::string();
+}
+
+void LiveState::keep_cameras(const std::vector<std::string>& enabled) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(cameras_, [&](const auto& camera) {
+    return std::find(enabled.begin(), enabled.end(), camera.first) == enabled.end();
+  });
 }
 
 std::string LiveState::cameras_json() const {

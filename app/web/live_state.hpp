@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "pipeline_observer.hpp"
 
@@ -21,6 +22,8 @@ class LiveState {
 
   void camera_state(const std::string& camera, CameraState state, const std::string& detail);
   void track_event(const TrackEvent& event);
+  // A reload left only these cameras enabled: the others are no longer shown.
+  void keep_cameras(const std::vector<std::string>& enabled);
   // [{"camera", "state", "detail", "since_epoch_s", "last_event": {...} or null}, ...] by name.
   std::string cameras_json() const;
 

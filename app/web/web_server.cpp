@@ -190,7 +190,8 @@ void WebServer::Impl::serve_static(SoupServerMessage* msg, const std::string& pa
 }
 
 void WebServer::Impl::serve_snapshot(SoupServerMessage* msg, const std::string& name) {
-  if (options.snapshot_dir.empty() || !snapshot_relative_path(name)) return set_reply(msg, error_reply(404, "no snapshot"));
+  if (options.snapshot_dir.empty() || !snapshot_relative_path(name))
+    return set_reply(msg, error_reply(404, "no snapshot"));
   const std::filesystem::path file = std::filesystem::path(options.snapshot_dir) / name;
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(file, ec);
@@ -426,5 +427,7 @@ void WebServer::on_track_event(const TrackEvent& event) { impl_->live.track_even
 void WebServer::on_camera_state(const std::string& camera, CameraState state, const std::string& detail) {
   impl_->live.camera_state(camera, state, detail);
 }
+
+void WebServer::on_cameras_changed(const std::vector<std::string>& enabled) { impl_->live.keep_cameras(enabled); }
 
 }  // namespace taconite::app

@@ -34,6 +34,7 @@ class WebServer : public PipelineObserver {
 
   void on_track_event(const TrackEvent& event) override;
   void on_camera_state(const std::string& camera, CameraState state, const std::string& detail) override;
+  void on_cameras_changed(const std::vector<std::string>& enabled) override;
 
   struct Impl;
 

@@ -1,7 +1,8 @@
 // The Runner as a component sees it, with the real elements on two recordings of the astronaut
 // photo: per camera Starting, Streaming, Stopped in that order; frames with their caps and face
 // ROIs from the streaming threads; each track's new and end with epoch seconds; one on_stop after
-// every event; a component that throws does not keep the others from their events.
+// every event; a component that throws does not keep the others from their events; a reload tells
+// the components the enabled cameras when they changed, between the stops and the starts.
 // Skips (saying why) without the YuNet model, the astronaut photo or the test bundle.
 #include <gst/gst.h>
 #include <gst/video/video.h>
@@ -150,6 +151,67 @@ TEST(Runner, ComponentsSeeEveryCameraFromStartToStop) {
   }
   EXPECT_EQ(recorded.stops, 1);
   EXPECT_EQ(recorded.events_at_stop, recorded.events.size()) << "on_stop comes after every event";
+  std::filesystem::remove_all(dir);
+}
+
+// What a reload tells the components, in order: the cameras (only when the enabled set changed) and
+// the cameras' states.
+class ReloadObserver : public PipelineObserver {
+ public:
+  explicit ReloadObserver(std::vector<std::string>& seen) : seen_(seen) {}
+  void on_cameras_changed(const std::vector<std::string>& enabled) override {
+    std::string line = "cameras:";
+    for (const std::string& name : enabled) line += " " + name;
+    seen_.push_back(line);
+  }
+  void on_camera_state(const std::string& camera, CameraState state, const std::string&) override {
+    if (state == CameraState::Starting || state == CameraState::Stopped)
+      seen_.push_back(camera + (state == CameraState::Starting ? " starting" : " stopped"));
+  }
+
+ private:
+  std::vector<std::string>& seen_;
+};
+
+TEST(Runner, AReloadTellsTheComponentsWhichCamerasAreEnabled) {
+  const std::string yunet = env("TACONITE_YUNET_MODEL"), bundle = env("TACONITE_TEST_BUNDLE"),
+                    photo = env("TACONITE_TEST_ASTRONAUT");
+  if (!std::filesystem::exists(yunet)) GTEST_SKIP() << "the YuNet model is absent: " << yunet;
+  if (!std::filesystem::exists(photo)) GTEST_SKIP() << "the astronaut photo (python3-skimage) is absent";
+  if (!std::filesystem::exists(bundle + "/manifest.txt")) GTEST_SKIP() << "no test bundle at " << bundle;
+  gst_init(nullptr, nullptr);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "taconite-runner-reload-test";
+  std::filesystem::create_directories(dir);
+  const std::string video = (dir / "astronaut-3s.avi").string();
+  ASSERT_TRUE(write_recording(photo, video));
+  auto config_of = [&](std::vector<std::pair<const char*, bool>> cameras) {
+    Config config;
+    config.file = "runner_reload_test";
+    config.model = bundle;
+    config.detector = yunet;
+    for (const auto& [name, enabled] : cameras) {
+      CameraConfig camera;
+      camera.name = name;
+      camera.uri = "file://" + video;
+      camera.enabled = enabled;
+      config.cameras.push_back(camera);
+    }
+    return config;
+  };
+  std::vector<std::string> seen;
+  {
+    std::vector<std::unique_ptr<PipelineObserver>> observers;
+    observers.push_back(std::make_unique<ReloadObserver>(seen));
+    Runner runner(config_of({{"door1", true}}), std::move(observers), RunnerOptions{}, nullptr);
+    runner.start();
+    runner.reload(config_of({{"door1", true}, {"door2", true}}));  // door2 added
+    runner.reload(config_of({{"door1", true}, {"door2", true}}));  // nothing changed: not told
+    runner.reload(config_of({{"door1", false}, {"door2", true}}));  // door1 disabled
+    runner.reload(config_of({{"door2", true}}));                   // door1 removed: the same enabled set
+  }
+  const std::vector<std::string> expected = {"door1 starting",   "cameras: door1 door2", "door2 starting",
+                                             "door1 stopped",    "cameras: door2",       "door2 stopped"};
+  EXPECT_EQ(seen, expected);
   std::filesystem::remove_all(dir);
 }
 

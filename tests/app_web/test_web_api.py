@@ -241,12 +241,20 @@ def main():
         assert host.post_json("/api/unknowns/name", {"key": big["key"], "name": "Leo2"})[0] == 409  # gone now
         status, people = host.json("/api/people")
         assert {p["name"]: p["template_count"] for p in people} == {"Leo": 3, "Messi": 1}, people
+        # The named faces' pictures are the new templates' thumbnails (face 3 had none).
+        leo = {p["name"]: p for p in people}["Leo"]
+        thumbnails = [t["thumbnail"] for t in leo["templates"]]
+        assert sorted(t is None for t in thumbnails) == [False, False, True], leo
+        for url in filter(None, thumbnails):
+            assert host.request(url)[2] == jpeg, url
         # merge the stranger into Messi, then nothing is left to forget
         status, clusters = host.json("/api/unknowns")
         assert [c["size"] for c in clusters] == [1]
         status, r = host.post_json("/api/unknowns/merge", {"key": clusters[0]["key"], "person": "Messi"})
         assert status == 200 and r["enrolled"] == 1, r
         assert host.json("/api/unknowns") == (200, [])
+        merged = {p["name"]: p for p in host.json("/api/people")[1]}["Messi"]
+        assert len(merged["templates"]) == 2 and all(t["thumbnail"] for t in merged["templates"]), merged
         store_unknown_faces(helper, gallery, [unknown_line(stranger, "door3", 9, t0)])
         key = host.json("/api/unknowns")[1][0]["key"]
         status, r = host.post_json("/api/unknowns/forget", {"key": key})
