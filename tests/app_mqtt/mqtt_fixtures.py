@@ -154,8 +154,14 @@ class Subscriber:
         return wait_until(seen, timeout_s, f"{topic} {payload!r}")
 
     def close(self):
+        # mosquitto_sub ends on SIGTERM only between writes: one blocked on a full pipe (thousands of
+        # messages still unread) is killed instead.
         self.process.terminate()
-        self.process.wait(10)
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
 
 
 class Host:
