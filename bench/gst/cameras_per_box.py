@@ -84,6 +84,9 @@ CHANGES = [
     ("decoder-1-thread", {"decoder": "max-threads=1"}),
     # YuNet on oneDNN (taconitedetect's default runtime where built): the same faces for less CPU.
     ("yunet-onednn", {"detect": "runtime=onednn"}),
+    # At most one face to the engine per frame: a crowd arriving on several cameras at once is embedded over
+    # several frames instead of holding them (the live chain's setting, taconite-run's too).
+    ("max-embeddings-1", {"adaface": "untracked=never max-embeddings=1"}),
     # YuNet on a smaller network input, for cameras whose faces are large: it finds fewer small faces.
     ("yunet-480x288", {"detect": "runtime=onednn input-width=480 input-height=288"}),
     ("yunet-320x192", {"detect": "runtime=onednn input-width=320 input-height=192"}),
