@@ -18,8 +18,6 @@ namespace taconite::app {
 
 namespace {
 
-void log_component(const std::string& line) { log_line(line); }
-
 Error named(const char* key, const Error& error) { return Error{error.kind, std::string(key) + ": " + error.message}; }
 
 #if TACONITE_HAVE_WEB
@@ -77,7 +75,7 @@ Result<std::vector<std::unique_ptr<PipelineObserver>>> make_components(const Con
   if (config.storage.events) {
     EventHistoryOptions options;
     options.gallery = config.gallery;
-    options.log = log_component;
+    options.log = log_line;
     Result<std::unique_ptr<EventHistory>> started = EventHistory::start(std::move(options));
     if (!started) return named("storage.events", started.error());
     history = started.value().get();
@@ -110,7 +108,7 @@ Result<std::vector<std::unique_ptr<PipelineObserver>>> make_components(const Con
     options.max_files = snapshots.max_count;
     options.max_bytes = snapshots.max_bytes;
     options.max_age_s = snapshots.max_age_days * 86400.0;
-    options.log = log_component;
+    options.log = log_line;
     options.on_snapshot = [history, publish_snapshot](const std::string& camera, const std::string& uid,
                                                       const std::string& kind, const std::filesystem::path& path,
                                                       const std::vector<unsigned char>& jpeg) {
