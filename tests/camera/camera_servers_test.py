@@ -331,6 +331,19 @@ def expect_give_up(p, name, says):
     print(f"ok {name}: {error}")
 
 
+def frames_again(p, name, frames_before, listening, guard):
+    """After one outage: waits for `back` and frames of the restarted source (after `listening`, not
+    the last ones of the old one), checks one lost/back pair and no error or EOS downstream, and
+    returns when the first of those frames arrived."""
+    p.wait(lambda: p.states("back") and sum(t >= listening for t, _, _ in p.frames[frames_before:]) > 3, guard,
+           f"{name}: frames again")
+    with p.lock:
+        check(len(p.states("lost")) == 1 and len(p.states("back")) == 1 and not p.errors and not p.eos,
+              f"{name}: {len(p.states('lost'))} lost, {len(p.states('back'))} back (expected 1 each), "
+              f"EOS={p.eos}, errors {p.errors}")
+        return next(t for t, _, _ in p.frames[frames_before:] if t >= listening)
+
+
 def case_refused(args):
     p = Pipeline(camera_launch(free_port(), "max-retries=2 retry-interval=0.2"))
     try:
@@ -412,12 +425,8 @@ def case_http(args):
             time.sleep(0.5)
             server.start()
             listening = time.monotonic()
-            p.wait(lambda: p.states("back") and len(p.frames) > frames_before + 3, 20, "http: frames again")
+            first_after = frames_again(p, "http", frames_before, listening, 20)
             with p.lock:
-                check(len(p.states("lost")) == 1 and len(p.states("back")) == 1,
-                      f"http: {len(p.states('lost'))} lost and {len(p.states('back'))} back messages, expected 1 each")
-                first_after = next(t for t, _, _ in p.frames[frames_before:] if t >= listening)
-                check(not p.eos and not p.errors, f"http: downstream saw EOS={p.eos} or errors {p.errors}")
                 check(not any(PASSWORD in t for t in p.texts), "http: the password in a message")
             check(first_after - listening <= RETRY_INTERVAL + 2.0,
                   f"http: frames {first_after - listening:.2f} s after the server listened again")
@@ -475,11 +484,7 @@ def case_rtsps(args):
                 p.wait(lambda: p.states("lost"), 15, "rtsps: the lost message")
                 server.start()
                 listening = time.monotonic()
-                p.wait(lambda: p.states("back") and len(p.frames) > frames_before + 3, 20, "rtsps: frames again")
-                with p.lock:
-                    check(len(p.states("lost")) == 1 and len(p.states("back")) == 1 and not p.errors and not p.eos,
-                          f"rtsps: {len(p.states('lost'))} lost, {len(p.states('back'))} back, errors {p.errors}")
-                    first_after = next(t for t, _, _ in p.frames[frames_before:] if t >= listening)
+                first_after = frames_again(p, "rtsps", frames_before, listening, 20)
                 check(first_after - listening <= RETRY_INTERVAL + 2.0,
                       f"rtsps: frames {first_after - listening:.2f} s after the server listened again")
                 print(f"ok rtsps: refused untrusted, streams with tls-ca-file, frames again "
@@ -570,12 +575,7 @@ def case_hls(args):
             p.wait(lambda: p.states("lost"), 20, "hls: the lost message")
             server.start()
             listening = time.monotonic()
-            p.wait(lambda: p.states("back") and sum(t >= listening for t, _, _ in p.frames[frames_before:]) > 3, 30,
-                   "hls: frames again")
-            with p.lock:
-                check(len(p.states("lost")) == 1 and len(p.states("back")) == 1 and not p.errors and not p.eos,
-                      f"hls: {len(p.states('lost'))} lost, {len(p.states('back'))} back, errors {p.errors}")
-                first_after = next(t for t, _, _ in p.frames[frames_before:] if t >= listening)
+            first_after = frames_again(p, "hls", frames_before, listening, 30)
             print(f"ok hls: {rate:.1f} frames/s, lost ({p.states('lost')[0]['reason']}), frames again "
                   f"{first_after - listening:.2f} s after the web server came back")
         finally:
