@@ -112,7 +112,7 @@ Status CameraSession::build(const std::string& name) {
 }
 
 // The network source uridecodebin made: latency, transport, the CAs it trusts and the credentials.
-void CameraSession::configure_source(GstElement* source) const {
+void CameraSession::configure_source(GstElement* source) {
   const bool rtsp = settings_.uri.kind == CameraSourceKind::Rtsp;
   if (rtsp && has_property(source, "latency")) g_object_set(source, "latency", settings_.latency_ms, nullptr);
   if (rtsp && has_property(source, "protocols") && settings_.protocols != RtspProtocols::Auto)
@@ -124,7 +124,7 @@ void CameraSession::configure_source(GstElement* source) const {
   // rtspsrc asks before it gives up on a certificate that failed validation: refused, but noted, so
   // the error can say why (its own is a bare "Failed to connect").
   if (settings_.uri.tls && g_signal_lookup("accept-certificate", G_OBJECT_TYPE(source)) != 0)
-    g_signal_connect(source, "accept-certificate", G_CALLBACK(on_accept_certificate), const_cast<CameraSession*>(this));
+    g_signal_connect(source, "accept-certificate", G_CALLBACK(on_accept_certificate), this);
   if (settings_.credentials && has_property(source, "user-id") && has_property(source, "user-pw"))
     g_object_set(source, "user-id", settings_.credentials->username.c_str(), "user-pw",
                  settings_.credentials->password.c_str(), nullptr);

@@ -54,7 +54,7 @@ class CameraSession {
   CameraSession(SessionSettings settings, SessionCallbacks callbacks);
 
   Status build(const std::string& name);
-  void configure_source(GstElement* source) const;
+  void configure_source(GstElement* source);
   void link_pad(GstPad* pad);
   void check_video(GstElement* decoder);
   std::string error_text(GstMessage* message) const;

@@ -16,7 +16,7 @@ Result<TlsDatabase> read_tls_ca_file(const std::string& path) {
     g_clear_error(&error);
     return out;
   }
-  return TlsDatabase(database, GObjectUnref{});
+  return TlsDatabase(database, [](GTlsDatabase* d) { g_object_unref(d); });
 }
 
 }  // namespace taconite::gst

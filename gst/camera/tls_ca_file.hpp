@@ -15,9 +15,6 @@ namespace taconite::gst {
 // A CA file is a few certificates: anything bigger is not one.
 inline constexpr std::size_t kMaxTlsCaFileBytes = 1024 * 1024;
 
-struct GObjectUnref {
-  void operator()(gpointer object) const { g_object_unref(object); }
-};
 // Shared: every restart's source gets the same database.
 using TlsDatabase = std::shared_ptr<GTlsDatabase>;
 
