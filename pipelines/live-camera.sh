@@ -2,7 +2,8 @@
 # A live camera through the fast front end, kept running when the camera goes away:
 #   taconitecamera (reconnects with backoff, hands on the newest frame) -> videoconvert ->
 #   taconitedetect (YuNet, one frame in 3) -> taconitetrack ->
-#   taconiteadaface reinfer-mode=best max-queued=1 max-embeddings=1 (the newest frame, one new face at a time) ->
+#   taconiteadaface reinfer-mode=best max-queued=1 max-embeddings=1 async-tracks=true (the newest frame, one new
+#   face at a time, tracked faces embedded in the background: a frame never waits for the engine) ->
 #   [taconiteidentify] -> taconitepublish messages=both (faces and track events, JSON lines)
 # While it runs, the camera's outages are printed as they happen (taconite-camera messages: lost
 # with the reason, back with the outage); each open track's end event then says camera-lost.
@@ -59,7 +60,7 @@ choose_front_end "$detector"
 identify=()
 [ -z "$gallery" ] || identify=(taconiteidentify gallery="$gallery" model="$bundle" stream="$stream" !)
 pipeline=("${source[@]}" ! videoconvert ! "${front[@]}" ! taconitetrack !
-  taconiteadaface model="$bundle" input-mode=rois reinfer-mode="$reinfer_mode" max-queued=1 max-embeddings=1 !
+  taconiteadaface model="$bundle" input-mode=rois reinfer-mode="$reinfer_mode" max-queued=1 max-embeddings=1 async-tracks=true !
   "${identify[@]}"
   taconitepublish method=file location="$output" stream="$stream" messages=both ! fakesink sync=false)
 echo "gst-launch-1.0 -e ${pipeline[*]}" >&2

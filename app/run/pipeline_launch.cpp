@@ -47,6 +47,9 @@ std::vector<std::string> pipeline_words(const Config& config, const CameraConfig
   // at most so a crowd arriving never holds the stream (docs/cameras.md, under load).
   w.insert(w.end(), {"backend=" + config.backend, "reinfer-mode=best", "max-queued=1", "untracked=never",
                      "max-embeddings=1"});
+  // A live camera's frames never wait for the engine (the tracks' embeddings reach their next frames); a
+  // recording keeps its embeddings on their own frames, so its results do not depend on timing.
+  if (!camera.uri.starts_with("file://")) w.push_back("async-tracks=true");
   if (!config.gallery.empty()) {
     w.insert(w.end(), {"!", "taconiteidentify", "gallery=" + config.gallery, "model=" + config.model});
     if (!config.model_proc.empty()) w.push_back("model-proc=" + config.model_proc);

@@ -7,7 +7,7 @@ into a chain slower than real time, in this one process:
   taconiteadaface reinfer-mode=best ! taconiteidentify ! taconitepublish messages=tracks ! fakesink
 
 Usage: bench/camera/camera_overload.py [--build DIR] [--model ir18|onnx] [--cameras 1|2] [--seconds S]
-                                       [--adaface "PROPS"] [--detect "PROPS"] [--cache DIR]
+                                       [--adaface "PROPS"] [--detect "PROPS"] [--busy N] [--cache DIR]
 
 The clip (made once into --cache, never committed): ../shared/realfaces' real clip (640x360, two real
 people) at 25 fps scaled to 1920x1080, encoded to H.264 (x264enc when installed, else openh264enc) and
@@ -24,7 +24,9 @@ Measured per camera over the steady part (after the first overload warning, with
 With --cameras 2 (two servers, one shared engine): camera a's server is killed halfway; camera b's
 analysed frames/s with both and while a is away (target: changes <= 10 %; under a shared CPU b may
 gain what a freed, so the figure that matters is that it does not fall).
-Prints the ISA (/proc/cpuinfo) and the load average at the start and the end.
+--busy N starts N busy-looping processes beside the chain (another job on the box) to overload a
+machine on which the chain keeps up. Prints the ISA (/proc/cpuinfo) and the load average at the
+start and the end.
 """
 import argparse
 import json
@@ -64,6 +66,7 @@ def parse_args():
     p.add_argument("--detect", default="interval=3",
                    help="taconitedetect's properties: a chain slower than the camera on a fast machine, e.g. "
                         "'interval=1 runtime=opencv'")
+    p.add_argument("--busy", type=int, default=0, choices=range(0, 5), help="busy-looping processes beside the chain")
     p.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "taconite-camera-overload"))
     a = p.parse_args()
     a.build = os.path.abspath(a.build)
@@ -193,7 +196,7 @@ class Camera:
         self.element = pipeline.get_by_name(f"camera_{name}")
         self.clock_of = pipeline
         self.lock = threading.Lock()
-        self.frames = []  # (monotonic s, lag s)
+        self.frames = []  # (monotonic s, lag s, pts)
         self.passed = {}  # pts -> {stage: monotonic s}
         pipeline.get_by_name(f"sink_{name}").get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, self._probe)
         for stage in STAGES:
@@ -216,12 +219,26 @@ class Camera:
                 out[stage] = (statistics.median(spans), spans[-1])
         return out
 
+    def longest_gap_stages(self, start, end):
+        """The frame that ended the longest gap: seconds spent from the element before to each element."""
+        frames = self.window(start, end)
+        if len(frames) < 2:
+            return {}
+        previous, ended = max(zip(frames, frames[1:]), key=lambda pair: pair[1][0] - pair[0][0])
+        with self.lock:
+            row = dict(self.passed.get(ended[2], {}))
+        spans = {"camera (since the frame before left)": row["camera"] - previous[0]} if "camera" in row else {}
+        spans.update({stage: row[stage] - row[before] for before, stage in zip(STAGES, STAGES[1:])
+                      if stage in row and before in row})
+        return spans
+
     def _probe(self, pad, info):
         clock = self.clock_of.get_clock()
         if clock is not None:
             running = clock.get_time() - self.clock_of.get_base_time()
             with self.lock:
-                self.frames.append((time.monotonic(), (running - info.get_buffer().pts) / Gst.SECOND))
+                pts = info.get_buffer().pts
+                self.frames.append((time.monotonic(), (running - pts) / Gst.SECOND, pts))
         return Gst.PadProbeReturn.OK
 
     def counters(self):
@@ -247,7 +264,7 @@ def figures(camera, start, end, counters_before, counters_after):
     if len(frames) < 3:
         return {"frames": len(frames)}
     gaps = [b[0] - a[0] for a, b in zip(frames, frames[1:])]
-    lags = sorted(lag for _, lag in frames)
+    lags = sorted(f[1] for f in frames)
     per_frame = statistics.mean(gaps)
     decoded = (counters_after[0] - counters_before[0]) / (end - start)
     dropped = (counters_after[1] - counters_before[1]) / (end - start)
@@ -266,15 +283,25 @@ def show(label, f):
           f"{f['lag_max_s']:.2f} |")
 
 
+def show_stages(label, camera, start, end):
+    """Where the time goes: per element, and for the frame that ended the longest gap."""
+    stages = camera.stage_times(start, end)
+    print(f"\n{label}: seconds from the element before to each element (median / max): " +
+          ", ".join(f"{k} {m:.3f} / {x:.3f}" for k, (m, x) in stages.items()))
+    print(f"{label}: the frame ending the longest gap: " +
+          ", ".join(f"{k} {v:.3f}" for k, v in camera.longest_gap_stages(start, end).items()))
+
+
 def main():
     Gst.init(None)
-    print(f"ISA: {isa()}; load average at the start {load()}")
+    print(f"ISA: {isa()}; load average at the start {load()}; {ARGS.busy} busy-looping process(es) beside")
     clip = make_clip(ARGS.cache)
     model, backend, gallery = make_model(ARGS.cache)
     names = "ab"[:ARGS.cameras]
     servers = {}
     out = tempfile.mkdtemp(prefix="camera-overload-")
     pipeline = None
+    busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(ARGS.busy)]
     try:
         for name in names:
             servers[name] = start_server(clip)
@@ -312,9 +339,7 @@ def main():
             end = time.monotonic()
             results["a"] = figures(cameras["a"], begin, end, before, cameras["a"].counters())
             show("a", results["a"])
-            stages = cameras["a"].stage_times(begin, end)
-            print("\nseconds from the element before to each element (median / max): " +
-                  ", ".join(f"{k} {m:.3f} / {x:.3f}" for k, (m, x) in stages.items()))
+            show_stages("a", cameras["a"], begin, end)
         else:
             half = ARGS.seconds / 2
             begin = time.monotonic()
@@ -325,6 +350,8 @@ def main():
             for n in names:
                 results[n] = figures(cameras[n], begin, middle, before[n], after[n])
                 show(f"{n}, both", results[n])
+            for n in names:
+                show_stages(f"{n}, both", cameras[n], begin, middle)
             servers["a"][0].send_signal(signal.SIGKILL)
             servers["a"][0].wait()
             guard = time.monotonic() + 15
@@ -352,9 +379,9 @@ def main():
     finally:
         if pipeline is not None:
             pipeline.set_state(Gst.State.NULL)
-        for server, _ in servers.values():
-            server.kill()
-            server.wait()
+        for process in [server for server, _ in servers.values()] + busy:
+            process.kill()
+            process.wait()
         shutil.rmtree(out, ignore_errors=True)
 
 

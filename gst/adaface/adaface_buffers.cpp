@@ -101,6 +101,8 @@ void process_event(GstTaconiteAdaface* self, GstEvent* event) {
       gst_segment_init(&st->segment, GST_FORMAT_TIME);
       st->frame_index = 0;
       st->tracks.clear();
+      st->async_fresh.clear();
+      if (const std::shared_ptr<AsyncEmbedder> async = self->engine->async()) async->discard();
       st->warned_non_finite = false;
       break;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
@@ -109,7 +111,11 @@ void process_event(GstTaconiteAdaface* self, GstEvent* event) {
         GST_OBJECT_LOCK(self);
         const bool ours = self->settings->tracks.id_param == kObjectIdParam;
         GST_OBJECT_UNLOCK(self);
-        if (ours) st->tracks.end(*ended);
+        if (ours) {
+          st->tracks.end(*ended);
+          for (const EndedTrack& track : ended->tracks) st->async_fresh.erase(track.id);
+          if (const std::shared_ptr<AsyncEmbedder> async = self->engine->async()) async->forget(*ended);
+        }
       }
       break;
     default: break;

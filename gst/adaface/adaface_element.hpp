@@ -9,8 +9,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include "async_embedder.hpp"
 #include "engine_client.hpp"
 #include "enums.hpp"
 #include "face_quality.hpp"
@@ -49,24 +51,41 @@ struct Settings {
   guint interval = 1;
   TrackPolicy tracks;  // track-id-param, reinfer-*, track-best, track-timeout, best-*
   UntrackedFaces untracked = UntrackedFaces::EveryFrame;
+  gboolean async_tracks = FALSE;  // tracked faces embedded on the element's own thread (AsyncEmbedder)
 };
 
-// The engine handle: set at READY->PAUSED and dropped at PAUSED->READY on the state-change thread,
-// while FLUSH_START (any thread) and the task use it; shared, so a reader keeps it alive.
+// The engine handle and, with async-tracks, the element's background embedder: set at
+// READY->PAUSED and dropped at PAUSED->READY on the state-change thread, while FLUSH_START (any
+// thread) and the task use them; shared, so a reader keeps them alive.
 class EngineSlot {
  public:
   std::shared_ptr<EngineClient> get() const {
     std::lock_guard<std::mutex> guard(lock_);
     return client_;
   }
-  void set(std::shared_ptr<EngineClient> client) {
+  std::shared_ptr<AsyncEmbedder> async() const {
     std::lock_guard<std::mutex> guard(lock_);
-    client_.swap(client);  // the old client is released outside the lock
+    return async_;
+  }
+  void set(std::shared_ptr<EngineClient> client, std::shared_ptr<AsyncEmbedder> async = nullptr) {
+    std::lock_guard<std::mutex> guard(lock_);
+    client_.swap(client);  // the old ones are released outside the lock
+    async_.swap(async);
+  }
+  // Flushing or stopping: requests waiting in the shared engine return at once (sticky until resume()).
+  void cancel() const {
+    if (const auto client = get()) client->cancel();
+    if (const auto embedder = async()) embedder->cancel();
+  }
+  void resume() const {
+    if (const auto client = get()) client->resume();
+    if (const auto embedder = async()) embedder->resume();
   }
 
  private:
   mutable std::mutex lock_;
   std::shared_ptr<EngineClient> client_;
+  std::shared_ptr<AsyncEmbedder> async_;
 };
 
 // What only the streaming (task) thread touches while the pads are active.
@@ -77,6 +96,7 @@ struct Stream {
   std::vector<float> scratch;
   guint64 frame_index = 0;  // buffers since STREAM_START/flush, for `interval` and tracks
   TrackCache tracks;        // cached embeddings per tracking id
+  std::unordered_set<gint64> async_fresh;  // tracks whose async embedding no frame carried yet
   taconite::vision::NormStatistics norms;  // the model's embedding norms, for the quality (kept across flushes)
   bool warned_non_finite = false;  // the engine's first NaN/Inf embedding of the stream was reported
 };

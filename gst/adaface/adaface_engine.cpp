@@ -39,6 +39,7 @@ gboolean load_engine(GstTaconiteAdaface* self) {
   request.backend = backend_choice_name(self->settings->backend);
   request.threads = self->settings->threads;
   request.sessions = self->settings->sessions;
+  const bool async_tracks = self->settings->async_tracks;
   BatchPolicy batching;
   batching.max_faces = self->settings->batch_size;
   batching.timeout = std::chrono::microseconds(self->settings->batch_timeout_us);
@@ -80,7 +81,19 @@ gboolean load_engine(GstTaconiteAdaface* self) {
   if (const std::string& note = engine->sharing_note(); !note.empty())
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Shared engine: %s.", note.c_str()), (nullptr));
   engine->set_batching(batching);
-  self->engine->set(std::move(engine));
+  std::shared_ptr<AsyncEmbedder> async;
+  if (async_tracks) {
+    // A second client of the same shared engine (no second model): the background thread's own.
+    taconite::Result<std::unique_ptr<EngineClient>> second = open_engine_client(request);
+    if (!second) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Could not start the background embedder (async-tracks)."),
+                        ("%s error: %s", taconite::to_string(second.error().kind), second.error().message.c_str()));
+      return FALSE;
+    }
+    second.value()->set_batching(batching);
+    async = std::make_shared<AsyncEmbedder>(std::move(second).value());
+  }
+  self->engine->set(std::move(engine), std::move(async));
   return TRUE;
 }
 

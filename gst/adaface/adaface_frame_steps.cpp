@@ -43,6 +43,7 @@ struct FrameWork {
   GstTaconiteAdaface* self = nullptr;
   const EngineInfo* engine = nullptr;
   FrameSettings settings;
+  std::shared_ptr<AsyncEmbedder> async;  // async-tracks: tracked faces go to the background embedder
   guint64 now = 0;     // this buffer's frame index
   bool due = false;    // `interval` selects this frame
   bool skip = false;   // its faces are only flagged skipped
@@ -53,8 +54,6 @@ struct FrameWork {
   std::vector<bool> predicted;                  // the job's box was guessed by a tracker
   std::vector<std::size_t> prepared;            // faces whose network input is prepared, in scratch order
   std::vector<std::size_t> todo;                // positions in `prepared` of the faces the engine embeds
-  std::size_t non_finite = 0;                   // faces whose raw embedding was not finite: skipped
-  std::size_t deferred = 0;                     // over max-embeddings and nothing cached: skipped
   std::size_t face_size = 0;                    // floats of one network input
 };
 
@@ -109,6 +108,7 @@ FrameWork start_frame(GstTaconiteAdaface* self, const EngineInfo& engine, GstBuf
   w.self = self;
   w.engine = &engine;
   w.settings = read_settings(self);
+  w.async = self->engine->async();
   w.now = self->stream->frame_index++;
   w.due = w.now % w.settings.interval == 0;
   w.skip = skip || (self->queue->leaky_skip() && late_per_qos(self, buffer));
@@ -164,13 +164,27 @@ void pass_faces_skipped(FrameWork& w, GstBuffer* buffer) {
   post_skip_qos(w.self, buffer);
 }
 
-void attach_cached(FaceEmbedding& face, const CachedEmbedding& cached, guint64 now) {
+// The track's cached embedding on `face`; the first frame to carry one the background embedder
+// computed gives it as computed (new evidence for taconiteidentify's votes), later ones as cached.
+void attach_cached(FrameWork& w, FaceEmbedding& face, const CachedEmbedding& cached) {
   face.unit = cached.unit;
   face.norm = cached.norm;
   face.aligned = cached.aligned;
-  face.status = GST_TACONITE_EMBEDDING_CACHED;
-  face.cache_age = static_cast<guint>(now - cached.embedded_at);
+  const bool fresh = face.track_id && w.self->stream->async_fresh.erase(*face.track_id) > 0;
+  face.status = fresh ? GST_TACONITE_EMBEDDING_COMPUTED : GST_TACONITE_EMBEDDING_CACHED;
+  face.cache_age = static_cast<guint>(w.now - cached.embedded_at);
   face.embedding_quality = cached.quality;
+}
+
+// A face whose embedding is not computed on this frame: its track's cached one, else skipped.
+void attach_cached_or_skip(FrameWork& w, FaceEmbedding& face) {
+  const CachedEmbedding* kept = face.track_id ? w.self->stream->tracks.find(*face.track_id) : nullptr;
+  if (kept) {
+    attach_cached(w, face, *kept);
+  } else {
+    face.status = GST_TACONITE_EMBEDDING_SKIPPED;
+    face.norm = 0.0;
+  }
 }
 
 // Tracked ROIs whose cached embedding is still fresh reuse it (in best mode: a predicted box, which
@@ -190,7 +204,7 @@ void reuse_fresh_embeddings(FrameWork& w) {
       else if ((w.predicted[i] = gst_taconite_roi_is_predicted(w.jobs[i].roi)))
         cached = st->tracks.reuse_best(*w.ids[i], w.now, std::nullopt, policy);
       if (cached) {
-        attach_cached(w.faces[i], *cached, w.now);
+        attach_cached(w, w.faces[i], *cached);
         continue;
       }
     }
@@ -267,18 +281,36 @@ void defer_over_budget(FrameWork& w) {
     const bool a_new = cached(a) == nullptr, b_new = cached(b) == nullptr;
     return a_new != b_new ? a_new : quality(a) > quality(b);
   });
-  for (std::size_t t = budget; t < w.todo.size(); ++t) {
-    FaceEmbedding& face = w.faces[w.prepared[w.todo[t]]];
-    if (const CachedEmbedding* kept = cached(w.todo[t])) {
-      attach_cached(face, *kept, w.now);
-    } else {
-      face.status = GST_TACONITE_EMBEDDING_SKIPPED;
-      face.norm = 0.0;
-      ++w.deferred;
-    }
-  }
+  for (std::size_t t = budget; t < w.todo.size(); ++t) attach_cached_or_skip(w, w.faces[w.prepared[w.todo[t]]]);
   w.todo.resize(budget);
   std::sort(w.todo.begin(), w.todo.end());  // the engine's inputs in scratch order
+}
+
+// async-tracks: a tracked face (one whose embedding its track's later frames reuse).
+bool goes_to_background(const FrameWork& w, std::size_t i) {
+  return w.async && w.ids[i] && w.settings.tracks.active();
+}
+
+// async-tracks: the tracked faces to embed go to the background embedder while it has room (the
+// others wait for a later frame); this frame carries their track's cached embedding or none.
+void submit_to_background(FrameWork& w) {
+  if (!w.async) return;
+  const std::vector<float>& scratch = w.self->stream->scratch;
+  std::size_t kept = 0;
+  for (const std::size_t k : w.todo) {
+    const std::size_t i = w.prepared[k];
+    if (!goes_to_background(w, i)) {
+      w.todo[kept++] = k;
+      continue;
+    }
+    FaceEmbedding& face = w.faces[i];
+    const AsyncFace job{*w.ids[i], w.now, face.face.box, face.aligned, face.quality->score, tracker_owned(face.face.roi)};
+    const auto first = scratch.begin() + static_cast<std::ptrdiff_t>(k * w.face_size);
+    w.async->submit(job, std::vector<float>(first, first + static_cast<std::ptrdiff_t>(w.face_size)), 3,
+                    w.engine->input_height, w.engine->input_width);
+    attach_cached_or_skip(w, face);
+  }
+  w.todo.resize(kept);
 }
 
 // The engine's inputs: in best mode a tracked face goes to the engine only when its quality beats
@@ -293,13 +325,18 @@ std::vector<taconite::FaceChw> choose_engine_inputs(FrameWork& w) {
       const std::optional<double> measured =
           w.predicted[i] ? std::nullopt : std::optional<double>(w.faces[i].quality->score);
       if (const CachedEmbedding* cached = st->tracks.reuse_best(*w.ids[i], w.now, measured, policy)) {
-        attach_cached(w.faces[i], *cached, w.now);
+        attach_cached(w, w.faces[i], *cached);
         continue;
       }
+    }
+    if (goes_to_background(w, i) && w.async->has(*w.ids[i])) {  // its last face is still being embedded
+      attach_cached_or_skip(w, w.faces[i]);
+      continue;
     }
     w.todo.push_back(k);
   }
   defer_over_budget(w);
+  submit_to_background(w);
   for (const std::size_t k : w.todo)
     inputs.push_back({std::span<const float>(st->scratch.data() + k * w.face_size, w.face_size), 3,
                       w.engine->input_height, w.engine->input_width});
@@ -326,6 +363,18 @@ std::optional<std::vector<taconite::Embedding>> run_engine(FrameWork& w, EngineC
   return std::nullopt;
 }
 
+// A non-finite embedding has no direction to publish: the stream's first is reported.
+void warn_non_finite_once(FrameWork& w, const std::string& face) {
+  Stream* st = w.self->stream;
+  if (!st->warned_non_finite)
+    GST_ELEMENT_WARNING(w.self, STREAM, FAILED, ("The face-embedding engine returned a non-finite embedding."),
+                        ("%s: its raw embedding holds NaN or an infinity (backend %s, model '%s'); the "
+                         "face is passed on as skipped, without an embedding. Further ones of this stream "
+                         "are counted in faces-skipped, not reported.",
+                         face.c_str(), w.engine->backend.c_str(), w.engine->model.c_str()));
+  st->warned_non_finite = true;
+}
+
 // The faces the engine embedded, normalised, their norm and quality noted and their track's cache
 // updated. A non-finite embedding has no direction to publish (NaN would reach galleries and
 // JSON): that face is skipped, and the stream's first one is reported.
@@ -339,14 +388,7 @@ void keep_embeddings(FrameWork& w, const std::vector<taconite::Embedding>& embed
     if (!norm) {
       face.status = GST_TACONITE_EMBEDDING_SKIPPED;
       face.norm = 0.0;
-      if (!st->warned_non_finite)
-        GST_ELEMENT_WARNING(w.self, STREAM, FAILED, ("The face-embedding engine returned a non-finite embedding."),
-                            ("ROI %d: its raw embedding holds NaN or an infinity (backend %s, model '%s'); the "
-                             "face is passed on as skipped, without an embedding. Further ones of this stream "
-                             "are counted in faces-skipped, not reported.",
-                             face.face.roi_id, w.engine->backend.c_str(), w.engine->model.c_str()));
-      st->warned_non_finite = true;
-      ++w.non_finite;
+      warn_non_finite_once(w, "ROI " + std::to_string(face.face.roi_id));
       continue;
     }
     face.norm = *norm;
@@ -362,9 +404,13 @@ void keep_embeddings(FrameWork& w, const std::vector<taconite::Embedding>& embed
 void attach_frame_faces(FrameWork& w, GstBuffer* buffer) {
   attach_embeddings(buffer, w.faces, *w.engine);
   Counters* c = w.self->counters;
-  c->faces_embedded += w.todo.size() - w.non_finite;
-  c->faces_skipped += w.non_finite + w.deferred;
-  c->faces_cached += w.jobs.size() - w.todo.size() - w.deferred;
+  for (const FaceEmbedding& face : w.faces) {
+    switch (face.status) {
+      case GST_TACONITE_EMBEDDING_COMPUTED: ++c->faces_embedded; break;
+      case GST_TACONITE_EMBEDDING_CACHED: ++c->faces_cached; break;
+      default: ++c->faces_skipped; break;
+    }
+  }
 }
 
 // After every frame: stale tracks leave the cache, the frame counts as embedded when it was due
@@ -396,11 +442,45 @@ bool embed_selected_faces(FrameWork& w, EngineClient& client, GstBuffer* buffer,
   return true;
 }
 
+// async-tracks: the background embedder's finished faces into the track cache (their track's next
+// frame carries them). False after posting the engine's error.
+bool store_background_results(FrameWork& w) {
+  if (!w.async) return true;
+  Stream* st = w.self->stream;
+  const TrackPolicy& policy = w.settings.tracks;
+  for (AsyncResult& done : w.async->take_done()) {
+    if (!done.embedding) {
+      if (w.self->queue->flushing()) return true;
+      GST_ELEMENT_ERROR(w.self, STREAM, FAILED, ("The face-embedding engine failed."),
+                        ("%s error: %s (backend %s, async-tracks)", taconite::to_string(done.embedding.error().kind),
+                         done.embedding.error().message.c_str(), w.engine->backend.c_str()));
+      return false;
+    }
+    const AsyncFace& face = done.face;
+    std::vector<float> unit;
+    const std::optional<double> norm = l2_normalise(done.embedding.value(), unit);
+    if (!norm) {
+      warn_non_finite_once(w, "track " + std::to_string(face.track));
+      continue;
+    }
+    st->norms.add(*norm);
+    const double quality = face.tried * st->norms.factor(*norm);
+    if (st->tracks.store(face.track, face.frame, face.box, unit, *norm, face.aligned, face.tried, quality, policy,
+                         face.tracker_owned))
+      st->async_fresh.insert(face.track);
+  }
+  return true;
+}
+
 }  // namespace
 
 GstBuffer* embed_frame_faces(GstTaconiteAdaface* self, EngineClient& client, GstBuffer*& buffer, bool skip,
                              bool* used_engine) {
   FrameWork w = start_frame(self, client.info(), buffer, skip);
+  if (!store_background_results(w)) {
+    gst_buffer_unref(buffer);
+    return nullptr;
+  }
   select_frame_faces(w, buffer);
   if (w.due && w.skip) {
     pass_faces_skipped(w, buffer);

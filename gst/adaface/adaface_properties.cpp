@@ -56,6 +56,14 @@ void declare_properties(PropertyTable<GstTaconiteAdaface, Settings>& t) {
          "the best-looking. The others wait for a later frame: their track's cached embedding is attached "
          "meanwhile, or, with none, they pass on skipped (counted in faces-skipped). 0 means no limit. Default: 0",
          0, 1024, &Settings::max_embeddings, any_time);
+  t.boolean("async-tracks", "Embed tracked faces in the background",
+            "Tracked faces (a track id, reinfer-mode interval or best) are embedded on a thread of the element's "
+            "own: frames never wait for the engine for them and pass on with their track's latest embedding "
+            "(cached, or skipped until it has one); a new embedding is attached to the track's next frame once "
+            "computed (status computed there). At most 2 faces wait or run, one per track. For live cameras "
+            "under load (bounded gaps between analysed frames). Faces without a track are embedded on the frame "
+            "as before. Default: false",
+            &Settings::async_tracks, ready);
   t.real("margin", "Margin",
          "Extra border around a ROI box on every side, as a fraction of the box's longer side, "
          "before the square crop is resized to the model input (rois mode). Default: 0",

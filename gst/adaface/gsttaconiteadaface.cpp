@@ -77,6 +77,7 @@ static void src_loop_unguarded(gpointer user_data) {
     // thread that owns it).
     self->stream->frame_index = 0;
     self->stream->tracks.clear();
+    self->stream->async_fresh.clear();  // FLUSH_START dropped the background embedder's work
   }
   GstMiniObject* item = taken->object;
   if (GST_IS_BUFFER(item)) {
@@ -118,7 +119,7 @@ static GstFlowReturn sink_event_unguarded(GstPad* pad, GstObject* parent, GstEve
       self->queue->set_flushing();
       // Our task may wait in the shared engine behind other streams' faces: withdraw its request
       // (sticky until FLUSH_STOP).
-      if (const std::shared_ptr<EngineClient> client = self->engine->get()) client->cancel();
+      self->engine->cancel();
       gst_pad_pause_task(self->srcpad);  // waits for the current iteration to finish
       GST_DEBUG_OBJECT(self, "flush started, task paused");
       return GST_FLOW_OK;
@@ -126,7 +127,7 @@ static GstFlowReturn sink_event_unguarded(GstPad* pad, GstObject* parent, GstEve
     case GST_EVENT_FLUSH_STOP: {
       gst_pad_push_event(self->srcpad, event);
       self->counters->qos_earliest = GST_CLOCK_TIME_NONE;
-      if (const std::shared_ptr<EngineClient> client = self->engine->get()) client->resume();
+      self->engine->resume();
       self->queue->flush_stop();  // the task resets frame numbers and tracks before its next item
       GST_DEBUG_OBJECT(self, "flush stopped, task restarted");
       return GST_FLOW_OK;
@@ -184,7 +185,6 @@ static gboolean sink_activate_mode_unguarded(GstPad* pad, GstObject* parent, Gst
 static gboolean src_activate_mode_unguarded(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
   auto* self = GST_TACONITE_ADAFACE(parent);
   if (mode != GST_PAD_MODE_PUSH) return FALSE;
-  const std::shared_ptr<EngineClient> client = self->engine->get();
   if (active) {
     // The task is not running: its state is ours to reset.
     GST_OBJECT_LOCK(self);  // src_query reads the caps
@@ -192,15 +192,16 @@ static gboolean src_activate_mode_unguarded(GstPad* pad, GstObject* parent, GstP
     GST_OBJECT_UNLOCK(self);
     self->stream->frame_index = 0;
     self->stream->tracks.clear();
+    self->stream->async_fresh.clear();
     self->stream->norms.clear();  // the next bundle may be another model
     self->stream->warned_non_finite = false;
     gst_segment_init(&self->stream->segment, GST_FORMAT_TIME);
-    if (client) client->resume();
+    self->engine->resume();
     return self->queue->activate();
   }
   self->queue->set_flushing();
   // As on FLUSH_START: do not wait behind other streams' batches in the shared engine.
-  if (client) client->cancel();
+  self->engine->cancel();
   const gboolean stopped = gst_pad_stop_task(pad);  // joins the task
   self->queue->clear();
   return stopped;

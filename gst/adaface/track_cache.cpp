@@ -31,14 +31,14 @@ const CachedEmbedding* TrackCache::reuse_best(gint64 id, guint64 now, std::optio
   return *quality > track.best_tried * (1.0 + policy.best_margin) ? nullptr : &track;
 }
 
-void TrackCache::store(gint64 id, guint64 now, const PixelBox& box, const std::vector<float>& unit, double norm,
+bool TrackCache::store(gint64 id, guint64 now, const PixelBox& box, const std::vector<float>& unit, double norm,
                        bool aligned, double tried, double quality, const TrackPolicy& policy, bool tracker_owned) {
   CachedEmbedding& track = tracks_[id];
   track.tracker_owned = tracker_owned;
   const bool fresh = track.unit.empty();
   track.computed_at = now;
   track.area = area(box);
-  track.last_seen = now;
+  track.last_seen = std::max(track.last_seen, now);  // an async result is of a frame seen before
   track.best_tried = std::max(track.best_tried, tried);
   const bool better = policy.best ? quality >= track.quality : !policy.keep_best || norm >= track.norm;
   if (fresh || better) {
@@ -48,6 +48,7 @@ void TrackCache::store(gint64 id, guint64 now, const PixelBox& box, const std::v
     track.embedded_at = now;
     track.quality = quality;
   }
+  return fresh || better;
 }
 
 const CachedEmbedding* TrackCache::find(gint64 id) const {

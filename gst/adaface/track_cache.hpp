@@ -60,8 +60,10 @@ class TrackCache {
   // Records a computation for track `id` at frame `now` of a face of pre-embedding quality `tried`
   // (< 0: not assessed) and `quality` with its norm folded in. With keep_best, an embedding with a
   // lower norm than the cached one only refreshes the computation time and box; in best mode, one
-  // of lower `quality`. `tracker_owned`: the face's ROI carries taconitetrack's uid.
-  void store(gint64 id, guint64 now, const PixelBox& box, const std::vector<float>& unit, double norm, bool aligned,
+  // of lower `quality`. `tracker_owned`: the face's ROI carries taconitetrack's uid. `now` may be
+  // an earlier frame than the track was last seen at (async-tracks). True when `unit` is now the
+  // cached embedding.
+  bool store(gint64 id, guint64 now, const PixelBox& box, const std::vector<float>& unit, double norm, bool aligned,
              double tried, double quality, const TrackPolicy& policy, bool tracker_owned);
 
   // Forgets tracks without taconitetrack's uid missing from more than `timeout` consecutive frames

@@ -92,7 +92,7 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
   const int ours = static_cast<int>(own_documented_properties(element).size());
   const std::vector<const char*> expected = {
       "model", "model-proc", "bundle", "backend", "threads", "sessions", "input-mode", "roi-type", "min-face-size",
-      "max-faces", "max-embeddings", "margin",
+      "max-faces", "max-embeddings", "async-tracks", "margin",
       "channel-order", "max-queued", "post-messages", "batch-size", "batch-timeout", "leaky", "interval", "track-id-param",
       "reinfer-interval", "reinfer-growth", "track-best", "track-timeout", "reinfer-mode", "best-margin",
       "best-min-gap", "untracked", "frames-in", "frames-out",

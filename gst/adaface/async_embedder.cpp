@@ -1,0 +1,126 @@
+#include "async_embedder.hpp"
+
+#include <exception>
+#include <string>
+#include <utility>
+
+namespace taconite::gst::adaface {
+
+AsyncEmbedder::AsyncEmbedder(std::unique_ptr<EngineClient> client)
+    : client_(std::move(client)), thread_([this] { run(); }) {}
+
+AsyncEmbedder::~AsyncEmbedder() {
+  {
+    std::lock_guard<std::mutex> guard(lock_);
+    stopping_ = true;
+    discard_locked();
+  }
+  client_->cancel();  // a request still queued in the shared engine returns at once
+  wake_.notify_all();
+  thread_.join();
+}
+
+bool AsyncEmbedder::has(gint64 track) const {
+  std::lock_guard<std::mutex> guard(lock_);
+  return tracks_.count(track) != 0;
+}
+
+bool AsyncEmbedder::full() const {
+  std::lock_guard<std::mutex> guard(lock_);
+  return waiting_.size() + (running_ ? 1 : 0) >= kMaxJobs;
+}
+
+bool AsyncEmbedder::busy() const {
+  std::lock_guard<std::mutex> guard(lock_);
+  return !waiting_.empty() || running_;
+}
+
+bool AsyncEmbedder::submit(const AsyncFace& face, std::vector<float> chw, int channels, int height, int width) {
+  {
+    std::lock_guard<std::mutex> guard(lock_);
+    if (cancelled_ || stopping_ || waiting_.size() + (running_ ? 1 : 0) >= kMaxJobs || tracks_.count(face.track))
+      return false;
+    waiting_.push_back({face, std::move(chw), channels, height, width, generation_});
+    tracks_.insert(face.track);
+  }
+  wake_.notify_one();
+  return true;
+}
+
+std::vector<AsyncResult> AsyncEmbedder::take_done() {
+  std::lock_guard<std::mutex> guard(lock_);
+  std::vector<AsyncResult> taken;
+  taken.swap(done_);
+  for (const AsyncResult& r : taken) tracks_.erase(r.face.track);
+  return taken;
+}
+
+void AsyncEmbedder::forget(const TracksEnded& ended) {
+  std::lock_guard<std::mutex> guard(lock_);
+  for (const EndedTrack& track : ended.tracks) {
+    std::erase_if(waiting_, [&](const Job& job) { return job.face.track == track.id; });
+    std::erase_if(done_, [&](const AsyncResult& r) { return r.face.track == track.id; });
+    // A running job's result is dropped when it finds its track gone from tracks_.
+    tracks_.erase(track.id);
+  }
+}
+
+void AsyncEmbedder::discard() {
+  std::lock_guard<std::mutex> guard(lock_);
+  discard_locked();
+}
+
+void AsyncEmbedder::discard_locked() {
+  ++generation_;
+  waiting_.clear();
+  done_.clear();
+  tracks_.clear();
+}
+
+void AsyncEmbedder::cancel() {
+  {
+    std::lock_guard<std::mutex> guard(lock_);
+    cancelled_ = true;
+    discard_locked();
+  }
+  client_->cancel();
+}
+
+void AsyncEmbedder::resume() {
+  client_->resume();
+  std::lock_guard<std::mutex> guard(lock_);
+  cancelled_ = false;
+}
+
+void AsyncEmbedder::run() {
+  std::unique_lock<std::mutex> guard(lock_);
+  for (;;) {
+    wake_.wait(guard, [&] { return stopping_ || !waiting_.empty(); });
+    if (stopping_) return;
+    Job job = std::move(waiting_.front());
+    waiting_.pop_front();
+    running_ = job.face.track;
+    guard.unlock();
+    const FaceChw face{job.chw, job.channels, job.height, job.width};
+    std::optional<Result<Embedding>> embedded;
+    try {
+      Result<std::vector<Embedding>> out = client_->embed({&face, 1});
+      if (!out)
+        embedded.emplace(out.error());
+      else if (out.value().size() != 1)
+        embedded.emplace(Error{ErrorKind::Input, "the engine returned " + std::to_string(out.value().size()) +
+                                                     " embeddings for one face"});
+      else
+        embedded.emplace(std::move(out.value().front()));
+    } catch (const std::exception& e) {  // the streaming thread reports it as the engine's error
+      embedded.emplace(Error{ErrorKind::Input, std::string("the engine threw: ") + e.what()});
+    }
+    guard.lock();
+    running_.reset();
+    // Dropped: a flush, a new stream or the track's end came meanwhile.
+    if (job.generation == generation_ && !cancelled_ && tracks_.count(job.face.track))
+      done_.push_back({job.face, std::move(*embedded)});
+  }
+}
+
+}  // namespace taconite::gst::adaface
