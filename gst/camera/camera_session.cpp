@@ -2,6 +2,10 @@
 
 #include <gst/app/gstappsink.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <cstring>
 #include <utility>
 
@@ -45,6 +49,16 @@ Error missing(const char* factory, const char* package) {
                                       package + ")"};
 }
 
+// Gives the memory the torn-down source's threads freed back to the system. glibc gives each new
+// streaming and decoder thread an arena of its own and keeps what it freed there (H.264: ~10 MB of RSS
+// over 20 restarts while the heap in use barely moved); malloc_trim(0) trims every arena and madvises
+// its free pages away (glibc >= 2.8). About a millisecond, once per torn-down attempt.
+void release_freed_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace
 
 CameraSession::CameraSession(SessionSettings settings, SessionCallbacks callbacks)
@@ -66,6 +80,7 @@ CameraSession::~CameraSession() {
   gst_bus_set_sync_handler(bus, nullptr, nullptr, nullptr);
   gst_object_unref(bus);
   gst_object_unref(pipeline_);
+  release_freed_memory();
 }
 
 Status CameraSession::build(const std::string& name) {

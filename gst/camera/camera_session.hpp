@@ -44,8 +44,8 @@ class CameraSession {
   // refuses to start at once; later problems come through `callbacks.failure`.
   static Result<std::unique_ptr<CameraSession>> start(const SessionSettings& settings, SessionCallbacks callbacks,
                                                       const std::string& name);
-  // Stops the pipeline (its streaming threads are joined): never call it from one of them, and
-  // make sure `frame` does not block forever meanwhile.
+  // Stops the pipeline (its streaming threads are joined) and gives the memory they freed back to
+  // the system: never call it from one of them, and make sure `frame` does not block forever meanwhile.
   ~CameraSession();
   CameraSession(const CameraSession&) = delete;
   CameraSession& operator=(const CameraSession&) = delete;
