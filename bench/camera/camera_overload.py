@@ -24,6 +24,8 @@ Measured per camera over the steady part (after the first overload warning, with
 With --cameras 2 (two servers, one shared engine): camera a's server is killed halfway; camera b's
 analysed frames/s with both and while a is away (target: changes <= 10 %; under a shared CPU b may
 gain what a freed, so the figure that matters is that it does not fall).
+Per camera also: each stage's median and longest time and, for the frame that ended the longest
+gap, where its time went; the track ends and how many had a known identity (over the whole run).
 --busy N starts N busy-looping processes beside the chain (another job on the box) to overload a
 machine on which the chain keeps up. Prints the ISA (/proc/cpuinfo) and the load average at the
 start and the end.
@@ -283,6 +285,17 @@ def show(label, f):
           f"{f['lag_max_s']:.2f} |")
 
 
+def track_ends(path):
+    """The camera's track end events over the whole run: how many, how many with a known identity."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            ends = [e for e in map(json.loads, f) if e.get("event") == "end"]
+    except OSError:
+        return "none written"
+    known = sum(1 for e in ends if e.get("label_state") == "known")
+    return f"{len(ends)}, {known} known"
+
+
 def show_stages(label, camera, start, end):
     """Where the time goes: per element, and for the frame that ended the longest gap."""
     stages = camera.stage_times(start, end)
@@ -375,6 +388,9 @@ def main():
         others = [text for _, text in warnings if "analysing" not in text and "lost" not in text]
         if others:
             print(f"other warnings/errors: {others[:5]}")
+        pipeline.set_state(Gst.State.NULL)  # every open track ends, its end event written
+        for n in names:
+            print(f"{n}: track ends {track_ends(os.path.join(out, n + '.jsonl'))}")
         print(f"load average at the end {load()}")
     finally:
         if pipeline is not None:

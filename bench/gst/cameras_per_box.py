@@ -87,6 +87,9 @@ CHANGES = [
     # At most one face to the engine per frame: a crowd arriving on several cameras at once is embedded over
     # several frames instead of holding them (the live chain's setting, taconite-run's too).
     ("max-embeddings-1", {"adaface": "untracked=never max-embeddings=1"}),
+    # Tracked faces embedded in the background (taconite-run's live cameras): frames never wait for the engine,
+    # so its embeddings no longer add to a frame's lag; the same embeddings, reaching the track a frame or two later.
+    ("async-tracks", {"adaface": "untracked=never max-embeddings=1 async-tracks=true"}),
     # YuNet on a smaller network input, for cameras whose faces are large: it finds fewer small faces.
     ("yunet-480x288", {"detect": "runtime=onednn input-width=480 input-height=288"}),
     ("yunet-320x192", {"detect": "runtime=onednn input-width=320 input-height=192"}),
@@ -504,7 +507,8 @@ def realtime_run(config, model, n, clips, out_dir):
     verdicts = [lag_verdict(c) for c in cameras]
     worst = max(verdicts, key=lambda v: (not v["realtime"], v["p95_s"]))
     return {"cameras": n, "realtime": all(v["realtime"] for v in verdicts), "worst": worst,
-            "embeddings": [v["embeddings"] for v in verdicts], "wall_s": wall, "load": at_start}
+            "embeddings": [v["embeddings"] for v in verdicts], **track_ends(out_dir, n), "wall_s": wall,
+            "load": at_start}
 
 
 def search_realtime(config, model, start, clips, out_dir, report):
@@ -567,7 +571,8 @@ def print_progress(what, record):
         r, w = record, record["worst"]
         print(f"  {r['model']} paced: {r['cameras']} cameras {'real time' if r['realtime'] else 'NOT real time'}: "
               f"worst camera {w['frames']} frames, {w['fps']:.1f} fps, lag p50 / p95 / max {w['p50_s']:.3f} / "
-              f"{w['p95_s']:.3f} / {w['max_s']:.3f} s, growth {w['growth_s']:+.3f} s (load {r['load']})", flush=True)
+              f"{w['p95_s']:.3f} / {w['max_s']:.3f} s, growth {w['growth_s']:+.3f} s; {sum(r['embeddings'])} "
+              f"embeddings, {r['track_ends']} tracks ended, {r['named']} named (load {r['load']})", flush=True)
     else:
         print(f"  stages done (load {record['load']} at start, {load()} at end)", flush=True)
 

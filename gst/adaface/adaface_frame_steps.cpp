@@ -292,7 +292,9 @@ bool goes_to_background(const FrameWork& w, std::size_t i) {
 }
 
 // async-tracks: the tracked faces to embed go to the background embedder while it has room (the
-// others wait for a later frame); this frame carries their track's cached embedding or none.
+// others wait for a later frame); this frame carries their track's cached embedding or none. A
+// track's first embedding is never left behind: when every place holds one, this frame waits for
+// a place (AsyncEmbedder::wait_for_room).
 void submit_to_background(FrameWork& w) {
   if (!w.async) return;
   const std::vector<float>& scratch = w.self->stream->scratch;
@@ -305,9 +307,13 @@ void submit_to_background(FrameWork& w) {
     }
     FaceEmbedding& face = w.faces[i];
     const AsyncFace job{*w.ids[i], w.now, face.face.box, face.aligned, face.quality->score, tracker_owned(face.face.roi)};
-    const auto first = scratch.begin() + static_cast<std::ptrdiff_t>(k * w.face_size);
-    w.async->submit(job, std::vector<float>(first, first + static_cast<std::ptrdiff_t>(w.face_size)), 3,
-                    w.engine->input_height, w.engine->input_width);
+    const auto begin = scratch.begin() + static_cast<std::ptrdiff_t>(k * w.face_size);
+    std::vector<float> chw(begin, begin + static_cast<std::ptrdiff_t>(w.face_size));
+    const bool first = w.self->stream->tracks.find(job.track) == nullptr;
+    const int height = w.engine->input_height, width = w.engine->input_width;
+    if (!w.async->submit(job, first, std::move(chw), 3, height, width) && first && !w.async->has(job.track) &&
+        w.async->wait_for_room())
+      w.async->submit(job, first, std::move(chw), 3, height, width);
     attach_cached_or_skip(w, face);
   }
   w.todo.resize(kept);

@@ -1,5 +1,6 @@
 #include "async_embedder.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <string>
 #include <utility>
@@ -17,6 +18,7 @@ AsyncEmbedder::~AsyncEmbedder() {
   }
   client_->cancel();  // a request still queued in the shared engine returns at once
   wake_.notify_all();
+  room_.notify_all();
   thread_.join();
 }
 
@@ -27,7 +29,7 @@ bool AsyncEmbedder::has(gint64 track) const {
 
 bool AsyncEmbedder::full() const {
   std::lock_guard<std::mutex> guard(lock_);
-  return waiting_.size() + (running_ ? 1 : 0) >= kMaxJobs;
+  return full_locked();
 }
 
 bool AsyncEmbedder::busy() const {
@@ -35,16 +37,33 @@ bool AsyncEmbedder::busy() const {
   return !waiting_.empty() || running_;
 }
 
-bool AsyncEmbedder::submit(const AsyncFace& face, std::vector<float> chw, int channels, int height, int width) {
+bool AsyncEmbedder::submit(const AsyncFace& face, bool first, std::vector<float>&& chw, int channels, int height,
+                           int width) {
   {
     std::lock_guard<std::mutex> guard(lock_);
-    if (cancelled_ || stopping_ || waiting_.size() + (running_ ? 1 : 0) >= kMaxJobs || tracks_.count(face.track))
-      return false;
-    waiting_.push_back({face, std::move(chw), channels, height, width, generation_});
+    if (cancelled_ || stopping_ || tracks_.count(face.track)) return false;
+    if (full_locked()) {
+      // A first embedding takes the place of the last waiting re-embedding (that track tries again later).
+      const auto place = std::find_if(waiting_.rbegin(), waiting_.rend(), [](const Job& job) { return !job.first; });
+      if (!first || place == waiting_.rend()) return false;
+      tracks_.erase(place->face.track);
+      waiting_.erase(std::next(place).base());
+    }
+    Job job{face, first, std::move(chw), channels, height, width, generation_};
+    // First embeddings before re-embeddings, each in submission order.
+    const auto before = first ? std::find_if(waiting_.begin(), waiting_.end(), [](const Job& j) { return !j.first; })
+                              : waiting_.end();
+    waiting_.insert(before, std::move(job));
     tracks_.insert(face.track);
   }
   wake_.notify_one();
   return true;
+}
+
+bool AsyncEmbedder::wait_for_room() {
+  std::unique_lock<std::mutex> guard(lock_);
+  room_.wait(guard, [&] { return cancelled_ || stopping_ || !full_locked(); });
+  return !cancelled_ && !stopping_;
 }
 
 std::vector<AsyncResult> AsyncEmbedder::take_done() {
@@ -63,11 +82,15 @@ void AsyncEmbedder::forget(const TracksEnded& ended) {
     // A running job's result is dropped when it finds its track gone from tracks_.
     tracks_.erase(track.id);
   }
+  room_.notify_all();
 }
 
 void AsyncEmbedder::discard() {
-  std::lock_guard<std::mutex> guard(lock_);
-  discard_locked();
+  {
+    std::lock_guard<std::mutex> guard(lock_);
+    discard_locked();
+  }
+  room_.notify_all();
 }
 
 void AsyncEmbedder::discard_locked() {
@@ -83,6 +106,7 @@ void AsyncEmbedder::cancel() {
     cancelled_ = true;
     discard_locked();
   }
+  room_.notify_all();
   client_->cancel();
 }
 
@@ -120,6 +144,7 @@ void AsyncEmbedder::run() {
     // Dropped: a flush, a new stream or the track's end came meanwhile.
     if (job.generation == generation_ && !cancelled_ && tracks_.count(job.face.track))
       done_.push_back({job.face, std::move(*embedded)});
+    room_.notify_all();
   }
 }
 

@@ -5,8 +5,12 @@
 // frames was 3-5 mean ones. The streaming thread submits a face and goes on; it takes the results
 // at its next frames and stores them in its TrackCache, where the track's later frames find them.
 //
-// Bounded: at most kMaxJobs faces wait or run, one per track. Thread-safe; the streaming thread
-// submits and takes, any thread may cancel() (flush, stop).
+// Bounded: at most kMaxJobs faces wait or run, one per track. A track's first embedding (what its
+// identity waits for) goes before re-embeddings of better views: it takes the place of a waiting
+// one, and when every place holds a first embedding the streaming thread waits for a place
+// (wait_for_room): frames then go at the engine's pace, as without async-tracks, instead of
+// leaving new tracks without an embedding while the frames take all the CPU. Thread-safe; the
+// streaming thread submits and takes, any thread may cancel() (flush, stop).
 #pragma once
 
 #include <gst/gst.h>
@@ -55,9 +59,12 @@ class AsyncEmbedder {
   bool full() const;
   // True while a face waits or runs (tests wait for it to finish).
   bool busy() const;
-  // Queues `chw` (channels x height x width floats); refused (false) when full, for a track it
-  // already has, or while cancelled.
-  bool submit(const AsyncFace& face, std::vector<float> chw, int channels, int height, int width);
+  // Queues `chw` (channels x height x width floats; moved from only when queued). A `first`
+  // embedding takes the place of a waiting re-embedding when full. Refused (false) when full, for a
+  // track it already has, or while cancelled.
+  bool submit(const AsyncFace& face, bool first, std::vector<float>&& chw, int channels, int height, int width);
+  // Blocks until a place is free; false when cancelled or stopping meanwhile.
+  bool wait_for_room();
   // The results finished since the last call, in submission order.
   std::vector<AsyncResult> take_done();
   // Results of these tracks are not wanted any more (taconitetrack ended them).
@@ -72,16 +79,19 @@ class AsyncEmbedder {
  private:
   struct Job {
     AsyncFace face;
+    bool first = false;
     std::vector<float> chw;
     int channels = 0, height = 0, width = 0;
     guint64 generation = 0;
   };
   void run();
   void discard_locked();
+  bool full_locked() const { return waiting_.size() + (running_ ? 1 : 0) >= kMaxJobs; }
 
   std::unique_ptr<EngineClient> client_;
   mutable std::mutex lock_;
-  std::condition_variable wake_;
+  std::condition_variable wake_;  // the thread: a job or stopping
+  std::condition_variable room_;  // wait_for_room(): a place freed, cancelled or stopping
   std::deque<Job> waiting_;
   std::optional<gint64> running_;  // the track of the job being embedded
   std::vector<AsyncResult> done_;

@@ -151,27 +151,43 @@ TEST_F(AsyncTracksTest, TheBackgroundEmbeddingIsTheEngineOutputOfTheFirstFrame) 
   gst_buffer_unref(out);
 }
 
-TEST_F(AsyncTracksTest, AtMostTwoFacesWaitOrRunAndEveryTrackGetsItsTurn) {
+// Two new tracks fill the embedder; the frame bringing a third waits for a place, so no new track is
+// left without an embedding while frames run ahead; each gets its embedding once.
+TEST_F(AsyncTracksTest, AThirdNewTrackWaitsForAPlaceAndEveryTrackGetsItsTurn) {
   start();
   engine->close_gate();
-  const std::vector<Face> crowd = {{1, 0, 50}, {2, 70, 50}, {3, 140, 50}, {4, 210, 50}};
-  EXPECT_EQ(push(frame(0, crowd)), (Row{S, S, S, S}));
+  const std::vector<Face> crowd = {{1, 0, 50}, {2, 100, 50}, {3, 200, 50}};
+  ASSERT_EQ(gst_harness_push(h, frame(0, crowd)), GST_FLOW_OK);
   engine->wait_for_waiting_calls(1);
-  for (int i = 1; i < 4; ++i) push(frame(i, crowd));
-  EXPECT_EQ(waiting(), 1);
+  EXPECT_EQ(gst_harness_try_pull(h), nullptr) << "frame 0 waits for a place for its third new track";
   engine->open_gate();
-  std::vector<int> computed(4, 0);
-  for (int i = 4; i < 400; ++i) {
+  GstBuffer* out = gst_harness_pull(h);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(embedding_metas(out).size(), 3u);
+  gst_buffer_unref(out);
+  std::vector<int> computed(3, 0);
+  for (int i = 1; i < 400; ++i) {
     const Row row = push(frame(i, crowd));
-    ASSERT_EQ(row.size(), 4u);
-    for (int t = 0; t < 4; ++t) computed[t] += row[t] == C;
-    if (computed == std::vector<int>{1, 1, 1, 1}) break;
+    ASSERT_EQ(row.size(), 3u);
+    for (int t = 0; t < 3; ++t) computed[t] += row[t] == C;
+    if (computed == std::vector<int>{1, 1, 1}) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  EXPECT_EQ(computed, (std::vector<int>{1, 1, 1, 1})) << "each track's embedding reaches one frame as computed";
-  EXPECT_EQ(calls(), 4u);
+  EXPECT_EQ(computed, (std::vector<int>{1, 1, 1})) << "each track's embedding reaches one frame as computed";
+  EXPECT_EQ(calls(), 3u);
   std::lock_guard<std::mutex> guard(engine->lock);
   for (std::size_t n : engine->batch_sizes) EXPECT_EQ(n, 1u);
+}
+
+// A flush while the frame waits for a place: the wait ends, nothing is left blocked.
+TEST_F(AsyncTracksTest, AFlushEndsTheWaitForAPlace) {
+  start();
+  engine->close_gate();
+  ASSERT_EQ(gst_harness_push(h, frame(0, {{1, 0, 50}, {2, 100, 50}, {3, 200, 50}})), GST_FLOW_OK);
+  engine->wait_for_waiting_calls(1);
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));  // returns: the wait was cancelled
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+  engine->open_gate();
 }
 
 TEST_F(AsyncTracksTest, AFlushDropsTheRunningEmbeddingAndTheTrackIsEmbeddedAgain) {
@@ -276,10 +292,11 @@ class AsyncEmbedderTest : public ::testing::Test {
     embedder.reset();
     uninstall_fake_engine();
   }
-  bool submit(gint64 track) {
+  bool submit(gint64 track, bool first = true) {
     AsyncFace face;
     face.track = track;
-    return embedder->submit(face, std::vector<float>(3 * 112 * 112, 0.01f * static_cast<float>(track)), 3, 112, 112);
+    return embedder->submit(face, first, std::vector<float>(3 * 112 * 112, 0.01f * static_cast<float>(track)), 3,
+                            112, 112);
   }
   std::shared_ptr<FakeEngineState> engine;
   std::unique_ptr<AsyncEmbedder> embedder;
@@ -303,6 +320,35 @@ TEST_F(AsyncEmbedderTest, RefusesBeyondTwoFacesAndASecondFaceOfATrack) {
   EXPECT_TRUE(done[0].embedding && done[1].embedding);
   EXPECT_FALSE(embedder->has(1)) << "taken: the track may be submitted again";
   EXPECT_TRUE(submit(1));
+}
+
+TEST_F(AsyncEmbedderTest, AFirstEmbeddingTakesTheWaitingReembeddingsPlace) {
+  engine->close_gate();
+  ASSERT_TRUE(submit(1));
+  engine->wait_for_waiting_calls(1);
+  ASSERT_TRUE(submit(2, /*first=*/false));
+  EXPECT_FALSE(submit(3, /*first=*/false)) << "full: a re-embedding waits for a later frame";
+  EXPECT_TRUE(submit(3, /*first=*/true));
+  EXPECT_FALSE(embedder->has(2)) << "the re-embedding gave its place";
+  EXPECT_FALSE(submit(4, /*first=*/true)) << "full of first embeddings";
+  std::thread waiter([&] { EXPECT_TRUE(embedder->wait_for_room()); });
+  engine->open_gate();
+  waiter.join();
+  ASSERT_TRUE(eventually([&] { return !embedder->busy(); }));
+  const auto done = embedder->take_done();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0].face.track, 1);
+  EXPECT_EQ(done[1].face.track, 3);
+}
+
+TEST_F(AsyncEmbedderTest, CancelEndsTheWaitForRoom) {
+  engine->close_gate();
+  ASSERT_TRUE(submit(1));
+  ASSERT_TRUE(submit(2));
+  engine->wait_for_waiting_calls(1);
+  std::thread waiter([&] { EXPECT_FALSE(embedder->wait_for_room()); });
+  embedder->cancel();
+  waiter.join();
 }
 
 TEST_F(AsyncEmbedderTest, AnEndedTracksWaitingAndRunningFacesAreDropped) {
