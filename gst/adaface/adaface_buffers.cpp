@@ -101,7 +101,7 @@ void process_event(GstTaconiteAdaface* self, GstEvent* event) {
       gst_segment_init(&st->segment, GST_FORMAT_TIME);
       st->frame_index = 0;
       st->tracks.clear();
-      st->async_fresh.clear();
+      st->async.clear();
       if (const std::shared_ptr<AsyncEmbedder> async = self->engine->async()) async->discard();
       st->warned_non_finite = false;
       break;
@@ -113,7 +113,7 @@ void process_event(GstTaconiteAdaface* self, GstEvent* event) {
         GST_OBJECT_UNLOCK(self);
         if (ours) {
           st->tracks.end(*ended);
-          for (const EndedTrack& track : ended->tracks) st->async_fresh.erase(track.id);
+          st->async.end(*ended);
           if (const std::shared_ptr<AsyncEmbedder> async = self->engine->async()) async->forget(*ended);
         }
       }

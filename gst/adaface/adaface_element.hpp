@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "item_queue.hpp"
 #include "property_table.hpp"
 #include "track_cache.hpp"
+#include "tracks_ended.hpp"
 
 namespace taconite::gst::adaface {
 
@@ -88,6 +90,26 @@ class EngineSlot {
   std::shared_ptr<AsyncEmbedder> async_;
 };
 
+// async-tracks, per stream: which tracks' background embeddings no frame carried yet, and how many
+// frames a new track was refused a place in the background embedder (after kFirstEmbeddingPatience
+// its frame waits for one).
+constexpr guint kFirstEmbeddingPatience = 5;
+constexpr std::size_t kMaxRefusedTracks = 4096;  // bounds the map for ids no tracks-ended event ends
+struct AsyncTracks {
+  std::unordered_set<gint64> fresh;
+  std::unordered_map<gint64, guint> refused;
+  void clear() {
+    fresh.clear();
+    refused.clear();
+  }
+  void end(const TracksEnded& ended) {
+    for (const EndedTrack& track : ended.tracks) {
+      fresh.erase(track.id);
+      refused.erase(track.id);
+    }
+  }
+};
+
 // What only the streaming (task) thread touches while the pads are active.
 struct Stream {
   GstVideoInfo info;
@@ -96,7 +118,7 @@ struct Stream {
   std::vector<float> scratch;
   guint64 frame_index = 0;  // buffers since STREAM_START/flush, for `interval` and tracks
   TrackCache tracks;        // cached embeddings per tracking id
-  std::unordered_set<gint64> async_fresh;  // tracks whose async embedding no frame carried yet
+  AsyncTracks async;        // async-tracks: the streaming thread's side of the background embedder
   taconite::vision::NormStatistics norms;  // the model's embedding norms, for the quality (kept across flushes)
   bool warned_non_finite = false;  // the engine's first NaN/Inf embedding of the stream was reported
 };

@@ -170,7 +170,7 @@ void attach_cached(FrameWork& w, FaceEmbedding& face, const CachedEmbedding& cac
   face.unit = cached.unit;
   face.norm = cached.norm;
   face.aligned = cached.aligned;
-  const bool fresh = face.track_id && w.self->stream->async_fresh.erase(*face.track_id) > 0;
+  const bool fresh = face.track_id && w.self->stream->async.fresh.erase(*face.track_id) > 0;
   face.status = fresh ? GST_TACONITE_EMBEDDING_COMPUTED : GST_TACONITE_EMBEDDING_CACHED;
   face.cache_age = static_cast<guint>(w.now - cached.embedded_at);
   face.embedding_quality = cached.quality;
@@ -291,10 +291,17 @@ bool goes_to_background(const FrameWork& w, std::size_t i) {
   return w.async && w.ids[i] && w.settings.tracks.active();
 }
 
+// async-tracks: counts a new track's refusal; true once it was refused more than the patience allows.
+bool refused_too_often(FrameWork& w, gint64 track) {
+  auto& refused = w.self->stream->async.refused;
+  if (refused.size() >= kMaxRefusedTracks) refused.clear();  // ids that never ended (no taconitetrack)
+  return ++refused[track] > kFirstEmbeddingPatience;
+}
+
 // async-tracks: the tracked faces to embed go to the background embedder while it has room (the
 // others wait for a later frame); this frame carries their track's cached embedding or none. A
-// track's first embedding is never left behind: when every place holds one, this frame waits for
-// a place (AsyncEmbedder::wait_for_room).
+// track's first embedding is never left behind: refused a place on kFirstEmbeddingPatience frames
+// (every place holds a first embedding), its next frame waits for one (AsyncEmbedder::wait_for_room).
 void submit_to_background(FrameWork& w) {
   if (!w.async) return;
   const std::vector<float>& scratch = w.self->stream->scratch;
@@ -311,9 +318,10 @@ void submit_to_background(FrameWork& w) {
     std::vector<float> chw(begin, begin + static_cast<std::ptrdiff_t>(w.face_size));
     const bool first = w.self->stream->tracks.find(job.track) == nullptr;
     const int height = w.engine->input_height, width = w.engine->input_width;
-    if (!w.async->submit(job, first, std::move(chw), 3, height, width) && first && !w.async->has(job.track) &&
-        w.async->wait_for_room())
-      w.async->submit(job, first, std::move(chw), 3, height, width);
+    bool queued = w.async->submit(job, first, std::move(chw), 3, height, width);
+    if (!queued && first && !w.async->has(job.track) && refused_too_often(w, job.track) && w.async->wait_for_room())
+      queued = w.async->submit(job, first, std::move(chw), 3, height, width);
+    if (queued) w.self->stream->async.refused.erase(job.track);
     attach_cached_or_skip(w, face);
   }
   w.todo.resize(kept);
@@ -473,7 +481,7 @@ bool store_background_results(FrameWork& w) {
     const double quality = face.tried * st->norms.factor(*norm);
     if (st->tracks.store(face.track, face.frame, face.box, unit, *norm, face.aligned, face.tried, quality, policy,
                          face.tracker_owned))
-      st->async_fresh.insert(face.track);
+      st->async.fresh.insert(face.track);
   }
   return true;
 }

@@ -61,8 +61,8 @@ void declare_properties(PropertyTable<GstTaconiteAdaface, Settings>& t) {
             "own: frames never wait for the engine for them and pass on with their track's latest embedding "
             "(cached, or skipped until it has one); a new embedding is attached to the track's next frame once "
             "computed (status computed there). At most 2 faces wait or run, one per track; a track's first "
-            "embedding goes before re-embeddings, and when both places hold first embeddings the frame waits "
-            "for one (new tracks are never left without an embedding). For live cameras under load (shorter "
+            "embedding goes before re-embeddings, and a new track refused a place on 5 frames (both hold first "
+            "embeddings) makes its next frame wait for one (new tracks are never left without an embedding). For live cameras under load (shorter "
             "gaps between analysed frames). Faces without a track are embedded on the frame as before. Default: "
             "false",
             &Settings::async_tracks, ready);

@@ -77,7 +77,7 @@ static void src_loop_unguarded(gpointer user_data) {
     // thread that owns it).
     self->stream->frame_index = 0;
     self->stream->tracks.clear();
-    self->stream->async_fresh.clear();  // FLUSH_START dropped the background embedder's work
+    self->stream->async.clear();  // FLUSH_START dropped the background embedder's work
   }
   GstMiniObject* item = taken->object;
   if (GST_IS_BUFFER(item)) {
@@ -192,7 +192,7 @@ static gboolean src_activate_mode_unguarded(GstPad* pad, GstObject* parent, GstP
     GST_OBJECT_UNLOCK(self);
     self->stream->frame_index = 0;
     self->stream->tracks.clear();
-    self->stream->async_fresh.clear();
+    self->stream->async.clear();
     self->stream->norms.clear();  // the next bundle may be another model
     self->stream->warned_non_finite = false;
     gst_segment_init(&self->stream->segment, GST_FORMAT_TIME);
