@@ -7,10 +7,11 @@
 //
 // Bounded: at most kMaxJobs faces wait or run, one per track. A track's first embedding (what its
 // identity waits for) goes before re-embeddings of better views: it takes the place of a waiting
-// one, and when every place holds a first embedding the streaming thread waits for a place
-// (wait_for_room): frames then go at the engine's pace, as without async-tracks, instead of
-// leaving new tracks without an embedding while the frames take all the CPU. Thread-safe; the
-// streaming thread submits and takes, any thread may cancel() (flush, stop).
+// one; when every place holds a first embedding the streaming thread may wait for a place
+// (wait_for_room; it does for a track refused on several frames): frames then go at the engine's
+// pace, as without async-tracks, instead of leaving new tracks without an embedding while the
+// frames take all the CPU. Thread-safe; the streaming thread submits and takes, any thread may
+// cancel() (flush, stop).
 #pragma once
 
 #include <gst/gst.h>
