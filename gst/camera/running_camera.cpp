@@ -74,24 +74,16 @@ void RunningCamera::run() {
 // On the supervisor thread, without the lock (tearing a source down waits for its threads, which
 // take the lock in their callbacks).
 void RunningCamera::carry_out(const SupervisorActions& actions, std::uint64_t generation) {
+  // The bus hears of a loss before the old source is torn down: a teardown that stalls inside the
+  // private pipeline must not hide the loss from the application.
+  if (actions.lost) announce_lost(actions);
   if (actions.stop_source) {
     mailbox_.retire_before(generation);
     session_.reset();
   }
   if (actions.lost) {
-    overload_.reset();  // the next source's rates are its own
-    post_camera_message("lost", actions);
-    const SupervisorPolicy& policy = config_.policy;
-    const std::string retries = policy.max_retries == 0
-                                    ? std::string("until it is back")
-                                    : "up to " + std::to_string(policy.max_retries) + " times in a row";
-    GST_ELEMENT_WARNING(element_, RESOURCE, READ,
-                        ("Camera '%s' lost (%s): %s", config_.name.c_str(), loss_cause_name(actions.lost->cause),
-                         actions.lost->message.c_str()),
-                        ("%s: retrying every %.1f s at most, %s", config_.session.uri.uri.c_str(),
-                         policy.retry_interval.count(), retries.c_str()));
-    const char* reason = loss_cause_name(actions.lost->cause);
-    if (GstEvent* event = gst_taconite_camera_lost_event_new(config_.name.c_str(), reason))
+    // Downstream, after the old source's last frame.
+    if (GstEvent* event = gst_taconite_camera_lost_event_new(config_.name.c_str(), loss_cause_name(actions.lost->cause)))
       mailbox_.push_event(CameraEvent(event));
   }
   if (actions.give_up) {
@@ -110,6 +102,21 @@ void RunningCamera::carry_out(const SupervisorActions& actions, std::uint64_t ge
   }
   if (actions.start_source) start_source(generation);
   if (actions.end_stream) mailbox_.push_end();
+}
+
+// The `lost` message and warning of an outage.
+void RunningCamera::announce_lost(const SupervisorActions& actions) {
+  overload_.reset();  // the next source's rates are its own
+  post_camera_message("lost", actions);
+  const SupervisorPolicy& policy = config_.policy;
+  const std::string retries = policy.max_retries == 0
+                                  ? std::string("until it is back")
+                                  : "up to " + std::to_string(policy.max_retries) + " times in a row";
+  GST_ELEMENT_WARNING(element_, RESOURCE, READ,
+                      ("Camera '%s' lost (%s): %s", config_.name.c_str(), loss_cause_name(actions.lost->cause),
+                       actions.lost->message.c_str()),
+                      ("%s: retrying every %.1f s at most, %s", config_.session.uri.uri.c_str(),
+                       policy.retry_interval.count(), retries.c_str()));
 }
 
 void RunningCamera::start_source(std::uint64_t generation) {

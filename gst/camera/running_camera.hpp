@@ -81,6 +81,7 @@ class RunningCamera {
   void on_frame(std::uint64_t generation, GstSample* sample);
   void on_failure(std::uint64_t generation, LossCause cause, const std::string& message);
   void post_camera_message(const char* state, const SupervisorActions& actions);
+  void announce_lost(const SupervisorActions& actions);
   void watch_load();
   void update_stats();
 
