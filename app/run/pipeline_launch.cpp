@@ -27,6 +27,9 @@ std::string shell_quoted(const std::string& word) {
 }  // namespace
 
 std::vector<std::string> pipeline_words(const Config& config, const CameraConfig& camera) {
+  // A recording: every frame analysed, in order, each embedding on its own frame (results that do not
+  // depend on timing); a live camera keeps the freshest frame and never waits for the engine.
+  const bool recording = camera.uri.starts_with("file://");
   std::vector<std::string> w = {"taconitecamera", "name=camera"};
   if (!camera.uri.empty()) w.push_back("uri=" + camera.uri);
   if (!camera.device.empty()) w.push_back("device=" + camera.device);
@@ -37,8 +40,7 @@ std::vector<std::string> pipeline_words(const Config& config, const CameraConfig
   w.push_back("retry-interval=" + number(camera.retry_interval));
   if (camera.decoder_threads) w.push_back("decoder-threads=" + std::to_string(camera.decoder_threads));
   if (!camera.credentials_file.empty()) w.push_back("credentials-file=" + camera.credentials_file);
-  // A recording: every frame analysed, in order (a live camera keeps the freshest frame).
-  if (camera.uri.starts_with("file://")) w.push_back("drop=none");
+  if (recording) w.push_back("drop=none");
   w.insert(w.end(), {"!", "videoconvert", "!", "taconitedetect", "model=" + config.detector,
                      "interval=" + std::to_string(camera.detect_interval), "!", "taconitetrack", "!",
                      "taconiteadaface", "model=" + config.model});
@@ -47,9 +49,7 @@ std::vector<std::string> pipeline_words(const Config& config, const CameraConfig
   // at most so a crowd arriving never holds the stream (docs/cameras.md, under load).
   w.insert(w.end(), {"backend=" + config.backend, "reinfer-mode=best", "max-queued=1", "untracked=never",
                      "max-embeddings=1"});
-  // A live camera's frames never wait for the engine (the tracks' embeddings reach their next frames); a
-  // recording keeps its embeddings on their own frames, so its results do not depend on timing.
-  if (!camera.uri.starts_with("file://")) w.push_back("async-tracks=true");
+  if (!recording) w.push_back("async-tracks=true");  // the tracks' embeddings reach their next frames
   if (!config.gallery.empty()) {
     w.insert(w.end(), {"!", "taconiteidentify", "gallery=" + config.gallery, "model=" + config.model});
     if (!config.model_proc.empty()) w.push_back("model-proc=" + config.model_proc);

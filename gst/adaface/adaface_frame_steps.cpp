@@ -314,13 +314,12 @@ void submit_to_background(FrameWork& w) {
     }
     FaceEmbedding& face = w.faces[i];
     const AsyncFace job{*w.ids[i], w.now, face.face.box, face.aligned, face.quality->score, tracker_owned(face.face.roi)};
-    const auto begin = scratch.begin() + static_cast<std::ptrdiff_t>(k * w.face_size);
-    std::vector<float> chw(begin, begin + static_cast<std::ptrdiff_t>(w.face_size));
+    const std::span<const float> chw(scratch.data() + k * w.face_size, w.face_size);
     const bool first = w.self->stream->tracks.find(job.track) == nullptr;
     const int height = w.engine->input_height, width = w.engine->input_width;
-    bool queued = w.async->submit(job, first, std::move(chw), 3, height, width);
+    bool queued = w.async->submit(job, first, chw, 3, height, width);
     if (!queued && first && !w.async->has(job.track) && refused_too_often(w, job.track) && w.async->wait_for_room())
-      queued = w.async->submit(job, first, std::move(chw), 3, height, width);
+      queued = w.async->submit(job, first, chw, 3, height, width);
     if (queued) w.self->stream->async.refused.erase(job.track);
     attach_cached_or_skip(w, face);
   }

@@ -7,6 +7,25 @@
 
 namespace taconite::gst::adaface {
 
+namespace {
+
+// One face's raw embedding, or the engine's error; an exception becomes an error too (no exception
+// leaves the thread: the streaming thread reports it as the engine's error).
+Result<Embedding> embed_one(EngineClient& client, const FaceChw& face) {
+  try {
+    Result<std::vector<Embedding>> out = client.embed({&face, 1});
+    if (!out) return out.error();
+    if (out.value().size() != 1)
+      return Error{ErrorKind::Input, "the engine returned " + std::to_string(out.value().size()) +
+                                         " embeddings for one face"};
+    return std::move(out.value().front());
+  } catch (const std::exception& e) {
+    return Error{ErrorKind::Input, std::string("the engine threw: ") + e.what()};
+  }
+}
+
+}  // namespace
+
 AsyncEmbedder::AsyncEmbedder(std::unique_ptr<EngineClient> client)
     : client_(std::move(client)), thread_([this] { run(); }) {}
 
@@ -37,7 +56,7 @@ bool AsyncEmbedder::busy() const {
   return !waiting_.empty() || running_;
 }
 
-bool AsyncEmbedder::submit(const AsyncFace& face, bool first, std::vector<float>&& chw, int channels, int height,
+bool AsyncEmbedder::submit(const AsyncFace& face, bool first, std::span<const float> chw, int channels, int height,
                            int width) {
   {
     std::lock_guard<std::mutex> guard(lock_);
@@ -49,7 +68,7 @@ bool AsyncEmbedder::submit(const AsyncFace& face, bool first, std::vector<float>
       tracks_.erase(place->face.track);
       waiting_.erase(std::next(place).base());
     }
-    Job job{face, first, std::move(chw), channels, height, width, generation_};
+    Job job{face, first, std::vector<float>(chw.begin(), chw.end()), channels, height, width, generation_};
     // First embeddings before re-embeddings, each in submission order.
     const auto before = first ? std::find_if(waiting_.begin(), waiting_.end(), [](const Job& j) { return !j.first; })
                               : waiting_.end();
@@ -125,25 +144,12 @@ void AsyncEmbedder::run() {
     waiting_.pop_front();
     running_ = job.face.track;
     guard.unlock();
-    const FaceChw face{job.chw, job.channels, job.height, job.width};
-    std::optional<Result<Embedding>> embedded;
-    try {
-      Result<std::vector<Embedding>> out = client_->embed({&face, 1});
-      if (!out)
-        embedded.emplace(out.error());
-      else if (out.value().size() != 1)
-        embedded.emplace(Error{ErrorKind::Input, "the engine returned " + std::to_string(out.value().size()) +
-                                                     " embeddings for one face"});
-      else
-        embedded.emplace(std::move(out.value().front()));
-    } catch (const std::exception& e) {  // the streaming thread reports it as the engine's error
-      embedded.emplace(Error{ErrorKind::Input, std::string("the engine threw: ") + e.what()});
-    }
+    Result<Embedding> embedded = embed_one(*client_, {job.chw, job.channels, job.height, job.width});
     guard.lock();
     running_.reset();
     // Dropped: a flush, a new stream or the track's end came meanwhile.
     if (job.generation == generation_ && !cancelled_ && tracks_.count(job.face.track))
-      done_.push_back({job.face, std::move(*embedded)});
+      done_.push_back({job.face, std::move(embedded)});
     room_.notify_all();
   }
 }

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -60,10 +61,10 @@ class AsyncEmbedder {
   bool full() const;
   // True while a face waits or runs (tests wait for it to finish).
   bool busy() const;
-  // Queues `chw` (channels x height x width floats; moved from only when queued). A `first`
-  // embedding takes the place of a waiting re-embedding when full. Refused (false) when full, for a
-  // track it already has, or while cancelled.
-  bool submit(const AsyncFace& face, bool first, std::vector<float>&& chw, int channels, int height, int width);
+  // Queues a copy of `chw` (channels x height x width floats). A `first` embedding takes the place
+  // of a waiting re-embedding when full. Refused (false, nothing copied) when full, for a track it
+  // already has, or while cancelled.
+  bool submit(const AsyncFace& face, bool first, std::span<const float> chw, int channels, int height, int width);
   // Blocks until a place is free; false when cancelled or stopping meanwhile.
   bool wait_for_room();
   // The results finished since the last call, in submission order.
