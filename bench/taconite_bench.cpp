@@ -1,6 +1,6 @@
 // taconite-bench: load time, warm latency and batch throughput of one backend on one bundle,
 // one JSON line on stdout. Run each configuration in its own process so peak RSS is its own.
-//   taconite-bench BUNDLE BACKEND f32|bf16|auto THREADS BATCH... | taconite-bench --peak THREADS
+//   taconite-bench BUNDLE BACKEND f32|bf16|int8|auto THREADS BATCH... | taconite-bench --peak THREADS
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -82,14 +82,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string precision = argv[3];
-  if (precision != "f32" && precision != "bf16" && precision != "auto") {
-    std::fprintf(stderr, "precision must be f32, bf16 or auto, not '%s'\n", argv[3]);
+  if (precision != "f32" && precision != "bf16" && precision != "int8" && precision != "auto") {
+    std::fprintf(stderr, "precision must be f32, bf16, int8 or auto, not '%s'\n", argv[3]);
     return 2;
   }
   taconite::LoadOptions options;
   options.backend = argv[2];
   options.precision = precision == "f32"    ? taconite::Precision::F32
                       : precision == "bf16" ? taconite::Precision::Bf16
+                      : precision == "int8" ? taconite::Precision::Int8
                                             : taconite::Precision::Auto;
   options.threads = std::atoi(argv[4]);
   const auto load_start = Clock::now();
@@ -143,9 +144,9 @@ int main(int argc, char** argv) {
     results += entry;
     if (batch == 1) rss_batch1 = peak_rss_mib();
   }
-  // The numerics that ran ("f32", "bf16"; the replay's "bf16-exact" reported as "f32" as before)
+  // The numerics that ran ("f32", "bf16", "int8"; the replay's "bf16-exact" reported as "f32" as before)
   // and, for `auto`, what the backend measured to choose them.
-  const std::string ran = embedder.precision() == "bf16" ? "bf16" : "f32";
+  const std::string ran = embedder.precision() == "bf16-exact" ? "f32" : embedder.precision();
   std::string reason = embedder.backend_reason();
   for (char& c : reason)
     if (c == '"' || c == '\\') c = '\'';

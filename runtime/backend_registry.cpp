@@ -42,6 +42,7 @@ Prepared open_cpu(const plan::Plan& plan, const Settings& settings) {
   options.threads = settings.threads;
   if (settings.precision == Precision::F32) options.precision = cpu::CpuOptions::Precision::F32;
   if (settings.precision == Precision::Bf16) options.precision = cpu::CpuOptions::Precision::Bf16;
+  if (settings.precision == Precision::Int8) options.precision = cpu::CpuOptions::Precision::Int8;
   return {cpu::make_cpu_backend(std::move(*lowering.graph), options), {}};
 }
 #endif

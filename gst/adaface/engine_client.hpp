@@ -34,7 +34,7 @@ struct EngineRequest {
 struct EngineInfo {
   std::string model;    // the bundle's model name ("" when it has none)
   std::string backend;  // the backend actually running
-  std::string precision;  // its numerics: "f32", "bf16" or "bf16-exact" (Model::precision)
+  std::string precision;  // its numerics: "f32", "bf16", "int8" or "bf16-exact" (Model::precision)
   std::string backend_reason;
   int embed_dim = 0;
   int input_width = 0;

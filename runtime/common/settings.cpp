@@ -76,6 +76,20 @@ npu::NpuSettings npu_settings(const LoadOptions& options, bool timing) {
   return npu;
 }
 
+// LoadOptions::precision when not Auto, else TACONITE_PRECISION's when set.
+Precision resolve_precision(Precision option) {
+  if (option != Precision::Auto) return option;
+  const char* text = variable("TACONITE_PRECISION");
+  if (text == nullptr) return Precision::Auto;
+  const std::string_view name(text);
+  if (name == "auto") return Precision::Auto;
+  if (name == kPrecisionF32) return Precision::F32;
+  if (name == kPrecisionBf16) return Precision::Bf16;
+  if (name == kPrecisionInt8) return Precision::Int8;
+  fail(ErrorKind::Input, "the environment variable " + quoted("TACONITE_PRECISION", text) +
+                             " is not a precision; allowed auto, f32, bf16 or int8: unset it or set one of those");
+}
+
 }  // namespace
 
 int resolve_thread_count(int requested) {
@@ -96,7 +110,7 @@ Settings resolve_settings(const LoadOptions& options) {
   Settings settings;
   settings.backend = options.backend;
   settings.threads = resolve_thread_count(options.threads);
-  settings.precision = options.precision;
+  settings.precision = resolve_precision(options.precision);
   if (options.timing) {
     settings.timing = *options.timing;
   } else if (const char* timing = variable("TACONITE_TIMING")) {

@@ -1,6 +1,8 @@
 #include "cpu/cpu_executor.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -27,7 +29,12 @@ constexpr int kMaxBatch = 8;
 constexpr std::size_t kCachedBatchSizes = 3;
 
 dnnl::memory::data_type dnnl_type(ComputeType type) {
-  return type == ComputeType::Bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+  switch (type) {
+    case ComputeType::Bf16: return dnnl::memory::data_type::bf16;
+    case ComputeType::Int8: return dnnl::memory::data_type::s8;
+    case ComputeType::F32: break;
+  }
+  return dnnl::memory::data_type::f32;
 }
 
 // Runs fn with oneDNN's OpenMP pool sized to `threads`; oneDNN errors become Device failures.
@@ -44,12 +51,13 @@ void guarded_dnnl(ComputeType type, int threads, Fn&& fn) {
 
 // What every session of one backend reads: immutable, except the WeightStore's own locked cache.
 struct FusedShared {
-  FusedShared(FusedGraph g, ComputeType t, int n, WeightContents contents)
-      : graph(std::move(g)), type(t), threads(n), engine(dnnl::engine::kind::cpu, 0),
+  FusedShared(FusedGraph g, ComputeType t, int n, WeightContents contents, std::vector<std::vector<float>> ranges)
+      : graph(std::move(g)), type(t), threads(n), input_ranges(std::move(ranges)), engine(dnnl::engine::kind::cpu, 0),
         weights(graph, engine, dnnl_type(t), n, contents) {}
   FusedGraph graph;
   ComputeType type;
   int threads;
+  std::vector<std::vector<float>> input_ranges;  // int8: every conv input's calibrated ranges, by value id
   dnnl::engine engine;  // thread-safe; each network has its own stream
   mutable WeightStore weights;
 };
@@ -63,7 +71,8 @@ class FusedCpuSession final : public CpuSession {
 
   std::vector<int> cached_batch_sizes() const override { return networks_.sizes(); }
   const WeightStore& weights() const override { return shared_->weights; }
-  const OnednnNetwork& single() const { return *networks_.single(); }  // built by the constructor
+  OnednnNetwork& single() { return network(1); }  // built by the constructor
+  const OnednnNetwork& single() const { return *networks_.single(); }
 
   std::vector<float> forward(std::span<const bf16_t> input) override {
     std::vector<float> out;
@@ -88,7 +97,7 @@ class FusedCpuSession final : public CpuSession {
   OnednnNetwork& network(int batch) {
     return networks_.get(batch, [&](int size) {
       return std::make_unique<OnednnNetwork>(shared_->graph, shared_->weights, shared_->engine,
-                                             dnnl_type(shared_->type), size);
+                                             dnnl_type(shared_->type), size, shared_->input_ranges);
     });
   }
 
@@ -98,8 +107,10 @@ class FusedCpuSession final : public CpuSession {
 
 class FusedCpuBackend final : public CpuBackend {
  public:
-  FusedCpuBackend(FusedGraph graph, ComputeType type, int threads, WeightContents contents = WeightContents::Bundle)
-      : shared_(std::make_shared<FusedShared>(std::move(graph), type, threads, contents)) {
+  // Int8: `input_ranges` from calibrate_int8().
+  FusedCpuBackend(FusedGraph graph, ComputeType type, int threads, WeightContents contents = WeightContents::Bundle,
+                  std::vector<std::vector<float>> input_ranges = {})
+      : shared_(std::make_shared<FusedShared>(std::move(graph), type, threads, contents, std::move(input_ranges))) {
     // A first session reads every constant from the bundle into the WeightStore (later sessions,
     // of any batch size, use those copies: the bundle's bytes are released after the load) and
     // tells which primitives run.
@@ -121,6 +132,7 @@ class FusedCpuBackend final : public CpuBackend {
   }
   const WeightStore& weights() const override { return shared_->weights; }
   std::unique_ptr<CpuSession> new_session() const override { return std::make_unique<FusedCpuSession>(shared_); }
+  FusedCpuSession fused_session() const { return FusedCpuSession(shared_); }
 
  private:
   std::shared_ptr<const FusedShared> shared_;
@@ -128,14 +140,15 @@ class FusedCpuBackend final : public CpuBackend {
 };
 
 // A deterministic input for the timing race: values in [-1, 1) like a preprocessed face (all zeros
-// would let activations collapse; timings of oneDNN's convs do not depend on the values otherwise).
-std::vector<bf16_t> race_input(const FusedGraph& graph) {
+// would let activations collapse; timings of oneDNN's convs do not depend on the values otherwise),
+// times `amplitude`.
+std::vector<bf16_t> noise_input(const FusedGraph& graph, float amplitude = 1.0f) {
   const plan::Dims& d = graph.values[static_cast<std::size_t>(graph.input_value)];
   std::vector<bf16_t> input(d.elements());
   std::uint32_t state = 12345;
   for (bf16_t& v : input) {
     state = state * 1664525u + 1013904223u;
-    v = numerics::f32_to_bf16(static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f);
+    v = numerics::f32_to_bf16(amplitude * (static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f));
   }
   return input;
 }
@@ -146,7 +159,7 @@ std::vector<bf16_t> race_input(const FusedGraph& graph) {
 std::unique_ptr<CpuBackend> make_fastest_backend(FusedGraph graph, int threads) {
   std::vector<CandidateTimes> candidates{{ComputeType::F32, {}}, {ComputeType::Bf16, {}}};
   try {
-    const std::vector<bf16_t> input = race_input(graph);
+    const std::vector<bf16_t> input = noise_input(graph);
     // bf16 first: where oneDNN has no bf16 kernels its first conv fails before anything is built.
     const FusedCpuBackend bf16(FusedGraph(graph), ComputeType::Bf16, threads, WeightContents::Placeholder);
     const FusedCpuBackend f32(FusedGraph(graph), ComputeType::F32, threads, WeightContents::Placeholder);
@@ -163,6 +176,53 @@ std::unique_ptr<CpuBackend> make_fastest_backend(FusedGraph graph, int threads) 
   auto chosen = std::make_unique<FusedCpuBackend>(std::move(graph), choice.type, threads);
   chosen->set_precision_reason(choice.reason);
   return chosen;
+}
+
+double cosine(std::span<const float> a, std::span<const float> b) {
+  double dot = 0.0, aa = 0.0, bb = 0.0;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) dot += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
+  return aa > 0.0 && bb > 0.0 ? dot / std::sqrt(aa * bb) : 0.0;
+}
+
+// int8's calibration: the f32 network's per-channel range of every conv input over the bundle's
+// recorded input (the exporter's face; the noise where a bundle records none) and `noise`. The face
+// alone left channels at what one face happened to reach, and other faces clipped (real faces,
+// IR-18: cosine to f32 down to 0.969); the noise excites every channel. Also returns f32's
+// embedding of the face. The f32 network is freed before int8's weights are made.
+struct Calibration {
+  std::vector<std::vector<float>> ranges;
+  std::vector<float> f32_embedding;
+};
+
+Calibration calibrate_int8(const FusedGraph& graph, int threads, std::span<const bf16_t> face,
+                           std::span<const bf16_t> noise) {
+  const FusedCpuBackend f32(FusedGraph(graph), ComputeType::F32, threads);
+  FusedCpuSession session = f32.fused_session();
+  Calibration calibration;
+  guarded_dnnl(ComputeType::F32, threads, [&] {
+    calibration.ranges = session.single().conv_input_ranges({&face, 1});
+    const std::vector<std::vector<float>> noise_ranges = session.single().conv_input_ranges({&noise, 1});
+    for (std::size_t v = 0; v < calibration.ranges.size(); ++v)
+      for (std::size_t c = 0; c < calibration.ranges[v].size(); ++c)
+        calibration.ranges[v][c] = std::max(calibration.ranges[v][c], noise_ranges[v][c]);
+  });
+  calibration.f32_embedding = session.forward(face);
+  return calibration;
+}
+
+// Explicit `precision = int8` only: `auto` never picks it (on real faces it stays ~0.996-0.999 from
+// f32, short of the 0.999 issue 32 asks of any numerics `auto` may pick; docs/performance.md).
+std::unique_ptr<CpuBackend> make_int8_backend(const FusedGraph& graph, int threads) {
+  const std::vector<bf16_t> noise = noise_input(graph, 0.5f);
+  const std::span<const bf16_t> face = graph.recorded_input.empty() ? std::span<const bf16_t>(noise) : graph.recorded_input;
+  Calibration calibration = calibrate_int8(graph, threads, face, noise);
+  auto int8 = std::make_unique<FusedCpuBackend>(FusedGraph(graph), ComputeType::Int8, threads, WeightContents::Bundle,
+                                                std::move(calibration.ranges));
+  char reason[160];
+  std::snprintf(reason, sizeof reason, "calibrated at load; cosine to f32 on the bundle's recorded input %.5f",
+                cosine(int8->fused_session().forward(face), calibration.f32_embedding));
+  int8->set_precision_reason(reason);
+  return int8;
 }
 
 }  // namespace
@@ -184,6 +244,7 @@ std::string cpu_isa_name() {
 std::unique_ptr<CpuBackend> make_cpu_backend(FusedGraph graph, const CpuOptions& options) {
   const int threads = std::max(options.threads, 1);
   if (options.precision == CpuOptions::Precision::Auto) return make_fastest_backend(std::move(graph), threads);
+  if (options.precision == CpuOptions::Precision::Int8) return make_int8_backend(graph, threads);
   const bool bf16 = options.precision == CpuOptions::Precision::Bf16;
   return std::make_unique<FusedCpuBackend>(std::move(graph), bf16 ? ComputeType::Bf16 : ComputeType::F32, threads);
 }

@@ -34,6 +34,7 @@ class RawBuilder {
     op.step = step_number;
     op.output = new_value(s.dims);
     graph.input_value = op.output;
+    graph.recorded_input = s.recorded;
     define(s.buf, op.output);
     graph.ops.push_back(op);
     return {};

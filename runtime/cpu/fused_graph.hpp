@@ -57,6 +57,7 @@ struct FusedGraph {
   std::vector<plan::Dims> values;  // dims of every value
   std::vector<FusedOp> ops;        // in execution order, removed ops already dropped
   int input_value = 0;
+  std::span<const bf16_t> recorded_input;  // the input step's tensor (tiled): int8's calibration face
 
   // Number of ops of each kind, for summaries and tests.
   int count(OpKind kind) const;

@@ -24,7 +24,14 @@ std::string ms(double value) {
 
 }  // namespace
 
-std::string_view to_string(ComputeType type) { return type == ComputeType::Bf16 ? kPrecisionBf16 : kPrecisionF32; }
+std::string_view to_string(ComputeType type) {
+  switch (type) {
+    case ComputeType::Bf16: return kPrecisionBf16;
+    case ComputeType::Int8: return kPrecisionInt8;
+    case ComputeType::F32: break;
+  }
+  return kPrecisionF32;
+}
 
 NumericsChoice choose_numerics(std::span<const CandidateTimes> candidates) {
   std::vector<double> medians;

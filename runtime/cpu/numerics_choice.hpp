@@ -13,7 +13,7 @@
 
 namespace taconite::cpu {
 
-enum class ComputeType { F32, Bf16 };
+enum class ComputeType { F32, Bf16, Int8 };
 
 std::string_view to_string(ComputeType type);
 

@@ -1,11 +1,13 @@
 #include "cpu/onednn_network.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 
 #include "cpu/border_fix.hpp"
+#include "cpu/int8_scales.hpp"
 #include "numerics/tiled_layout.hpp"
 
 namespace taconite::cpu {
@@ -30,6 +32,7 @@ struct Step {
   std::string what;  // "conv jit:avx2" etc.
   std::unordered_map<int, dnnl::memory> bound;
   std::unique_ptr<BorderFix> fix;
+  int conv_src = -1;  // a conv's: the value id it reads (f32 networks: calibration)
 
   void run(dnnl::stream& stream) {
     if (fix) {
@@ -59,8 +62,10 @@ struct OnednnNetwork::Impl {
   WeightStore& weights;
   dnnl::engine engine;
   dnnl::stream stream;
+  bool int8;  // int8 convs on f32 activations
   dt act;
   int batch;
+  std::span<const std::vector<float>> input_ranges;  // int8: per value id, per channel
 
   std::vector<plan::Dims> value_dims;    // per value: the graph's, then the bf16 copies' (below)
   std::vector<dnnl::memory::desc> desc;  // per value; zero until its producer is created
@@ -69,15 +74,17 @@ struct OnednnNetwork::Impl {
   // them through layout-keeping ops) stays f32: rounding it to bf16 at each of IR-101's 49 units
   // costs more accuracy than the convs' bf16 inputs (cosine vs fp32 0.99986 instead of >= 0.9999).
   std::vector<bool> wide;
-  std::map<int, int> bf16_copy_of;       // f32 value -> its bf16 copy, made once for the convs reading it
+  // f32 value -> its copy in the type convs read (bf16's bf16, int8's s8), made once for them all.
+  std::map<int, int> copy_of;
   std::vector<Step> steps;
   std::vector<std::unique_ptr<AlignedBuffer>> buffers;
   std::vector<dnnl::memory> value_memory;
   dnnl::memory user_input, head_output;
   std::size_t embed_dim = 0;
 
-  Impl(const FusedGraph& g, WeightStore& w, dnnl::engine e, dt a, int n)
-      : graph(g), weights(w), engine(std::move(e)), stream(engine), act(a), batch(n), value_dims(g.values),
+  Impl(const FusedGraph& g, WeightStore& w, dnnl::engine e, dt compute, int n, std::span<const std::vector<float>> ranges)
+      : graph(g), weights(w), engine(std::move(e)), stream(engine), int8(compute == dt::s8),
+        act(int8 ? dt::f32 : compute), batch(n), input_ranges(ranges), value_dims(g.values),
         desc(g.values.size()), alias_of(g.values.size(), -1), wide(g.values.size(), false) {
     if (act == dt::bf16) mark_residual_stream();
   }
@@ -117,23 +124,27 @@ struct OnednnNetwork::Impl {
   // The source layout a conv may read `value` in: a bf16 copy's, once one exists, else its pick.
   dnnl::memory::desc conv_src(int value) {
     if (!is_f32_in_bf16(value)) return src_or(value, tag::any);
-    const auto copy = bf16_copy_of.find(value);
-    return copy != bf16_copy_of.end() ? desc_of(copy->second) : dnnl::memory::desc(shape(value), act, tag::any);
+    const auto copy = copy_of.find(value);
+    return copy != copy_of.end() ? desc_of(copy->second) : dnnl::memory::desc(shape(value), act, tag::any);
   }
   // The value a conv or the head reads for `value`: itself, or for an f32 value in bf16 its bf16
-  // copy in `layout`, made by a reorder step (placed before the first reader, so before a later sum
-  // post-op overwrites the f32 buffer) and shared by the readers after.
+  // copy in `layout`.
   int in_act_type(int value, const dnnl::memory::desc& layout) {
-    if (!is_f32_in_bf16(value)) return value;
-    if (const auto found = bf16_copy_of.find(value); found != bf16_copy_of.end()) return found->second;
+    return is_f32_in_bf16(value) ? reordered_copy(value, layout, {}, "to-bf16") : value;
+  }
+  // The copy of f32 `value` that convs read, in `layout`: made by a reorder step (with `attr`) placed
+  // before the first reader, so before a later sum post-op overwrites the f32 buffer, and shared by
+  // the readers after.
+  int reordered_copy(int value, const dnnl::memory::desc& layout, const dnnl::primitive_attr& attr, const char* kind) {
+    if (const auto found = copy_of.find(value); found != copy_of.end()) return found->second;
     const int copy = static_cast<int>(value_dims.size());
     value_dims.push_back(value_dims[static_cast<std::size_t>(value)]);
     desc.push_back(layout);
     alias_of.push_back(-1);
     wide.push_back(false);
-    bf16_copy_of[value] = copy;
-    const dnnl::reorder::primitive_desc pd(engine, desc_of(value), engine, layout);
-    add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, v(value)}, {DNNL_ARG_TO, v(copy)}}, "to-bf16", pd.impl_info_str());
+    copy_of[value] = copy;
+    const dnnl::reorder::primitive_desc pd(engine, desc_of(value), engine, layout, attr);
+    add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, v(value)}, {DNNL_ARG_TO, v(copy)}}, kind, pd.impl_info_str());
     return copy;
   }
   dnnl::memory::desc& desc_of(int value) { return desc[static_cast<std::size_t>(value)]; }
@@ -148,6 +159,14 @@ struct OnednnNetwork::Impl {
     steps.push_back({std::move(p), std::move(args), kind + " " + impl, {}, nullptr});
   }
 
+  // int8: the value a conv reads for f32 `value`: its s8 copy, channel c multiplied by
+  // channel_scales[c] and rounded.
+  int quantized(int value, const dnnl::memory::desc& layout, const std::vector<float>& channel_scales) {
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(1 << 1, channel_scales);
+    return reordered_copy(value, layout, attr, "to-s8");
+  }
+
   void lower(int index, const FusedOp& op) {
     switch (op.kind) {
       case OpKind::Input: break;  // the input reorder is added at the end, once its layout is known
@@ -160,14 +179,8 @@ struct OnednnNetwork::Impl {
     }
   }
 
-  void conv(int index, const FusedOp& op) {
-    int in = op.inputs[0];
-    const dnnl::memory::desc src = conv_src(in);
-    const dnnl::memory::desc wei({op.oc, value_dims[static_cast<std::size_t>(in)].c, op.kernel, op.kernel}, act, tag::any);
-    const dnnl::memory::desc dst =
-        op.sum_input >= 0 ? desc_of(op.sum_input) : dnnl::memory::desc(shape(op.output), type_of(op.output), tag::any);
-    const dnnl::memory::dim pad = op.kernel / 2;
-    const dims strides{op.stride, op.stride}, padding{pad, pad};
+  // A conv's sum post-op (adding into `sum_input`, whose buffer its output then shares), if any.
+  dnnl::primitive_attr conv_attr(const FusedOp& op) {
     dnnl::primitive_attr attr;
     if (op.sum_input >= 0) {
       dnnl::post_ops ops;
@@ -175,6 +188,19 @@ struct OnednnNetwork::Impl {
       attr.set_post_ops(ops);
       alias_of[static_cast<std::size_t>(op.output)] = op.sum_input;
     }
+    return attr;
+  }
+
+  void conv(int index, const FusedOp& op) {
+    if (int8) return int8_conv(index, op);
+    int in = op.inputs[0];
+    const dnnl::memory::desc src = conv_src(in);
+    const dnnl::memory::desc wei({op.oc, value_dims[static_cast<std::size_t>(in)].c, op.kernel, op.kernel}, act, tag::any);
+    const dnnl::memory::desc dst =
+        op.sum_input >= 0 ? desc_of(op.sum_input) : dnnl::memory::desc(shape(op.output), type_of(op.output), tag::any);
+    const dnnl::memory::dim pad = op.kernel / 2;
+    const dims strides{op.stride, op.stride}, padding{pad, pad};
+    const dnnl::primitive_attr attr = conv_attr(op);
     const dnnl::memory::desc bias_desc({op.oc}, dt::f32, tag::a);
     const bool has_bias = !op.bias.empty() || !op.in_scale.empty();  // a folded affine's shift is a bias
     const auto d = !has_bias
@@ -184,18 +210,62 @@ struct OnednnNetwork::Impl {
                                                          src, wei, bias_desc, dst, strides, padding, padding);
     const dnnl::convolution_forward::primitive_desc pd(d, attr, engine);
     if (desc_of(in).is_zero()) desc_of(in) = pd.src_desc();
-    in = in_act_type(in, pd.src_desc());
-    desc_of(op.output) = pd.dst_desc();
+    const int read = in_act_type(in, pd.src_desc());
     const WeightStore::ConvConstants constants = weights.conv(index, pd.weights_desc());
+    add_conv_steps(op, pd, read, in, constants, constants.bias);
+  }
+
+  // The conv step (bias: the constant's or int8's scaled copy), its border correction and PReLU.
+  void add_conv_steps(const FusedOp& op, const dnnl::convolution_forward::primitive_desc& pd, int read, int in,
+                      const WeightStore::ConvConstants& constants, const dnnl::memory& bias) {
+    desc_of(op.output) = pd.dst_desc();
     std::vector<std::pair<int, ArgRef>> args{
-        {DNNL_ARG_SRC, v(in)}, {DNNL_ARG_WEIGHTS, c(constants.weights)}, {DNNL_ARG_DST, v(op.output)}};
-    if (has_bias) args.push_back({DNNL_ARG_BIAS, c(constants.bias)});
+        {DNNL_ARG_SRC, v(read)}, {DNNL_ARG_WEIGHTS, c(constants.weights)}, {DNNL_ARG_DST, v(op.output)}};
+    if (bias) args.push_back({DNNL_ARG_BIAS, c(bias)});
     add_step(dnnl::convolution_forward(pd), std::move(args), "conv", pd.impl_info_str());
+    steps.back().conv_src = in;
     // The border correction before PReLU (it belongs to the conv's linear part).
     if (constants.border != nullptr)
       steps.push_back({{}, {{DNNL_ARG_DST, v(op.output)}}, "border-fix", {},
                        std::make_unique<BorderFix>(*constants.border, desc_of(op.output))});
     if (!op.alpha.empty()) prelu(op.output, op.alpha);
+  }
+
+  // s8 input x s8 weights, accumulated in s32, written as f32: oneDNN 2.6 computes
+  // dst = output_scale[oc] * (acc + bias[oc]) (+ the sum post-op), so the output scale undoes both
+  // quantization scales and the bias is given in the accumulator's units.
+  void int8_conv(int index, const FusedOp& op) {
+    const int in = op.inputs[0];
+    const InputQuantization input = quantize_input(input_ranges[static_cast<std::size_t>(in)],
+                                                   static_cast<std::size_t>(value_dims[static_cast<std::size_t>(in)].c));
+    const float src_scale = input.tensor_scale;
+    const auto copy = copy_of.find(in);
+    const dnnl::memory::desc src = copy != copy_of.end() ? desc_of(copy->second) : dnnl::memory::desc(shape(in), dt::s8, tag::any);
+    const dnnl::memory::desc wei({op.oc, value_dims[static_cast<std::size_t>(in)].c, op.kernel, op.kernel}, dt::s8, tag::any);
+    const dnnl::memory::desc dst =
+        op.sum_input >= 0 ? desc_of(op.sum_input) : dnnl::memory::desc(shape(op.output), dt::f32, tag::any);
+    const std::vector<float> weight_scales = weights.conv_weight_scales(index, input.multipliers);
+    std::vector<float> output_scales(weight_scales.size());
+    for (std::size_t o = 0; o < output_scales.size(); ++o) output_scales[o] = 1.0f / (src_scale * weight_scales[o]);
+    dnnl::primitive_attr attr = conv_attr(op);
+    attr.set_output_scales(1 << 1, output_scales);
+    const dnnl::memory::dim pad = op.kernel / 2;
+    const dims strides{op.stride, op.stride}, padding{pad, pad};
+    const dnnl::memory::desc bias_desc({op.oc}, dt::f32, tag::a);
+    const dnnl::convolution_forward::primitive_desc pd(
+        {dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei, bias_desc, dst, strides,
+         padding, padding},
+        attr, engine);
+    if (desc_of(in).is_zero()) desc_of(in) = with_type(pd.src_desc(), dt::f32);
+    const int read = quantized(in, pd.src_desc(), input.channel_scales);
+    const WeightStore::ConvConstants constants = weights.conv(index, pd.weights_desc());
+    // Always a bias (zeros without one): the scaled copy is this network's.
+    dnnl::memory bias(bias_desc, engine);
+    float* scaled = static_cast<float*>(bias.get_data_handle());
+    const float* given = constants.bias ? static_cast<const float*>(constants.bias.get_data_handle()) : nullptr;
+    for (std::size_t o = 0; o < weight_scales.size(); ++o)
+      scaled[o] = given != nullptr ? given[o] * src_scale * weight_scales[o] : 0.0f;
+    add_conv_steps(op, pd, read, in, constants, bias);
   }
 
   // PReLU in place (oneDNN 2.6's AVX2 convs take no PReLU post-op; see docs/backends.md).
@@ -369,9 +439,9 @@ struct OnednnNetwork::Impl {
   }
 };
 
-OnednnNetwork::OnednnNetwork(const FusedGraph& graph, WeightStore& weights, dnnl::engine engine, dt activation_type,
-                             int batch)
-    : impl_(std::make_unique<Impl>(graph, weights, std::move(engine), activation_type, batch)), batch_(batch) {
+OnednnNetwork::OnednnNetwork(const FusedGraph& graph, WeightStore& weights, dnnl::engine engine, dt compute_type,
+                             int batch, std::span<const std::vector<float>> input_ranges)
+    : impl_(std::make_unique<Impl>(graph, weights, std::move(engine), compute_type, batch, input_ranges)), batch_(batch) {
   for (std::size_t i = 0; i < graph.ops.size(); ++i) impl_->lower(static_cast<int>(i), graph.ops[i]);
   impl_->add_input_reorder();
   activation_bytes_ = impl_->assign_buffers();
@@ -388,6 +458,32 @@ std::vector<std::vector<float>> OnednnNetwork::run(std::span<const std::span<con
   for (std::size_t n = 0; n < inputs.size(); ++n)
     results.emplace_back(out + n * impl_->embed_dim, out + (n + 1) * impl_->embed_dim);
   return results;
+}
+
+std::vector<std::vector<float>> OnednnNetwork::conv_input_ranges(std::span<const std::span<const bf16_t>> inputs) {
+  std::vector<std::vector<float>> ranges(impl_->graph.values.size());
+  impl_->load_inputs(inputs);
+  for (Step& step : impl_->steps) {
+    if (step.conv_src >= 0) {
+      impl_->stream.wait();
+      // In plain nchw, whatever the conv's layout, to read channel by channel.
+      dnnl::memory src = step.bound.at(DNNL_ARG_SRC);
+      const dims shape = src.get_desc().dims();
+      dnnl::memory plain({shape, dt::f32, tag::nchw}, impl_->engine);
+      dnnl::reorder(src, plain).execute(impl_->stream, src, plain);
+      impl_->stream.wait();
+      const float* data = static_cast<const float*>(plain.get_data_handle());
+      const std::size_t channels = static_cast<std::size_t>(shape[1]), pixels = static_cast<std::size_t>(shape[2] * shape[3]);
+      std::vector<float>& range = ranges[static_cast<std::size_t>(step.conv_src)];
+      range.resize(channels, 0.0f);
+      for (std::size_t n = 0; n < static_cast<std::size_t>(shape[0]); ++n)
+        for (std::size_t c = 0; c < channels; ++c, data += pixels)
+          for (std::size_t i = 0; i < pixels; ++i) range[c] = std::max(range[c], std::abs(data[i]));
+    }
+    step.run(impl_->stream);
+  }
+  impl_->stream.wait();
+  return ranges;
 }
 
 std::string OnednnNetwork::implementations() const {

@@ -1,6 +1,7 @@
 #include "cpu/weight_store.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "cpu/conv_weights.hpp"
+#include "cpu/int8_scales.hpp"
 
 namespace taconite::cpu {
 
@@ -27,11 +29,12 @@ void release_mapped_pages(const void* data, std::size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);  // advice only: failure is harmless
 }
 
-void copy_reorder(dnnl::engine& engine, dnnl::memory from, dnnl::memory to) {
+void copy_reorder(dnnl::engine& engine, dnnl::memory from, dnnl::memory to, const dnnl::primitive_attr& attr = {}) {
   dnnl::stream stream(engine);
-  dnnl::reorder(from, to).execute(stream, from, to);
+  dnnl::reorder(dnnl::reorder::primitive_desc(from, to, attr)).execute(stream, from, to);
   stream.wait();
 }
+
 }  // namespace
 
 WeightStore::WeightStore(const FusedGraph& graph, dnnl::engine engine, dt weight_type, int threads,
@@ -75,16 +78,20 @@ dnnl::memory WeightStore::first_weights(int op, const dnnl::memory::desc& want) 
   dnnl::memory made(want, engine_);
   const bool bf16 = weight_type_ == dt::bf16;
   if (o.kind == OpKind::Conv) {
-    const dnnl::memory::desc plain({o.oc, in.c, o.kernel, o.kernel}, weight_type_, tag::abcd);
+    const dnnl::memory::desc plain({o.oc, in.c, o.kernel, o.kernel}, plain_type(), tag::abcd);
     const std::size_t elements = static_cast<std::size_t>(o.oc) * in.c * o.kernel * o.kernel;
-    copy_reorder(engine_, dnnl::memory(plain, engine_, plain_conv_weights(op, o, in.c, elements)), made);
+    void* data = scratch_op_ == op ? scratch_.data() : plain_conv_weights(op, o, in.c, elements);
+    dnnl::primitive_attr attr;  // s8: the reorder multiplies by the scales and rounds (oneDNN's compensation included)
+    if (want.data_type() == dt::s8) attr.set_output_scales(1 << 0, int8_scales_.at(op));
+    copy_reorder(engine_, dnnl::memory(plain, engine_, data), made, attr);
     for (const plan::ConvStep* record : o.records) release_mapped_pages(record->weights.data(), record->weights.size_bytes());
+    scratch_op_ = -1;
     if (op == last_conv_) scratch_ = {}, narrowed_ = {};  // the last conv's weights are in: free the scratch
     return made;
   }
   // bT [k][n] with k = (c*h + y)*w + x is the {n, c, h, w} tensor laid out c, h, w, n: `bcda`.
   const std::span<const bf16_t> bt = o.head->weights_t;
-  const dnnl::memory::desc plain({static_cast<dnnl::memory::dim>(o.head->n), in.c, in.h, in.w}, weight_type_, tag::bcda);
+  const dnnl::memory::desc plain({static_cast<dnnl::memory::dim>(o.head->n), in.c, in.h, in.w}, plain_type(), tag::bcda);
   if (bf16) {
     // oneDNN takes a non-const handle; a reorder only reads its source (the read-only mapping).
     copy_reorder(engine_, dnnl::memory(plain, engine_, const_cast<bf16_t*>(bt.data())), made);
@@ -96,6 +103,25 @@ dnnl::memory WeightStore::first_weights(int op, const dnnl::memory::desc& want) 
   }
   release_mapped_pages(bt.data(), bt.size_bytes());
   return made;
+}
+
+dt WeightStore::plain_type() const { return weight_type_ == dt::s8 ? dt::f32 : weight_type_; }
+
+std::vector<float> WeightStore::conv_weight_scales(int op, std::span<const float> input_multipliers) {
+  const std::lock_guard<std::mutex> guard(lock_);
+  const auto found = int8_scales_.find(op);
+  if (found != int8_scales_.end()) return found->second;
+  const FusedOp& o = graph_.ops[static_cast<std::size_t>(op)];
+  if (contents_ == WeightContents::Placeholder) return int8_scales_[op] = std::vector<float>(static_cast<std::size_t>(o.oc), 1.0f);
+  const plan::Dims& in = graph_.values[static_cast<std::size_t>(o.inputs[0])];
+  const std::size_t taps = static_cast<std::size_t>(o.kernel) * o.kernel;
+  const std::size_t elements = static_cast<std::size_t>(o.oc) * in.c * taps;
+  plain_conv_weights(op, o, in.c, elements);
+  scratch_op_ = op;  // first_weights(op) quantizes this copy instead of reading the bundle again
+  const std::span<float> oihw(scratch_.data(), elements);
+  if (input_multipliers.size() == static_cast<std::size_t>(in.c))
+    for (std::size_t i = 0; i < elements; ++i) oihw[i] /= input_multipliers[i / taps % static_cast<std::size_t>(in.c)];
+  return int8_scales_[op] = weight_scales(oihw, o.oc);
 }
 
 void* WeightStore::plain_conv_weights(int op, const FusedOp& o, int in_channels, std::size_t elements) {

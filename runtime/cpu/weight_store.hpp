@@ -38,6 +38,11 @@ class WeightStore {
     const BorderCorrection* border = nullptr;
   };
   ConvConstants conv(int op, const dnnl::memory::desc& want);
+  // int8 (weight type s8) only: conv op `op`'s weights (its input affine folded in) divided by
+  // `input_multipliers` per input channel (cpu/int8_scales.hpp), and the scale per output channel
+  // by which they are then multiplied and rounded to s8 (returned). Call before conv(op, ...): the
+  // conv primitive's output scales need them. The first call's multipliers stay.
+  std::vector<float> conv_weight_scales(int op, std::span<const float> input_multipliers);
   // The weights of conv / head op `op` in layout `want` (a conv's with its input affine folded in).
   dnnl::memory weights(int op, const dnnl::memory::desc& want);
   // Per-channel f32 vector (shape {n}) from bf16 values; cached by the span's address (not read again).
@@ -57,6 +62,8 @@ class WeightStore {
   void record_fold(int op, AffineFold terms);
   // The conv's plain OIHW weights in the compute type, ready for one reorder (in scratch_).
   void* plain_conv_weights(int op, const FusedOp& conv, int in_channels, std::size_t elements);
+  // The type of the plain weights the bundle's are widened to: f32 for s8 (quantized by the reorder).
+  dnnl::memory::data_type plain_type() const;
   dnnl::memory keep(dnnl::memory m);
 
   const FusedGraph& graph_;
@@ -79,6 +86,8 @@ class WeightStore {
   std::vector<float> scratch_;  // plain OIHW weights (f32 or bf16) of one conv while it is re-laid-out
   std::vector<bf16_t> narrowed_;  // a folded conv's weights rounded to bf16 (bf16 compute only)
   int last_conv_ = -1;                     // op index of the graph's last conv
+  std::map<int, std::vector<float>> int8_scales_;  // by conv op index (s8 weights only)
+  int scratch_op_ = -1;  // the conv whose plain f32 weights scratch_ holds (s8: scales, then weights)
 };
 
 }  // namespace taconite::cpu

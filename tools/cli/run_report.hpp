@@ -17,7 +17,7 @@ struct RunReport {
   std::string model;
   std::string backend;
   std::string backend_reason;
-  std::string precision;  // IrEmbedder::precision(): f32, bf16 or bf16-exact
+  std::string precision;  // IrEmbedder::precision(): f32, bf16, int8 or bf16-exact
   int conv_dispatches = 0;
   int embedding_dim = 0;
   double cold_ms = 0.0;

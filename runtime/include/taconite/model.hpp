@@ -44,16 +44,22 @@ TACONITE_API std::vector<std::string> compiled_backends();
 // Names Model::precision() returns: the numerics that actually run.
 inline constexpr std::string_view kPrecisionF32 = "f32";    // cpu, opencv-dnn: f32 weights and activations
 inline constexpr std::string_view kPrecisionBf16 = "bf16";  // cpu: bf16 weights and activations, f32 accumulation
+// cpu: convs on int8 (weights per output channel, inputs per channel, scales calibrated at load on
+// the bundle's recorded input and a noise image), everything else f32
+inline constexpr std::string_view kPrecisionInt8 = "int8";
 // The replay (npu-direct, npu-xrt, cpu-reference, and cpu when it falls back to the replay): bf16
 // tensors, each conv accumulated in f32 and rounded to bf16 as the NPU does (spec §4.1).
 inline constexpr std::string_view kPrecisionBf16Exact = "bf16-exact";
 
-// The cpu backend's compute type (the replay backends always run bf16-exact).
+// The cpu backend's compute type (the replay backends always run bf16-exact). LoadOptions'
+// Auto is the unset value: TACONITE_PRECISION (auto, f32, bf16 or int8) may set it.
 enum class Precision {
   Auto,  // the faster of f32 and bf16, timed at load on the model's own network; f32 where no bf16
          // kernels exist or bf16 is not more than 3 % faster (backend_reason() says what was measured)
   F32,   // f32 compute
   Bf16,  // bf16 compute; load() returns a Device error where oneDNN has no bf16 kernels for this CPU
+  Int8,  // int8 convs (kPrecisionInt8): faster, ~0.996-0.999 cosine to f32 on real faces, so never
+         // Auto's pick; backend_reason() gives the cosine to f32 on the recorded input measured at load
 };
 
 // Thread counts (LoadOptions::threads, TACONITE_THREADS) above this are refused (an Input error)
@@ -166,7 +172,7 @@ class TACONITE_API Model {
                                                                   const std::filesystem::path& model_proc = {});
   std::string backend() const;         // the backend actually running, e.g. "cpu-reference"
   std::string backend_reason() const;  // why that backend was chosen (for `auto`), and its precision
-  std::string precision() const;       // the numerics running: "f32", "bf16" or "bf16-exact" (kPrecision*)
+  std::string precision() const;       // the numerics running: "f32", "bf16", "int8" or "bf16-exact" (kPrecision*)
   // Non-fatal findings of the load (e.g. the stem zero-pattern check of spec §5.3, or the cpu
   // backend running the exact replay). Valid as long as the model.
   const std::vector<std::string>& diagnostics() const;

@@ -49,7 +49,7 @@ typedef enum {
  * @aligned: TRUE when the face was warped to the 5-point template, FALSE for a box crop.
  * @status: how this embedding was obtained.
  * @cache_age: frames since the embedding was computed (0 unless @status is CACHED).
- * @precision: (nullable): arithmetic the backend ran ("f32", "bf16" or "bf16-exact"); NULL when
+ * @precision: (nullable): arithmetic the backend ran ("f32", "bf16", "int8" or "bf16-exact"); NULL when
  *   the producer did not say. Since: 0.3
  *
  * The meta owns @embedding, @model, @backend and @precision.
