@@ -25,7 +25,7 @@ static const char* what_to_do(taconite::ErrorKind kind) {
       return "Choose another backend (backend=cpu or backend=cpu-reference), or check the NPU driver and device "
              "permissions.";
     case taconite::ErrorKind::Input:  // at load: a setting out of range or not for this model
-      return "Check the 'threads', 'sessions', 'backend' and 'model-proc' properties and the TACONITE_* "
+      return "Check the 'threads', 'sessions', 'backend', 'precision' and 'model-proc' properties and the TACONITE_* "
              "environment variables: the value named above does not fit.";
   }
   return "";
@@ -38,6 +38,8 @@ gboolean load_engine(GstTaconiteAdaface* self) {
   request.model_proc = self->settings->model_proc;
   request.backend = backend_choice_name(self->settings->backend);
   request.threads = self->settings->threads;
+  const PrecisionChoice precision = self->settings->precision;
+  request.precision = runtime_precision(precision);
   request.sessions = self->settings->sessions;
   const bool async_tracks = self->settings->async_tracks;
   BatchPolicy batching;
@@ -80,6 +82,14 @@ gboolean load_engine(GstTaconiteAdaface* self) {
   std::shared_ptr<EngineClient> engine = std::move(opened).value();
   if (const std::string& note = engine->sharing_note(); !note.empty())
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Shared engine: %s.", note.c_str()), (nullptr));
+  // Another backend's numerics (the replay's bf16-exact, an ONNX model's f32), or a shared engine an
+  // element with another precision loaded.
+  if (precision != PrecisionChoice::Auto && info.precision != precision_choice_name(precision))
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
+                        ("precision=%s is not used: the engine runs %s on backend %s.", precision_choice_name(precision),
+                         info.precision.c_str(), info.backend.c_str()),
+                        ("The precision applies to the cpu backend, and a shared engine keeps the precision of the "
+                         "element that loaded it (%s).", info.backend_reason.c_str()));
   engine->set_batching(batching);
   std::shared_ptr<AsyncEmbedder> async;
   if (async_tracks) {

@@ -28,6 +28,12 @@ void declare_properties(PropertyTable<GstTaconiteAdaface, Settings>& t) {
                 "Inference backend; 'auto' picks, for a bundle, an NPU when one opens, else the fast CPU "
                 "backend, else cpu-reference, and for an ONNX file opencv-dnn. Default: auto",
                 taconite_backend_get_type, &Settings::backend, ready);
+  t.enumeration("precision", "Precision",
+                "Numerics of the cpu backend: auto (f32 or bf16, whichever measured faster at load; "
+                "TACONITE_PRECISION when set), f32, bf16, or int8 (int8 convs calibrated at load: faster, "
+                "cosine ~0.996-0.999 to f32 on real faces). Other backends keep their own; the first element "
+                "to load a shared engine decides. Default: auto",
+                taconite_precision_get_type, &Settings::precision, ready);
   t.integer("threads", "Threads",
             "CPU worker threads of the engine; 0 uses TACONITE_THREADS when set, else all cores. Default: 0", 0,
             taconite::kMaxThreads, &Settings::threads, ready);

@@ -89,6 +89,7 @@ Result<std::unique_ptr<EngineClient>> open_model_engine(const EngineRequest& req
   LoadOptions options;
   options.backend = request.backend;
   options.threads = request.threads;
+  options.precision = request.precision;
   options.model_proc = request.model_proc;
   Result<std::shared_ptr<const Model>> model = Model::load(request.bundle, options);
   if (!model) return model.error();

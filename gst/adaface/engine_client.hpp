@@ -28,6 +28,7 @@ struct EngineRequest {
   std::string model_proc;         // an ONNX model's description ("" = beside the model)
   std::string backend = "auto";   // runtime backend name
   int threads = 0;                // CPU worker threads per call (0 = runtime default)
+  Precision precision = Precision::Auto;  // the cpu backend's numerics
   int sessions = 1;               // sessions of the model run concurrently, 1..kMaxEngineSessions
 };
 

@@ -4,6 +4,7 @@
 #include <glib-object.h>
 
 #include "channel_order.hpp"
+#include "taconite/model.hpp"
 
 enum class InputMode : int {
   Crops = 0,  // every buffer is one aligned face crop
@@ -21,6 +22,14 @@ enum class BackendChoice : int {
   NpuDirect = 3,
   NpuXrt = 4,
   OpenCvDnn = 5,  // ONNX files only
+};
+
+// The cpu backend's numerics (the runtime's Precision; other backends have their own).
+enum class PrecisionChoice : int {
+  Auto = 0,
+  F32 = 1,
+  Bf16 = 2,
+  Int8 = 3,
 };
 
 enum class LeakyMode : int {
@@ -47,6 +56,11 @@ GType taconite_untracked_get_type();
 GType taconite_leaky_get_type();
 GType taconite_channel_order_get_type();
 GType taconite_backend_get_type();
+GType taconite_precision_get_type();
 
 // The runtime's backend name for a choice ("auto", "cpu", ...).
 const char* backend_choice_name(BackendChoice choice);
+
+taconite::Precision runtime_precision(PrecisionChoice choice);
+// Its name as Model::precision() reports it ("auto" for Auto).
+const char* precision_choice_name(PrecisionChoice choice);

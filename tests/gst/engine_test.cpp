@@ -120,6 +120,61 @@ TEST_F(EngineTest, RoiParamsAndMessageNameThePrecisionThatRan) {
   gst_harness_teardown(h);
 }
 
+// The precision property reaches the cpu backend (int8 runs and is reported); where the backend
+// runs other numerics the element says the property is not used.
+struct PrecisionRun {
+  std::string precision;  // the first frame's meta's
+  std::vector<std::string> warnings;
+};
+
+PrecisionRun run_with_precision(const std::string& backend, const char* precision) {
+  gchar* launch = g_strdup_printf(
+      "videotestsrc num-buffers=2 pattern=smpte ! video/x-raw,width=112,height=112 ! videoconvert ! "
+      "video/x-raw,format=RGB ! taconiteadaface bundle=%s backend=%s precision=%s input-mode=crops ! "
+      "appsink name=out sync=false",
+      test_bundle().c_str(), backend.c_str(), precision);
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch(launch, &error);
+  g_free(launch);
+  PrecisionRun run;
+  EXPECT_NE(pipeline, nullptr) << (error ? error->message : "");
+  if (pipeline == nullptr) return run;
+  GstElement* appsink = gst_bin_get_by_name(GST_BIN(pipeline), "out");
+  EXPECT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  for (GstSample* sample = nullptr; (g_signal_emit_by_name(appsink, "pull-sample", &sample), sample);) {
+    const GstTaconiteEmbeddingMeta* meta = gst_buffer_get_taconite_embedding_meta(gst_sample_get_buffer(sample));
+    if (meta != nullptr && run.precision.empty() && meta->precision != nullptr) run.precision = meta->precision;
+    gst_sample_unref(sample);
+  }
+  GstBus* bus = gst_element_get_bus(pipeline);
+  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING)) {
+    GError* warning = nullptr;
+    gst_message_parse_warning(m, &warning, nullptr);
+    run.warnings.emplace_back(warning->message);
+    g_error_free(warning);
+    gst_message_unref(m);
+  }
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(appsink);
+  gst_object_unref(pipeline);
+  return run;
+}
+
+TEST_F(EngineTest, PrecisionPropertyRunsInt8OnTheCpuBackend) {
+  if (test_backend() != "cpu") GTEST_SKIP() << "no cpu backend (oneDNN) in this build";
+  const PrecisionRun run = run_with_precision("cpu", "int8");
+  EXPECT_EQ(run.precision, "int8");
+  EXPECT_TRUE(run.warnings.empty()) << run.warnings.front();
+}
+
+TEST_F(EngineTest, APrecisionTheBackendDoesNotRunIsWarnedAbout) {
+  const PrecisionRun run = run_with_precision("cpu-reference", "int8");
+  EXPECT_EQ(run.precision, "bf16-exact");
+  ASSERT_EQ(run.warnings.size(), 1u);
+  EXPECT_EQ(run.warnings[0], "precision=int8 is not used: the engine runs bf16-exact on backend cpu-reference.");
+}
+
 TEST_F(EngineTest, PipelineWithVideotestsrcVideoconvertVideoscale) {
   gchar* launch = g_strdup_printf(
       "videotestsrc num-buffers=3 pattern=smpte ! video/x-raw,width=160,height=120 ! videoconvert ! videoscale ! "
