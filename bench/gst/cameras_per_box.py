@@ -87,6 +87,9 @@ CHANGES = [
     # At most one face to the engine per frame: a crowd arriving on several cameras at once is embedded over
     # several frames instead of holding them (the live chain's setting, taconite-run's too).
     ("max-embeddings-1", {"adaface": "untracked=never max-embeddings=1"}),
+    # IR-18 on int8 convs (taconiteadaface precision=int8; the cpu backend only, not the default: cosine
+    # ~0.996-0.999 to f32 on real faces, docs/backends.md#int8). Run it with --models ir18.
+    ("int8", {"adaface": "untracked=never max-embeddings=1 precision=int8"}),
     # Tracked faces embedded in the background (taconite-run's live cameras): frames never wait for the engine,
     # so its embeddings no longer add to a frame's lag; the same embeddings, reaching the track a frame or two later.
     ("async-tracks", {"adaface": "untracked=never max-embeddings=1 async-tracks=true"}),
