@@ -76,6 +76,7 @@ struct Config {
   std::string model;       // bundle directory or ONNX embedder
   std::string model_proc;  // the ONNX embedder's description; empty: beside the model
   std::string backend = "auto";
+  std::string precision = "auto";  // the cpu backend's numerics: auto, f32, bf16 or int8
   std::string detector;    // YuNet ONNX
   std::string gallery;     // SQLite file or postgresql:// location; empty: no identities
   std::optional<double> threshold;  // unset: the model's
@@ -88,7 +89,7 @@ struct Config {
 };
 
 // True when `a` and `b` build the same pipelines for the same camera config (model, backend,
-// detector, gallery, threshold): a change of one of these restarts every camera on SIGHUP.
+// precision, detector, gallery, threshold): a change of one of these restarts every camera on SIGHUP.
 bool same_pipeline_settings(const Config& a, const Config& b);
 
 }  // namespace taconite::app

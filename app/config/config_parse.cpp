@@ -21,7 +21,8 @@ bool CameraConfig::operator==(const CameraConfig& o) const {
 }
 
 bool same_pipeline_settings(const Config& a, const Config& b) {
-  return a.model == b.model && a.model_proc == b.model_proc && a.backend == b.backend && a.detector == b.detector &&
+  return a.model == b.model && a.model_proc == b.model_proc && a.backend == b.backend && a.precision == b.precision &&
+         a.detector == b.detector &&
          a.gallery == b.gallery && a.threshold == b.threshold && a.keep_unknowns == b.keep_unknowns;
 }
 
@@ -33,6 +34,7 @@ bool valid_camera_name(const std::string& name) {
 namespace {
 
 const std::set<std::string> kBackends = {"auto", "cpu", "cpu-reference", "npu-direct", "npu-xrt", "opencv-dnn"};
+const std::set<std::string> kPrecisions = {"auto", "f32", "bf16", "int8"};
 const std::set<std::string> kProtocols = {"tcp", "udp", "auto"};
 const std::vector<std::string> kUriSchemes = {"rtsp://", "rtsps://", "http://", "https://", "v4l2://", "file://"};
 
@@ -234,6 +236,10 @@ class Parser {
         add(value, key, "'" + c.backend + "' is not a backend (auto, cpu, cpu-reference, npu-direct, npu-xrt, "
                                           "opencv-dnn)");
       }
+    } else if (key == "precision") {
+      set_string(c.precision, value, key);
+      if (!kPrecisions.contains(c.precision))
+        add(value, key, "'" + c.precision + "' is not a precision (auto, f32, bf16, int8)");
     } else if (key == "detector") {
       set_path(c.detector, value, key);
       if (!c.detector.empty()) file_lines_.emplace_back(key, line_of(value), c.detector);

@@ -47,7 +47,7 @@ std::vector<std::string> pipeline_words(const Config& config, const CameraConfig
   if (!config.model_proc.empty()) w.push_back("model-proc=" + config.model_proc);
   // Live: the freshest frame (max-queued=1), no embeddings nothing reads (untracked=never), one new face a frame
   // at most so a crowd arriving never holds the stream (docs/cameras.md, under load).
-  w.insert(w.end(), {"backend=" + config.backend, "reinfer-mode=best", "max-queued=1", "untracked=never",
+  w.insert(w.end(), {"backend=" + config.backend, "precision=" + config.precision, "reinfer-mode=best", "max-queued=1", "untracked=never",
                      "max-embeddings=1"});
   if (!recording) w.push_back("async-tracks=true");  // the tracks' embeddings reach their next frames
   if (!config.gallery.empty()) {

@@ -164,13 +164,18 @@ TEST(Config, CameraSourcesAreChecked) {
 }
 
 TEST(Config, RequiredKeysAndCrossChecks) {
-  const ConfigLoad load = parse("storage: {events: true}\nhttp: {listen: 0.0.0.0:8765}\nbackend: gpu\n");
+  const ConfigLoad load =
+      parse("storage: {events: true}\nhttp: {listen: 0.0.0.0:8765}\nbackend: gpu\nprecision: fp16\n");
   const std::string all = joined(load.errors);
   for (const char* expected : {"cameras: required", "model: required", "detector: required",
                                "t.yaml:1: storage.events: true needs a gallery", "t.yaml:2: http.credentials_file: "
                                "required when", "t.yaml:2: http: needs a gallery",
-                               "t.yaml:3: backend: 'gpu' is not a backend"})
+                               "t.yaml:3: backend: 'gpu' is not a backend",
+                               "t.yaml:4: precision: 'fp16' is not a precision (auto, f32, bf16, int8)"})
     EXPECT_NE(all.find(expected), std::string::npos) << expected << "\n" << all;
+  const ConfigLoad int8 = parse(std::string(kMinimal) + "precision: int8\n");
+  ASSERT_TRUE(int8.config) << joined(int8.errors);
+  EXPECT_EQ(int8.config->precision, "int8");
   const ConfigLoad listen = parse(std::string(kMinimal) + "gallery: faces.db\nhttp: {listen: '[::1]:9000'}\n");
   ASSERT_TRUE(listen.config) << joined(listen.errors);
   EXPECT_EQ(listen.config->http.host, "::1");

@@ -92,6 +92,9 @@ TEST(PipelineWords, TheRecommendedChainWithIdentifyOnlyWithAGallery) {
     EXPECT_TRUE(has(words, word)) << word;
   EXPECT_FALSE(has(words, "taconiteidentify"));
   EXPECT_FALSE(has(words, "drop=none")) << "a live camera keeps the freshest frame";
+  EXPECT_TRUE(has(words, "precision=auto"));
+  config.precision = "int8";
+  EXPECT_TRUE(has(pipeline_words(config, camera), "precision=int8"));
   config.gallery = "/g/faces.db";
   config.threshold = 0.5;
   camera.uri = "file:///v/door.avi";
