@@ -91,7 +91,7 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
   ASSERT_NE(element, nullptr);
   const int ours = static_cast<int>(own_documented_properties(element).size());
   const std::vector<const char*> expected = {
-      "model", "model-proc", "bundle", "backend", "threads", "sessions", "input-mode", "roi-type", "min-face-size",
+      "model", "model-proc", "bundle", "backend", "precision", "threads", "sessions", "input-mode", "roi-type", "min-face-size",
       "max-faces", "max-embeddings", "async-tracks", "margin",
       "channel-order", "max-queued", "post-messages", "batch-size", "batch-timeout", "leaky", "interval", "track-id-param",
       "reinfer-interval", "reinfer-growth", "track-best", "track-timeout", "reinfer-mode", "best-margin",
@@ -100,7 +100,7 @@ TEST_F(PluginTest, PropertiesAreDocumentedAndEngineOnesMutableOnlyInReady) {
   EXPECT_EQ(ours, static_cast<int>(expected.size())) << "a new property must be added to this list";
   for (const char* name : expected)
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(element), name), nullptr) << name;
-  for (const char* name : {"bundle", "backend", "threads", "sessions", "batch-size", "batch-timeout"}) {
+  for (const char* name : {"bundle", "backend", "precision", "threads", "sessions", "batch-size", "batch-timeout"}) {
     GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), name);
     ASSERT_NE(spec, nullptr);
     EXPECT_TRUE(spec->flags & GST_PARAM_MUTABLE_READY) << name;
