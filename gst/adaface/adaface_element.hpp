@@ -38,7 +38,7 @@ struct Settings {
   std::string bundle;      // `model` and its alias `bundle`
   std::string model_proc;  // `model-proc`
   BackendChoice backend = BackendChoice::Auto;
-  PrecisionChoice precision = PrecisionChoice::Auto;
+  taconite::Precision precision = taconite::Precision::Auto;
   gint threads = 0;
   gint sessions = 1;
   InputMode input_mode = InputMode::Rois;

@@ -38,8 +38,7 @@ gboolean load_engine(GstTaconiteAdaface* self) {
   request.model_proc = self->settings->model_proc;
   request.backend = backend_choice_name(self->settings->backend);
   request.threads = self->settings->threads;
-  const PrecisionChoice precision = self->settings->precision;
-  request.precision = runtime_precision(precision);
+  request.precision = self->settings->precision;
   request.sessions = self->settings->sessions;
   const bool async_tracks = self->settings->async_tracks;
   BatchPolicy batching;
@@ -84,9 +83,9 @@ gboolean load_engine(GstTaconiteAdaface* self) {
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Shared engine: %s.", note.c_str()), (nullptr));
   // Another backend's numerics (the replay's bf16-exact, an ONNX model's f32), or a shared engine an
   // element with another precision loaded.
-  if (precision != PrecisionChoice::Auto && info.precision != precision_choice_name(precision))
+  if (request.precision != taconite::Precision::Auto && info.precision != precision_name(request.precision))
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
-                        ("precision=%s is not used: the engine runs %s on backend %s.", precision_choice_name(precision),
+                        ("precision=%s is not used: the engine runs %s on backend %s.", precision_name(request.precision),
                          info.precision.c_str(), info.backend.c_str()),
                         ("The precision applies to the cpu backend, and a shared engine keeps the precision of the "
                          "element that loaded it (%s).", info.backend_reason.c_str()));

@@ -103,11 +103,11 @@ GType taconite_backend_get_type() {
 GType taconite_precision_get_type() {
   static gsize type = 0;
   static const GEnumValue values[] = {
-      {static_cast<gint>(PrecisionChoice::Auto),
+      {static_cast<gint>(taconite::Precision::Auto),
        "f32 or bf16, whichever measured faster at load (TACONITE_PRECISION when set)", "auto"},
-      {static_cast<gint>(PrecisionChoice::F32), "f32", taconite::kPrecisionF32.data()},
-      {static_cast<gint>(PrecisionChoice::Bf16), "bf16 (where oneDNN has bf16 kernels)", taconite::kPrecisionBf16.data()},
-      {static_cast<gint>(PrecisionChoice::Int8), "int8 convs: faster, cosine ~0.996-0.999 to f32",
+      {static_cast<gint>(taconite::Precision::F32), "f32", taconite::kPrecisionF32.data()},
+      {static_cast<gint>(taconite::Precision::Bf16), "bf16 (where oneDNN has bf16 kernels)", taconite::kPrecisionBf16.data()},
+      {static_cast<gint>(taconite::Precision::Int8), "int8 convs: faster, cosine ~0.996-0.999 to f32",
        taconite::kPrecisionInt8.data()},
       {0, nullptr, nullptr},
   };
@@ -115,22 +115,12 @@ GType taconite_precision_get_type() {
   return static_cast<GType>(type);
 }
 
-taconite::Precision runtime_precision(PrecisionChoice choice) {
-  switch (choice) {
-    case PrecisionChoice::F32: return taconite::Precision::F32;
-    case PrecisionChoice::Bf16: return taconite::Precision::Bf16;
-    case PrecisionChoice::Int8: return taconite::Precision::Int8;
-    case PrecisionChoice::Auto: break;
-  }
-  return taconite::Precision::Auto;
-}
-
-const char* precision_choice_name(PrecisionChoice choice) {
-  switch (choice) {
-    case PrecisionChoice::F32: return taconite::kPrecisionF32.data();
-    case PrecisionChoice::Bf16: return taconite::kPrecisionBf16.data();
-    case PrecisionChoice::Int8: return taconite::kPrecisionInt8.data();
-    case PrecisionChoice::Auto: break;
+const char* precision_name(taconite::Precision precision) {
+  switch (precision) {
+    case taconite::Precision::F32: return taconite::kPrecisionF32.data();
+    case taconite::Precision::Bf16: return taconite::kPrecisionBf16.data();
+    case taconite::Precision::Int8: return taconite::kPrecisionInt8.data();
+    case taconite::Precision::Auto: break;
   }
   return "auto";
 }

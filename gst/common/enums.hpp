@@ -24,14 +24,6 @@ enum class BackendChoice : int {
   OpenCvDnn = 5,  // ONNX files only
 };
 
-// The cpu backend's numerics (the runtime's Precision; other backends have their own).
-enum class PrecisionChoice : int {
-  Auto = 0,
-  F32 = 1,
-  Bf16 = 2,
-  Int8 = 3,
-};
-
 enum class LeakyMode : int {
   No = 0,    // block upstream when max-queued buffers wait; every face is embedded
   Skip = 1,  // when the engine falls behind, pass frames through without embeddings
@@ -61,6 +53,6 @@ GType taconite_precision_get_type();
 // The runtime's backend name for a choice ("auto", "cpu", ...).
 const char* backend_choice_name(BackendChoice choice);
 
-taconite::Precision runtime_precision(PrecisionChoice choice);
-// Its name as Model::precision() reports it ("auto" for Auto).
-const char* precision_choice_name(PrecisionChoice choice);
+// The property's values are taconite::Precision's; a value's name as Model::precision() reports it
+// ("auto" for Auto).
+const char* precision_name(taconite::Precision precision);

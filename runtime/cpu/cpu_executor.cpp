@@ -1,7 +1,6 @@
 #include "cpu/cpu_executor.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdint>
 #include <functional>
@@ -178,12 +177,6 @@ std::unique_ptr<CpuBackend> make_fastest_backend(FusedGraph graph, int threads) 
   return chosen;
 }
 
-double cosine(std::span<const float> a, std::span<const float> b) {
-  double dot = 0.0, aa = 0.0, bb = 0.0;
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) dot += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
-  return aa > 0.0 && bb > 0.0 ? dot / std::sqrt(aa * bb) : 0.0;
-}
-
 // int8's calibration: the f32 network's per-channel range of every conv input over the bundle's
 // recorded input (the exporter's face; the noise where a bundle records none) and `noise`. The face
 // alone left channels at what one face happened to reach, and other faces clipped (real faces,
@@ -200,27 +193,27 @@ Calibration calibrate_int8(const FusedGraph& graph, int threads, std::span<const
   FusedCpuSession session = f32.fused_session();
   Calibration calibration;
   guarded_dnnl(ComputeType::F32, threads, [&] {
-    calibration.ranges = session.single().conv_input_ranges({&face, 1});
-    const std::vector<std::vector<float>> noise_ranges = session.single().conv_input_ranges({&noise, 1});
+    calibration.f32_embedding = std::move(session.single().run({&face, 1}, &calibration.ranges).front());
+    std::vector<std::vector<float>> noise_ranges;
+    session.single().run({&noise, 1}, &noise_ranges);
     for (std::size_t v = 0; v < calibration.ranges.size(); ++v)
       for (std::size_t c = 0; c < calibration.ranges[v].size(); ++c)
         calibration.ranges[v][c] = std::max(calibration.ranges[v][c], noise_ranges[v][c]);
   });
-  calibration.f32_embedding = session.forward(face);
   return calibration;
 }
 
 // Explicit `precision = int8` only: `auto` never picks it (on real faces it stays ~0.996-0.999 from
 // f32, short of the 0.999 issue 32 asks of any numerics `auto` may pick; docs/performance.md).
-std::unique_ptr<CpuBackend> make_int8_backend(const FusedGraph& graph, int threads) {
+std::unique_ptr<CpuBackend> make_int8_backend(FusedGraph graph, int threads) {
   const std::vector<bf16_t> noise = noise_input(graph, 0.5f);
   const std::span<const bf16_t> face = graph.recorded_input.empty() ? std::span<const bf16_t>(noise) : graph.recorded_input;
   Calibration calibration = calibrate_int8(graph, threads, face, noise);
-  auto int8 = std::make_unique<FusedCpuBackend>(FusedGraph(graph), ComputeType::Int8, threads, WeightContents::Bundle,
+  auto int8 = std::make_unique<FusedCpuBackend>(std::move(graph), ComputeType::Int8, threads, WeightContents::Bundle,
                                                 std::move(calibration.ranges));
   char reason[160];
   std::snprintf(reason, sizeof reason, "calibrated at load; cosine to f32 on the bundle's recorded input %.5f",
-                cosine(int8->fused_session().forward(face), calibration.f32_embedding));
+                taconite::cosine(int8->fused_session().forward(face), calibration.f32_embedding));
   int8->set_precision_reason(reason);
   return int8;
 }
@@ -244,7 +237,7 @@ std::string cpu_isa_name() {
 std::unique_ptr<CpuBackend> make_cpu_backend(FusedGraph graph, const CpuOptions& options) {
   const int threads = std::max(options.threads, 1);
   if (options.precision == CpuOptions::Precision::Auto) return make_fastest_backend(std::move(graph), threads);
-  if (options.precision == CpuOptions::Precision::Int8) return make_int8_backend(graph, threads);
+  if (options.precision == CpuOptions::Precision::Int8) return make_int8_backend(std::move(graph), threads);
   const bool bf16 = options.precision == CpuOptions::Precision::Bf16;
   return std::make_unique<FusedCpuBackend>(std::move(graph), bf16 ? ComputeType::Bf16 : ComputeType::F32, threads);
 }

@@ -55,6 +55,21 @@ struct AlignedBuffer {
   void* data;
 };
 
+// `range[c]` = max(range[c], |x|) over channel c of the f32 activation `src`, read in plain nchw
+// whatever the conv's layout.
+void widen_ranges(const dnnl::engine& engine, dnnl::stream& stream, dnnl::memory src, std::vector<float>& range) {
+  const dims shape = src.get_desc().dims();
+  dnnl::memory plain({shape, dt::f32, tag::nchw}, engine);
+  dnnl::reorder(src, plain).execute(stream, src, plain);
+  stream.wait();
+  const float* data = static_cast<const float*>(plain.get_data_handle());
+  const std::size_t channels = static_cast<std::size_t>(shape[1]), pixels = static_cast<std::size_t>(shape[2] * shape[3]);
+  range.resize(channels, 0.0f);
+  for (std::size_t n = 0; n < static_cast<std::size_t>(shape[0]); ++n)
+    for (std::size_t c = 0; c < channels; ++c, data += pixels)
+      for (std::size_t i = 0; i < pixels; ++i) range[c] = std::max(range[c], std::abs(data[i]));
+}
+
 }  // namespace
 
 struct OnednnNetwork::Impl {
@@ -449,41 +464,23 @@ OnednnNetwork::OnednnNetwork(const FusedGraph& graph, WeightStore& weights, dnnl
 
 OnednnNetwork::~OnednnNetwork() = default;
 
-std::vector<std::vector<float>> OnednnNetwork::run(std::span<const std::span<const bf16_t>> inputs) {
+std::vector<std::vector<float>> OnednnNetwork::run(std::span<const std::span<const bf16_t>> inputs,
+                                                   std::vector<std::vector<float>>* conv_input_ranges) {
   impl_->load_inputs(inputs);
-  for (Step& step : impl_->steps) step.run(impl_->stream);
+  if (conv_input_ranges != nullptr) conv_input_ranges->assign(impl_->graph.values.size(), {});
+  for (Step& step : impl_->steps) {
+    if (conv_input_ranges != nullptr && step.conv_src >= 0) {
+      impl_->stream.wait();
+      widen_ranges(impl_->engine, impl_->stream, step.bound.at(DNNL_ARG_SRC), (*conv_input_ranges)[static_cast<std::size_t>(step.conv_src)]);
+    }
+    step.run(impl_->stream);
+  }
   impl_->stream.wait();
   const float* out = static_cast<const float*>(impl_->head_output.get_data_handle());
   std::vector<std::vector<float>> results;
   for (std::size_t n = 0; n < inputs.size(); ++n)
     results.emplace_back(out + n * impl_->embed_dim, out + (n + 1) * impl_->embed_dim);
   return results;
-}
-
-std::vector<std::vector<float>> OnednnNetwork::conv_input_ranges(std::span<const std::span<const bf16_t>> inputs) {
-  std::vector<std::vector<float>> ranges(impl_->graph.values.size());
-  impl_->load_inputs(inputs);
-  for (Step& step : impl_->steps) {
-    if (step.conv_src >= 0) {
-      impl_->stream.wait();
-      // In plain nchw, whatever the conv's layout, to read channel by channel.
-      dnnl::memory src = step.bound.at(DNNL_ARG_SRC);
-      const dims shape = src.get_desc().dims();
-      dnnl::memory plain({shape, dt::f32, tag::nchw}, impl_->engine);
-      dnnl::reorder(src, plain).execute(impl_->stream, src, plain);
-      impl_->stream.wait();
-      const float* data = static_cast<const float*>(plain.get_data_handle());
-      const std::size_t channels = static_cast<std::size_t>(shape[1]), pixels = static_cast<std::size_t>(shape[2] * shape[3]);
-      std::vector<float>& range = ranges[static_cast<std::size_t>(step.conv_src)];
-      range.resize(channels, 0.0f);
-      for (std::size_t n = 0; n < static_cast<std::size_t>(shape[0]); ++n)
-        for (std::size_t c = 0; c < channels; ++c, data += pixels)
-          for (std::size_t i = 0; i < pixels; ++i) range[c] = std::max(range[c], std::abs(data[i]));
-    }
-    step.run(impl_->stream);
-  }
-  impl_->stream.wait();
-  return ranges;
 }
 
 std::string OnednnNetwork::implementations() const {
