@@ -471,7 +471,8 @@ std::vector<std::vector<float>> OnednnNetwork::run(std::span<const std::span<con
   for (Step& step : impl_->steps) {
     if (conv_input_ranges != nullptr && step.conv_src >= 0) {
       impl_->stream.wait();
-      widen_ranges(impl_->engine, impl_->stream, step.bound.at(DNNL_ARG_SRC), (*conv_input_ranges)[static_cast<std::size_t>(step.conv_src)]);
+      std::vector<float>& ranges = (*conv_input_ranges)[static_cast<std::size_t>(step.conv_src)];
+      widen_ranges(impl_->engine, impl_->stream, step.bound.at(DNNL_ARG_SRC), ranges);
     }
     step.run(impl_->stream);
   }
