@@ -22,6 +22,7 @@ namespace {
 
 // Batches larger than this run as several passes: on the 2-core AVX2 machine batch 32 ran ~30 %
 // fewer faces/s than batch 8 (its activations fall out of cache) for 4x the activation memory.
+// Networks with Winograd convs run face by face (cpu/conv_algorithms.hpp).
 constexpr int kMaxBatch = 8;
 // Networks kept for batch sizes other than 1 (each holds its own activation buffers): with the
 // buckets 2, 4 and 8 every bucket stays built.
@@ -51,11 +52,16 @@ void guarded_dnnl(ComputeType type, int threads, Fn&& fn) {
 // What every session of one backend reads: immutable, except the WeightStore's own locked cache.
 struct FusedShared {
   FusedShared(FusedGraph g, ComputeType t, int n, WeightContents contents, std::vector<std::vector<float>> ranges)
-      : graph(std::move(g)), type(t), threads(n), input_ranges(std::move(ranges)), engine(dnnl::engine::kind::cpu, 0),
+      : graph(std::move(g)), type(t), threads(n),
+        max_batch(t == ComputeType::F32 && std::ranges::any_of(graph.ops, [](const FusedOp& op) { return op.winograd; })
+                      ? 1
+                      : kMaxBatch),
+        input_ranges(std::move(ranges)), engine(dnnl::engine::kind::cpu, 0),
         weights(graph, engine, dnnl_type(t), n, contents) {}
   FusedGraph graph;
   ComputeType type;
   int threads;
+  int max_batch;
   std::vector<std::vector<float>> input_ranges;  // int8: every conv input's calibrated ranges, by value id
   dnnl::engine engine;  // thread-safe; each network has its own stream
   mutable WeightStore weights;
@@ -83,9 +89,10 @@ class FusedCpuSession final : public CpuSession {
     std::vector<std::vector<float>> outputs;
     outputs.reserve(inputs.size());
     guarded_dnnl(shared_->type, shared_->threads, [&] {
-      for (std::size_t at = 0; at < inputs.size(); at += kMaxBatch) {
-        const std::size_t count = std::min<std::size_t>(kMaxBatch, inputs.size() - at);
-        OnednnNetwork& padded = network(batch_bucket(static_cast<int>(count), kMaxBatch));
+      const std::size_t most = static_cast<std::size_t>(shared_->max_batch);
+      for (std::size_t at = 0; at < inputs.size(); at += most) {
+        const std::size_t count = std::min(most, inputs.size() - at);
+        OnednnNetwork& padded = network(batch_bucket(static_cast<int>(count), shared_->max_batch));
         for (auto& out : padded.run(inputs.subspan(at, count))) outputs.push_back(std::move(out));
       }
     });
@@ -114,13 +121,16 @@ class FusedCpuBackend final : public CpuBackend {
     // of any batch size, use those copies: the bundle's bytes are released after the load) and
     // tells which primitives run.
     const FusedCpuSession first(shared_);
+    const std::string primitives = first.single().implementations();
+    runs_winograd_ = primitives.find("wino") != std::string::npos;
     summary_ = " on oneDNN isa " + cpu_isa_name() + "; fused " + describe(shared_->graph) + "; primitives: " +
-               first.single().implementations() + "; weights " + std::to_string(shared_->weights.bytes() >> 20) +
+               primitives + "; weights " + std::to_string(shared_->weights.bytes() >> 20) +
                " MiB, batch-1 activations per session " + std::to_string(first.single().activation_bytes() >> 20) +
                " MiB";
   }
 
   void set_precision_reason(std::string reason) { reason_ = std::move(reason); }
+  bool runs_winograd() const { return runs_winograd_; }
 
   std::string precision() const override { return std::string(to_string(shared_->type)); }
   std::string precision_reason() const override { return reason_; }
@@ -136,6 +146,7 @@ class FusedCpuBackend final : public CpuBackend {
  private:
   std::shared_ptr<const FusedShared> shared_;
   std::string summary_, reason_;
+  bool runs_winograd_ = false;
 };
 
 // A deterministic input for the timing race: values in [-1, 1) like a preprocessed face (all zeros
@@ -152,28 +163,63 @@ std::vector<bf16_t> noise_input(const FusedGraph& graph, float amplitude = 1.0f)
   return input;
 }
 
-// `auto`: f32 and (where oneDNN builds it) bf16 raced on their batch-1 networks with placeholder
-// weights (same primitives and speed, no bundle reads), then the winner built for real. The
-// placeholder networks' primitives stay in oneDNN's primitive cache, so the real build reuses them.
-std::unique_ptr<CpuBackend> make_fastest_backend(FusedGraph graph, int threads) {
-  std::vector<CandidateTimes> candidates{{ComputeType::F32, {}}, {ComputeType::Bf16, {}}};
+// One candidate of `auto`'s race with placeholder weights, or null with `why` where oneDNN builds
+// none: bf16 without AVX512-BF16 (its first conv fails), Winograd without AVX-512 (every conv fell
+// back to direct). f32 failing is the load's failure (it is thrown).
+std::unique_ptr<FusedCpuBackend> placeholder_candidate(const FusedGraph& graph, const CandidateTimes& candidate,
+                                                       int threads, std::string& why) {
   try {
-    const std::vector<bf16_t> input = noise_input(graph);
-    // bf16 first: where oneDNN has no bf16 kernels its first conv fails before anything is built.
-    const FusedCpuBackend bf16(FusedGraph(graph), ComputeType::Bf16, threads, WeightContents::Placeholder);
-    const FusedCpuBackend f32(FusedGraph(graph), ComputeType::F32, threads, WeightContents::Placeholder);
-    const std::unique_ptr<CpuSession> sessions[] = {f32.new_session(), bf16.new_session()};
-    const std::function<void()> forwards[] = {[&] { sessions[0]->forward(input); }, [&] { sessions[1]->forward(input); }};
-    std::vector<std::vector<double>> times = race(forwards, RaceLimits{});
-    for (std::size_t i = 0; i < candidates.size(); ++i) candidates[i].ms = std::move(times[i]);
-  } catch (const Failure& failure) {  // no bf16 network on this CPU (f32 failing would fail below too)
+    auto backend = std::make_unique<FusedCpuBackend>(FusedGraph(graph), candidate.type, threads, WeightContents::Placeholder);
+    if (!candidate.winograd || backend->runs_winograd()) return backend;
+    why = "oneDNN builds no Winograd conv on isa " + cpu_isa_name();
+  } catch (const Failure& failure) {
+    if (candidate.type == ComputeType::F32) throw;
+    why = failure.error().message;
+  }
+  return nullptr;
+}
+
+// `auto`: f32, bf16 and f32's Winograd variant (each where oneDNN builds it) raced on their
+// batch-1 networks with placeholder weights (same primitives and speed, no bundle reads), then
+// the winner built for real. The placeholder networks' primitives stay in oneDNN's primitive
+// cache, so the real build reuses them.
+std::unique_ptr<CpuBackend> make_fastest_backend(FusedGraph graph, int threads) {
+  FusedGraph winograd_graph(graph);
+  mark_winograd_convs(winograd_graph);
+  std::vector<CandidateTimes> candidates;
+  std::vector<std::unique_ptr<FusedCpuBackend>> backends;
+  std::string left_out;
+  for (const CandidateTimes& candidate : {CandidateTimes{ComputeType::F32, {}, false}, CandidateTimes{ComputeType::Bf16, {}, false},
+                                          CandidateTimes{ComputeType::F32, {}, true}}) {
+    std::string why;
+    auto backend = placeholder_candidate(candidate.winograd ? winograd_graph : graph, candidate, threads, why);
+    if (backend) {
+      candidates.push_back(candidate);
+      backends.push_back(std::move(backend));
+    } else {
+      left_out += (left_out.empty() ? "" : "; ") + std::string(to_string(candidate.type)) +
+                  (candidate.winograd ? "-winograd: " : ": ") + why;
+    }
+  }
+  if (candidates.size() == 1) {
+    backends.clear();
     auto f32 = std::make_unique<FusedCpuBackend>(std::move(graph), ComputeType::F32, threads);
-    f32->set_precision_reason("auto: f32, the only candidate (bf16: " + failure.error().message + ")");
+    f32->set_precision_reason("auto: f32, the only candidate (" + left_out + ")");
     return f32;
   }
+  const std::vector<bf16_t> input = noise_input(graph);
+  std::vector<std::unique_ptr<CpuSession>> sessions;
+  std::vector<std::function<void()>> forwards;
+  for (const auto& backend : backends) sessions.push_back(backend->new_session());
+  for (const auto& session : sessions) forwards.push_back([&session, &input] { session->forward(input); });
+  std::vector<std::vector<double>> times = race(forwards, RaceLimits{});
+  for (std::size_t i = 0; i < candidates.size(); ++i) candidates[i].ms = std::move(times[i]);
+  sessions.clear();
+  backends.clear();
   const NumericsChoice choice = choose_numerics(candidates);
-  auto chosen = std::make_unique<FusedCpuBackend>(std::move(graph), choice.type, threads);
-  chosen->set_precision_reason(choice.reason);
+  auto chosen = std::make_unique<FusedCpuBackend>(choice.winograd ? std::move(winograd_graph) : std::move(graph),
+                                                  choice.type, threads);
+  chosen->set_precision_reason(left_out.empty() ? choice.reason : choice.reason + " (not raced: " + left_out + ")");
   return chosen;
 }
 

@@ -311,6 +311,10 @@ Lowering lower_plan(const plan::Plan& plan) {
   return {std::move(graph), {}};
 }
 
+void mark_winograd_convs(FusedGraph& graph) {
+  for (FusedOp& op : graph.ops) op.winograd = op.kind == OpKind::Conv && op.kernel == 3 && op.stride == 1;
+}
+
 std::string describe(const FusedGraph& graph) {
   int strided = 0, with_sum = 0, with_prelu = 0, with_affine = 0;
   for (const FusedOp& op : graph.ops) {

@@ -16,6 +16,10 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+std::string name(const CandidateTimes& candidate) {
+  return std::string(to_string(candidate.type)) + (candidate.winograd ? "-winograd" : "");
+}
+
 std::string ms(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f ms", value);
@@ -38,7 +42,7 @@ NumericsChoice choose_numerics(std::span<const CandidateTimes> candidates) {
   std::size_t f32 = 0;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     medians.push_back(median(candidates[i].ms));
-    if (candidates[i].type == ComputeType::F32) f32 = i;
+    if (candidates[i].type == ComputeType::F32 && !candidates[i].winograd) f32 = i;
   }
   std::size_t best = f32;
   for (std::size_t i = 0; i < candidates.size(); ++i)
@@ -47,15 +51,15 @@ NumericsChoice choose_numerics(std::span<const CandidateTimes> candidates) {
   std::string times;
   std::size_t rounds = candidates[0].ms.size();
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    times += (i == 0 ? "" : ", ") + std::string(to_string(candidates[i].type)) + " " + ms(medians[i]);
+    times += (i == 0 ? "" : ", ") + name(candidates[i]) + " " + ms(medians[i]);
     rounds = std::min(rounds, candidates[i].ms.size());
   }
-  const ComputeType type = candidates[best].type;
-  const std::string verdict = type != ComputeType::F32 ? "measured fastest"
+  const CandidateTimes& chosen = candidates[best];
+  const std::string verdict = best != f32 ? "measured fastest"
                               : candidates.size() == 1  ? "the only candidate"
                                                         : "no other candidate measured more than " +
                                                              std::to_string(static_cast<int>(kBeatF32By * 100)) + " % faster";
-  return {type, "auto: " + std::string(to_string(type)) + ", " + verdict + " (batch-1 forward, median of " +
+  return {chosen.type, chosen.winograd, "auto: " + name(chosen) + ", " + verdict + " (batch-1 forward, median of " +
                     std::to_string(rounds) + " interleaved rounds: " + times + ")"};
 }
 

@@ -20,19 +20,21 @@ std::string_view to_string(ComputeType type);
 struct CandidateTimes {
   ComputeType type;
   std::vector<double> ms;  // one per timed round
+  bool winograd = false;   // f32's Winograd variant (cpu/fused_graph.hpp: mark_winograd_convs)
 };
 
 struct NumericsChoice {
   ComputeType type;
-  std::string reason;  // e.g. "auto: bf16, measured fastest (batch-1 forward, median of 5 interleaved rounds: f32 24.1 ms, bf16 11.9 ms)"
+  bool winograd = false;
+  std::string reason;  // e.g. "auto: bf16, measured fastest (batch-1 forward, median of 5 interleaved rounds: f32 24.1 ms, f32-winograd 17.0 ms, bf16 11.9 ms)"
 };
 
-// f32 is the more accurate numerics, so another candidate must beat it by more than this fraction
-// of f32's median: a near tie (noise on a shared machine) keeps f32.
+// f32 (direct convs) is the most accurate and frugal numerics, so another candidate must beat it
+// by more than this fraction of its median: a near tie (noise on a shared machine) keeps f32.
 inline constexpr double kBeatF32By = 0.03;
 
 // The candidate with the lowest median, subject to kBeatF32By. `candidates` is non-empty, holds
-// F32, and every candidate has at least one time.
+// F32 (direct), and every candidate has at least one time.
 NumericsChoice choose_numerics(std::span<const CandidateTimes> candidates);
 
 struct RaceLimits {

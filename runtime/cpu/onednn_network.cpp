@@ -33,6 +33,7 @@ struct Step {
   std::unordered_map<int, dnnl::memory> bound;
   std::unique_ptr<BorderFix> fix;
   int conv_src = -1;  // a conv's: the value id it reads (f32 networks: calibration)
+  dnnl::memory::desc scratchpad{};  // what the primitive needs of the network's shared scratchpad
 
   void run(dnnl::stream& stream) {
     if (fix) {
@@ -96,6 +97,7 @@ struct OnednnNetwork::Impl {
   std::vector<dnnl::memory> value_memory;
   dnnl::memory user_input, head_output;
   std::size_t embed_dim = 0;
+  std::size_t scratchpad_bytes = 0;
 
   Impl(const FusedGraph& g, WeightStore& w, dnnl::engine e, dt compute, int n, std::span<const std::vector<float>> ranges)
       : graph(g), weights(w), engine(std::move(e)), stream(engine), int8(compute == dt::s8),
@@ -194,9 +196,23 @@ struct OnednnNetwork::Impl {
     }
   }
 
+  // Convs and the head take their scratch memory from the network (one buffer, the largest any of
+  // them needs: steps run one at a time), not each its own: oneDNN's own scratchpads are per
+  // primitive in Debian's build, ~3 MiB per Winograd conv, 0.3 GiB over IR-101.
+  static dnnl::primitive_attr shared_scratchpad() {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return attr;
+  }
+  template <typename PrimitiveDesc>
+  void use_shared_scratchpad(const PrimitiveDesc& pd) {
+    steps.back().scratchpad = pd.scratchpad_desc();
+    scratchpad_bytes = std::max(scratchpad_bytes, pd.scratchpad_desc().get_size());
+  }
+
   // A conv's sum post-op (adding into `sum_input`, whose buffer its output then shares), if any.
   dnnl::primitive_attr conv_attr(const FusedOp& op) {
-    dnnl::primitive_attr attr;
+    dnnl::primitive_attr attr = shared_scratchpad();
     if (op.sum_input >= 0) {
       dnnl::post_ops ops;
       ops.append_sum(1.0f);
@@ -218,12 +234,22 @@ struct OnednnNetwork::Impl {
     const dnnl::primitive_attr attr = conv_attr(op);
     const dnnl::memory::desc bias_desc({op.oc}, dt::f32, tag::a);
     const bool has_bias = !op.bias.empty() || !op.in_scale.empty();  // a folded affine's shift is a bias
-    const auto d = !has_bias
-                       ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                         src, wei, dst, strides, padding, padding)
-                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                         src, wei, bias_desc, dst, strides, padding, padding);
-    const dnnl::convolution_forward::primitive_desc pd(d, attr, engine);
+    const auto describe = [&](dnnl::algorithm algorithm) {
+      const auto d = !has_bias
+                         ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src, wei, dst,
+                                                           strides, padding, padding)
+                         : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm, src, wei,
+                                                           bias_desc, dst, strides, padding, padding);
+      return dnnl::convolution_forward::primitive_desc(d, attr, engine);
+    };
+    dnnl::convolution_forward::primitive_desc pd;
+    if (op.winograd && act == dt::f32) {  // oneDNN 2.6's Winograd is f32 only
+      try {
+        pd = describe(dnnl::algorithm::convolution_winograd);
+      } catch (const dnnl::error&) {  // none for the layouts its neighbours fixed: direct
+      }
+    }
+    if (!pd) pd = describe(dnnl::algorithm::convolution_direct);
     if (desc_of(in).is_zero()) desc_of(in) = pd.src_desc();
     const int read = in_act_type(in, pd.src_desc());
     const WeightStore::ConvConstants constants = weights.conv(index, pd.weights_desc());
@@ -239,6 +265,7 @@ struct OnednnNetwork::Impl {
     if (bias) args.push_back({DNNL_ARG_BIAS, c(bias)});
     add_step(dnnl::convolution_forward(pd), std::move(args), "conv", pd.impl_info_str());
     steps.back().conv_src = in;
+    use_shared_scratchpad(pd);
     // The border correction before PReLU (it belongs to the conv's linear part).
     if (constants.border != nullptr)
       steps.push_back({{}, {{DNNL_ARG_DST, v(op.output)}}, "border-fix", {},
@@ -362,7 +389,7 @@ struct OnednnNetwork::Impl {
     const dnnl::memory::desc wei({n, in_shape[1], in_shape[2], in_shape[3]}, act, tag::any);
     const dnnl::memory::desc bias_desc({n}, dt::f32, tag::a), dst({batch, n}, dt::f32, tag::nc);
     const dnnl::inner_product_forward::primitive_desc pd(
-        {dnnl::prop_kind::forward_inference, desc_of(in), wei, bias_desc, dst}, engine);
+        {dnnl::prop_kind::forward_inference, desc_of(in), wei, bias_desc, dst}, shared_scratchpad(), engine);
     head_output = dnnl::memory(dst, engine);
     add_step(dnnl::inner_product_forward(pd),
              {{DNNL_ARG_SRC, v(in)},
@@ -370,6 +397,7 @@ struct OnednnNetwork::Impl {
               {DNNL_ARG_BIAS, c(weights.head_bias(index))},
               {DNNL_ARG_DST, c(head_output)}},
              "head", pd.impl_info_str());
+    use_shared_scratchpad(pd);
   }
 
   void add_input_reorder() {
@@ -426,13 +454,19 @@ struct OnednnNetwork::Impl {
       for (std::size_t v = 0; v < values; ++v)
         if (last[v] == static_cast<int>(k) && buffer_of[v] >= 0) --refs[static_cast<std::size_t>(buffer_of[v])];
     }
+    if (scratchpad_bytes > 0) {
+      buffers.push_back(std::make_unique<AlignedBuffer>(scratchpad_bytes));
+      total += buffers.back()->bytes;
+    }
     value_memory.resize(values);
     for (std::size_t v = 0; v < values; ++v)
       if (buffer_of[v] >= 0)
         value_memory[v] = dnnl::memory(desc[v], engine, buffers[static_cast<std::size_t>(buffer_of[v])]->data);
-    for (Step& step : steps)
+    for (Step& step : steps) {
       for (const auto& [id, ref] : step.args)
         step.bound[id] = ref.value >= 0 ? value_memory[static_cast<std::size_t>(ref.value)] : ref.fixed;
+      if (!step.scratchpad.is_zero()) step.bound[DNNL_ARG_SCRATCHPAD] = dnnl::memory(step.scratchpad, engine, buffers.back()->data);
+    }
     return total;
   }
 

@@ -40,6 +40,26 @@ TEST(NumericsChoice, ANearTieKeepsF32) {
   EXPECT_EQ(choose({20.0, 20.0, 20.0}, {19.0, 19.0, 19.0}).type, ComputeType::Bf16);  // 5 % faster
 }
 
+// The Intel Xeon case with f32's Winograd variant in the race: bf16 slow, Winograd the fastest.
+TEST(NumericsChoice, NamesAndPicksTheWinogradVariantWhenItIsFastest) {
+  const std::vector<cpu::CandidateTimes> candidates{{ComputeType::F32, {28.0, 27.0, 29.0}},
+                                                    {ComputeType::Bf16, {40.0, 39.0, 41.0}},
+                                                    {ComputeType::F32, {20.0, 19.0, 21.0}, true}};
+  const cpu::NumericsChoice choice = cpu::choose_numerics(candidates);
+  EXPECT_EQ(choice.type, ComputeType::F32);
+  EXPECT_TRUE(choice.winograd);
+  EXPECT_EQ(choice.reason.rfind("auto: f32-winograd, measured fastest", 0), 0u) << choice.reason;
+  EXPECT_NE(choice.reason.find("f32 28.0 ms, bf16 40.0 ms, f32-winograd 20.0 ms"), std::string::npos) << choice.reason;
+}
+
+TEST(NumericsChoice, ANearTieWithTheWinogradVariantKeepsDirectF32) {
+  const std::vector<cpu::CandidateTimes> candidates{{ComputeType::F32, {20.0, 20.0, 20.0}},
+                                                    {ComputeType::F32, {19.7, 19.7, 19.7}, true}};
+  const cpu::NumericsChoice choice = cpu::choose_numerics(candidates);
+  EXPECT_FALSE(choice.winograd) << "direct f32 is the baseline: its weights are smaller";
+  EXPECT_NE(choice.reason.find("auto: f32, no other candidate"), std::string::npos) << choice.reason;
+}
+
 TEST(NumericsChoice, EvenRoundsUseTheMeanOfTheMiddleTwo) {
   EXPECT_EQ(choose({10.0, 30.0}, {19.0, 19.0}).type, ComputeType::Bf16);  // f32 median 20
 }
