@@ -63,11 +63,9 @@ fi
 
 echo "{\"machine\": \"$(lscpu | sed -n 's/^Model name: *//p')\", \"isa\": \"$(grep -o -w -E 'avx512f|avx512_bf16|avx512_vnni|avx_vnni|amx_tile|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ' | sed 's/ $//')\", \"threads\": $threads, \"load_average\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"onednn\": \"$(dpkg-query -W -f '${Version}' libdnnl2 2>/dev/null)\", \"omp_wait_policy\": \"${OMP_WAIT_POLICY:-}\"}" >> "$results"
 "$build/bench/taconite-bench" --peak "$threads" >> "$results"
-# `auto` times f32 against bf16 at load and keeps the faster; without native bf16 (AVX512-BF16 / AMX) it
-# keeps f32 (emulated bf16 is far slower), so its own row is run only where the CPU has native bf16.
-# int8 (never picked by `auto`: it keeps ~0.996-0.999 of f32 on real faces) runs everywhere.
-precisions="f32 int8"
-grep -q '"native_bf16": true' "$results" && precisions="auto f32 int8"
+# `auto` times f32, bf16 and (AVX-512) f32's Winograd variant at load and keeps the fastest; f32 is
+# direct convs. int8 (never picked by `auto`: it keeps ~0.996-0.999 of f32 on real faces).
+precisions="auto f32 int8"
 for model in ${MODELS:-ir18 ir50 ir101}; do
   bundle=$work/$model
   if [ "$model" = ir50 ] && [ ! -f "$bundle/manifest.txt" ]; then

@@ -48,11 +48,13 @@ NumericsChoice choose_numerics(std::span<const CandidateTimes> candidates) {
   for (std::size_t i = 0; i < candidates.size(); ++i)
     if (medians[i] < medians[best] && medians[i] < medians[f32] * (1.0 - kBeatF32By)) best = i;
 
+  std::size_t rounds = 0;
+  for (const CandidateTimes& candidate : candidates) rounds = std::max(rounds, candidate.ms.size());
   std::string times;
-  std::size_t rounds = candidates[0].ms.size();
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    times += (i == 0 ? "" : ", ") + name(candidates[i]) + " " + ms(medians[i]);
-    rounds = std::min(rounds, candidates[i].ms.size());
+    const std::size_t ran = candidates[i].ms.size();
+    times += (i == 0 ? "" : ", ") + name(candidates[i]) + " " + ms(medians[i]) +
+             (ran < rounds ? " (" + std::to_string(ran) + " rounds: outpaced)" : "");
   }
   const CandidateTimes& chosen = candidates[best];
   const std::string verdict = best != f32 ? "measured fastest"
@@ -63,27 +65,31 @@ NumericsChoice choose_numerics(std::span<const CandidateTimes> candidates) {
                     std::to_string(rounds) + " interleaved rounds: " + times + ")"};
 }
 
-bool decisive(const std::vector<std::vector<double>>& times, double ratio) {
-  for (std::size_t a = 0; a < times.size(); ++a) {
-    if (times[a].empty()) return false;
-    const double slowest = *std::max_element(times[a].begin(), times[a].end());
-    bool beats_all = true;
-    for (std::size_t b = 0; b < times.size(); ++b)
-      if (b != a) beats_all = beats_all && !times[b].empty() && slowest * ratio <= *std::min_element(times[b].begin(), times[b].end());
-    if (beats_all) return true;
-  }
-  return false;
+std::vector<bool> outpaced(const std::vector<std::vector<double>>& times, double ratio) {
+  std::vector<bool> out(times.size(), false);
+  for (std::size_t a = 0; a < times.size(); ++a)
+    for (std::size_t b = 0; b < times.size() && !times[a].empty(); ++b)
+      if (b != a && !times[b].empty() &&
+          *std::max_element(times[b].begin(), times[b].end()) * ratio <= *std::min_element(times[a].begin(), times[a].end()))
+        out[a] = true;
+  return out;
 }
 
 std::vector<std::vector<double>> race(std::span<const std::function<void()>> forwards, const RaceLimits& limits) {
   using Clock = std::chrono::steady_clock;
   for (const auto& forward : forwards) forward();
   std::vector<std::vector<double>> times(forwards.size());
+  std::vector<bool> stopped(forwards.size(), false);
   double spent = 0.0;
   for (int round = 0; round < limits.max_rounds && (round < limits.min_rounds || spent < limits.budget_s); ++round) {
-    if (round >= limits.decisive_rounds && decisive(times, limits.decisive_ratio)) break;
+    if (round >= limits.decisive_rounds) {
+      const std::vector<bool> out = outpaced(times, limits.decisive_ratio);
+      for (std::size_t i = 0; i < out.size(); ++i) stopped[i] = stopped[i] || out[i];
+      if (std::count(stopped.begin(), stopped.end(), false) <= 1) break;
+    }
     for (std::size_t k = 0; k < forwards.size(); ++k) {
       const std::size_t i = round % 2 == 0 ? k : forwards.size() - 1 - k;
+      if (stopped[i]) continue;
       const auto start = Clock::now();
       forwards[i]();
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();

@@ -38,21 +38,22 @@ inline constexpr double kBeatF32By = 0.03;
 NumericsChoice choose_numerics(std::span<const CandidateTimes> candidates);
 
 struct RaceLimits {
-  int min_rounds = 3;         // unless decisive earlier
+  int min_rounds = 3;         // unless decided earlier
   int max_rounds = 9;
   double budget_s = 0.3;      // no round starts after this much timed time
-  int decisive_rounds = 2;    // after this many rounds, stop if decisive(times, decisive_ratio)
+  int decisive_rounds = 2;    // after this many rounds, outpaced(times, decisive_ratio) candidates stop
   double decisive_ratio = 1.5;
 };
 
-// True when one candidate's slowest time is at least `ratio` times faster than every other
-// candidate's fastest: more rounds could not change the choice (e.g. emulated bf16, 3x slower).
-bool decisive(const std::vector<std::vector<double>>& times, double ratio);
+// Per candidate: true when its fastest time is at least `ratio` times another candidate's slowest,
+// so more rounds could not make it the choice (e.g. emulated bf16, 3x slower than f32). A candidate
+// without times is never outpaced and outpaces nothing.
+std::vector<bool> outpaced(const std::vector<std::vector<double>>& times, double ratio);
 
-// Runs every forward once untimed (warm-up), then timed rounds of one forward each, the order of
-// the candidates alternating between rounds, until max_rounds, or after min_rounds the budget is
-// spent, or after decisive_rounds the times are decisive. Returns the times in ms, per candidate,
-// in the order given.
+// Runs every forward once untimed (warm-up), then timed rounds of one forward per candidate still
+// running, the order alternating between rounds, until max_rounds, or after min_rounds the budget
+// is spent. After decisive_rounds, outpaced candidates stop running, and the race ends when one is
+// left. Returns the times in ms, per candidate, in the order given.
 std::vector<std::vector<double>> race(std::span<const std::function<void()>> forwards, const RaceLimits& limits);
 
 }  // namespace taconite::cpu

@@ -1,6 +1,8 @@
 // `precision = auto`'s decision on injected timings (no timed assertions) and the race's order of
 // calls.
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -43,13 +45,16 @@ TEST(NumericsChoice, ANearTieKeepsF32) {
 // The Intel Xeon case with f32's Winograd variant in the race: bf16 slow, Winograd the fastest.
 TEST(NumericsChoice, NamesAndPicksTheWinogradVariantWhenItIsFastest) {
   const std::vector<cpu::CandidateTimes> candidates{{ComputeType::F32, {28.0, 27.0, 29.0}},
-                                                    {ComputeType::Bf16, {40.0, 39.0, 41.0}},
+                                                    {ComputeType::Bf16, {41.0, 39.0}},  // stopped early
                                                     {ComputeType::F32, {20.0, 19.0, 21.0}, true}};
   const cpu::NumericsChoice choice = cpu::choose_numerics(candidates);
   EXPECT_EQ(choice.type, ComputeType::F32);
   EXPECT_TRUE(choice.winograd);
   EXPECT_EQ(choice.reason.rfind("auto: f32-winograd, measured fastest", 0), 0u) << choice.reason;
-  EXPECT_NE(choice.reason.find("f32 28.0 ms, bf16 40.0 ms, f32-winograd 20.0 ms"), std::string::npos) << choice.reason;
+  EXPECT_NE(choice.reason.find("median of 3 interleaved rounds: f32 28.0 ms, bf16 40.0 ms (2 rounds: outpaced), "
+                               "f32-winograd 20.0 ms"),
+            std::string::npos)
+      << choice.reason;
 }
 
 TEST(NumericsChoice, ANearTieWithTheWinogradVariantKeepsDirectF32) {
@@ -64,11 +69,13 @@ TEST(NumericsChoice, EvenRoundsUseTheMeanOfTheMiddleTwo) {
   EXPECT_EQ(choose({10.0, 30.0}, {19.0, 19.0}).type, ComputeType::Bf16);  // f32 median 20
 }
 
-TEST(NumericsRace, Decisive) {
-  EXPECT_TRUE(cpu::decisive({{10.0, 12.0}, {18.0, 30.0}}, 1.5));   // 12 * 1.5 <= 18
-  EXPECT_TRUE(cpu::decisive({{40.0, 41.0}, {20.0, 26.0}}, 1.5));   // the second one wins
-  EXPECT_FALSE(cpu::decisive({{10.0, 13.0}, {18.0, 30.0}}, 1.5));  // 13 * 1.5 > 18
-  EXPECT_FALSE(cpu::decisive({{10.0}, {}}, 1.5));
+TEST(NumericsRace, Outpaced) {
+  EXPECT_EQ(cpu::outpaced({{10.0, 12.0}, {18.0, 30.0}}, 1.5), (std::vector<bool>{false, true}));   // 12 * 1.5 <= 18
+  EXPECT_EQ(cpu::outpaced({{40.0, 41.0}, {20.0, 26.0}}, 1.5), (std::vector<bool>{true, false}));   // the second one wins
+  EXPECT_EQ(cpu::outpaced({{10.0, 13.0}, {18.0, 30.0}}, 1.5), (std::vector<bool>{false, false}));  // 13 * 1.5 > 18
+  EXPECT_EQ(cpu::outpaced({{10.0}, {}}, 1.5), (std::vector<bool>{false, false}));
+  // Three: the slow one is out, the two close ones race on.
+  EXPECT_EQ(cpu::outpaced({{20.0, 22.0}, {60.0, 61.0}, {15.0, 17.0}}, 1.5), (std::vector<bool>{false, true, false}));
 }
 
 TEST(NumericsRace, WarmsUpThenAlternatesTheOrderForAtLeastMinRounds) {
@@ -97,6 +104,23 @@ TEST(NumericsRace, StopsAfterDecisiveRoundsWhenOneCandidateIsFarSlower) {
   const auto times = cpu::race(forwards, {5, 9, 1e9, 2, 0.0});
   EXPECT_EQ(times[0].size(), 2u);
   EXPECT_EQ(calls, 2 + 2 * 2);
+}
+
+TEST(NumericsRace, AnOutpacedCandidateStopsWhileTheCloseOnesRaceOn) {
+  // Fake forwards whose "time" is what the race measures: the middle one sleeps far longer.
+  std::string calls;
+  const auto sleeper = [&calls](char name, int ms) {
+    return [&calls, name, ms] {
+      calls += name;
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    };
+  };
+  const std::function<void()> forwards[] = {sleeper('a', 1), sleeper('b', 200), sleeper('c', 1)};
+  const auto times = cpu::race(forwards, {4, 9, 0.0, 2, 3.0});
+  EXPECT_EQ(times[1].size(), 2u) << calls;  // out after the 2 decisive rounds (200 ms >= 3 x ~1 ms)
+  EXPECT_EQ(times[0].size(), 4u) << calls;  // a and c run until min_rounds
+  EXPECT_EQ(times[2].size(), 4u) << calls;
+  EXPECT_EQ(calls, "abc" "abc" "cba" "ac" "ca");
 }
 
 }  // namespace
