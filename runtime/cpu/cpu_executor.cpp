@@ -22,7 +22,7 @@ namespace {
 
 // Batches larger than this run as several passes: on the 2-core AVX2 machine batch 32 ran ~30 %
 // fewer faces/s than batch 8 (its activations fall out of cache) for 4x the activation memory.
-// Networks with Winograd convs run face by face (cpu/conv_algorithms.hpp).
+// Networks with Winograd convs run face by face (cpu/fused_graph.hpp: mark_winograd_convs).
 constexpr int kMaxBatch = 8;
 // Networks kept for batch sizes other than 1 (each holds its own activation buffers): with the
 // buckets 2, 4 and 8 every bucket stays built.

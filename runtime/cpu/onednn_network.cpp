@@ -198,7 +198,7 @@ struct OnednnNetwork::Impl {
 
   // Convs and the head take their scratch memory from the network (one buffer, the largest any of
   // them needs: steps run one at a time), not each its own: oneDNN's own scratchpads are per
-  // primitive in Debian's build, ~3 MiB per Winograd conv, 0.3 GiB over IR-101.
+  // primitive in Debian's build, ~3 MiB per Winograd conv, 0.26 GiB over IR-101.
   static dnnl::primitive_attr shared_scratchpad() {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
