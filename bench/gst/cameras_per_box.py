@@ -90,6 +90,9 @@ CHANGES = [
     # IR-18 on int8 convs (taconiteadaface precision=int8; the cpu backend only, not the default: cosine
     # ~0.996-0.999 to f32 on real faces, docs/backends.md#int8). Run it with --models ir18.
     ("int8", {"adaface": "untracked=never max-embeddings=1 precision=int8"}),
+    # IR-18 on direct f32 convs (precision=f32): `auto`'s choice before it raced f32 on Winograd convs, where
+    # bf16 is slow (run it with ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI beside max-embeddings-1; --models ir18).
+    ("f32-direct", {"adaface": "untracked=never max-embeddings=1 precision=f32"}),
     # Tracked faces embedded in the background (taconite-run's live cameras): frames never wait for the engine,
     # so its embeddings no longer add to a frame's lag; the same embeddings, reaching the track a frame or two later.
     ("async-tracks", {"adaface": "untracked=never max-embeddings=1 async-tracks=true"}),
