@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <utility>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -163,18 +164,23 @@ std::vector<bf16_t> noise_input(const FusedGraph& graph, float amplitude = 1.0f)
   return input;
 }
 
-// One candidate of `auto`'s race with placeholder weights, or null with `why` where oneDNN builds
-// none: bf16 without AVX512-BF16 (its first conv fails), Winograd without AVX-512 (every conv fell
-// back to direct). f32 failing is the load's failure (it is thrown).
+// One candidate of `auto`'s race with placeholder weights, or null with `why` where it cannot be
+// built: bf16 without AVX512-BF16 (its first conv fails), Winograd without AVX-512 (every conv fell
+// back to direct), or either failing otherwise (e.g. Winograd's larger weights not allocated).
+// Direct f32 failing is the load's failure (it is thrown).
 std::unique_ptr<FusedCpuBackend> placeholder_candidate(const FusedGraph& graph, const CandidateTimes& candidate,
                                                        int threads, std::string& why) {
+  const bool direct_f32 = candidate.type == ComputeType::F32 && !candidate.winograd;
   try {
     auto backend = std::make_unique<FusedCpuBackend>(FusedGraph(graph), candidate.type, threads, WeightContents::Placeholder);
     if (!candidate.winograd || backend->runs_winograd()) return backend;
     why = "oneDNN builds no Winograd conv on isa " + cpu_isa_name();
   } catch (const Failure& failure) {
-    if (candidate.type == ComputeType::F32) throw;
+    if (direct_f32) throw;
     why = failure.error().message;
+  } catch (const std::bad_alloc&) {
+    if (direct_f32) throw;
+    why = "out of memory";
   }
   return nullptr;
 }

@@ -64,7 +64,8 @@ TEST(CpuBatchBuckets, OddBatchesArePaddedToBucketsAndEmbedLikeSingleFaces) {
   const plan::Plan plan = plan::build_plan(bundle);
   cpu::Lowering lowering = cpu::lower_plan(plan);
   ASSERT_TRUE(lowering.graph) << lowering.refusal;
-  const auto backend = cpu::make_cpu_backend(std::move(*lowering.graph), {cpu::CpuOptions::Precision::Auto, 2});
+  // Direct f32: `auto` may pick f32 on Winograd convs, whose networks run batches face by face.
+  const auto backend = cpu::make_cpu_backend(std::move(*lowering.graph), {cpu::CpuOptions::Precision::F32, 2});
   const auto cpu = backend->new_session();
   std::vector<std::vector<numerics::bf16_t>> faces;
   for (int k = 0; k < 7; ++k) faces.push_back(scaled(plan.input_step().recorded, 1.0f - 0.12f * static_cast<float>(k)));
