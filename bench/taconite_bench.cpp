@@ -81,17 +81,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s BUNDLE BACKEND f32|bf16|auto THREADS BATCH... | %s --peak THREADS\n", argv[0], argv[0]);
     return 2;
   }
-  const std::string precision = argv[3];
-  if (precision != "f32" && precision != "bf16" && precision != "int8" && precision != "auto") {
+  const std::optional<taconite::Precision> precision = taconite::precision_from_name(argv[3]);
+  if (!precision) {
     std::fprintf(stderr, "precision must be f32, bf16, int8 or auto, not '%s'\n", argv[3]);
     return 2;
   }
   taconite::LoadOptions options;
   options.backend = argv[2];
-  options.precision = precision == "f32"    ? taconite::Precision::F32
-                      : precision == "bf16" ? taconite::Precision::Bf16
-                      : precision == "int8" ? taconite::Precision::Int8
-                                            : taconite::Precision::Auto;
+  options.precision = *precision;
   options.threads = std::atoi(argv[4]);
   const auto load_start = Clock::now();
   const double load_cpu_start = cpu_seconds();
@@ -153,7 +150,7 @@ int main(int argc, char** argv) {
   std::printf("{\"bundle\": \"%s\", \"backend\": \"%s\", \"precision\": \"%s\", \"requested\": \"%s\", \"threads\": %d, "
               "\"load_s\": %.3f, \"load_cpu_s\": %.3f, \"peak_rss_mib\": %.1f, \"rss_batch1_mib\": %.1f, "
               "\"cosine_fp32\": %.6f, \"batches\": {%s}, \"backend_reason\": \"%s\"}\n",
-              argv[1], embedder.backend().c_str(), ran.c_str(), precision.c_str(), options.threads, load_seconds, load_cpu,
+              argv[1], embedder.backend().c_str(), ran.c_str(), argv[3], options.threads, load_seconds, load_cpu,
               peak_rss_mib(), rss_batch1, cosine_to_fp32, results.c_str(), reason.c_str());
   return 0;
 }

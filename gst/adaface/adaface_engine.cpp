@@ -2,6 +2,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include "adaface_element.hpp"
 #include "debug_categories.hpp"
 #include "engine_client.hpp"
@@ -83,9 +84,10 @@ gboolean load_engine(GstTaconiteAdaface* self) {
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Shared engine: %s.", note.c_str()), (nullptr));
   // Another backend's numerics (the replay's bf16-exact, an ONNX model's f32), or a shared engine an
   // element with another precision loaded.
-  if (request.precision != taconite::Precision::Auto && info.precision != precision_name(request.precision))
+  const std::string_view asked = taconite::precision_name(request.precision);  // a literal: NUL-terminated
+  if (request.precision != taconite::Precision::Auto && info.precision != asked)
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
-                        ("precision=%s is not used: the engine runs %s on backend %s.", precision_name(request.precision),
+                        ("precision=%s is not used: the engine runs %s on backend %s.", asked.data(),
                          info.precision.c_str(), info.backend.c_str()),
                         ("The precision applies to the cpu backend, and a shared engine keeps the precision of the "
                          "element that loaded it (%s).", info.backend_reason.c_str()));

@@ -29,7 +29,7 @@ void declare_properties(PropertyTable<GstTaconiteAdaface, Settings>& t) {
                 "backend, else cpu-reference, and for an ONNX file opencv-dnn. Default: auto",
                 taconite_backend_get_type, &Settings::backend, ready);
   t.enumeration("precision", "Precision",
-                "Numerics of the cpu backend: auto (f32 or bf16, whichever measured faster at load; "
+                "Numerics of the cpu backend: auto (f32, bf16 or f32 on Winograd convs, whichever measured fastest at load; "
                 "TACONITE_PRECISION when set), f32, bf16, or int8 (int8 convs calibrated at load: faster, "
                 "cosine ~0.996-0.999 to f32 on real faces). Other backends keep their own; the first element "
                 "to load a shared engine decides. Default: auto",

@@ -104,8 +104,9 @@ GType taconite_precision_get_type() {
   static gsize type = 0;
   static const GEnumValue values[] = {
       {static_cast<gint>(taconite::Precision::Auto),
-       "f32 or bf16, whichever measured faster at load (TACONITE_PRECISION when set)", "auto"},
-      {static_cast<gint>(taconite::Precision::F32), "f32", taconite::kPrecisionF32.data()},
+       "f32, bf16 or f32 on Winograd convs, whichever measured fastest at load (TACONITE_PRECISION when set)",
+       "auto"},
+      {static_cast<gint>(taconite::Precision::F32), "f32 (direct convolutions)", taconite::kPrecisionF32.data()},
       {static_cast<gint>(taconite::Precision::Bf16), "bf16 (where oneDNN has bf16 kernels)", taconite::kPrecisionBf16.data()},
       {static_cast<gint>(taconite::Precision::Int8), "int8 convs: faster, cosine ~0.996-0.999 to f32",
        taconite::kPrecisionInt8.data()},
@@ -113,16 +114,6 @@ GType taconite_precision_get_type() {
   };
   if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstTaconiteAdafacePrecision", values));
   return static_cast<GType>(type);
-}
-
-const char* precision_name(taconite::Precision precision) {
-  switch (precision) {
-    case taconite::Precision::F32: return taconite::kPrecisionF32.data();
-    case taconite::Precision::Bf16: return taconite::kPrecisionBf16.data();
-    case taconite::Precision::Int8: return taconite::kPrecisionInt8.data();
-    case taconite::Precision::Auto: break;
-  }
-  return "auto";
 }
 
 const char* backend_choice_name(BackendChoice choice) {

@@ -4,7 +4,6 @@
 #include <glib-object.h>
 
 #include "channel_order.hpp"
-#include "taconite/model.hpp"
 
 enum class InputMode : int {
   Crops = 0,  // every buffer is one aligned face crop
@@ -52,7 +51,3 @@ GType taconite_precision_get_type();
 
 // The runtime's backend name for a choice ("auto", "cpu", ...).
 const char* backend_choice_name(BackendChoice choice);
-
-// The property's values are taconite::Precision's; a value's name as Model::precision() reports it
-// ("auto" for Auto).
-const char* precision_name(taconite::Precision precision);

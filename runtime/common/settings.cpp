@@ -81,11 +81,7 @@ Precision resolve_precision(Precision option) {
   if (option != Precision::Auto) return option;
   const char* text = variable("TACONITE_PRECISION");
   if (text == nullptr) return Precision::Auto;
-  const std::string_view name(text);
-  if (name == "auto") return Precision::Auto;
-  if (name == kPrecisionF32) return Precision::F32;
-  if (name == kPrecisionBf16) return Precision::Bf16;
-  if (name == kPrecisionInt8) return Precision::Int8;
+  if (const std::optional<Precision> named = precision_from_name(text)) return *named;
   fail(ErrorKind::Input, "the environment variable " + quoted("TACONITE_PRECISION", text) +
                              " is not a precision; allowed auto, f32, bf16 or int8: unset it or set one of those");
 }

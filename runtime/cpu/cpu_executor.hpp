@@ -15,8 +15,9 @@
 namespace taconite::cpu {
 
 struct CpuOptions {
-  // Auto: the faster of f32 and bf16 (where oneDNN has bf16 kernels), measured at load on the
-  // model's own batch-1 network (cpu/numerics_choice.hpp). Int8: only when asked (docs/backends.md#int8).
+  // Auto: the fastest of f32, bf16 and f32 on Winograd convs (each where oneDNN builds it), measured
+  // at load on the model's own batch-1 network (cpu/numerics_choice.hpp). F32: direct convolutions.
+  // Int8: only when asked (docs/backends.md#int8).
   enum class Precision { Auto, F32, Bf16, Int8 } precision = Precision::Auto;
   int threads = 1;
 };

@@ -107,6 +107,14 @@ TEST_F(Int8Network, AutoNeverPicksInt8) {
   EXPECT_EQ(automatic->backend_reason().find("int8"), std::string::npos) << automatic->backend_reason();
 }
 
+// The one spelling of the precision names (TACONITE_PRECISION, taconite-bench, the element's warning).
+TEST(PrecisionNames, RoundTripAndRefuseOtherNames) {
+  for (const Precision precision : {Precision::Auto, Precision::F32, Precision::Bf16, Precision::Int8})
+    EXPECT_EQ(precision_from_name(precision_name(precision)), precision) << precision_name(precision);
+  EXPECT_EQ(precision_name(Precision::Int8), kPrecisionInt8);
+  for (const char* other : {"", "F32", "fp16", "bf16-exact", "int8 "}) EXPECT_FALSE(precision_from_name(other)) << other;
+}
+
 // TACONITE_PRECISION sets the precision of a load that leaves it Auto (how gst-launch and
 // taconite-run users pick int8); an explicit LoadOptions::precision wins; a bad value is an Input error.
 TEST_F(Int8Network, ThePrecisionVariableSetsAnUnsetPrecision) {

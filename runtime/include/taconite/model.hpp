@@ -54,13 +54,31 @@ inline constexpr std::string_view kPrecisionBf16Exact = "bf16-exact";
 // The cpu backend's compute type (the replay backends always run bf16-exact). LoadOptions'
 // Auto is the unset value: TACONITE_PRECISION (auto, f32, bf16 or int8) may set it.
 enum class Precision {
-  Auto,  // the faster of f32 and bf16, timed at load on the model's own network; f32 where no bf16
-         // kernels exist or bf16 is not more than 3 % faster (backend_reason() says what was measured)
-  F32,   // f32 compute
+  Auto,  // the fastest of f32, bf16 and f32 on Winograd 3x3 convs, timed at load on the model's own
+         // network; f32 where the others cannot be built or are not more than 3 % faster
+         // (backend_reason() says what was measured)
+  F32,   // f32 compute (direct convolutions)
   Bf16,  // bf16 compute; load() returns a Device error where oneDNN has no bf16 kernels for this CPU
   Int8,  // int8 convs (kPrecisionInt8): faster, ~0.996-0.999 cosine to f32 on real faces, so never
          // Auto's pick; backend_reason() gives the cosine to f32 on the recorded input measured at load
 };
+
+// A precision's name as TACONITE_PRECISION, the tools and the element spell it ("auto", and the
+// kPrecision* names), and back: nullopt for any other name.
+inline constexpr std::string_view precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::F32: return kPrecisionF32;
+    case Precision::Bf16: return kPrecisionBf16;
+    case Precision::Int8: return kPrecisionInt8;
+    case Precision::Auto: break;
+  }
+  return "auto";
+}
+inline constexpr std::optional<Precision> precision_from_name(std::string_view name) {
+  for (const Precision precision : {Precision::Auto, Precision::F32, Precision::Bf16, Precision::Int8})
+    if (precision_name(precision) == name) return precision;
+  return std::nullopt;
+}
 
 // Thread counts (LoadOptions::threads, TACONITE_THREADS) above this are refused (an Input error)
 // unless the machine has more hardware threads: max(hardware threads, kMaxThreads) is the limit.
