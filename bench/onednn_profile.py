@@ -7,7 +7,7 @@ forwards (load, network build, warm-up) and prints, per primitive kind / impleme
 the count and milliseconds per forward: the median over the last N forwards of each forward's sum. Several builds give
 side-by-side columns (e.g. before = main, after = this branch).
 
-  bench/onednn_profile.py --bundle DIR --precision f32|bf16 [--isa AVX512_CORE] [--threads 2]
+  bench/onednn_profile.py --bundle DIR --precision auto|f32|bf16|int8 [--isa AVX512_CORE] [--threads 2]
       [--forwards 20] [--rounds 1] LABEL=BUILD_DIR [LABEL=BUILD_DIR ...]
 
 oneDNN 2.6 prints `onednn_verbose,exec,cpu,<kind>,<impl>,<prop>,<mds>,<attrs>,<aux>,<problem>,<ms>`.
@@ -91,7 +91,7 @@ def profile(forwards):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bundle", required=True)
-    ap.add_argument("--precision", default="f32", choices=["f32", "bf16"],
+    ap.add_argument("--precision", default="f32", choices=["auto", "f32", "bf16", "int8"],
                     help="a build whose taconite-bench predates bf16 treats anything but f32 as auto")
     ap.add_argument("--isa", default="", help="ONEDNN_MAX_CPU_ISA, e.g. AVX512_CORE or AVX2")
     ap.add_argument("--threads", type=int, default=2)

@@ -23,7 +23,7 @@ namespace {
 
 // Batches larger than this run as several passes: on the 2-core AVX2 machine batch 32 ran ~30 %
 // fewer faces/s than batch 8 (its activations fall out of cache) for 4x the activation memory.
-// Networks with Winograd convs run face by face (cpu/fused_graph.hpp: mark_winograd_convs).
+// Networks with Winograd convs run face by face (cpu/fused_graph.hpp: make_winograd_variant).
 constexpr int kMaxBatch = 8;
 // Networks kept for batch sizes other than 1 (each holds its own activation buffers): with the
 // buckets 2, 4 and 8 every bucket stays built.
@@ -191,7 +191,7 @@ std::unique_ptr<FusedCpuBackend> placeholder_candidate(const FusedGraph& graph, 
 // cache, so the real build reuses them.
 std::unique_ptr<CpuBackend> make_fastest_backend(FusedGraph graph, int threads) {
   FusedGraph winograd_graph(graph);
-  mark_winograd_convs(winograd_graph);
+  make_winograd_variant(winograd_graph);
   std::vector<CandidateTimes> candidates;
   std::vector<std::unique_ptr<FusedCpuBackend>> backends;
   std::string left_out;

@@ -44,12 +44,13 @@ struct FusedOp {
   // Conv: an affine applied to the input before its zero padding (empty: none), i.e. the conv
   // computes conv(pad0(x * in_scale + in_shift)) over input channels.
   std::span<const bf16_t> in_scale, in_shift;
-  bool winograd = false;  // f32 networks: oneDNN's Winograd algorithm (mark_winograd_convs)
+  bool winograd = false;  // f32 networks: oneDNN's Winograd algorithm (make_winograd_variant)
 
   // Affine
   std::span<const bf16_t> scale, shift;
   // Head
   const plan::HeadStep* head = nullptr;
+  bool bf16_input = false;  // f32 networks: the head reads its input rounded to bf16 (make_winograd_variant)
 
   bool removed = false;  // fused into another op
 };
@@ -71,15 +72,19 @@ struct Lowering {
 
 Lowering lower_plan(const plan::Plan& plan);
 
-// f32's Winograd variant: oneDNN's Winograd algorithm for every 3x3 stride-1 conv, fewer
-// multiplications than direct convolution (oneDNN 2.6 has it for f32 on AVX-512 only). Where bf16
-// is slow it is the only way f32 gets near ONNX Runtime: f32's direct convs already run near the
-// FMA peak (docs/performance.md). Its cost: weights 1.8-4x larger per conv (IR-101: 248 -> 426 MiB),
-// and a layout that cannot be re-laid-out for another batch size, so its networks run batches face
-// by face (faster than direct convs at batch 8 anyway). `precision = auto` races it beside f32 and
-// bf16 (cpu_executor.cpp); an explicit `f32` stays direct. Sets FusedOp::winograd on those convs (a
-// conv whose neighbours' layouts leave oneDNN no Winograd implementation still runs direct).
-void mark_winograd_convs(FusedGraph& graph);
+// f32's Winograd variant: oneDNN's Winograd algorithm, fewer multiplications than direct
+// convolution (oneDNN 2.6 has it for f32 on AVX-512 only), for every 3x3 stride-1 conv over >= 16
+// input channels (the stem over the image's channels is faster direct). Where bf16 is slow it is the
+// only way f32 gets near ONNX Runtime: f32's direct convs already run near the FMA peak
+// (docs/performance.md). Its cost: weights 1.8-4x larger per conv (IR-101: 248 -> 401 MiB), and a
+// layout that cannot be re-laid-out for another batch size, so its networks run batches face by face
+// (faster than direct convs at batch 8 anyway). `precision = auto` races it beside f32 and bf16
+// (cpu_executor.cpp); an explicit `f32` stays direct. Sets FusedOp::winograd on those convs (a conv
+// whose neighbours' layouts leave oneDNN no Winograd implementation still runs direct), and
+// FusedOp::bf16_input on the head: it reads its input rounded to bf16 against the bundle's bf16
+// weights kept in bf16, half the weight traffic of the largest primitive left (IR-18 on the Xeon's
+// ISA: 1.76 -> 0.95 ms per face; cosine to an f32 head ~1 - 1e-6).
+void make_winograd_variant(FusedGraph& graph);
 
 // One line per op kind, e.g. "conv 21 (strided 5, sum 8), affine 8, ...".
 std::string describe(const FusedGraph& graph);

@@ -20,7 +20,7 @@ std::string_view to_string(ComputeType type);
 struct CandidateTimes {
   ComputeType type;
   std::vector<double> ms;  // one per timed round
-  bool winograd = false;   // f32's Winograd variant (cpu/fused_graph.hpp: mark_winograd_convs)
+  bool winograd = false;   // f32's Winograd variant (cpu/fused_graph.hpp: make_winograd_variant)
 };
 
 struct NumericsChoice {

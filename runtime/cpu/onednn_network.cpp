@@ -79,6 +79,7 @@ struct OnednnNetwork::Impl {
   dnnl::engine engine;
   dnnl::stream stream;
   bool int8;  // int8 convs on f32 activations
+  bool winograd_network;  // some conv asks for Winograd (f32's Winograd variant)
   dt act;
   int batch;
   std::span<const std::vector<float>> input_ranges;  // int8: per value id, per channel
@@ -101,6 +102,7 @@ struct OnednnNetwork::Impl {
 
   Impl(const FusedGraph& g, WeightStore& w, dnnl::engine e, dt compute, int n, std::span<const std::vector<float>> ranges)
       : graph(g), weights(w), engine(std::move(e)), stream(engine), int8(compute == dt::s8),
+        winograd_network(std::ranges::any_of(g.ops, [](const FusedOp& op) { return op.winograd; })),
         act(int8 ? dt::f32 : compute), batch(n), input_ranges(ranges), value_dims(g.values),
         desc(g.values.size()), alias_of(g.values.size(), -1), wide(g.values.size(), false) {
     if (act == dt::bf16) mark_residual_stream();
@@ -227,8 +229,11 @@ struct OnednnNetwork::Impl {
     int in = op.inputs[0];
     const dnnl::memory::desc src = conv_src(in);
     const dnnl::memory::desc wei({op.oc, value_dims[static_cast<std::size_t>(in)].c, op.kernel, op.kernel}, act, tag::any);
+    // In a network with Winograd convs a direct conv writes their blocked layout: left to choose, it
+    // may pick NHWC, which no Winograd conv reads (they would all fall back to direct).
+    const tag dst_layout = winograd_network && !op.winograd ? tag::aBcd16b : tag::any;
     const dnnl::memory::desc dst =
-        op.sum_input >= 0 ? desc_of(op.sum_input) : dnnl::memory::desc(shape(op.output), type_of(op.output), tag::any);
+        op.sum_input >= 0 ? desc_of(op.sum_input) : dnnl::memory::desc(shape(op.output), type_of(op.output), dst_layout);
     const dnnl::memory::dim pad = op.kernel / 2;
     const dims strides{op.stride, op.stride}, padding{pad, pad};
     const dnnl::primitive_attr attr = conv_attr(op);
@@ -378,18 +383,30 @@ struct OnednnNetwork::Impl {
   }
 
   // The head as one inner product over the whole batch (M = faces), reading the blocked
-  // activation directly; its weights are laid out to match.
+  // activation directly (bf16 networks, and f32 ones asking for it, a bf16 copy); its weights are
+  // laid out to match.
   void head(int index, const FusedOp& op) {
     int in = op.inputs[0];
     desc_of(in) = src_or(in, tag::nchw);
-    in = in_act_type(in, with_type(desc_of(in), act));
     const dims in_shape = shape(in);
     embed_dim = op.head->n;
     const dnnl::memory::dim n = static_cast<dnnl::memory::dim>(embed_dim);
-    const dnnl::memory::desc wei({n, in_shape[1], in_shape[2], in_shape[3]}, act, tag::any);
     const dnnl::memory::desc bias_desc({n}, dt::f32, tag::a), dst({batch, n}, dt::f32, tag::nc);
-    const dnnl::inner_product_forward::primitive_desc pd(
-        {dnnl::prop_kind::forward_inference, desc_of(in), wei, bias_desc, dst}, shared_scratchpad(), engine);
+    const auto describe = [&](dt type) {
+      const dnnl::memory::desc wei({n, in_shape[1], in_shape[2], in_shape[3]}, type, tag::any);
+      return dnnl::inner_product_forward::primitive_desc(
+          {dnnl::prop_kind::forward_inference, with_type(desc_of(in), type), wei, bias_desc, dst}, shared_scratchpad(),
+          engine);
+    };
+    dnnl::inner_product_forward::primitive_desc pd;
+    if (op.bf16_input && act == dt::f32) {
+      try {
+        pd = describe(dt::bf16);
+      } catch (const dnnl::error&) {  // no bf16 inner product on this ISA (AVX2): f32
+      }
+    }
+    if (!pd) pd = describe(act);
+    if (pd.src_desc().data_type() != desc_of(in).data_type()) in = reordered_copy(in, pd.src_desc(), {}, "to-bf16");
     head_output = dnnl::memory(dst, engine);
     add_step(dnnl::inner_product_forward(pd),
              {{DNNL_ARG_SRC, v(in)},

@@ -76,7 +76,6 @@ dnnl::memory WeightStore::first_weights(int op, const dnnl::memory::desc& want) 
   const FusedOp& o = graph_.ops[static_cast<std::size_t>(op)];
   const plan::Dims& in = graph_.values[static_cast<std::size_t>(o.inputs[0])];
   dnnl::memory made(want, engine_);
-  const bool bf16 = weight_type_ == dt::bf16;
   if (o.kind == OpKind::Conv) {
     const dnnl::memory::desc plain({o.oc, in.c, o.kernel, o.kernel}, plain_type(), tag::abcd);
     const std::size_t elements = static_cast<std::size_t>(o.oc) * in.c * o.kernel * o.kernel;
@@ -90,9 +89,12 @@ dnnl::memory WeightStore::first_weights(int op, const dnnl::memory::desc& want) 
     return made;
   }
   // bT [k][n] with k = (c*h + y)*w + x is the {n, c, h, w} tensor laid out c, h, w, n: `bcda`.
+  // In the type the head computes in: bf16 also in f32's Winograd variant (FusedOp::bf16_input).
   const std::span<const bf16_t> bt = o.head->weights_t;
-  const dnnl::memory::desc plain({static_cast<dnnl::memory::dim>(o.head->n), in.c, in.h, in.w}, plain_type(), tag::bcda);
-  if (bf16) {
+  const bool bf16_head = want.data_type() == dt::bf16;
+  const dnnl::memory::desc plain({static_cast<dnnl::memory::dim>(o.head->n), in.c, in.h, in.w},
+                                 bf16_head ? dt::bf16 : dt::f32, tag::bcda);
+  if (bf16_head) {
     // oneDNN takes a non-const handle; a reorder only reads its source (the read-only mapping).
     copy_reorder(engine_, dnnl::memory(plain, engine_, const_cast<bf16_t*>(bt.data())), made);
   } else {

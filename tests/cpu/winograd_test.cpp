@@ -1,6 +1,7 @@
-// f32's Winograd variant (cpu/fused_graph.hpp: mark_winograd_convs), one of `precision = auto`'s
-// candidates: on IR-18, the same embeddings as direct f32 convs, batches face by face equal to
-// single faces, and Winograd convs wherever oneDNN has them (AVX-512), direct convs elsewhere.
+// f32's Winograd variant (cpu/fused_graph.hpp: make_winograd_variant), one of `precision = auto`'s
+// candidates: which ops it marks; on IR-18, the same embeddings as direct f32 convs, batches face by
+// face equal to single faces, and Winograd convs and a bf16 head wherever oneDNN has them (AVX-512),
+// direct convs and an f32 head elsewhere.
 #include <gtest/gtest.h>
 
 #include "bundle/bundle.hpp"
@@ -16,21 +17,28 @@ namespace taconite::cpu_test {
 using numerics::bf16_t;
 namespace {
 
-TEST(Winograd, MarksEveryThreeByThreeStrideOneConvAndNothingElse) {
+TEST(Winograd, MarksTheWideThreeByThreeStrideOneConvsAndTheHead) {
   const std::filesystem::path dir = test_bundle("ir18", "fixed64");
   ASSERT_FALSE(dir.empty());
   const bundle::Bundle bundle = bundle::Bundle::open(dir);
   const plan::Plan plan = plan::build_plan(bundle);
   cpu::FusedGraph graph = *cpu::lower_plan(plan).graph;
-  cpu::mark_winograd_convs(graph);
-  int marked = 0, strided = 0;
+  cpu::make_winograd_variant(graph);
+  int marked = 0, strided = 0, narrow = 0, heads = 0;
   for (const cpu::FusedOp& op : graph.ops) {
-    EXPECT_EQ(op.winograd, op.kind == cpu::OpKind::Conv && op.kernel == 3 && op.stride == 1);
+    const bool conv3x3 = op.kind == cpu::OpKind::Conv && op.kernel == 3 && op.stride == 1;
+    const bool wide = op.kind == cpu::OpKind::Conv && graph.values[static_cast<std::size_t>(op.inputs[0])].c >= 16;
+    EXPECT_EQ(op.winograd, conv3x3 && wide) << "op at manifest line " << op.line;
+    EXPECT_EQ(op.bf16_input, op.kind == cpu::OpKind::Head);
     marked += op.winograd;
     strided += op.kind == cpu::OpKind::Conv && op.stride > 1;
+    narrow += conv3x3 && !wide;
+    heads += op.bf16_input;
   }
   EXPECT_GT(marked, 0);
   EXPECT_GT(strided, 0);
+  EXPECT_EQ(narrow, 1) << "the stem (the image's channels) stays direct";
+  EXPECT_EQ(heads, 1);
 }
 
 TEST(Winograd, MatchesDirectConvsAndRunsBatchesFaceByFace) {
@@ -40,7 +48,7 @@ TEST(Winograd, MatchesDirectConvsAndRunsBatchesFaceByFace) {
   const plan::Plan plan = plan::build_plan(bundle);
   const cpu::FusedGraph direct_graph = *cpu::lower_plan(plan).graph;
   cpu::FusedGraph winograd_graph = direct_graph;
-  cpu::mark_winograd_convs(winograd_graph);
+  cpu::make_winograd_variant(winograd_graph);
   const std::span<const bf16_t> face = direct_graph.recorded_input;
   ASSERT_FALSE(face.empty());
 
@@ -50,6 +58,9 @@ TEST(Winograd, MatchesDirectConvsAndRunsBatchesFaceByFace) {
   EXPECT_EQ(winograd->summary().find("wino") != std::string::npos, avx512)
       << "oneDNN 2.6 has f32 Winograd convs on AVX-512 only; isa " << cpu::cpu_isa_name() << ": " << winograd->summary();
   EXPECT_EQ(direct->summary().find("wino"), std::string::npos) << direct->summary();
+  // The head reads a bf16 copy of its input where oneDNN has a bf16 inner product (AVX-512).
+  EXPECT_EQ(winograd->summary().find("to-bf16") != std::string::npos, avx512) << winograd->summary();
+  EXPECT_EQ(direct->summary().find("to-bf16"), std::string::npos) << direct->summary();
 
   const std::vector<float> expected = direct->new_session()->forward(face);
   const auto session = winograd->new_session();
