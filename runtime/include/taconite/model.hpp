@@ -54,8 +54,8 @@ inline constexpr std::string_view kPrecisionBf16Exact = "bf16-exact";
 // The cpu backend's compute type (the replay backends always run bf16-exact). LoadOptions'
 // Auto is the unset value: TACONITE_PRECISION (auto, f32, bf16 or int8) may set it.
 enum class Precision {
-  Auto,  // the fastest of f32, bf16 and f32 on Winograd 3x3 convs, timed at load on the model's own
-         // network; f32 where the others cannot be built or are not more than 3 % faster
+  Auto,  // the fastest of f32, bf16 and f32 on Winograd 3x3 convs (its head reads bf16), timed at load
+         // on the model's own network; f32 where the others cannot be built or are not more than 3 % faster
          // (backend_reason() says what was measured)
   F32,   // f32 compute (direct convolutions)
   Bf16,  // bf16 compute; load() returns a Device error where oneDNN has no bf16 kernels for this CPU
