@@ -83,7 +83,7 @@ Lowering lower_plan(const plan::Plan& plan);
 // whose neighbours' layouts leave oneDNN no Winograd implementation still runs direct), and
 // FusedOp::bf16_input on the head: it reads its input rounded to bf16 against the bundle's bf16
 // weights kept in bf16, half the weight traffic of the largest primitive left (IR-18 on the Xeon's
-// ISA: 1.76 -> 0.95 ms per face; cosine to an f32 head ~1 - 1e-6).
+// ISA: 1.9 -> 1.0 ms per face; cosine to an f32 head ~1 - 1e-6).
 void make_winograd_variant(FusedGraph& graph);
 
 // One line per op kind, e.g. "conv 21 (strided 5, sum 8), affine 8, ...".
