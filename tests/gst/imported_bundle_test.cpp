@@ -44,9 +44,12 @@ class ImportedBundleTest : public ::testing::Test {
   }
 
   // The element's embedding of the reference face; order "" leaves channel-order at its default.
+  // precision=f32: each load of `auto` races its candidates afresh and may pick other numerics
+  // (bf16 and f32-winograd are close enough on AVX-512 that a busy machine flips the choice), which
+  // differ in the last digits.
   std::vector<float> element_embedding(const std::string& order) {
     std::vector<std::pair<std::string, std::string>> props{
-        {"bundle", imported_bundle()}, {"backend", "cpu"}, {"input-mode", "crops"}};
+        {"bundle", imported_bundle()}, {"backend", "cpu"}, {"precision", "f32"}, {"input-mode", "crops"}};
     if (!order.empty()) props.emplace_back("channel-order", order);
     GstHarness* h = adaface_harness(props);
     gst_harness_set_src_caps_str(h, "video/x-raw,format=RGB,width=112,height=112,framerate=30/1");
