@@ -78,7 +78,7 @@ int measure_peak(int threads) {
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--peak") return measure_peak(std::atoi(argv[2]));
   if (argc < 6) {
-    std::fprintf(stderr, "usage: %s BUNDLE BACKEND f32|bf16|auto THREADS BATCH... | %s --peak THREADS\n", argv[0], argv[0]);
+    std::fprintf(stderr, "usage: %s BUNDLE BACKEND auto|f32|bf16|int8 THREADS BATCH... | %s --peak THREADS\n", argv[0], argv[0]);
     return 2;
   }
   const std::optional<taconite::Precision> precision = taconite::precision_from_name(argv[3]);

@@ -146,10 +146,10 @@ struct OnednnNetwork::Impl {
     const auto copy = copy_of.find(value);
     return copy != copy_of.end() ? desc_of(copy->second) : dnnl::memory::desc(shape(value), act, tag::any);
   }
-  // The value a conv or the head reads for `value`: itself, or for an f32 value in bf16 its bf16
-  // copy in `layout`.
-  int in_act_type(int value, const dnnl::memory::desc& layout) {
-    return is_f32_in_bf16(value) ? reordered_copy(value, layout, {}, "to-bf16") : value;
+  // The value a conv or the head reads for `value` in `layout`: itself, or where the types differ
+  // (an f32 value read in bf16) its bf16 copy in `layout`.
+  int read_as(int value, const dnnl::memory::desc& layout) {
+    return desc_of(value).data_type() != layout.data_type() ? reordered_copy(value, layout, {}, "to-bf16") : value;
   }
   // The copy of f32 `value` that convs read, in `layout`: made by a reorder step (with `attr`) placed
   // before the first reader, so before a later sum post-op overwrites the f32 buffer, and shared by
@@ -256,7 +256,7 @@ struct OnednnNetwork::Impl {
     }
     if (!pd) pd = describe(dnnl::algorithm::convolution_direct);
     if (desc_of(in).is_zero()) desc_of(in) = pd.src_desc();
-    const int read = in_act_type(in, pd.src_desc());
+    const int read = read_as(in, pd.src_desc());
     const WeightStore::ConvConstants constants = weights.conv(index, pd.weights_desc());
     add_conv_steps(op, pd, read, in, constants, constants.bias);
   }
@@ -406,7 +406,7 @@ struct OnednnNetwork::Impl {
       }
     }
     if (!pd) pd = describe(act);
-    if (pd.src_desc().data_type() != desc_of(in).data_type()) in = reordered_copy(in, pd.src_desc(), {}, "to-bf16");
+    in = read_as(in, pd.src_desc());
     head_output = dnnl::memory(dst, engine);
     add_step(dnnl::inner_product_forward(pd),
              {{DNNL_ARG_SRC, v(in)},
