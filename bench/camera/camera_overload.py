@@ -67,7 +67,8 @@ def parse_args():
     p.add_argument("--adaface", default="", help="more taconiteadaface properties, e.g. 'leaky=skip'")
     p.add_argument("--detect", default="interval=3",
                    help="taconitedetect's properties: a chain slower than the camera on a fast machine, e.g. "
-                        "'interval=1 runtime=opencv'")
+                        "'interval=1 runtime=opencv' or, slower by itself on a quiet 2-core box, "
+                        "'interval=1 runtime=opencv input-width=1280 input-height=736' (docs/cameras.md)")
     p.add_argument("--busy", type=int, default=0, choices=range(0, 5), help="busy-looping processes beside the chain")
     p.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "taconite-camera-overload"))
     a = p.parse_args()
