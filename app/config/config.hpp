@@ -23,6 +23,7 @@ struct CameraConfig {
   double retry_interval = 2;     // s, the longest backoff
   std::string credentials_file;
   unsigned decoder_threads = 0;
+  double max_rate = 0;           // frames a second analysed at most; 0: every frame
   int line = 0;                  // where the camera is named in the file (1-based; 0: not from a file)
 
   bool operator==(const CameraConfig& other) const;  // every key but `line`

@@ -53,6 +53,8 @@ const std::vector<ConfigKey> kKeys = {
     {"cameras.<name>.retry_interval", K::Number, "2", 0.1, 3600, "longest wait between attempts, s"},
     {"cameras.<name>.credentials_file", K::Path, "none", 0, 0, "user name line, password line (chmod 600)"},
     {"cameras.<name>.decoder_threads", K::Integer, "0", 0, 64, "libav decoder threads; 0: one per core"},
+    {"cameras.<name>.max_rate", K::Number, "0", 0, 1000,
+     "frames a second analysed at most (the rest skipped); 0: every frame"},
 };
 
 constexpr std::string_view kCameraPrefix = "cameras.<name>.";

@@ -17,7 +17,7 @@ bool CameraConfig::operator==(const CameraConfig& o) const {
   return name == o.name && uri == o.uri && device == o.device && enabled == o.enabled &&
          detect_interval == o.detect_interval && latency == o.latency && protocols == o.protocols &&
          timeout == o.timeout && retry_interval == o.retry_interval && credentials_file == o.credentials_file &&
-         decoder_threads == o.decoder_threads;
+         decoder_threads == o.decoder_threads && max_rate == o.max_rate;
 }
 
 bool same_pipeline_settings(const Config& a, const Config& b) {
@@ -381,6 +381,8 @@ class Parser {
       set_file(camera.credentials_file, value, path);
     } else if (key == "decoder_threads") {
       set_number(camera.decoder_threads, value, path, info);
+    } else if (key == "max_rate") {
+      set_number(camera.max_rate, value, path, info);
     }
   }
 

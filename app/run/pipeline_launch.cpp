@@ -39,6 +39,7 @@ std::vector<std::string> pipeline_words(const Config& config, const CameraConfig
   w.push_back("timeout=" + number(camera.timeout));
   w.push_back("retry-interval=" + number(camera.retry_interval));
   if (camera.decoder_threads) w.push_back("decoder-threads=" + std::to_string(camera.decoder_threads));
+  if (camera.max_rate > 0) w.push_back("max-rate=" + number(camera.max_rate));
   if (!camera.credentials_file.empty()) w.push_back("credentials-file=" + camera.credentials_file);
   if (recording) w.push_back("drop=none");
   w.insert(w.end(), {"!", "videoconvert", "!", "taconitedetect", "model=" + config.detector,

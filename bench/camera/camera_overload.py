@@ -7,7 +7,8 @@ into a chain slower than real time, in this one process:
   taconiteadaface reinfer-mode=best ! taconiteidentify ! taconitepublish messages=tracks ! fakesink
 
 Usage: bench/camera/camera_overload.py [--build DIR] [--model ir18|onnx] [--cameras 1|2] [--seconds S]
-                                       [--adaface "PROPS"] [--detect "PROPS"] [--busy N] [--cache DIR]
+                                       [--adaface "PROPS"] [--detect "PROPS"] [--camera "PROPS"] [--busy N]
+                                       [--cache DIR]
 
 The clip (made once into --cache, never committed): ../shared/realfaces' real clip (640x360, two real
 people) at 25 fps scaled to 1920x1080, encoded to H.264 (x264enc when installed, else openh264enc) and
@@ -69,6 +70,7 @@ def parse_args():
                    help="taconitedetect's properties: a chain slower than the camera on a fast machine, e.g. "
                         "'interval=1 runtime=opencv' or, slower by itself on a quiet 2-core box, "
                         "'interval=1 runtime=opencv input-width=1280 input-height=736' (docs/cameras.md)")
+    p.add_argument("--camera", default="", help="more taconitecamera properties, e.g. 'max-rate=5'")
     p.add_argument("--busy", type=int, default=0, choices=range(0, 5), help="busy-looping processes beside the chain")
     p.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "taconite-camera-overload"))
     a = p.parse_args()
@@ -253,7 +255,8 @@ class Camera:
 
 
 def branch(name, port, model, backend, gallery, out):
-    return (f"taconitecamera name=camera_{name} stream={name} uri=rtsp://127.0.0.1:{port}/cam retry-interval=1 ! "
+    return (f"taconitecamera name=camera_{name} stream={name} uri=rtsp://127.0.0.1:{port}/cam retry-interval=1 "
+            f"{ARGS.camera} ! "
             f'videoconvert name=convert_{name} ! taconitedetect name=detect_{name} model="{ARGS.yunet}" {ARGS.detect} ! '
             f"taconitetrack name=track_{name} ! taconiteadaface name=adaface_{name} model=\"{model}\" "
             f"backend={backend} input-mode=rois reinfer-mode=best {ARGS.adaface} ! "

@@ -23,7 +23,10 @@
  * camera always gets the newest frame and the lag stays one frame. When more than 10 % of 5 s of
  * frames are dropped, one warning says so ("door1: analysing 7 of 25 frames/s, dropping the rest")
  * with a message `state` "overloaded"; "keeping-up" follows when under 2 % are. `drop=none` sends every frame
- * and makes the source wait (files, tests). A recording (file://) is not live: its EOS ends the
+ * and makes the source wait (files, tests). `max-rate` lets at most that many frames a second
+ * through before either policy (as Frigate's detect fps): the rest are skipped and counted in
+ * `frames-skipped`, and the overload warning then counts only the frames let through ("door1:
+ * analysing 3 of 5 frames/s"). A recording (file://) is not live: its EOS ends the
  * stream, an error is not retried, and no watchdog runs.
  *
  * RTSP: `latency` (the jitter buffer, ms), `protocols` (tcp, udp or auto). A user name and password
@@ -82,6 +85,7 @@ struct Settings {
   std::string credentials_file;
   std::string tls_ca_file;  // rtsps / https: the CAs the camera's certificate is checked against
   guint decoder_threads = 0;
+  double max_rate = 0.0;  // frames a second let through; 0: every frame
 };
 
 }  // namespace
@@ -187,6 +191,7 @@ static std::optional<CameraConfig> camera_config(GstTaconiteCamera* self) {
   config.policy.max_retries = s.max_retries;
   config.policy.live = config.session.uri.live;
   config.keep_latest = s.drop == DropPolicy::Latest;
+  config.max_rate = s.max_rate;
   return config;
 }
 
@@ -323,6 +328,10 @@ static guint64 dropped_of(GstTaconiteCamera& self) {
   std::lock_guard<std::mutex> guard(self.stats->lock);
   return self.stats->dropped;
 }
+static guint64 skipped_of(GstTaconiteCamera& self) {
+  std::lock_guard<std::mutex> guard(self.stats->lock);
+  return self.stats->skipped;
+}
 static guint64 restarts_of(GstTaconiteCamera& self) {
   std::lock_guard<std::mutex> guard(self.stats->lock);
   return self.stats->restarts;
@@ -376,9 +385,16 @@ static void declare_properties(PropertyTable<GstTaconiteCamera, Settings>& t) {
          "Threads of a libav decoder (avdec_h264, avdec_h265, ...: its max-threads); 0: the decoder's own choice, "
          "one per core. Default: 0",
          0, 64, &Settings::decoder_threads, ready);
-  t.counter("frames", "Frames", "Frames decoded from the camera (delivered or dropped)", frames_of, Lock::Own);
+  t.real("max-rate", "Maximum rate",
+         "At most this many frames a second go downstream, evenly spaced (a live camera's arrival times, a "
+         "recording's own timestamps); the others are skipped (counted in frames-skipped), before drop=latest "
+         "sees them. 0: every frame. Default: 0",
+         0.0, 1000.0, &Settings::max_rate, ready);
+  t.counter("frames", "Frames", "Frames decoded from the camera (delivered, dropped or skipped)", frames_of,
+            Lock::Own);
   t.counter("frames-dropped", "Frames dropped",
             "drop=latest: frames replaced by a newer one before downstream took them", dropped_of, Lock::Own);
+  t.counter("frames-skipped", "Frames skipped", "Frames max-rate left out", skipped_of, Lock::Own);
   t.counter("restarts", "Restarts", "Times the source was built again after a failure", restarts_of, Lock::Own);
   t.read_only(
       [](GParamFlags flags) {

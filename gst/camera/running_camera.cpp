@@ -23,7 +23,7 @@ SteadyTime now() { return std::chrono::steady_clock::now(); }
 
 RunningCamera::RunningCamera(GstElement* element, CameraConfig config, CameraStats& stats)
     : element_(element), config_(std::move(config)), stats_(stats), mailbox_(config_.keep_latest),
-      supervisor_(config_.policy) {}
+      supervisor_(config_.policy), rate_gate_(config_.max_rate) {}
 
 RunningCamera::~RunningCamera() { stop(); }
 
@@ -65,7 +65,10 @@ void RunningCamera::run() {
     } else {
       actions = supervisor_.tick(now());
     }
-    if (actions.stop_source) ++generation_;  // the old source's callbacks are ignored from now on
+    if (actions.stop_source) {
+      ++generation_;  // the old source's callbacks are ignored from now on
+      rate_gate_.reset();
+    }
   }
   guard.unlock();
   session_.reset();  // the frame callbacks were retired by stop()
@@ -136,6 +139,16 @@ void RunningCamera::start_source(std::uint64_t generation) {
   session_ = std::move(session).value();
 }
 
+// The time max-rate spaces frames by: a live camera's arrival, a recording's own timestamps (so a
+// file gives the same frames however fast it is read).
+std::int64_t RunningCamera::rate_time_ns(const CameraFrame& frame) const {
+  if (!config_.session.uri.live) {
+    const GstBuffer* buffer = gst_sample_get_buffer(frame.sample.get());
+    if (buffer && GST_BUFFER_PTS_IS_VALID(buffer)) return static_cast<std::int64_t>(GST_BUFFER_PTS(buffer));
+  }
+  return frame.arrival_ns;
+}
+
 // On the source's streaming thread.
 void RunningCamera::on_frame(std::uint64_t generation, GstSample* sample) {
   CameraFrame frame;
@@ -143,12 +156,14 @@ void RunningCamera::on_frame(std::uint64_t generation, GstSample* sample) {
   frame.arrival_ns = static_cast<std::int64_t>(gst_util_get_timestamp());
   SupervisorActions actions;
   bool state_changed = false;
+  bool admitted = true;
   {
     std::lock_guard<std::mutex> guard(lock_);
     if (generation != generation_ || stopping_) return;  // a source being torn down
     const CameraState before = supervisor_.state();
-    actions = supervisor_.frame(now());
+    actions = supervisor_.frame(now());  // a frame max-rate skips still shows the camera is alive
     state_changed = supervisor_.state() != before;
+    admitted = rate_gate_.admit(rate_time_ns(frame));
   }
   if (actions.back) {
     post_camera_message("back", actions);
@@ -160,6 +175,11 @@ void RunningCamera::on_frame(std::uint64_t generation, GstSample* sample) {
   {
     std::lock_guard<std::mutex> guard(stats_.lock);
     ++stats_.frames;
+    if (!admitted) ++stats_.skipped;
+  }
+  if (!admitted) {
+    if (state_changed) update_stats();
+    return;
   }
   mailbox_.push_frame(std::move(frame), generation, [this](bool waiting) {
     std::lock_guard<std::mutex> guard(lock_);
@@ -201,12 +221,12 @@ void RunningCamera::post_camera_message(const char* state, const SupervisorActio
 // and what it says to the bus (a warning and a message per episode, an info and a message after).
 void RunningCamera::watch_load() {
   if (!config_.keep_latest) return;  // drop=none never drops: the source waits instead
-  std::uint64_t decoded = 0;
+  std::uint64_t offered = 0;  // decoded and not skipped by max-rate
   {
     std::lock_guard<std::mutex> guard(stats_.lock);
-    decoded = stats_.frames;
+    offered = stats_.frames - stats_.skipped;
   }
-  const std::optional<OverloadChange> change = overload_.sample(now(), decoded, mailbox_.dropped());
+  const std::optional<OverloadChange> change = overload_.sample(now(), offered, mailbox_.dropped());
   if (!change) return;
   GstStructure* s = gst_structure_new(GST_TACONITE_CAMERA_MESSAGE_NAME, "stream", G_TYPE_STRING, config_.name.c_str(),
                                       "state", G_TYPE_STRING, change->overloaded ? "overloaded" : "keeping-up",

@@ -4,8 +4,9 @@
 // camera is lost and back (element messages "taconite-camera", a warning per outage), sends the
 // camera-lost event downstream through the mailbox, gives up with an element error after
 // max-retries failed attempts in a row, and with drop=latest says when the camera outruns the
-// analysis (OverloadWatch: a warning and an "overloaded" message per episode, "keeping-up" after). Decoded frames go from the source's streaming thread
-// straight into the mailbox; the element's src pad task takes them out.
+// analysis (OverloadWatch: a warning and an "overloaded" message per episode, "keeping-up" after).
+// Decoded frames go from the source's streaming thread through the max-rate gate straight into the
+// mailbox; the element's src pad task takes them out.
 #pragma once
 
 #include <gst/gst.h>
@@ -22,6 +23,7 @@
 #include "camera_supervisor.hpp"
 #include "output_mailbox.hpp"
 #include "overload_watch.hpp"
+#include "rate_gate.hpp"
 
 namespace taconite::gst {
 
@@ -43,7 +45,7 @@ using CameraMailbox = OutputMailbox<CameraFrame, CameraEvent>;
 // The read-only properties; written by the camera's threads, read by the getters.
 struct CameraStats {
   mutable std::mutex lock;
-  std::uint64_t frames = 0, dropped = 0, restarts = 0;
+  std::uint64_t frames = 0, dropped = 0, skipped = 0, restarts = 0;  // skipped: by max-rate
   std::string last_error;
   CameraState state = CameraState::Stopped;
 };
@@ -53,6 +55,7 @@ struct CameraConfig {
   SessionSettings session;
   SupervisorPolicy policy;
   bool keep_latest = true;  // drop=latest
+  double max_rate = 0.0;    // frames a second let through (RateGate); 0: every frame
 };
 
 class RunningCamera {
@@ -79,6 +82,7 @@ class RunningCamera {
   void carry_out(const SupervisorActions& actions, std::uint64_t generation);
   void start_source(std::uint64_t generation);
   void on_frame(std::uint64_t generation, GstSample* sample);
+  std::int64_t rate_time_ns(const CameraFrame& frame) const;
   void on_failure(std::uint64_t generation, LossCause cause, const std::string& message);
   void post_camera_message(const char* state, const SupervisorActions& actions);
   void announce_lost(const SupervisorActions& actions);
@@ -94,6 +98,7 @@ class RunningCamera {
   std::condition_variable changed_;
   CameraSupervisor supervisor_;
   std::uint64_t generation_ = 0;  // of the current source; callbacks of older ones are ignored
+  RateGate rate_gate_;            // max-rate, reset for each source
   std::deque<Failure> failures_;
   bool stopping_ = false;
   std::unique_ptr<CameraSession> session_;  // the supervisor thread's only

@@ -83,14 +83,15 @@ TEST(Config, EveryNumberIsBounded) {
   const ConfigLoad load = parse(
       "model: m\ndetector: d\nthreshold: 2\nmqtt: {port: 70000}\n"
       "storage: {snapshots: {jpeg_quality: 0, max_count: -1}}\n"
-      "cameras:\n  door1: {uri: rtsp://c/1, detect_interval: 0, latency: 1e9, timeout: nan}\n");
+      "cameras:\n  door1: {uri: rtsp://c/1, detect_interval: 0, latency: 1e9, timeout: nan, max_rate: -2}\n");
   ASSERT_FALSE(load.config);
   const std::string all = joined(load.errors);
   for (const char* key : {"t.yaml:3: threshold: 2 is out of bounds -1..1", "t.yaml:4: mqtt.port: 70000 is out",
                           "storage.snapshots.jpeg_quality: 0 is out", "storage.snapshots.max_count: -1 is out",
                           "t.yaml:7: cameras.door1.detect_interval: 0 is out",
                           "cameras.door1.latency: expected an integer, got '1e9'",
-                          "cameras.door1.timeout: expected a number, got 'nan'"})
+                          "cameras.door1.timeout: expected a number, got 'nan'",
+                          "cameras.door1.max_rate: -2 is out of bounds 0..1000"})
     EXPECT_NE(all.find(key), std::string::npos) << key << "\n" << all;
 }
 
@@ -121,9 +122,9 @@ TEST(Config, RelativePathsAreRelativeToTheFile) {
 
 TEST(Config, CamerasInheritDefaultsAndOverridePerKey) {
   const ConfigLoad load = parse(
-      "model: m\ndetector: d\ndefaults: {detect_interval: 5, latency: 500, protocols: udp}\n"
-      "cameras:\n  a: {uri: rtsp://c/1}\n  b: {uri: rtsp://c/2, latency: 100}\n  c: {device: /dev/video0, "
-      "enabled: false}\n");
+      "model: m\ndetector: d\ndefaults: {detect_interval: 5, latency: 500, protocols: udp, max_rate: 5}\n"
+      "cameras:\n  a: {uri: rtsp://c/1}\n  b: {uri: rtsp://c/2, latency: 100, max_rate: 2.5}\n"
+      "  c: {device: /dev/video0, enabled: false}\n");
   ASSERT_TRUE(load.config) << joined(load.errors);
   const auto& cams = load.config->cameras;
   ASSERT_EQ(cams.size(), 3u);
@@ -135,6 +136,8 @@ TEST(Config, CamerasInheritDefaultsAndOverridePerKey) {
   EXPECT_EQ(cams[2].device, "/dev/video0");
   EXPECT_FALSE(cams[2].enabled);
   EXPECT_EQ(cams[0].retry_interval, 2.0);  // neither sets it: the built-in default
+  EXPECT_EQ(cams[0].max_rate, 5.0);
+  EXPECT_EQ(cams[1].max_rate, 2.5);
   const ConfigLoad uri_default = parse("model: m\ndetector: d\ndefaults: {uri: rtsp://c/1}\ncameras: {a: {}}\n");
   EXPECT_NE(joined(uri_default.errors).find("t.yaml:3: defaults.uri: a camera's own key"), std::string::npos)
       << joined(uri_default.errors);

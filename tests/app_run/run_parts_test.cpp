@@ -92,6 +92,10 @@ TEST(PipelineWords, TheRecommendedChainWithIdentifyOnlyWithAGallery) {
     EXPECT_TRUE(has(words, word)) << word;
   EXPECT_FALSE(has(words, "taconiteidentify"));
   EXPECT_FALSE(has(words, "drop=none")) << "a live camera keeps the freshest frame";
+  for (const std::string& word : words) EXPECT_FALSE(word.starts_with("max-rate=")) << "0: every frame";
+  camera.max_rate = 5;
+  EXPECT_TRUE(has(pipeline_words(config, camera), "max-rate=5"));
+  camera.max_rate = 0;
   EXPECT_TRUE(has(words, "precision=auto"));
   config.precision = "int8";
   EXPECT_TRUE(has(pipeline_words(config, camera), "precision=int8"));

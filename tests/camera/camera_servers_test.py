@@ -26,6 +26,9 @@ Cases (all by default; --only NAME runs one):
   overload     a 15 frames/s camera into a chain taking 200 ms a frame: one "overloaded" message and
                warning with the rates (~5 of 15 frames/s), the frames handed on are the newest (lag
                under 0.5 s), and "keeping-up" once the chain is fast again
+  max-rate     the same camera with max-rate=3 into a chain that could take 5 frames/s: ~3 frames/s
+               spaced ~1/3 s apart, the rest counted skipped, no overload; the chain slowed to 1.4
+               frames/s: an overload of ~1.4 of 3 frames/s (only the frames let through count)
 Every wait is bounded; a failure exits 1 naming the case. --report prints per-restart figures
 (seconds to frames again, RSS, malloc's heap in use, threads), as bench/camera/camera_restarts.sh
 uses it.
@@ -662,9 +665,48 @@ def case_overload(args):
         server.kill()
 
 
+def case_max_rate(args):
+    port = free_port()
+    server = Server(port, args.codec)
+    server.start()
+    p = Pipeline(f"taconitecamera name=camera stream=door1 max-rate=3 uri=rtsp://127.0.0.1:{port}/cam ! "
+                 f"identity name=slow sleep-time=200000 ! fakesink name=sink sync=false")
+    slow = p.pipeline.get_by_name("slow")
+    try:
+        p.start()
+        # 3 of the camera's 15 frames/s for a chain that could take 5: spaced, skipped, no overload.
+        p.wait(lambda: len(p.frames) >= 3, 20, "max-rate: the first frames")
+        with p.lock:
+            first = len(p.frames)
+        time.sleep(8.0)  # beyond the overload watch's 5-s window
+        with p.lock:
+            frames = p.frames[first:]
+            overloaded = p.states("overloaded")
+        rate = (len(frames) - 1) / (frames[-1][0] - frames[0][0]) if len(frames) > 1 else 0.0
+        gaps = [b[1] - a[1] for a, b in zip(frames, frames[1:])]
+        check(2.4 <= rate <= 3.3, f"max-rate: {rate:.2f} frames/s reached the sink, not ~3")
+        check(min(gaps) >= 0.25 * Gst.SECOND, f"max-rate: frames {min(gaps) / Gst.SECOND:.3f} s apart, not ~1/3 s")
+        check(not overloaded, f"max-rate: the frames it skipped counted as an overload: {overloaded}")
+        check(p.camera.get_property("frames-skipped") > 0 and p.camera.get_property("frames-dropped") == 0,
+              "max-rate: frames-skipped not counted, or frames dropped under no overload")
+        # A chain slower than the rate let through: the overload counts only those frames.
+        slow.set_property("sleep-time", 700000)  # ~1.4 frames/s
+        p.wait(lambda: p.states("overloaded"), 20, "max-rate: the overloaded message")
+        with p.lock:
+            said = p.states("overloaded")[0]
+        # (the first window may still hold some of the faster seconds before it)
+        check(2.4 <= said["decoded-fps"] <= 3.6 and 1.0 <= said["analysed-fps"] <= 2.7,
+              f"max-rate: overload rates {said['decoded-fps']:.1f} let through, {said['analysed-fps']:.1f} analysed")
+        print(f"ok max-rate: {rate:.2f} frames/s of 15, then overloaded at {said['analysed-fps']:.1f} of "
+              f"{said['decoded-fps']:.1f} frames/s")
+    finally:
+        p.stop()
+        server.kill()
+
+
 CASES = {"restarts": case_restarts, "stall": case_stall, "refused": case_refused, "not-found": case_not_found,
          "credentials": case_credentials, "http": case_http, "rtsps": case_rtsps, "hls": case_hls,
-         "two-cameras": case_two_cameras, "overload": case_overload}
+         "two-cameras": case_two_cameras, "overload": case_overload, "max-rate": case_max_rate}
 
 
 def main():

@@ -57,7 +57,7 @@ struct Delivered {
   std::vector<GstClockTime> pts;
   bool eos = false;
   std::string error;
-  guint64 frames = 0, dropped = 0;
+  guint64 frames = 0, dropped = 0, skipped = 0;
   std::string state;
 };
 
@@ -92,7 +92,8 @@ Delivered run_to_the_end(const std::string& launch) {
   }
   GstElement* camera = gst_bin_get_by_name(GST_BIN(pipeline), "camera");
   gchar* state = nullptr;
-  g_object_get(camera, "frames", &out.frames, "frames-dropped", &out.dropped, "state", &state, nullptr);
+  g_object_get(camera, "frames", &out.frames, "frames-dropped", &out.dropped, "frames-skipped", &out.skipped, "state",
+               &state, nullptr);
   out.state = state ? state : "";
   g_free(state);
   gst_object_unref(camera);
@@ -112,6 +113,21 @@ TEST_F(CameraElementTest, ARecordingWithDropNoneDeliversEveryFrameInOrderThenEos
   for (int i = 0; i < kClipFrames; ++i)  // the recording's own timestamps: frame i at i/15 s
     EXPECT_NEAR(static_cast<double>(d.pts[i]), i * GST_SECOND / 15.0, 1e6) << "frame " << i;
   EXPECT_EQ(d.frames, static_cast<guint64>(kClipFrames));
+  EXPECT_EQ(d.dropped, 0u);
+  EXPECT_EQ(d.state, "ended");
+}
+
+TEST_F(CameraElementTest, MaxRateSkipsFramesByTheRecordingsOwnTimestampsAndCountsThem) {
+  // 15 frames/s capped at 5: every third frame, whatever the reading speed (drop=none: nothing dropped).
+  const Delivered d = run_to_the_end("taconitecamera name=camera drop=none max-rate=5 uri=" + clip_uri() +
+                                     " ! fakesink name=sink sync=false");
+  EXPECT_TRUE(d.eos) << d.error;
+  const std::size_t expected = (kClipFrames + 2) / 3;  // frames 0, 3, ..., 39
+  ASSERT_EQ(d.pts.size(), expected);
+  for (std::size_t k = 0; k < d.pts.size(); ++k)
+    EXPECT_NEAR(static_cast<double>(d.pts[k]), 3.0 * k * GST_SECOND / 15.0, 1e6) << "frame " << 3 * k;
+  EXPECT_EQ(d.frames, static_cast<guint64>(kClipFrames));
+  EXPECT_EQ(d.skipped, static_cast<guint64>(kClipFrames) - expected);
   EXPECT_EQ(d.dropped, 0u);
   EXPECT_EQ(d.state, "ended");
 }

@@ -16,6 +16,7 @@
 #include "credentials_file.hpp"
 #include "output_mailbox.hpp"
 #include "overload_watch.hpp"
+#include "rate_gate.hpp"
 
 namespace {
 
@@ -506,6 +507,62 @@ TEST(OverloadWatch, NoFramesIsNoOverloadAndRestartedCountsStartAWindowAgain) {
   EXPECT_FALSE(watch.sample(at(11), 0, 0));
   EXPECT_FALSE(watch.sample(at(12), 10, 9)) << "one second is no full window";
   EXPECT_TRUE(watch.sample(at(13), 20, 18));
+}
+
+// Which of `times` (ns) the gate lets through, by index.
+std::vector<int> admitted(RateGate& gate, const std::vector<std::int64_t>& times) {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < times.size(); ++i)
+    if (gate.admit(times[i])) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+std::vector<std::int64_t> frames_at(double fps, int count, std::int64_t start_ns = 0) {
+  std::vector<std::int64_t> times;
+  for (int i = 0; i < count; ++i) times.push_back(start_ns + static_cast<std::int64_t>(i * 1e9 / fps));
+  return times;
+}
+
+TEST(RateGate, LetsThroughTheRateAskedEvenWhenItDoesNotDivideTheCamerasRate) {
+  RateGate seven(7.0);
+  const std::vector<int> seven_of_25 = admitted(seven, frames_at(25.0, 250));  // 10 s
+  EXPECT_NEAR(static_cast<double>(seven_of_25.size()), 70.0, 1.0);
+  for (std::size_t i = 1; i < seven_of_25.size(); ++i) {
+    const int step = seven_of_25[i] - seven_of_25[i - 1];
+    EXPECT_TRUE(step == 3 || step == 4) << "frames 120-160 ms apart, got " << step << " frames";
+  }
+  RateGate every(0.0);
+  EXPECT_EQ(admitted(every, frames_at(25.0, 50)).size(), 50u) << "0: every frame";
+  RateGate above(30.0);
+  EXPECT_EQ(admitted(above, frames_at(25.0, 50)).size(), 50u) << "a rate above the camera's: every frame";
+}
+
+TEST(RateGate, AFewMillisecondsOfJitterDoNotShiftTheFramesLetThrough) {
+  std::vector<std::int64_t> times = frames_at(25.0, 100);
+  for (std::size_t i = 0; i < times.size(); ++i) times[i] += (i % 2 ? 4'000'000 : -4'000'000) + 4'000'000;
+  RateGate five(5.0);
+  const std::vector<int> got = admitted(five, times);
+  ASSERT_EQ(got.size(), 20u);
+  for (std::size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], static_cast<int>(5 * k)) << "every fifth frame";
+}
+
+TEST(RateGate, AfterAPauseOrANewSourceTheNextFrameGoesThroughAtOnce) {
+  RateGate gate(2.0);
+  EXPECT_TRUE(gate.admit(0));
+  EXPECT_FALSE(gate.admit(100'000'000));
+  EXPECT_TRUE(gate.admit(3'000'000'000)) << "3 s without frames: no catching up, no waiting";
+  EXPECT_FALSE(gate.admit(3'200'000'000));
+  EXPECT_TRUE(gate.admit(3'500'000'000)) << "half a second after the frame that restarted the schedule";
+  gate.reset();
+  EXPECT_TRUE(gate.admit(40'000'000)) << "a new source's times start again";
+  EXPECT_FALSE(gate.admit(80'000'000));
+}
+
+TEST(RateGate, ATinyRateWaitsAtMostAnHourAndNeverOverflows) {
+  RateGate gate(1e-30);
+  EXPECT_TRUE(gate.admit(0));
+  EXPECT_FALSE(gate.admit(3'000'000'000'000));  // 50 minutes
+  EXPECT_TRUE(gate.admit(3'600'000'000'000));
 }
 
 }  // namespace
