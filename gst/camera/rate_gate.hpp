@@ -3,7 +3,8 @@
 // the camera sends. Each frame let through moves the next due time on by one period from the last
 // due time (not from the frame's own time), so a 25 frames/s camera capped at 7 gets 7 a second,
 // not 25 / 4; a frame up to a tenth of a period early still passes (a live camera's arrival times
-// jitter), and after a pause the schedule starts again from the next frame. GStreamer-free.
+// jitter), and after a pause or times going backwards the schedule starts again from the next
+// frame. GStreamer-free.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +23,9 @@ class RateGate {
   // A frame at `time_ns` (arrival or presentation time, rising): true to let it through.
   bool admit(std::int64_t time_ns) {
     if (period_ns_ <= 0) return true;
+    // Rising times stay within 1.1 periods before the due time; further back they went backwards
+    // (a source that started its times again): the schedule starts again.
+    if (due_ns_ && time_ns < *due_ns_ - 2 * period_ns_) due_ns_.reset();
     if (due_ns_ && time_ns < *due_ns_ - period_ns_ / 10) return false;
     // On schedule: one period after the last due time; behind it by a period or more (a pause, the
     // first frame): one period after this frame.

@@ -546,7 +546,7 @@ TEST(RateGate, AFewMillisecondsOfJitterDoNotShiftTheFramesLetThrough) {
   for (std::size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], static_cast<int>(5 * k)) << "every fifth frame";
 }
 
-TEST(RateGate, AfterAPauseOrANewSourceTheNextFrameGoesThroughAtOnce) {
+TEST(RateGate, AfterAPauseANewSourceOrTimesGoingBackTheNextFrameGoesThroughAtOnce) {
   RateGate gate(2.0);
   EXPECT_TRUE(gate.admit(0));
   EXPECT_FALSE(gate.admit(100'000'000));
@@ -556,6 +556,9 @@ TEST(RateGate, AfterAPauseOrANewSourceTheNextFrameGoesThroughAtOnce) {
   gate.reset();
   EXPECT_TRUE(gate.admit(40'000'000)) << "a new source's times start again";
   EXPECT_FALSE(gate.admit(80'000'000));
+  EXPECT_TRUE(gate.admit(10'000'000'000));
+  EXPECT_TRUE(gate.admit(1'000'000'000)) << "times that went back start the schedule again, skip nothing";
+  EXPECT_FALSE(gate.admit(1'040'000'000));
 }
 
 TEST(RateGate, ATinyRateWaitsAtMostAnHourAndNeverOverflows) {
