@@ -625,13 +625,18 @@ def case_two_cameras(args):
             server.kill()
 
 
-def case_overload(args):
+def slow_chain(args, camera=""):
+    """A live camera (a new server) into a chain taking 200 ms a frame: (server, pipeline, the slow identity)."""
     port = free_port()
     server = Server(port, args.codec)
     server.start()
-    p = Pipeline(f"taconitecamera name=camera stream=door1 uri=rtsp://127.0.0.1:{port}/cam ! "
+    p = Pipeline(f"taconitecamera name=camera stream=door1 {camera} uri=rtsp://127.0.0.1:{port}/cam ! "
                  f"identity name=slow sleep-time=200000 ! fakesink name=sink sync=false")
-    slow = p.pipeline.get_by_name("slow")
+    return server, p, p.pipeline.get_by_name("slow")
+
+
+def case_overload(args):
+    server, p, slow = slow_chain(args)
     try:
         p.start()
         p.wait(lambda: p.states("overloaded") and any("dropping the rest" in text for text in p.texts), 20,
@@ -666,12 +671,7 @@ def case_overload(args):
 
 
 def case_max_rate(args):
-    port = free_port()
-    server = Server(port, args.codec)
-    server.start()
-    p = Pipeline(f"taconitecamera name=camera stream=door1 max-rate=3 uri=rtsp://127.0.0.1:{port}/cam ! "
-                 f"identity name=slow sleep-time=200000 ! fakesink name=sink sync=false")
-    slow = p.pipeline.get_by_name("slow")
+    server, p, slow = slow_chain(args, "max-rate=3")
     try:
         p.start()
         # 3 of the camera's 15 frames/s for a chain that could take 5: spaced, skipped, no overload.
